@@ -1,0 +1,339 @@
+//! Blending N poses into one: weighted layers, per-joint weights (masks),
+//! additive layers and a rest-pose fallback.
+//!
+//! For each joint, with layer weights `w_i` (layer weight × joint weight):
+//! - translation and scale: `Σ w_i x_i / W`, where `W = Σ w_i`;
+//! - rotation: nlerp — each quaternion is sign-aligned with the running sum
+//!   (so the blend takes the short arc), summed with its weight, and the sum
+//!   is normalised once at the end;
+//! - if `W` is below the threshold, the rest pose is added with weight
+//!   `threshold - W`, so a joint no layer drives falls back to its rest pose.
+//!
+//! Then each additive layer with weight `w` is applied on top:
+//! `q = q · nlerp(identity, q_add, w)`, `t += w t_add`,
+//! `s *= 1 + w (s_add - 1)`.
+//!
+//! [`blend`] is the SIMD product; [`reference::blend`] is the scalar spec it
+//! is tested against (equal within 1e-5).
+
+use wide::f32x4;
+
+use crate::error::Error;
+use crate::soa::detail::{dot4, normalize, quat_flip_signs, quat_mul, quat_mul_add, vec_mul_add};
+use crate::soa::{check_len, SoaQuat, SoaTransform, SoaVec3, LANES};
+
+/// Default threshold: below this accumulated weight the rest pose fills in.
+pub const DEFAULT_THRESHOLD: f32 = 0.1;
+
+/// Validated per-joint weights (a mask): one `f32x4` per SoA block.
+///
+/// Every lane is finite and `>= 0`. Build it once (e.g. when a mask is
+/// authored) and reuse it every frame.
+#[derive(Clone, Copy, Debug)]
+pub struct JointWeights<'a>(&'a [f32x4]);
+
+impl<'a> JointWeights<'a> {
+    /// Validates per-joint weights.
+    ///
+    /// # Errors
+    /// [`Error::InvalidJointWeight`] for the first negative or non-finite lane.
+    pub fn new(weights: &'a [f32x4]) -> Result<Self, Error> {
+        for (b, w) in weights.iter().enumerate() {
+            for (l, v) in w.as_array().iter().enumerate() {
+                if !(v.is_finite() && *v >= 0.0) {
+                    return Err(Error::InvalidJointWeight {
+                        joint: b * LANES + l,
+                    });
+                }
+            }
+        }
+        Ok(JointWeights(weights))
+    }
+
+    /// The weights, one `f32x4` per SoA block.
+    #[inline]
+    #[must_use]
+    pub fn as_slice(&self) -> &'a [f32x4] {
+        self.0
+    }
+
+    /// Weight of joint `j` (0 when out of range).
+    #[inline]
+    #[must_use]
+    pub fn get(&self, j: usize) -> f32 {
+        self.0
+            .get(j / LANES)
+            .map_or(0.0, |w| w.as_array()[j % LANES])
+    }
+}
+
+/// One input of a blend: a local-space pose and its weight.
+#[derive(Clone, Copy, Debug)]
+pub struct BlendLayer<'a> {
+    /// The pose, one block per 4 joints; must have the output's length.
+    pub pose: &'a [SoaTransform],
+    /// Layer weight, finite and `>= 0`; layers of weight 0 are skipped.
+    pub weight: f32,
+    /// Optional per-joint weights multiplied with `weight`; must have the output's length.
+    pub joint_weights: Option<JointWeights<'a>>,
+}
+
+impl<'a> BlendLayer<'a> {
+    /// A layer with a weight and no mask.
+    #[inline]
+    #[must_use]
+    pub fn new(pose: &'a [SoaTransform], weight: f32) -> Self {
+        BlendLayer {
+            pose,
+            weight,
+            joint_weights: None,
+        }
+    }
+
+    /// A layer with a weight and per-joint weights.
+    #[inline]
+    #[must_use]
+    pub fn masked(pose: &'a [SoaTransform], weight: f32, mask: JointWeights<'a>) -> Self {
+        BlendLayer {
+            pose,
+            weight,
+            joint_weights: Some(mask),
+        }
+    }
+}
+
+/// A blend job: everything but the output.
+#[derive(Clone, Copy, Debug)]
+pub struct BlendJob<'a> {
+    /// Normal layers, blended by normalised weight.
+    pub layers: &'a [BlendLayer<'a>],
+    /// Additive layers, applied on top in order.
+    pub additive: &'a [BlendLayer<'a>],
+    /// The rest pose (usually `skeleton.rest_pose()`); fixes the pose length.
+    pub rest: &'a [SoaTransform],
+    /// Accumulated weight under which the rest pose fills in; finite, `> 0`.
+    pub threshold: f32,
+}
+
+impl<'a> BlendJob<'a> {
+    /// A job with the default threshold.
+    #[inline]
+    #[must_use]
+    pub fn new(
+        layers: &'a [BlendLayer<'a>],
+        additive: &'a [BlendLayer<'a>],
+        rest: &'a [SoaTransform],
+    ) -> Self {
+        BlendJob {
+            layers,
+            additive,
+            rest,
+            threshold: DEFAULT_THRESHOLD,
+        }
+    }
+
+    /// Checks every size and weight against an output of `out_len` blocks.
+    ///
+    /// # Errors
+    /// [`Error::InvalidThreshold`], [`Error::BadLength`] (output, layer pose or
+    /// joint weights not the rest pose's length), [`Error::InvalidWeight`]
+    /// (layers are numbered normal first, then additive).
+    pub fn validate(&self, out_len: usize) -> Result<(), Error> {
+        if !(self.threshold.is_finite() && self.threshold > 0.0) {
+            return Err(Error::InvalidThreshold);
+        }
+        let n = self.rest.len();
+        check_len("output", n, out_len)?;
+        for (i, layer) in self.layers.iter().chain(self.additive).enumerate() {
+            if !(layer.weight.is_finite() && layer.weight >= 0.0) {
+                return Err(Error::InvalidWeight { layer: i });
+            }
+            check_len("layer pose", n, layer.pose.len())?;
+            if let Some(jw) = layer.joint_weights {
+                check_len("joint weights", n, jw.0.len())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// All-ones lanes where `x < 0` (so `-0.0` counts as non-negative, as in the
+/// scalar reference), for use with `flip_signs`.
+#[inline(always)]
+fn negative(x: f32x4) -> f32x4 {
+    x.simd_lt(f32x4::ZERO)
+}
+
+#[inline(always)]
+fn layer_weight(layer: &BlendLayer<'_>, b: usize) -> f32x4 {
+    let w = f32x4::splat(layer.weight);
+    match layer.joint_weights {
+        Some(jw) => w * jw.0[b],
+        None => w,
+    }
+}
+
+/// Blends `job` into `out` (SIMD, four joints per step).
+///
+/// Every block of `out` is written. NaN inputs propagate to the joints they
+/// touch; nothing panics.
+///
+/// # Errors
+/// As [`BlendJob::validate`]; on error `out` is untouched.
+pub fn blend(job: &BlendJob<'_>, out: &mut [SoaTransform]) -> Result<(), Error> {
+    job.validate(out.len())?;
+    let threshold = f32x4::splat(job.threshold);
+    for (b, (o, rest)) in out.iter_mut().zip(job.rest).enumerate() {
+        let mut acc_w = f32x4::ZERO;
+        let mut t = SoaVec3::ZERO;
+        let mut s = SoaVec3::ZERO;
+        let mut q = SoaQuat {
+            x: f32x4::ZERO,
+            y: f32x4::ZERO,
+            z: f32x4::ZERO,
+            w: f32x4::ZERO,
+        };
+        for layer in job.layers {
+            if layer.weight <= 0.0 {
+                continue;
+            }
+            let w = layer_weight(layer, b);
+            let src = &layer.pose[b];
+            vec_mul_add(&mut t, &src.translation, w);
+            vec_mul_add(&mut s, &src.scale, w);
+            let wq = w.flip_signs(negative(dot4(&q, &src.rotation)));
+            quat_mul_add(&mut q, &src.rotation, wq);
+            acc_w += w;
+        }
+        // Rest pose fills in where the layers are too weak.
+        let rw = (threshold - acc_w).max(f32x4::ZERO);
+        vec_mul_add(&mut t, &rest.translation, rw);
+        vec_mul_add(&mut s, &rest.scale, rw);
+        let rwq = rw.flip_signs(negative(dot4(&q, &rest.rotation)));
+        quat_mul_add(&mut q, &rest.rotation, rwq);
+        acc_w += rw;
+
+        let inv = f32x4::ONE / acc_w;
+        let mut t = crate::soa::detail::vec_scale(&t, inv);
+        let mut s = crate::soa::detail::vec_scale(&s, inv);
+        let mut q = normalize(&q);
+
+        for layer in job.additive {
+            if layer.weight <= 0.0 {
+                continue;
+            }
+            let w = layer_weight(layer, b);
+            let add = &layer.pose[b];
+            // nlerp(identity, q_add, w), q_add taken with w >= 0 (short arc).
+            let qa = quat_flip_signs(&add.rotation, negative(add.rotation.w));
+            let partial = SoaQuat {
+                x: qa.x * w,
+                y: qa.y * w,
+                z: qa.z * w,
+                w: (qa.w - f32x4::ONE).mul_add(w, f32x4::ONE),
+            };
+            q = normalize(&quat_mul(&q, &normalize(&partial)));
+            vec_mul_add(&mut t, &add.translation, w);
+            let one = f32x4::ONE;
+            s.x *= (add.scale.x - one).mul_add(w, one);
+            s.y *= (add.scale.y - one).mul_add(w, one);
+            s.z *= (add.scale.z - one).mul_add(w, one);
+        }
+        *o = SoaTransform {
+            translation: t,
+            rotation: q,
+            scale: s,
+        };
+    }
+    Ok(())
+}
+
+/// Scalar reference implementations: the readable specification.
+pub mod reference {
+    use super::{BlendJob, Error};
+    use crate::math::{Quat, Transform, Vec3};
+    use crate::soa::{SoaTransform, LANES};
+
+    /// Running weighted sums of one joint.
+    struct Accumulator {
+        weight: f32,
+        translation: Vec3,
+        rotation: Quat,
+        scale: Vec3,
+    }
+
+    impl Default for Accumulator {
+        fn default() -> Self {
+            Accumulator {
+                weight: 0.0,
+                translation: Vec3::ZERO,
+                rotation: Quat::new(0.0, 0.0, 0.0, 0.0),
+                scale: Vec3::ZERO,
+            }
+        }
+    }
+
+    impl Accumulator {
+        /// Adds `x` with weight `w`, its rotation sign-aligned with the sum so far.
+        fn add(&mut self, x: &Transform, w: f32) {
+            self.translation = self.translation + x.translation * w;
+            self.scale = self.scale + x.scale * w;
+            let sign = if self.rotation.dot(x.rotation) < 0.0 {
+                -1.0
+            } else {
+                1.0
+            };
+            self.rotation = self.rotation.add(x.rotation.scale(w * sign));
+            self.weight += w;
+        }
+    }
+
+    /// Scalar twin of [`super::blend`]: same contract, one joint at a time.
+    ///
+    /// # Errors
+    /// As [`BlendJob::validate`].
+    pub fn blend(job: &BlendJob<'_>, out: &mut [SoaTransform]) -> Result<(), Error> {
+        job.validate(out.len())?;
+        for j in 0..out.len() * LANES {
+            let (b, l) = (j / LANES, j % LANES);
+            let mut acc = Accumulator::default();
+            for layer in job.layers {
+                if layer.weight <= 0.0 {
+                    continue;
+                }
+                let w = layer.weight * layer.joint_weights.map_or(1.0, |jw| jw.get(j));
+                acc.add(&layer.pose[b].get(l), w);
+            }
+            let rw = (job.threshold - acc.weight).max(0.0);
+            acc.add(&job.rest[b].get(l), rw);
+            let mut t = acc.translation * (1.0 / acc.weight);
+            let mut s = acc.scale * (1.0 / acc.weight);
+            let q = acc.rotation;
+            let mut q = q.normalize();
+            for layer in job.additive {
+                if layer.weight <= 0.0 {
+                    continue;
+                }
+                let w = layer.weight * layer.joint_weights.map_or(1.0, |jw| jw.get(j));
+                let x = layer.pose[b].get(l);
+                let qa = if x.rotation.w < 0.0 {
+                    x.rotation.neg()
+                } else {
+                    x.rotation
+                };
+                q = (q * Quat::IDENTITY.nlerp(qa, w)).normalize();
+                t = t + x.translation * w;
+                s = s.mul_elem(Vec3::ONE + (x.scale - Vec3::ONE) * w);
+            }
+            out[b].set(
+                l,
+                &Transform {
+                    translation: t,
+                    rotation: q,
+                    scale: s,
+                },
+            );
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,218 @@
+//! Uniformly sampled raw clips and the sampling kernel.
+//!
+//! A [`RawClip`] is `frame_count` whole poses in SoA blocks, frame after
+//! frame, at a fixed sample rate. Sampling at time `t` finds the two
+//! bracketing frames in O(1) (`f = t · rate`), then lerps translations and
+//! scales and nlerps rotations (sign-aligned to the first frame). Random
+//! access costs exactly what sequential playback costs: there is no cursor.
+
+use wide::f32x4;
+
+use crate::error::Error;
+use crate::soa::detail::{dot4, normalize, quat_mul_add, vec_mul_add, vec_scale};
+use crate::soa::{check_len, SoaQuat, SoaTransform};
+
+/// How times outside `[0, duration]` are mapped into the clip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TimeMode {
+    /// Wrap around: the clip loops (`t mod duration`).
+    #[default]
+    Loop,
+    /// Hold the first or last frame.
+    Clamp,
+}
+
+/// A validated view of a raw uniformly sampled clip.
+#[derive(Clone, Copy, Debug)]
+pub struct RawClip<'a> {
+    sample_rate: f32,
+    frame_count: usize,
+    soa_count: usize,
+    keys: &'a [SoaTransform],
+}
+
+impl<'a> RawClip<'a> {
+    /// Views `keys` as `keys.len() / soa_count` frames of `soa_count` blocks.
+    ///
+    /// For a looping clip the last frame should equal the first: the clip's
+    /// duration is `(frame_count - 1) / sample_rate` and time `duration`
+    /// wraps to 0.
+    ///
+    /// # Errors
+    /// [`Error::InvalidSampleRate`] (rate not finite and positive, no frames),
+    /// [`Error::BadLength`] (`keys.len()` not a multiple of `soa_count`),
+    /// [`Error::NonFinite`] (a key holds NaN or infinity).
+    pub fn new(
+        sample_rate: f32,
+        soa_count: usize,
+        keys: &'a [SoaTransform],
+    ) -> Result<Self, Error> {
+        if !(sample_rate.is_finite() && sample_rate > 0.0) || soa_count == 0 || keys.is_empty() {
+            return Err(Error::InvalidSampleRate);
+        }
+        let frame_count = keys.len() / soa_count;
+        check_len("clip keys", frame_count * soa_count, keys.len())?;
+        if !keys.iter().all(SoaTransform::is_finite) {
+            return Err(Error::NonFinite { what: "clip key" });
+        }
+        Ok(RawClip {
+            sample_rate,
+            frame_count,
+            soa_count,
+            keys,
+        })
+    }
+
+    /// Frames per second.
+    #[inline]
+    #[must_use]
+    pub fn sample_rate(&self) -> f32 {
+        self.sample_rate
+    }
+
+    /// Number of stored frames.
+    #[inline]
+    #[must_use]
+    pub fn frame_count(&self) -> usize {
+        self.frame_count
+    }
+
+    /// SoA blocks per frame.
+    #[inline]
+    #[must_use]
+    pub fn soa_count(&self) -> usize {
+        self.soa_count
+    }
+
+    /// Duration in seconds: `(frame_count - 1) / sample_rate`.
+    #[inline]
+    #[must_use]
+    pub fn duration(&self) -> f32 {
+        (self.frame_count - 1) as f32 / self.sample_rate
+    }
+
+    /// Frame `i` (all its blocks), or `None` when out of range.
+    #[inline]
+    #[must_use]
+    pub fn frame(&self, i: usize) -> Option<&'a [SoaTransform]> {
+        self.keys.get(i * self.soa_count..(i + 1) * self.soa_count)
+    }
+
+    /// The two bracketing frames and the interpolation factor for time `t`.
+    ///
+    /// # Errors
+    /// [`Error::NonFinite`] when `t` is NaN or infinite.
+    pub fn locate(&self, t: f32, mode: TimeMode) -> Result<(usize, usize, f32), Error> {
+        if !t.is_finite() {
+            return Err(Error::NonFinite { what: "time" });
+        }
+        let last = self.frame_count - 1;
+        if last == 0 {
+            return Ok((0, 0, 0.0));
+        }
+        let d = self.duration();
+        let t = match mode {
+            TimeMode::Loop => {
+                let r = t % d;
+                if r < 0.0 {
+                    r + d
+                } else {
+                    r
+                }
+            }
+            TimeMode::Clamp => t.clamp(0.0, d),
+        };
+        let f = (t * self.sample_rate).clamp(0.0, last as f32);
+        let i0 = (f as usize).min(last);
+        let i1 = (i0 + 1).min(last);
+        Ok((i0, i1, f - i0 as f32))
+    }
+
+    /// Samples the clip at time `t` (seconds) into `out` (SIMD).
+    ///
+    /// NaN or infinite `t` is an error; negative and past-the-end times follow `mode`.
+    ///
+    /// # Errors
+    /// [`Error::BadLength`] unless `out.len() == soa_count()`,
+    /// [`Error::NonFinite`] for a non-finite `t`.
+    pub fn sample(&self, t: f32, mode: TimeMode, out: &mut [SoaTransform]) -> Result<(), Error> {
+        check_len("output", self.soa_count, out.len())?;
+        let (i0, i1, alpha) = self.locate(t, mode)?;
+        let n = self.soa_count;
+        let a = &self.keys[i0 * n..(i0 + 1) * n];
+        let b = &self.keys[i1 * n..(i1 + 1) * n];
+        interpolate(a, b, alpha, out);
+        Ok(())
+    }
+}
+
+/// Lerps translations/scales and nlerps rotations between two poses of equal length.
+#[inline]
+pub(crate) fn interpolate(
+    a: &[SoaTransform],
+    b: &[SoaTransform],
+    alpha: f32,
+    out: &mut [SoaTransform],
+) {
+    let wb = f32x4::splat(alpha);
+    let wa = f32x4::splat(1.0 - alpha);
+    for ((o, a), b) in out.iter_mut().zip(a).zip(b) {
+        let mut t = vec_scale(&a.translation, wa);
+        vec_mul_add(&mut t, &b.translation, wb);
+        let mut s = vec_scale(&a.scale, wa);
+        vec_mul_add(&mut s, &b.scale, wb);
+        let mut q = SoaQuat {
+            x: a.rotation.x * wa,
+            y: a.rotation.y * wa,
+            z: a.rotation.z * wa,
+            w: a.rotation.w * wa,
+        };
+        let flip = dot4(&a.rotation, &b.rotation).simd_lt(f32x4::ZERO);
+        quat_mul_add(&mut q, &b.rotation, wb.flip_signs(flip));
+        *o = SoaTransform {
+            translation: t,
+            rotation: normalize(&q),
+            scale: s,
+        };
+    }
+}
+
+/// Scalar reference implementations: the readable specification.
+pub mod reference {
+    use super::{Error, RawClip, TimeMode};
+    use crate::math::Transform;
+    use crate::soa::{check_len, SoaTransform, LANES};
+
+    /// Scalar twin of [`RawClip::sample`].
+    ///
+    /// # Errors
+    /// As [`RawClip::sample`].
+    pub fn sample(
+        clip: &RawClip<'_>,
+        t: f32,
+        mode: TimeMode,
+        out: &mut [SoaTransform],
+    ) -> Result<(), Error> {
+        check_len("output", clip.soa_count(), out.len())?;
+        let (i0, i1, alpha) = clip.locate(t, mode)?;
+        let (fa, fb) = match (clip.frame(i0), clip.frame(i1)) {
+            (Some(a), Some(b)) => (a, b),
+            _ => {
+                return Err(Error::Corrupt {
+                    what: "frame index",
+                })
+            }
+        };
+        for j in 0..out.len() * LANES {
+            let (b, l) = (j / LANES, j % LANES);
+            let (x, y) = (fa[b].get(l), fb[b].get(l));
+            let tr = Transform {
+                translation: x.translation.lerp(y.translation, alpha),
+                rotation: x.rotation.nlerp(y.rotation, alpha),
+                scale: x.scale.lerp(y.scale, alpha),
+            };
+            out[b].set(l, &tr);
+        }
+        Ok(())
+    }
+}

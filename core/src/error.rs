@@ -1,0 +1,155 @@
+//! The one error type of the core.
+
+use core::fmt;
+
+/// Everything that can go wrong in `sinew-core`.
+///
+/// Every fallible function in the core returns `Result<_, Error>`; nothing in
+/// the core panics on caller data. Variants carry the numbers needed to say
+/// exactly what was wrong (which buffer, which joint, which layer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Error {
+    /// A slice handed to a kernel does not have the length the job needs.
+    BadLength {
+        /// Which argument: `"output"`, `"layer pose"`, `"joint weights"`, ...
+        buffer: &'static str,
+        /// The length the job needs, in elements of that slice.
+        expected: usize,
+        /// The length that was passed.
+        actual: usize,
+    },
+    /// An output buffer is too small; `needed` bytes or elements are required.
+    BufferTooSmall {
+        /// Size required.
+        needed: usize,
+        /// Size given.
+        actual: usize,
+    },
+    /// A buffer that is viewed in place is not aligned to 16 bytes.
+    Misaligned,
+    /// A layer weight is negative, NaN or infinite.
+    InvalidWeight {
+        /// Index of the offending layer (additive layers count after normal ones).
+        layer: usize,
+    },
+    /// A per-joint weight is negative, NaN or infinite.
+    InvalidJointWeight {
+        /// Joint index of the offending weight.
+        joint: usize,
+    },
+    /// The blend threshold is not a finite number greater than zero.
+    InvalidThreshold,
+    /// A skeleton has no joints.
+    NoJoints,
+    /// A skeleton has more than [`crate::MAX_JOINTS`] joints.
+    TooManyJoints {
+        /// Joint count requested.
+        count: usize,
+    },
+    /// A parent index is out of range, names the joint itself, forms a cycle,
+    /// or (in serialized data) does not come before its child in depth-first order.
+    InvalidParent {
+        /// The joint whose parent is wrong.
+        joint: usize,
+    },
+    /// A joint index or joint range lies outside the skeleton.
+    JointOutOfRange {
+        /// First joint index that is out of range.
+        joint: usize,
+        /// Number of joints in the skeleton.
+        count: usize,
+    },
+    /// A value that must be finite is NaN or infinite.
+    NonFinite {
+        /// What the value was: `"rest translation"`, `"time"`, ...
+        what: &'static str,
+    },
+    /// A rest transform cannot be inverted (zero scale), so no inverse bind matrix exists.
+    SingularTransform {
+        /// The joint with the singular transform.
+        joint: usize,
+    },
+    /// A joint name is not valid UTF-8 or the names do not fit the format.
+    InvalidName {
+        /// The joint whose name is wrong.
+        joint: usize,
+    },
+    /// Serialized data does not start with the expected magic bytes.
+    BadMagic,
+    /// Serialized data has a format version this build cannot read.
+    UnsupportedVersion {
+        /// Version found in the data.
+        found: u32,
+    },
+    /// Serialized data ends before the header says it should.
+    Truncated {
+        /// Bytes the header requires.
+        needed: usize,
+        /// Bytes available.
+        actual: usize,
+    },
+    /// Serialized data is internally inconsistent.
+    Corrupt {
+        /// What was inconsistent.
+        what: &'static str,
+    },
+    /// A sample rate is not finite and positive, or a clip has no frames.
+    InvalidSampleRate,
+    /// The target is big-endian; serialized data is little-endian and viewed in place.
+    UnsupportedPlatform,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Error::BadLength {
+                buffer,
+                expected,
+                actual,
+            } => write!(f, "{buffer} has length {actual}, expected {expected}"),
+            Error::BufferTooSmall { needed, actual } => {
+                write!(f, "buffer too small: {actual} given, {needed} needed")
+            }
+            Error::Misaligned => f.write_str("buffer is not 16-byte aligned"),
+            Error::InvalidWeight { layer } => {
+                write!(f, "layer {layer} has a negative or non-finite weight")
+            }
+            Error::InvalidJointWeight { joint } => {
+                write!(f, "joint {joint} has a negative or non-finite weight")
+            }
+            Error::InvalidThreshold => f.write_str("blend threshold must be finite and > 0"),
+            Error::NoJoints => f.write_str("skeleton has no joints"),
+            Error::TooManyJoints { count } => write!(
+                f,
+                "{count} joints exceed the maximum of {}",
+                crate::MAX_JOINTS
+            ),
+            Error::InvalidParent { joint } => write!(f, "joint {joint} has an invalid parent"),
+            Error::JointOutOfRange { joint, count } => {
+                write!(f, "joint {joint} is out of range (skeleton has {count})")
+            }
+            Error::NonFinite { what } => write!(f, "{what} is NaN or infinite"),
+            Error::SingularTransform { joint } => {
+                write!(f, "rest transform of joint {joint} is not invertible")
+            }
+            Error::InvalidName { joint } => write!(f, "name of joint {joint} is invalid"),
+            Error::BadMagic => f.write_str("not sinew data (bad magic)"),
+            Error::UnsupportedVersion { found } => {
+                write!(f, "unsupported format version {found}")
+            }
+            Error::Truncated { needed, actual } => {
+                write!(f, "data truncated: {actual} bytes, {needed} needed")
+            }
+            Error::Corrupt { what } => write!(f, "corrupt data: {what}"),
+            Error::InvalidSampleRate => {
+                f.write_str("sample rate must be finite and > 0 and a clip needs a frame")
+            }
+            Error::UnsupportedPlatform => {
+                f.write_str("serialized data needs a little-endian target")
+            }
+        }
+    }
+}
+
+impl core::error::Error for Error {}

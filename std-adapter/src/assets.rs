@@ -1,0 +1,193 @@
+//! Owned storage for the core's views: aligned bytes, skeletons and clips.
+
+use sinew_core::clip::RawClip;
+use sinew_core::procedural::{self, Gait};
+use sinew_core::skeleton::{self, JointDef};
+use sinew_core::{Error, Skeleton, SoaTransform};
+
+/// A 16-byte aligned, 16-byte granular byte buffer (what `Skeleton::from_bytes` needs).
+#[derive(Clone, Default)]
+pub struct AlignedBytes {
+    words: Vec<[u128; 1]>,
+    len: usize,
+}
+
+impl AlignedBytes {
+    /// `len` zero bytes.
+    #[must_use]
+    pub fn zeroed(len: usize) -> Self {
+        AlignedBytes {
+            words: vec![[0u128]; len.div_ceil(16)],
+            len,
+        }
+    }
+
+    /// A 16-byte aligned copy of `bytes`.
+    #[must_use]
+    pub fn copy_from(bytes: &[u8]) -> Self {
+        let mut a = AlignedBytes::zeroed(bytes.len());
+        a.as_mut_slice().copy_from_slice(bytes);
+        a
+    }
+
+    /// The bytes.
+    #[must_use]
+    pub fn as_slice(&self) -> &[u8] {
+        &bytemuck::cast_slice(&self.words)[..self.len]
+    }
+
+    /// The bytes, mutably.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        &mut bytemuck::cast_slice_mut(&mut self.words)[..self.len]
+    }
+
+    /// Length in bytes.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when empty.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// A skeleton container that owns its bytes.
+#[derive(Clone)]
+pub struct OwnedSkeleton {
+    bytes: AlignedBytes,
+    joint_count: usize,
+}
+
+impl OwnedSkeleton {
+    /// Builds a skeleton from joint definitions (any order; see `skeleton::build`).
+    ///
+    /// # Errors
+    /// As `sinew_core::skeleton::build`.
+    pub fn build(joints: &[JointDef<'_>]) -> Result<Self, Error> {
+        let mut bytes = AlignedBytes::zeroed(skeleton::required_size(joints));
+        skeleton::build(joints, bytes.as_mut_slice(), None)?;
+        OwnedSkeleton::from_bytes(bytes.as_slice())
+    }
+
+    /// Copies and validates serialized skeleton bytes.
+    ///
+    /// # Errors
+    /// As `Skeleton::from_bytes`.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        let bytes = AlignedBytes::copy_from(bytes);
+        let joint_count = Skeleton::from_bytes(bytes.as_slice())?.joint_count();
+        Ok(OwnedSkeleton { bytes, joint_count })
+    }
+
+    /// The validated view. Validation is repeated here (linear in size), so
+    /// take the view once per frame loop, not per joint.
+    #[must_use]
+    pub fn view(&self) -> Skeleton<'_> {
+        // The bytes were validated when this value was made and are immutable since.
+        match Skeleton::from_bytes(self.bytes.as_slice()) {
+            Ok(s) => s,
+            Err(e) => unreachable!("owned skeleton bytes were validated at construction: {e}"),
+        }
+    }
+
+    /// The serialized container.
+    #[must_use]
+    pub fn bytes(&self) -> &[u8] {
+        self.bytes.as_slice()
+    }
+
+    /// Number of joints.
+    #[must_use]
+    pub fn joint_count(&self) -> usize {
+        self.joint_count
+    }
+}
+
+/// A raw uniform clip that owns its keys.
+#[derive(Clone)]
+pub struct OwnedClip {
+    /// Clip name.
+    pub name: String,
+    sample_rate: f32,
+    soa_count: usize,
+    keys: Vec<SoaTransform>,
+}
+
+impl OwnedClip {
+    /// Takes ownership of `keys` (`frames × soa_count` blocks) after validating them.
+    ///
+    /// # Errors
+    /// As `RawClip::new`.
+    pub fn new(
+        name: impl Into<String>,
+        sample_rate: f32,
+        soa_count: usize,
+        keys: Vec<SoaTransform>,
+    ) -> Result<Self, Error> {
+        RawClip::new(sample_rate, soa_count, &keys)?;
+        Ok(OwnedClip {
+            name: name.into(),
+            sample_rate,
+            soa_count,
+            keys,
+        })
+    }
+
+    /// The clip view (validated at construction; this only re-wraps).
+    #[must_use]
+    pub fn view(&self) -> RawClip<'_> {
+        match RawClip::new(self.sample_rate, self.soa_count, &self.keys) {
+            Ok(c) => c,
+            Err(e) => unreachable!("owned clip was validated at construction: {e}"),
+        }
+    }
+
+    /// All keys, frame after frame.
+    #[must_use]
+    pub fn keys(&self) -> &[SoaTransform] {
+        &self.keys
+    }
+}
+
+/// The procedural humanoid with its walk, jog and run clips.
+#[derive(Clone)]
+pub struct Humanoid {
+    /// The skeleton.
+    pub skeleton: OwnedSkeleton,
+    /// Walk, jog and run, in that order.
+    pub clips: [OwnedClip; 3],
+}
+
+impl Humanoid {
+    /// Builds the humanoid and its clips at `sample_rate` frames per second.
+    ///
+    /// # Errors
+    /// [`Error::InvalidSampleRate`] for a non-positive or non-finite rate.
+    pub fn new(sample_rate: f32) -> Result<Self, Error> {
+        let skeleton = OwnedSkeleton::build(&procedural::humanoid_joints())?;
+        let view = skeleton.view();
+        let clip = |g: Gait| -> Result<OwnedClip, Error> {
+            let frames = procedural::gait_frame_count(g, sample_rate);
+            let mut keys = vec![SoaTransform::IDENTITY; frames * view.soa_count()];
+            procedural::write_gait_clip(g, &view, sample_rate, &mut keys)?;
+            OwnedClip::new(g.name(), sample_rate, view.soa_count(), keys)
+        };
+        let clips = [clip(Gait::Walk)?, clip(Gait::Jog)?, clip(Gait::Run)?];
+        Ok(Humanoid { skeleton, clips })
+    }
+
+    /// The humanoid at the default 30 Hz.
+    ///
+    /// # Panics
+    /// Never: the default rate is valid.
+    #[must_use]
+    pub fn default_rate() -> Self {
+        match Humanoid::new(procedural::DEFAULT_SAMPLE_RATE) {
+            Ok(h) => h,
+            Err(e) => unreachable!("the default humanoid always builds: {e}"),
+        }
+    }
+}

@@ -1,0 +1,14 @@
+//! # sinew-std
+//!
+//! The hosted side of sinew: owned, aligned storage for the core's zero-copy
+//! views, the embedded procedural humanoid as ready-made assets, synthetic
+//! skeletons for benches, many characters across threads, the `sinew`
+//! command-line tool, and the glam baseline that figures are compared with.
+#![deny(missing_docs)]
+
+pub mod assets;
+pub mod baseline;
+pub mod crowd;
+pub mod synthetic;
+
+pub use assets::{AlignedBytes, Humanoid, OwnedClip, OwnedSkeleton};

@@ -283,7 +283,7 @@ pub mod reference {
             } else {
                 1.0
             };
-            self.rotation = self.rotation.add(x.rotation.scale(w * sign));
+            self.rotation = self.rotation + x.rotation.scale(w * sign);
             self.weight += w;
         }
     }
@@ -317,7 +317,7 @@ pub mod reference {
                 let w = layer.weight * layer.joint_weights.map_or(1.0, |jw| jw.get(j));
                 let x = layer.pose[b].get(l);
                 let qa = if x.rotation.w < 0.0 {
-                    x.rotation.neg()
+                    -x.rotation
                 } else {
                     x.rotation
                 };

@@ -37,3 +37,8 @@ pub use soa::{soa_count, SoaQuat, SoaTransform, SoaVec3};
 
 /// The SIMD lane type used by poses (re-exported from `wide`).
 pub use wide::f32x4;
+
+/// The README's embedding example, compiled and run as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctest;

@@ -362,7 +362,7 @@ struct GaitParams {
 #[must_use]
 pub fn gait_frame_count(gait: Gait, sample_rate: f32) -> usize {
     let frames = libm::roundf(gait.period() * sample_rate);
-    if frames.is_finite() && frames >= 1.0 && frames < 1.0e6 {
+    if (1.0..1.0e6).contains(&frames) {
         frames as usize + 1
     } else {
         1

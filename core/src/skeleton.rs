@@ -122,7 +122,12 @@ fn check_aligned(ptr: *const u8) -> Result<(), Error> {
 /// (out of range, self or cycle), [`Error::NonFinite`] (rest transform),
 /// [`Error::SingularTransform`] (zero scale), [`Error::InvalidName`] (names
 /// larger than 4 GiB), [`Error::Misaligned`], [`Error::BufferTooSmall`],
-/// [`Error::BadLength`] (`remap` not `joints.len()` long).
+/// [`Error::BadLength`] (`remap` not `joints.len()` long), [`Error::InvalidParent`]
+/// names a joint on the cycle when parents form one.
+///
+/// Everything but [`Error::SingularTransform`] is detected before `out` is
+/// written; after that error `out` holds a partial container that
+/// [`Skeleton::from_bytes`] may accept, so discard it.
 pub fn build(
     joints: &[JointDef<'_>],
     out: &mut [u8],
@@ -205,8 +210,12 @@ pub fn build(
     }
     let _ = depth;
     if count != n {
-        // Joints not reachable from a root sit on a cycle.
-        let joint = (0..n).find(|&j| new_of[j] == NO_PARENT).unwrap_or(0);
+        // A joint no root reaches hangs off a cycle or sits on one; n steps up
+        // its parent chain are certainly on the cycle.
+        let mut joint = (0..n).find(|&j| new_of[j] == NO_PARENT).unwrap_or(0);
+        for _ in 0..n {
+            joint = joints[joint].parent.unwrap_or(joint);
+        }
         return Err(Error::InvalidParent { joint });
     }
 
@@ -371,8 +380,11 @@ impl<'a> Skeleton<'a> {
         }
         for j in 0..n {
             let (a, b) = (name_offsets[j] as usize, name_offsets[j + 1] as usize);
-            if a > b || core::str::from_utf8(&names[a..b]).is_err() {
-                return Err(Error::InvalidName { joint: j });
+            // `get`: an inner offset may point past the names section (the
+            // last one is checked above, the inner ones only here).
+            match names.get(a..b) {
+                Some(name) if core::str::from_utf8(name).is_ok() => {}
+                _ => return Err(Error::InvalidName { joint: j }),
             }
         }
         Ok(Skeleton {

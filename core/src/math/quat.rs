@@ -1,4 +1,4 @@
-use core::ops::Mul;
+use core::ops::{Add, Mul, Neg};
 
 use super::Vec3;
 
@@ -91,25 +91,11 @@ impl Quat {
         Quat::new(self.x * s, self.y * s, self.z * s, self.w * s)
     }
 
-    /// Component-wise sum.
-    #[inline]
-    #[must_use]
-    pub fn add(self, o: Quat) -> Quat {
-        Quat::new(self.x + o.x, self.y + o.y, self.z + o.z, self.w + o.w)
-    }
-
     /// The conjugate `(-x, -y, -z, w)`: the inverse of a unit quaternion.
     #[inline]
     #[must_use]
     pub fn conjugate(self) -> Quat {
         Quat::new(-self.x, -self.y, -self.z, self.w)
-    }
-
-    /// `-q`, the same rotation on the other hemisphere.
-    #[inline]
-    #[must_use]
-    pub fn neg(self) -> Quat {
-        self.scale(-1.0)
     }
 
     /// Rotates `v` by this (unit) quaternion.
@@ -126,8 +112,8 @@ impl Quat {
     #[inline]
     #[must_use]
     pub fn nlerp(self, o: Quat, t: f32) -> Quat {
-        let o = if self.dot(o) < 0.0 { o.neg() } else { o };
-        self.scale(1.0 - t).add(o.scale(t)).normalize()
+        let o = if self.dot(o) < 0.0 { -o } else { o };
+        (self.scale(1.0 - t) + o.scale(t)).normalize()
     }
 
     /// The rotation angle in radians, in `[0, 2π]`.
@@ -171,5 +157,23 @@ impl Mul for Quat {
             a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w,
             a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
         )
+    }
+}
+
+impl Add for Quat {
+    type Output = Quat;
+    /// Component-wise sum (not a rotation composition; see `Mul`).
+    #[inline]
+    fn add(self, o: Quat) -> Quat {
+        Quat::new(self.x + o.x, self.y + o.y, self.z + o.z, self.w + o.w)
+    }
+}
+
+impl Neg for Quat {
+    type Output = Quat;
+    /// `-q`: the same rotation on the other hemisphere.
+    #[inline]
+    fn neg(self) -> Quat {
+        Quat::new(-self.x, -self.y, -self.z, -self.w)
     }
 }

@@ -1,0 +1,157 @@
+//! The per-frame pipeline allocates nothing: 1000 frames of sampling (3 clips),
+//! blending (3 layers plus an additive one) and FK on the procedural humanoid,
+//! counted by a global allocator.
+//!
+//! This is its own test binary because it replaces the global allocator. Only
+//! allocations made on the measuring thread while measuring are counted, so
+//! the test harness's own threads and output capture cannot disturb the count.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use sinew_core::blend::{self, BlendJob, BlendLayer, JointWeights};
+use sinew_core::clip::TimeMode;
+use sinew_core::fk::{self, FkJob};
+use sinew_core::{f32x4, Error, Mat4, SoaTransform};
+use sinew_std::Humanoid;
+
+/// Counts allocations (including zeroed allocations and reallocations) made
+/// by a thread that has switched counting on.
+struct CountingAllocator;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+thread_local! {
+    // `const` and without a destructor: reading it never allocates.
+    static COUNTING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn note_allocation() {
+    if COUNTING.try_with(Cell::get).unwrap_or(false) {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// Safety: every method forwards to `System` with the caller's arguments
+// unchanged, so `System`'s guarantees are this allocator's guarantees.
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        // Safety: same contract as `GlobalAlloc::alloc`, upheld by our caller.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note_allocation();
+        // Safety: same contract as `GlobalAlloc::alloc_zeroed`, upheld by our caller.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note_allocation();
+        // Safety: `ptr` was allocated by `System` (through us) with `layout`.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // Safety: `ptr` was allocated by `System` (through us) with `layout`.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+/// Runs `f` with counting on (on this thread) and returns the allocations it made.
+fn count_allocations<R>(f: impl FnOnce() -> R) -> (usize, R) {
+    ALLOCATIONS.store(0, Ordering::SeqCst);
+    COUNTING.with(|c| c.set(true));
+    let r = f();
+    COUNTING.with(|c| c.set(false));
+    (ALLOCATIONS.load(Ordering::SeqCst), r)
+}
+
+#[test]
+fn the_counter_sees_allocations() {
+    // Without this the zero below would prove nothing.
+    let (count, v) = count_allocations(|| std::hint::black_box(vec![1u8; 64]));
+    assert!(count >= 1, "counted {count}");
+    drop(v);
+    let (count, mut v) = count_allocations(|| {
+        let mut v = Vec::<u32>::with_capacity(1);
+        for i in 0..100 {
+            v.push(std::hint::black_box(i));
+        }
+        v
+    });
+    assert!(count >= 2, "reallocations counted: {count}");
+    v.clear();
+}
+
+#[test]
+fn pipeline_allocates_nothing_for_1000_frames() {
+    // Set-up (allowed to allocate): assets, views and every buffer.
+    let h = Humanoid::default_rate();
+    let skel = h.skeleton.view();
+    let clips = [h.clips[0].view(), h.clips[1].view(), h.clips[2].view()];
+    let blocks = skel.soa_count();
+    let n = skel.joint_count();
+    let mut sampled = [
+        vec![SoaTransform::IDENTITY; blocks],
+        vec![SoaTransform::IDENTITY; blocks],
+        vec![SoaTransform::IDENTITY; blocks],
+    ];
+    let mut local = vec![SoaTransform::IDENTITY; blocks];
+    let mut models = vec![Mat4::IDENTITY; n];
+    // Upper-body mask for the additive layer.
+    let spine = skel.find_joint("spine_01").unwrap();
+    let mask_values: Vec<f32x4> = (0..blocks)
+        .map(|b| {
+            f32x4::new(core::array::from_fn(|l| {
+                let j = b * 4 + l;
+                if j >= spine && j < skel.subtree_end(spine) {
+                    1.0
+                } else {
+                    0.0
+                }
+            }))
+        })
+        .collect();
+    let mask = JointWeights::new(&mask_values).unwrap();
+    let root = Mat4::from_translation(sinew_core::Vec3::new(1.0, 0.0, -2.0));
+
+    let (count, result) = count_allocations(|| -> Result<f32, Error> {
+        let mut checksum = 0.0f32;
+        for frame in 0..1000u32 {
+            let time = frame as f32 / 60.0;
+            for (clip, out) in clips.iter().zip(sampled.iter_mut()) {
+                clip.sample(time, TimeMode::Loop, out)?;
+            }
+            let s = (time * 0.7).sin() * 0.5 + 0.5;
+            let [walk, jog, run] = &sampled;
+            let layers = [
+                BlendLayer::new(walk, 1.0 - s),
+                BlendLayer::new(jog, s * 0.5),
+                BlendLayer::new(run, s * 0.5),
+            ];
+            let additive = [BlendLayer::masked(walk, 0.1, mask)];
+            let job = BlendJob::new(&layers, &additive, skel.rest_pose());
+            blend::blend(&job, &mut local)?;
+            let job = FkJob::new(&skel, &local).with_root(&root);
+            fk::local_to_model(&job, &mut models)?;
+            checksum += models[n - 1].translation().y;
+        }
+        Ok(checksum)
+    });
+    let checksum = result.expect("pipeline runs without errors");
+    assert!(
+        checksum.is_finite() && checksum != 0.0,
+        "work was done: {checksum}"
+    );
+    assert!(models.iter().all(Mat4::is_finite));
+    assert_eq!(
+        count, 0,
+        "the per-frame pipeline allocated {count} times in 1000 frames"
+    );
+}

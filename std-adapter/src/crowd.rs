@@ -1,1 +1,482 @@
-//! crowd
+//! Many characters across threads, with per-stage timings.
+//!
+//! Every character blends the humanoid's walk, jog and run with its own phase
+//! and a speed that drifts over time (weights from the speed, cycle lengths
+//! synchronised by normalised phase). Characters are processed in small
+//! batches so each batch's buffers stay in cache; each stage of a batch is
+//! timed as a whole, so the clock costs about 1% of the work. Each
+//! character's checksum depends only on that character, so the combined
+//! checksum is the same for any thread count.
+
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use sinew_core::blend::{self, BlendJob, BlendLayer};
+use sinew_core::clip::{RawClip, TimeMode};
+use sinew_core::fk::{self, FkJob};
+use sinew_core::{Error, Mat4, Skeleton, SoaTransform};
+
+use crate::assets::Humanoid;
+use crate::baseline;
+
+/// Characters processed together so their buffers stay in cache.
+pub const BATCH: usize = 8;
+
+/// What to run.
+#[derive(Clone, Copy, Debug)]
+pub struct CrowdConfig {
+    /// Number of characters.
+    pub characters: usize,
+    /// Simulated seconds.
+    pub seconds: f32,
+    /// Simulation rate in frames per second.
+    pub fps: f32,
+    /// Worker threads; `None` uses every core.
+    pub threads: Option<usize>,
+}
+
+impl Default for CrowdConfig {
+    fn default() -> Self {
+        CrowdConfig {
+            characters: 1000,
+            seconds: 10.0,
+            fps: 60.0,
+            threads: None,
+        }
+    }
+}
+
+impl CrowdConfig {
+    /// Frames simulated: `round(seconds * fps)`, at least 1.
+    #[must_use]
+    pub fn frames(&self) -> usize {
+        ((self.seconds * self.fps).round() as usize).max(1)
+    }
+}
+
+/// Time spent in each stage, summed over all threads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StageTimes {
+    /// Clip sampling (3 clips per character).
+    pub sample: Duration,
+    /// Blending (3 layers).
+    pub blend: Duration,
+    /// Local-to-model.
+    pub fk: Duration,
+}
+
+impl StageTimes {
+    fn add(self, o: StageTimes) -> StageTimes {
+        StageTimes {
+            sample: self.sample + o.sample,
+            blend: self.blend + o.blend,
+            fk: self.fk + o.fk,
+        }
+    }
+
+    /// Sum of the stages.
+    #[must_use]
+    pub fn total(&self) -> Duration {
+        self.sample + self.blend + self.fk
+    }
+}
+
+/// The outcome of a crowd run.
+#[derive(Clone, Debug)]
+pub struct CrowdReport {
+    /// Characters simulated.
+    pub characters: usize,
+    /// Frames per character.
+    pub frames: usize,
+    /// Joints per character.
+    pub joints: usize,
+    /// Threads used.
+    pub threads: usize,
+    /// CPU time per stage, summed over threads.
+    pub stages: StageTimes,
+    /// Wall-clock time of the whole run.
+    pub wall: Duration,
+    /// Hash of every character's model matrices; identical for any thread count.
+    pub checksum: u64,
+}
+
+impl CrowdReport {
+    /// Character-frames computed.
+    #[must_use]
+    pub fn character_frames(&self) -> u64 {
+        self.characters as u64 * self.frames as u64
+    }
+
+    /// Nanoseconds per character-frame spent in `stage`.
+    #[must_use]
+    pub fn ns_per_character_frame(&self, stage: Duration) -> f64 {
+        stage.as_nanos() as f64 / self.character_frames().max(1) as f64
+    }
+
+    /// Nanoseconds per joint spent in `stage`.
+    #[must_use]
+    pub fn ns_per_joint(&self, stage: Duration) -> f64 {
+        self.ns_per_character_frame(stage) / self.joints.max(1) as f64
+    }
+
+    /// Character-frames per second of wall time.
+    #[must_use]
+    pub fn character_frames_per_second(&self) -> f64 {
+        self.character_frames() as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+}
+
+/// Per-frame inputs of one character: the three clips' times and weights.
+#[derive(Clone, Copy, Debug)]
+pub struct Drive {
+    /// Time in each clip (walk, jog, run), seconds.
+    pub times: [f32; 3],
+    /// Blend weight of each clip; they sum to 1.
+    pub weights: [f32; 3],
+}
+
+/// A character's persistent state: its locomotion phase and speed pattern.
+#[derive(Clone, Copy, Debug)]
+struct Character {
+    phase: f32,
+    speed_base: f32,
+    speed_amp: f32,
+    speed_freq: f32,
+    speed_offset: f32,
+    hash: u64,
+}
+
+impl Character {
+    fn new(index: usize) -> Character {
+        // SplitMix64 of the index: deterministic, different per character.
+        let mut z = (index as u64)
+            .wrapping_add(1)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut next = || {
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^= z >> 31;
+            (z >> 40) as f32 / (1u64 << 24) as f32
+        };
+        Character {
+            phase: next(),
+            speed_base: 0.3 + 1.4 * next(),
+            speed_amp: 0.2 + 0.6 * next(),
+            speed_freq: 0.05 + 0.3 * next(),
+            speed_offset: std::f32::consts::TAU * next(),
+            hash: FNV_OFFSET,
+        }
+    }
+
+    /// Advances to simulated time `t` by `dt` and returns this frame's inputs.
+    fn step(&mut self, t: f32, dt: f32, durations: [f32; 3]) -> Drive {
+        let speed = (self.speed_base
+            + self.speed_amp
+                * (std::f32::consts::TAU * self.speed_freq * t + self.speed_offset).sin())
+        .clamp(0.0, 2.0);
+        // Triangle weights over walk (0), jog (1), run (2).
+        let weights = [0.0f32, 1.0, 2.0].map(|c| (1.0 - (speed - c).abs()).max(0.0));
+        let sum: f32 = weights.iter().sum();
+        let weights = weights.map(|w| w / sum);
+        // Normalised-time sync: the cycle length is the weighted mean.
+        let cycle: f32 = weights.iter().zip(durations).map(|(w, d)| w * d).sum();
+        self.phase = (self.phase + dt / cycle).fract();
+        Drive {
+            times: durations.map(|d| self.phase * d),
+            weights,
+        }
+    }
+}
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv(hash: u64, v: f32) -> u64 {
+    v.to_bits()
+        .to_le_bytes()
+        .iter()
+        .fold(hash, |h, &b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+}
+
+/// One implementation of the per-frame pipeline, with its per-batch buffers.
+pub trait Backend: Sync {
+    /// Buffers for [`BATCH`] characters.
+    type Scratch: Send;
+    /// Joints per character.
+    fn joints(&self) -> usize;
+    /// Durations of the walk, jog and run clips.
+    fn durations(&self) -> [f32; 3];
+    /// Fresh buffers.
+    fn scratch(&self) -> Self::Scratch;
+    /// Samples the three clips for batch slot `k`.
+    ///
+    /// # Errors
+    /// Whatever the kernel reports.
+    fn sample(&self, s: &mut Self::Scratch, k: usize, d: &Drive) -> Result<(), Error>;
+    /// Blends the three sampled poses of slot `k`.
+    ///
+    /// # Errors
+    /// Whatever the kernel reports.
+    fn blend(&self, s: &mut Self::Scratch, k: usize, d: &Drive) -> Result<(), Error>;
+    /// Local-to-model for slot `k`.
+    ///
+    /// # Errors
+    /// Whatever the kernel reports.
+    fn fk(&self, s: &mut Self::Scratch, k: usize) -> Result<(), Error>;
+    /// Model matrices of slot `k`.
+    fn models<'s>(&self, s: &'s Self::Scratch, k: usize) -> &'s [[f32; 16]];
+}
+
+/// sinew's SIMD pipeline on the procedural humanoid.
+pub struct SinewBackend<'a> {
+    skeleton: Skeleton<'a>,
+    clips: [RawClip<'a>; 3],
+}
+
+impl<'a> SinewBackend<'a> {
+    /// Views the humanoid's skeleton and clips.
+    #[must_use]
+    pub fn new(h: &'a Humanoid) -> Self {
+        SinewBackend {
+            skeleton: h.skeleton.view(),
+            clips: [h.clips[0].view(), h.clips[1].view(), h.clips[2].view()],
+        }
+    }
+}
+
+/// Per-batch buffers of [`SinewBackend`].
+pub struct SinewScratch {
+    sampled: Vec<[Vec<SoaTransform>; 3]>,
+    local: Vec<Vec<SoaTransform>>,
+    models: Vec<Vec<Mat4>>,
+}
+
+impl Backend for SinewBackend<'_> {
+    type Scratch = SinewScratch;
+
+    fn joints(&self) -> usize {
+        self.skeleton.joint_count()
+    }
+
+    fn durations(&self) -> [f32; 3] {
+        self.clips.map(|c| c.duration())
+    }
+
+    fn scratch(&self) -> SinewScratch {
+        let pose = vec![SoaTransform::IDENTITY; self.skeleton.soa_count()];
+        SinewScratch {
+            sampled: (0..BATCH)
+                .map(|_| [pose.clone(), pose.clone(), pose.clone()])
+                .collect(),
+            local: vec![pose.clone(); BATCH],
+            models: vec![vec![Mat4::IDENTITY; self.skeleton.joint_count()]; BATCH],
+        }
+    }
+
+    fn sample(&self, s: &mut SinewScratch, k: usize, d: &Drive) -> Result<(), Error> {
+        for ((clip, out), &t) in self.clips.iter().zip(s.sampled[k].iter_mut()).zip(&d.times) {
+            clip.sample(t, TimeMode::Loop, out)?;
+        }
+        Ok(())
+    }
+
+    fn blend(&self, s: &mut SinewScratch, k: usize, d: &Drive) -> Result<(), Error> {
+        let [a, b, c] = &s.sampled[k];
+        let layers = [
+            BlendLayer::new(a, d.weights[0]),
+            BlendLayer::new(b, d.weights[1]),
+            BlendLayer::new(c, d.weights[2]),
+        ];
+        let job = BlendJob::new(&layers, &[], self.skeleton.rest_pose());
+        blend::blend(&job, &mut s.local[k])
+    }
+
+    fn fk(&self, s: &mut SinewScratch, k: usize) -> Result<(), Error> {
+        let job = FkJob::new(&self.skeleton, &s.local[k]);
+        fk::local_to_model(&job, &mut s.models[k])
+    }
+
+    fn models<'s>(&self, s: &'s SinewScratch, k: usize) -> &'s [[f32; 16]] {
+        bytemuck::cast_slice(&s.models[k])
+    }
+}
+
+/// The glam AoS baseline on the same humanoid and clips.
+pub struct GlamBackend {
+    parents: Vec<u16>,
+    rest: Vec<baseline::Transform>,
+    clips: [baseline::AosClip; 3],
+}
+
+impl GlamBackend {
+    /// Converts the humanoid to the baseline's AoS data.
+    #[must_use]
+    pub fn new(h: &Humanoid) -> Self {
+        let skel = h.skeleton.view();
+        let n = skel.joint_count();
+        GlamBackend {
+            parents: skel.parents().to_vec(),
+            rest: baseline::to_aos(skel.rest_pose(), n),
+            clips: [0, 1, 2].map(|i| baseline::AosClip::from_raw(&h.clips[i].view(), n)),
+        }
+    }
+}
+
+/// Per-batch buffers of [`GlamBackend`].
+pub struct GlamScratch {
+    sampled: Vec<[Vec<baseline::Transform>; 3]>,
+    local: Vec<Vec<baseline::Transform>>,
+    models: Vec<Vec<glam::Mat4>>,
+}
+
+impl Backend for GlamBackend {
+    type Scratch = GlamScratch;
+
+    fn joints(&self) -> usize {
+        self.parents.len()
+    }
+
+    fn durations(&self) -> [f32; 3] {
+        [0, 1, 2].map(|i| self.clips[i].duration())
+    }
+
+    fn scratch(&self) -> GlamScratch {
+        let pose = vec![baseline::Transform::IDENTITY; self.parents.len()];
+        GlamScratch {
+            sampled: (0..BATCH)
+                .map(|_| [pose.clone(), pose.clone(), pose.clone()])
+                .collect(),
+            local: vec![pose.clone(); BATCH],
+            models: vec![vec![glam::Mat4::IDENTITY; self.parents.len()]; BATCH],
+        }
+    }
+
+    fn sample(&self, s: &mut GlamScratch, k: usize, d: &Drive) -> Result<(), Error> {
+        for ((clip, out), &t) in self.clips.iter().zip(s.sampled[k].iter_mut()).zip(&d.times) {
+            clip.sample(t, out);
+        }
+        Ok(())
+    }
+
+    fn blend(&self, s: &mut GlamScratch, k: usize, d: &Drive) -> Result<(), Error> {
+        let [a, b, c] = &s.sampled[k];
+        let layers = [
+            (a.as_slice(), d.weights[0]),
+            (b.as_slice(), d.weights[1]),
+            (c.as_slice(), d.weights[2]),
+        ];
+        baseline::blend(
+            &layers,
+            &self.rest,
+            blend::DEFAULT_THRESHOLD,
+            &mut s.local[k],
+        );
+        Ok(())
+    }
+
+    fn fk(&self, s: &mut GlamScratch, k: usize) -> Result<(), Error> {
+        baseline::local_to_model(&self.parents, &s.local[k], &mut s.models[k]);
+        Ok(())
+    }
+
+    fn models<'s>(&self, s: &'s GlamScratch, k: usize) -> &'s [[f32; 16]] {
+        bytemuck::cast_slice(&s.models[k])
+    }
+}
+
+fn run_batch<B: Backend>(
+    backend: &B,
+    scratch: &mut B::Scratch,
+    chars: &mut [Character],
+    cfg: &CrowdConfig,
+) -> Result<StageTimes, Error> {
+    let frames = cfg.frames();
+    let dt = 1.0 / cfg.fps;
+    let durations = backend.durations();
+    let mut times = StageTimes::default();
+    let mut drives = [Drive {
+        times: [0.0; 3],
+        weights: [1.0, 0.0, 0.0],
+    }; BATCH];
+    for f in 0..frames {
+        let t = f as f32 * dt;
+        for (d, c) in drives.iter_mut().zip(chars.iter_mut()) {
+            *d = c.step(t, dt, durations);
+        }
+        let n = chars.len();
+        let t0 = Instant::now();
+        for (k, d) in drives.iter().enumerate().take(n) {
+            backend.sample(scratch, k, d)?;
+        }
+        let t1 = Instant::now();
+        for (k, d) in drives.iter().enumerate().take(n) {
+            backend.blend(scratch, k, d)?;
+        }
+        let t2 = Instant::now();
+        for k in 0..n {
+            backend.fk(scratch, k)?;
+        }
+        let t3 = Instant::now();
+        times = times.add(StageTimes {
+            sample: t1 - t0,
+            blend: t2 - t1,
+            fk: t3 - t2,
+        });
+        let last = f + 1 == frames;
+        for (k, c) in chars.iter_mut().enumerate() {
+            let models = backend.models(scratch, k);
+            // Every frame: the last joint's position; last frame: every matrix.
+            let folded: &[[f32; 16]] = if last {
+                models
+            } else {
+                &models[models.len() - 1..]
+            };
+            for m in folded {
+                let vals: &[f32] = if last { m } else { &m[12..15] };
+                c.hash = vals.iter().fold(c.hash, |h, &v| fnv(h, v));
+            }
+        }
+    }
+    Ok(times)
+}
+
+/// Runs `cfg.characters` characters through `backend` for `cfg.frames()` frames.
+///
+/// # Errors
+/// Any kernel error (none occur for valid assets), or a thread-pool failure
+/// reported as [`Error::Corrupt`].
+pub fn run<B: Backend>(backend: &B, cfg: &CrowdConfig) -> Result<CrowdReport, Error> {
+    let threads = cfg
+        .threads
+        .unwrap_or_else(rayon::current_num_threads)
+        .max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|_| Error::Corrupt {
+            what: "could not start worker threads",
+        })?;
+    let mut chars: Vec<Character> = (0..cfg.characters).map(Character::new).collect();
+    let start = Instant::now();
+    let stages = pool.install(|| {
+        chars
+            .par_chunks_mut(BATCH)
+            .map_init(
+                || backend.scratch(),
+                |scratch, chunk| run_batch(backend, scratch, chunk, cfg),
+            )
+            .try_reduce(StageTimes::default, |a, b| Ok(a.add(b)))
+    })?;
+    let wall = start.elapsed();
+    let checksum = chars.iter().fold(FNV_OFFSET, |h, c| {
+        (h ^ c.hash).wrapping_mul(0x0100_0000_01b3)
+    });
+    Ok(CrowdReport {
+        characters: cfg.characters,
+        frames: cfg.frames(),
+        joints: backend.joints(),
+        threads,
+        stages,
+        wall,
+        checksum,
+    })
+}

@@ -106,6 +106,15 @@ impl OwnedSkeleton {
     }
 }
 
+/// A named float curve sampled once per clip frame (e.g. a morph-target weight).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FloatTrack {
+    /// Track name, e.g. `"morph/Face/3"`.
+    pub name: String,
+    /// One value per frame of the clip.
+    pub values: Vec<f32>,
+}
+
 /// A raw uniform clip that owns its keys.
 #[derive(Clone)]
 pub struct OwnedClip {
@@ -114,6 +123,7 @@ pub struct OwnedClip {
     sample_rate: f32,
     soa_count: usize,
     keys: Vec<SoaTransform>,
+    float_tracks: Vec<FloatTrack>,
 }
 
 impl OwnedClip {
@@ -133,7 +143,57 @@ impl OwnedClip {
             sample_rate,
             soa_count,
             keys,
+            float_tracks: Vec::new(),
         })
+    }
+
+    /// Adds float tracks (one value per frame each).
+    ///
+    /// # Errors
+    /// [`Error::BadLength`] when a track's length is not the frame count,
+    /// [`Error::NonFinite`] for a NaN or infinite value.
+    pub fn with_float_tracks(mut self, tracks: Vec<FloatTrack>) -> Result<Self, Error> {
+        let frames = self.frame_count();
+        for t in &tracks {
+            if t.values.len() != frames {
+                return Err(Error::BadLength {
+                    buffer: "float track",
+                    expected: frames,
+                    actual: t.values.len(),
+                });
+            }
+            if !t.values.iter().all(|v| v.is_finite()) {
+                return Err(Error::NonFinite {
+                    what: "float track value",
+                });
+            }
+        }
+        self.float_tracks = tracks;
+        Ok(self)
+    }
+
+    /// Float tracks (e.g. morph-target weights), one value per frame.
+    #[must_use]
+    pub fn float_tracks(&self) -> &[FloatTrack] {
+        &self.float_tracks
+    }
+
+    /// Number of frames.
+    #[must_use]
+    pub fn frame_count(&self) -> usize {
+        self.keys.len() / self.soa_count
+    }
+
+    /// Frames per second.
+    #[must_use]
+    pub fn sample_rate(&self) -> f32 {
+        self.sample_rate
+    }
+
+    /// Duration in seconds.
+    #[must_use]
+    pub fn duration(&self) -> f32 {
+        self.frame_count().saturating_sub(1) as f32 / self.sample_rate
     }
 
     /// The clip view (validated at construction; this only re-wraps).

@@ -9,6 +9,8 @@
 pub mod assets;
 pub mod baseline;
 pub mod crowd;
+pub mod import;
 pub mod synthetic;
 
-pub use assets::{AlignedBytes, Humanoid, OwnedClip, OwnedSkeleton};
+pub use assets::{AlignedBytes, FloatTrack, Humanoid, OwnedClip, OwnedSkeleton};
+pub use import::{Asset, ImportError, Location, Mesh};

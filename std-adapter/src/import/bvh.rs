@@ -1,0 +1,1 @@
+//! bvh importer (in progress).

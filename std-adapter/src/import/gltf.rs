@@ -1,0 +1,1 @@
+//! gltf importer (in progress).

@@ -1,0 +1,117 @@
+//! Importers: glTF 2.0 / GLB, BVH motion capture and ozz-animation archives.
+//!
+//! Every importer produces an [`Asset`]: a sinew skeleton (joints in
+//! depth-first pre-order, with a map from the file's joint order), raw uniform
+//! clips in skeleton order, skinned meshes, and warnings. Every failure is an
+//! [`ImportError`] that names the file, the position (line, byte offset or
+//! glTF JSON path) and what is wrong; importers never panic on bad input.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use sinew_core::Mat4;
+
+use crate::assets::{OwnedClip, OwnedSkeleton};
+
+pub mod bvh;
+pub mod gltf;
+pub mod ozz;
+
+/// Where in a file an import error was found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Location {
+    /// The whole file (e.g. it could not be read).
+    File,
+    /// A 1-based line (text formats).
+    Line(usize),
+    /// A byte offset (binary formats).
+    Byte(u64),
+    /// A JSON path into a glTF document, e.g. `/animations/0/channels/3/sampler`.
+    JsonPath(String),
+}
+
+/// A failed import: which file, where, and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportError {
+    /// The file being imported.
+    pub file: PathBuf,
+    /// Where in the file.
+    pub location: Location,
+    /// What is wrong, as one sentence without a trailing period.
+    pub message: String,
+}
+
+impl ImportError {
+    /// An error at `location` of `file`.
+    pub fn new(file: impl Into<PathBuf>, location: Location, message: impl Into<String>) -> Self {
+        ImportError {
+            file: file.into(),
+            location,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let file = self.file.display();
+        match &self.location {
+            Location::File => write!(f, "{file}: {}", self.message),
+            Location::Line(l) => write!(f, "{file}:{l}: {}", self.message),
+            Location::Byte(b) => write!(f, "{file} at byte {b}: {}", self.message),
+            Location::JsonPath(p) => write!(f, "{file} at {p}: {}", self.message),
+        }
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+/// A skinned mesh, its vertex data already mapped to the asset's skeleton.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Mesh {
+    /// Mesh (or node) name.
+    pub name: String,
+    /// Bind-space positions.
+    pub positions: Vec<[f32; 3]>,
+    /// Bind-space normals; empty when the file has none.
+    pub normals: Vec<[f32; 3]>,
+    /// Bind-space tangents (xyz + handedness w); empty when the file has none.
+    pub tangents: Vec<[f32; 4]>,
+    /// Up to four influencing joints per vertex, as indices into the asset's skeleton.
+    pub joints: Vec<[u16; 4]>,
+    /// Weights of those joints; each vertex's weights sum to 1 (unused slots 0).
+    pub weights: Vec<[f32; 4]>,
+    /// Triangle list indices into the vertex arrays.
+    pub indices: Vec<u32>,
+    /// Inverse bind matrix per skeleton joint, from the file's skin (joints the
+    /// skin does not list keep the skeleton's own).
+    pub inverse_bind: Vec<Mat4>,
+}
+
+/// Everything imported from one source (one file, or an ozz skeleton with its animations).
+#[derive(Clone)]
+pub struct Asset {
+    /// The file(s) it came from.
+    pub source: PathBuf,
+    /// The skeleton, joints in depth-first pre-order.
+    pub skeleton: OwnedSkeleton,
+    /// For each joint in the file's own order, its index in `skeleton`.
+    pub joint_map: Vec<u16>,
+    /// Clips, in skeleton joint order.
+    pub clips: Vec<OwnedClip>,
+    /// Skinned meshes.
+    pub meshes: Vec<Mesh>,
+    /// Things the importer changed or dropped, one sentence each.
+    pub warnings: Vec<String>,
+    /// Length unit of the skeleton and clips, e.g. `"metres"`.
+    pub units: &'static str,
+}
+
+/// Reads a whole file, mapping IO errors to an [`ImportError`].
+///
+/// # Errors
+/// The file cannot be read.
+pub fn read_file(path: &Path) -> Result<Vec<u8>, ImportError> {
+    std::fs::read(path)
+        .map_err(|e| ImportError::new(path, Location::File, format!("cannot read: {e}")))
+}

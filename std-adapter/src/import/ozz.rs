@@ -1,0 +1,1 @@
+//! ozz importer (in progress).

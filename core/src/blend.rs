@@ -19,7 +19,9 @@
 use wide::f32x4;
 
 use crate::error::Error;
-use crate::soa::detail::{dot4, normalize, quat_flip_signs, quat_mul, quat_mul_add, vec_mul_add};
+use crate::soa::detail::{
+    dot4, normalize, quat_flip_signs, quat_mul, quat_mul_add, vec_mul_add, vec_scale,
+};
 use crate::soa::{check_len, SoaQuat, SoaTransform, SoaVec3, LANES};
 
 /// Default threshold: below this accumulated weight the rest pose fills in.
@@ -182,6 +184,62 @@ fn layer_weight(layer: &BlendLayer<'_>, b: usize) -> f32x4 {
 /// As [`BlendJob::validate`]; on error `out` is untouched.
 pub fn blend(job: &BlendJob<'_>, out: &mut [SoaTransform]) -> Result<(), Error> {
     job.validate(out.len())?;
+    // Without masks and additive layers every joint has the same total
+    // weight, so the threshold test and the division happen once per call.
+    if job.additive.is_empty() && job.layers.iter().all(|l| l.joint_weights.is_none()) {
+        let total: f32 = job.layers.iter().map(|l| l.weight).sum();
+        if total >= job.threshold {
+            blend_uniform(job.layers, total, out);
+            return Ok(());
+        }
+    }
+    blend_general(job, out);
+    Ok(())
+}
+
+/// Layers without masks whose weights sum to `total >= threshold`: one pass
+/// over the output per layer with pre-normalised weights; the last pass also
+/// normalises the rotations. No rest-pose term, no division per joint.
+fn blend_uniform(layers: &[BlendLayer<'_>], total: f32, out: &mut [SoaTransform]) {
+    let inv = 1.0 / total;
+    let mut active = layers.iter().filter(|l| l.weight > 0.0);
+    let Some(first) = active.next() else {
+        return; // unreachable: total >= threshold > 0 needs a positive weight
+    };
+    let mut remaining = layers.iter().filter(|l| l.weight > 0.0).count() - 1;
+    let w = f32x4::splat(first.weight * inv);
+    for (o, src) in out.iter_mut().zip(first.pose) {
+        let q = SoaQuat {
+            x: src.rotation.x * w,
+            y: src.rotation.y * w,
+            z: src.rotation.z * w,
+            w: src.rotation.w * w,
+        };
+        *o = SoaTransform {
+            translation: vec_scale(&src.translation, w),
+            rotation: if remaining == 0 { normalize(&q) } else { q },
+            scale: vec_scale(&src.scale, w),
+        };
+    }
+    for layer in active {
+        remaining -= 1;
+        let w = f32x4::splat(layer.weight * inv);
+        let last = remaining == 0;
+        for (o, src) in out.iter_mut().zip(layer.pose) {
+            vec_mul_add(&mut o.translation, &src.translation, w);
+            vec_mul_add(&mut o.scale, &src.scale, w);
+            let wq = w.flip_signs(negative(dot4(&o.rotation, &src.rotation)));
+            quat_mul_add(&mut o.rotation, &src.rotation, wq);
+            if last {
+                o.rotation = normalize(&o.rotation);
+            }
+        }
+    }
+}
+
+/// Any job: per block, layers accumulate in registers, the rest pose fills
+/// in below the threshold, then additive layers apply.
+fn blend_general(job: &BlendJob<'_>, out: &mut [SoaTransform]) {
     let threshold = f32x4::splat(job.threshold);
     for (b, (o, rest)) in out.iter_mut().zip(job.rest).enumerate() {
         let mut acc_w = f32x4::ZERO;
@@ -206,7 +264,7 @@ pub fn blend(job: &BlendJob<'_>, out: &mut [SoaTransform]) -> Result<(), Error> 
             acc_w += w;
         }
         // Rest pose fills in where the layers are too weak.
-        let rw = (threshold - acc_w).max(f32x4::ZERO);
+        let rw = (threshold - acc_w).fast_max(f32x4::ZERO);
         vec_mul_add(&mut t, &rest.translation, rw);
         vec_mul_add(&mut s, &rest.scale, rw);
         let rwq = rw.flip_signs(negative(dot4(&q, &rest.rotation)));
@@ -214,8 +272,8 @@ pub fn blend(job: &BlendJob<'_>, out: &mut [SoaTransform]) -> Result<(), Error> 
         acc_w += rw;
 
         let inv = f32x4::ONE / acc_w;
-        let mut t = crate::soa::detail::vec_scale(&t, inv);
-        let mut s = crate::soa::detail::vec_scale(&s, inv);
+        let mut t = vec_scale(&t, inv);
+        let mut s = vec_scale(&s, inv);
         let mut q = normalize(&q);
 
         for layer in job.additive {
@@ -245,7 +303,6 @@ pub fn blend(job: &BlendJob<'_>, out: &mut [SoaTransform]) -> Result<(), Error> 
             scale: s,
         };
     }
-    Ok(())
 }
 
 /// Scalar reference implementations: the readable specification.

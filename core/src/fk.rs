@@ -172,16 +172,16 @@ pub(crate) mod detail {
     }
 
     /// `parent * local[lane]`, where `local` is affine.
+    ///
+    /// The parent's columns come from the previous joint's store, so the
+    /// latency of this function is the critical path of FK down a chain; the
+    /// sums are grouped as two independent halves to keep it short.
     #[inline(always)]
     pub fn mul_affine(p: &[f32x4; 4], local: &SoaAffine, lane: usize) -> [f32x4; 4] {
-        let col = |c: usize| {
-            let e = &local[c];
-            p[0].mul_add(
-                f32x4::splat(e[0][lane]),
-                p[1].mul_add(f32x4::splat(e[1][lane]), p[2] * f32x4::splat(e[2][lane])),
-            )
-        };
-        [col(0), col(1), col(2), col(3) + p[3]]
+        let e = |c: usize, r: usize| f32x4::splat(local[c][r][lane]);
+        let col = |c: usize| p[0].mul_add(e(c, 0), p[1] * e(c, 1)) + p[2] * e(c, 2);
+        let translation = p[0].mul_add(e(3, 0), p[3]) + p[1].mul_add(e(3, 1), p[2] * e(3, 2));
+        [col(0), col(1), col(2), translation]
     }
 }
 

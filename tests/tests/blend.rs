@@ -410,6 +410,30 @@ proptest! {
         }
     }
 
+    /// Without masks and additive layers the kernel takes its uniform-weight
+    /// path; it must equal the reference and the general path (forced here
+    /// with all-ones masks, which change no weight).
+    #[test]
+    fn uniform_path_matches_general_path_and_reference(case in blend_case(70)) {
+        let mut case = case;
+        case.additive.clear();
+        for l in &mut case.layers {
+            l.mask = None;
+        }
+        let plain = Owned::new(&case);
+        let fast = plain.run(blend::blend);
+        let scalar = plain.run(blend::reference::blend);
+        for l in &mut case.layers {
+            l.mask = Some(vec![1.0; case.n]);
+        }
+        let general = Owned::new(&case).run(blend::blend);
+        let (a, b, c) = (all_lanes(&fast), all_lanes(&scalar), all_lanes(&general));
+        for j in 0..a.len() {
+            prop_assert!(transform_close(&a[j], &b[j], TOL), "joint {}: fast {:?} ref {:?}", j, a[j], b[j]);
+            prop_assert!(transform_close(&a[j], &c[j], TOL), "joint {}: fast {:?} general {:?}", j, a[j], c[j]);
+        }
+    }
+
     /// Any blend produces unit rotations (for every joint, with any layers).
     #[test]
     fn output_rotations_are_unit(case in blend_case(70)) {

@@ -1,0 +1,1205 @@
+//! glTF 2.0 / GLB importer: validity (one test per class of malformed file,
+//! checking the reported location and message), sampling of LINEAR / STEP /
+//! CUBICSPLINE channels against hand-computed values, skeleton ordering and
+//! baking, influence folding, the real files under `../shared/data/gltf`, and
+//! fuzzing (random bytes, byte flips, truncations, JSON edits: no panics).
+
+#[path = "../support/mod.rs"]
+mod support;
+
+use std::path::{Path, PathBuf};
+
+use proptest::prelude::*;
+use sinew_core::fk::{self, FkJob};
+use sinew_core::soa::get_joint;
+use sinew_core::{Mat4, Quat, Transform, Vec3};
+use sinew_std::import::gltf::{from_slice, load, GltfOptions};
+use sinew_std::{Asset, ImportError, Location};
+use support::{close, quat_close};
+
+// ---------------------------------------------------------------------------
+// A tiny glTF writer: binary data goes into one base64 data-URI buffer.
+// ---------------------------------------------------------------------------
+
+fn base64(data: &[u8]) -> String {
+    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for c in data.chunks(3) {
+        let b = [c[0], *c.get(1).unwrap_or(&0), *c.get(2).unwrap_or(&0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for k in 0..4 {
+            if k <= c.len() {
+                out.push(T[(n >> (18 - 6 * k)) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[derive(Default)]
+struct Doc {
+    bin: Vec<u8>,
+    views: Vec<String>,
+    accessors: Vec<String>,
+}
+
+impl Doc {
+    fn view(&mut self, bytes: &[u8]) -> usize {
+        while !self.bin.len().is_multiple_of(4) {
+            self.bin.push(0);
+        }
+        self.views.push(format!(
+            r#"{{"buffer":0,"byteOffset":{},"byteLength":{}}}"#,
+            self.bin.len(),
+            bytes.len()
+        ));
+        self.bin.extend_from_slice(bytes);
+        self.views.len() - 1
+    }
+
+    fn raw(&mut self, bytes: &[u8], component: u32, ty: &str, count: usize, extra: &str) -> usize {
+        let v = self.view(bytes);
+        self.accessors.push(format!(
+            r#"{{"bufferView":{v},"componentType":{component},"count":{count},"type":"{ty}"{extra}}}"#
+        ));
+        self.accessors.len() - 1
+    }
+
+    fn f32s(&mut self, data: &[f32], ty: &str) -> usize {
+        let width = match ty {
+            "SCALAR" => 1,
+            "VEC3" => 3,
+            "VEC4" => 4,
+            "MAT4" => 16,
+            _ => unreachable!(),
+        };
+        let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let extra = if ty == "VEC3" {
+            // POSITION wants min/max; harmless elsewhere.
+            let mut mn = [f32::MAX; 3];
+            let mut mx = [f32::MIN; 3];
+            for c in data.chunks(3) {
+                for i in 0..3 {
+                    mn[i] = mn[i].min(c[i]);
+                    mx[i] = mx[i].max(c[i]);
+                }
+            }
+            format!(r#","min":{mn:?},"max":{mx:?}"#)
+        } else {
+            String::new()
+        };
+        self.raw(&bytes, 5126, ty, data.len() / width, &extra)
+    }
+
+    fn u8s(&mut self, data: &[u8], ty: &str, normalized: bool) -> usize {
+        let width = if ty == "VEC4" { 4 } else { 1 };
+        let extra = if normalized {
+            r#","normalized":true"#
+        } else {
+            ""
+        };
+        self.raw(data, 5121, ty, data.len() / width, extra)
+    }
+
+    fn u16s(&mut self, data: &[u16], ty: &str) -> usize {
+        let width = if ty == "VEC4" { 4 } else { 1 };
+        let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+        self.raw(&bytes, 5123, ty, data.len() / width, "")
+    }
+
+    /// The whole document; `body` holds the remaining top-level members
+    /// (nodes, skins, animations, meshes), without surrounding braces.
+    fn json(&self, body: &str) -> String {
+        format!(
+            r#"{{"asset":{{"version":"2.0"}},
+"buffers":[{{"byteLength":{},"uri":"data:application/octet-stream;base64,{}"}}],
+"bufferViews":[{}],
+"accessors":[{}],
+{body}}}"#,
+            self.bin.len(),
+            base64(&self.bin),
+            self.views.join(","),
+            self.accessors.join(",")
+        )
+    }
+
+    /// The document as GLB: JSON chunk plus the buffer as the binary chunk.
+    fn glb(&self, body: &str) -> Vec<u8> {
+        let mut json = format!(
+            r#"{{"asset":{{"version":"2.0"}},
+"buffers":[{{"byteLength":{}}}],
+"bufferViews":[{}],
+"accessors":[{}],
+{body}}}"#,
+            self.bin.len(),
+            self.views.join(","),
+            self.accessors.join(",")
+        )
+        .into_bytes();
+        while !json.len().is_multiple_of(4) {
+            json.push(b' ');
+        }
+        let mut bin = self.bin.clone();
+        while !bin.len().is_multiple_of(4) {
+            bin.push(0);
+        }
+        let total = 12 + 8 + json.len() + 8 + bin.len();
+        let mut out = Vec::with_capacity(total);
+        out.extend_from_slice(b"glTF");
+        out.extend_from_slice(&2u32.to_le_bytes());
+        out.extend_from_slice(&(total as u32).to_le_bytes());
+        out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+        out.extend_from_slice(b"JSON");
+        out.extend_from_slice(&json);
+        out.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+        out.extend_from_slice(b"BIN\0");
+        out.extend_from_slice(&bin);
+        out
+    }
+}
+
+fn import_str(json: &str, rate: Option<f32>) -> Result<Asset, ImportError> {
+    from_slice(
+        json.as_bytes(),
+        Path::new("test.gltf"),
+        None,
+        &GltfOptions { sample_rate: rate },
+    )
+}
+
+fn import_ok(json: &str, rate: Option<f32>) -> Asset {
+    match import_str(json, rate) {
+        Ok(a) => a,
+        Err(e) => panic!("import failed: {e}\n{json}"),
+    }
+}
+
+fn import_err(json: &str) -> ImportError {
+    match import_str(json, None) {
+        Ok(_) => panic!("import unexpectedly succeeded:\n{json}"),
+        Err(e) => e,
+    }
+}
+
+fn assert_err(e: &ImportError, location: Location, words: &[&str]) {
+    assert_eq!(e.location, location, "wrong location for: {e}");
+    for w in words {
+        assert!(
+            e.message.to_lowercase().contains(&w.to_lowercase()),
+            "message {:?} does not mention {w:?}",
+            e.message
+        );
+    }
+    assert_eq!(e.file, PathBuf::from("test.gltf"));
+}
+
+fn path(p: &str) -> Location {
+    Location::JsonPath(p.to_string())
+}
+
+/// Joint `j` of frame `f` of clip `c`.
+fn key(a: &Asset, c: usize, f: usize, j: usize) -> Transform {
+    let clip = &a.clips[c];
+    let soa = a.skeleton.view().soa_count();
+    get_joint(&clip.keys()[f * soa..(f + 1) * soa], j).unwrap()
+}
+
+/// One animated node (no skin): `sampler` is the sampler JSON, `path` the target path.
+fn one_channel(
+    doc: &Doc,
+    interpolation: &str,
+    input: usize,
+    output: usize,
+    target: &str,
+) -> String {
+    doc.json(&format!(
+        r#""nodes":[{{"name":"n"}}],
+"animations":[{{"name":"a","channels":[{{"sampler":0,"target":{{"node":0,"path":"{target}"}}}}],
+"samplers":[{{"input":{input},"output":{output},"interpolation":"{interpolation}"}}]}}]"#
+    ))
+}
+
+// ---------------------------------------------------------------------------
+// Sampling
+// ---------------------------------------------------------------------------
+
+#[test]
+fn step_holds_the_previous_key() {
+    let mut d = Doc::default();
+    let i = d.f32s(&[0.0, 1.0, 2.0], "SCALAR");
+    let o = d.f32s(&[0.0, 0.0, 0.0, 10.0, 0.0, 0.0, 20.0, 0.0, 0.0], "VEC3");
+    let a = import_ok(&one_channel(&d, "STEP", i, o, "translation"), Some(4.0));
+    let clip = &a.clips[0];
+    assert_eq!(clip.frame_count(), 9);
+    assert_eq!(clip.sample_rate(), 4.0);
+    // t = 0, .25, .5, .75 -> 0; 1.0 .. 1.75 -> 10; 2.0 -> 20.
+    let expected = [0.0, 0.0, 0.0, 0.0, 10.0, 10.0, 10.0, 10.0, 20.0];
+    for (f, e) in expected.iter().enumerate() {
+        assert_eq!(key(&a, 0, f, 0).translation.x, *e, "frame {f}");
+    }
+    assert_eq!(a.units, "metres");
+}
+
+#[test]
+fn linear_lerps_translations_and_slerps_rotations() {
+    let mut d = Doc::default();
+    let i = d.f32s(&[0.0, 1.0], "SCALAR");
+    let o = d.f32s(&[0.0, 2.0, 0.0, 4.0, -2.0, 8.0], "VEC3");
+    let a = import_ok(&one_channel(&d, "LINEAR", i, o, "translation"), Some(4.0));
+    assert_eq!(a.clips[0].frame_count(), 5);
+    let t = key(&a, 0, 1, 0).translation; // t = 0.25
+    assert!(close(t.x, 1.0, 1e-6) && close(t.y, 1.0, 1e-6) && close(t.z, 2.0, 1e-6));
+
+    // 0 -> 90 degrees about Z; at t = 0.5 slerp gives exactly 45 degrees
+    // (nlerp would too here, so also check t = 0.25 -> 22.5 degrees, where
+    // nlerp differs by ~0.7 degrees).
+    let mut d = Doc::default();
+    let s = std::f32::consts::FRAC_1_SQRT_2;
+    let i = d.f32s(&[0.0, 1.0], "SCALAR");
+    let o = d.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, s, s], "VEC4");
+    let a = import_ok(&one_channel(&d, "LINEAR", i, o, "rotation"), Some(4.0));
+    let q = key(&a, 0, 1, 0).rotation;
+    let half = 22.5f32.to_radians() / 2.0;
+    assert!(
+        quat_close(q, Quat::new(0.0, 0.0, half.sin(), half.cos()), 1e-5),
+        "{q:?}"
+    );
+    let q = key(&a, 0, 2, 0).rotation;
+    let half = 45f32.to_radians() / 2.0;
+    assert!(quat_close(
+        q,
+        Quat::new(0.0, 0.0, half.sin(), half.cos()),
+        1e-5
+    ));
+}
+
+#[test]
+fn cubic_spline_follows_the_hermite_formula() {
+    // Keys at t = 0 and t = 2 (interval 2): values 0 and 1 in x, out-tangent
+    // of key 0 = 1 (per second), in-tangent of key 1 = 0.5. Layout per key:
+    // in-tangent, value, out-tangent.
+    let mut d = Doc::default();
+    let i = d.f32s(&[0.0, 2.0], "SCALAR");
+    #[rustfmt::skip]
+    let o = d.f32s(&[
+        9.0, 0.0, 0.0,   0.0, 0.0, 0.0,   1.0, 0.0, 0.0,
+        0.5, 0.0, 0.0,   1.0, 0.0, 0.0,   9.0, 0.0, 0.0,
+    ], "VEC3");
+    let a = import_ok(
+        &one_channel(&d, "CUBICSPLINE", i, o, "translation"),
+        Some(2.0),
+    );
+    assert_eq!(a.clips[0].frame_count(), 5);
+    // t = 0.5: s = 0.25; h00 = 0.84375, h10 = 0.140625, h01 = 0.15625,
+    // h11 = -0.046875; p = 0.140625*2*1 + 0.15625*1 - 0.046875*2*0.5 = 0.390625.
+    // t = 1.0: s = 0.5; h10 = 0.125, h01 = 0.5, h11 = -0.125;
+    // p = 0.125*2 + 0.5 - 0.125*2*0.5 = 0.625.
+    // t = 1.5: s = 0.75; h10 = 0.046875, h01 = 0.84375, h11 = -0.140625;
+    // p = 0.09375 + 0.84375 - 0.140625 = 0.796875.
+    let expected = [0.0, 0.390625, 0.625, 0.796875, 1.0];
+    for (f, e) in expected.iter().enumerate() {
+        let x = key(&a, 0, f, 0).translation.x;
+        assert!(close(x, *e, 1e-6), "frame {f}: {x} != {e}");
+    }
+}
+
+#[test]
+fn cubic_spline_rotations_are_normalised() {
+    // Identity to 90 degrees about Z with zero tangents: the raw Hermite
+    // value is a non-unit lerp-like curve; the imported keys must be unit.
+    let mut d = Doc::default();
+    let s = std::f32::consts::FRAC_1_SQRT_2;
+    let i = d.f32s(&[0.0, 1.0], "SCALAR");
+    #[rustfmt::skip]
+    let o = d.f32s(&[
+        0.0, 0.0, 0.0, 0.0,   0.0, 0.0, 0.0, 1.0,   0.0, 0.0, 0.0, 0.0,
+        0.0, 0.0, 0.0, 0.0,   0.0, 0.0, s, s,       0.0, 0.0, 0.0, 0.0,
+    ], "VEC4");
+    let a = import_ok(
+        &one_channel(&d, "CUBICSPLINE", i, o, "rotation"),
+        Some(10.0),
+    );
+    for f in 0..a.clips[0].frame_count() {
+        let q = key(&a, 0, f, 0).rotation;
+        assert!(close(q.length(), 1.0, 1e-6), "frame {f}: {q:?}");
+    }
+    // Midpoint: h00 = h01 = 0.5, so the raw value is (0,0,s/2,(1+s)/2), normalised.
+    let q = key(&a, 0, 5, 0).rotation;
+    let raw = Quat::new(0.0, 0.0, s * 0.5, (1.0 + s) * 0.5).normalize();
+    assert!(quat_close(q, raw, 1e-6));
+}
+
+#[test]
+fn rotations_stay_on_one_hemisphere() {
+    // Keys alternate sign: q0, -q1, q2 (each 10 degrees further about X).
+    let mut d = Doc::default();
+    let q = |deg: f32, sign: f32| {
+        let h = deg.to_radians() / 2.0;
+        [sign * h.sin(), 0.0, 0.0, sign * h.cos()]
+    };
+    let i = d.f32s(&[0.0, 1.0, 2.0], "SCALAR");
+    let data: Vec<f32> = [q(0.0, 1.0), q(10.0, -1.0), q(20.0, 1.0)].concat();
+    let o = d.f32s(&data, "VEC4");
+    let a = import_ok(&one_channel(&d, "LINEAR", i, o, "rotation"), Some(8.0));
+    let n = a.clips[0].frame_count();
+    assert_eq!(n, 17);
+    for f in 1..n {
+        let (p, c) = (key(&a, 0, f - 1, 0).rotation, key(&a, 0, f, 0).rotation);
+        assert!(p.dot(c) > 0.0, "frame {f} flips hemisphere");
+        let angle = 2.0 * c.w.clamp(-1.0, 1.0).acos().to_degrees();
+        let expected = f as f32 * 10.0 / 8.0;
+        assert!(
+            (angle - expected).abs() < 1e-3,
+            "frame {f}: {angle} vs {expected}"
+        );
+    }
+}
+
+#[test]
+fn sample_rate_is_detected_from_uniform_keys() {
+    let mut d = Doc::default();
+    let times: Vec<f32> = (0..25).map(|k| k as f32 / 24.0).collect();
+    let vals: Vec<f32> = (0..25).flat_map(|k| [k as f32, 0.0, 0.0]).collect();
+    let i = d.f32s(&times, "SCALAR");
+    let o = d.f32s(&vals, "VEC3");
+    let a = import_ok(&one_channel(&d, "LINEAR", i, o, "translation"), None);
+    assert_eq!(a.clips[0].sample_rate(), 24.0);
+    assert_eq!(a.clips[0].frame_count(), 25);
+    for f in 0..25 {
+        assert!(close(key(&a, 0, f, 0).translation.x, f as f32, 1e-5));
+    }
+    // Non-uniform keys fall back to 30 Hz.
+    let mut d = Doc::default();
+    let i = d.f32s(&[0.0, 0.1, 1.0], "SCALAR");
+    let o = d.f32s(&[0.0; 9], "VEC3");
+    let a = import_ok(&one_channel(&d, "LINEAR", i, o, "translation"), None);
+    assert_eq!(a.clips[0].sample_rate(), 30.0);
+    assert_eq!(a.clips[0].frame_count(), 31);
+}
+
+#[test]
+fn morph_weights_become_float_tracks() {
+    let mut d = Doc::default();
+    let pos = d.f32s(&[0.0; 9], "VEC3");
+    let dpos = d.f32s(&[0.0; 9], "VEC3");
+    let i = d.f32s(&[0.0, 1.0], "SCALAR");
+    let o = d.f32s(&[0.0, 1.0, 1.0, 0.0], "SCALAR");
+    let t = d.f32s(&[0.0, 1.0], "SCALAR");
+    let to = d.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0], "VEC3");
+    let json = d.json(&format!(
+        r#""nodes":[{{"name":"face","mesh":0}}],
+"meshes":[{{"primitives":[{{"attributes":{{"POSITION":{pos}}},"targets":[{{"POSITION":{dpos}}},{{"POSITION":{dpos}}}]}}]}}],
+"animations":[{{"channels":[{{"sampler":0,"target":{{"node":0,"path":"weights"}}}},{{"sampler":1,"target":{{"node":0,"path":"translation"}}}}],
+"samplers":[{{"input":{i},"output":{o}}},{{"input":{t},"output":{to}}}]}}]"#
+    ));
+    let a = import_ok(&json, Some(2.0));
+    let tracks = a.clips[0].float_tracks();
+    assert_eq!(tracks.len(), 2);
+    assert_eq!(tracks[0].name, "morph/face/0");
+    assert_eq!(tracks[1].name, "morph/face/1");
+    assert_eq!(tracks[0].values, vec![0.0, 0.5, 1.0]);
+    assert_eq!(tracks[1].values, vec![1.0, 0.5, 0.0]);
+}
+
+// ---------------------------------------------------------------------------
+// Skeleton, skins and meshes
+// ---------------------------------------------------------------------------
+
+/// A skin whose nodes are not parents-first: node 0 is a child of node 2,
+/// which is a child of node 1. An "Armature" node 3 above the root rotates
+/// 90 degrees about X and scales by 2; it is baked into the root.
+fn unordered_skin(doc: &mut Doc, extra_sets: bool) -> String {
+    let s = std::f32::consts::FRAC_1_SQRT_2;
+    // World rest matrices: armature A = R(90 X) * 2; root (node 1) at A*T(0,1,0),
+    // mid (node 2) at root*T(0,1,0), tip (node 0) at mid*T(0,0.5,0).
+    let arm = Transform::new(Vec3::ZERO, Quat::new(s, 0.0, 0.0, s), Vec3::splat(2.0)).to_matrix();
+    let t = |y: f32| Mat4::from_translation(Vec3::new(0.0, y, 0.0));
+    let root = arm * t(1.0);
+    let mid = root * t(1.0);
+    let tip = mid * t(0.5);
+    // Skin joint order: tip, root, mid (node order 0, 1, 2).
+    let ibm: Vec<f32> = [tip, root, mid]
+        .iter()
+        .flat_map(|m| m.inverse_affine().unwrap().cols.concat())
+        .collect();
+    let ibm = doc.f32s(&ibm, "MAT4");
+    let pos = doc.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0], "VEC3");
+    let j0 = doc.u8s(&[0, 1, 2, 0, 1, 0, 0, 0, 2, 0, 0, 0], "VEC4", false);
+    // Weights as normalised u8 (sum 255).
+    let w0 = doc.u8s(&[100, 60, 50, 45, 255, 0, 0, 0, 255, 0, 0, 0], "VEC4", true);
+    let sets = if extra_sets {
+        // A second influence set on vertex 0 naming joints it already has
+        // (merged; nothing is lost: the folding test has its own skin).
+        let j1 = doc.u16s(&[1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], "VEC4");
+        let w1 = doc.f32s(
+            &[0.1, 0.05, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            "VEC4",
+        );
+        format!(r#","JOINTS_1":{j1},"WEIGHTS_1":{w1}"#)
+    } else {
+        String::new()
+    };
+    let times = doc.f32s(&[0.0, 1.0], "SCALAR");
+    let tr = doc.f32s(&[0.0, 0.5, 0.0, 0.0, 0.7, 0.0], "VEC3");
+    let rt = doc.f32s(&[0.0, 1.0, 0.0, 0.0, 3.0, 0.0], "VEC3");
+    doc.json(&format!(
+        r#""nodes":[
+  {{"name":"tip","translation":[0,0.5,0]}},
+  {{"name":"root","translation":[0,1,0],"children":[2]}},
+  {{"name":"mid","translation":[0,1,0],"children":[0]}},
+  {{"name":"Armature","rotation":[{s},0,0,{s}],"scale":[2,2,2],"children":[1,4]}},
+  {{"name":"body","mesh":0,"skin":0}}],
+"skins":[{{"joints":[0,1,2],"inverseBindMatrices":{ibm}}}],
+"meshes":[{{"name":"body","primitives":[{{"attributes":{{"POSITION":{pos},"JOINTS_0":{j0},"WEIGHTS_0":{w0}{sets}}}}}]}}],
+"animations":[{{"name":"move","channels":[
+  {{"sampler":0,"target":{{"node":0,"path":"translation"}}}},
+  {{"sampler":1,"target":{{"node":1,"path":"translation"}}}}],
+"samplers":[{{"input":{times},"output":{tr}}},{{"input":{times},"output":{rt}}}]}}]"#
+    ))
+}
+
+fn model_rest(a: &Asset) -> Vec<Mat4> {
+    let view = a.skeleton.view();
+    let mut models = vec![Mat4::IDENTITY; view.joint_count()];
+    fk::local_to_model(&FkJob::new(&view, view.rest_pose()), &mut models).unwrap();
+    models
+}
+
+/// Largest deviation from identity of `fk(rest)[j] * inverse_bind[j]` over
+/// every joint of every mesh, relative to the joint's distance from the origin.
+fn bind_error(a: &Asset) -> (f32, String) {
+    let models = model_rest(a);
+    let view = a.skeleton.view();
+    let mut worst = (0.0f32, String::new());
+    for m in &a.meshes {
+        for (j, model) in models.iter().enumerate() {
+            let e = (*model * m.inverse_bind[j]).max_abs_diff(&Mat4::IDENTITY)
+                / 1f32.max(model.translation().length());
+            if e > worst.0 {
+                worst = (
+                    e,
+                    format!("mesh {:?} joint {:?}", m.name, view.joint_name(j)),
+                );
+            }
+        }
+    }
+    worst
+}
+
+#[test]
+fn unordered_nodes_are_reordered_and_mapped() {
+    let mut d = Doc::default();
+    let a = import_ok(&unordered_skin(&mut d, false), Some(1.0));
+    let view = a.skeleton.view();
+    assert_eq!(view.joint_count(), 3, "the Armature is baked, not a joint");
+    // File order among joints: tip (node 0), root (1), mid (2).
+    assert_eq!(a.joint_map, vec![2, 0, 1]);
+    let names: Vec<_> = (0..3).map(|j| view.joint_name(j).unwrap()).collect();
+    assert_eq!(names, ["root", "mid", "tip"]);
+    assert_eq!(view.parent(1), Some(0));
+    assert_eq!(view.parent(2), Some(1));
+    // The root's rest holds the Armature's rotation and scale.
+    let root = get_joint(view.rest_pose(), 0).unwrap();
+    assert!(close(root.scale.x, 2.0, 1e-6));
+    let (err, at) = bind_error(&a);
+    assert!(err < 1e-5, "fk(rest) * inverse_bind off by {err} at {at}");
+    // Keys land on the mapped joints: tip moves 0.5 -> 0.7, root (baked) 1 -> 3.
+    let clip = &a.clips[0];
+    assert_eq!(clip.frame_count(), 2);
+    assert!(close(key(&a, 0, 1, 2).translation.y, 0.7, 1e-6));
+    let root1 = key(&a, 0, 1, 0);
+    // Armature: y -> z (90 deg about X) times 2.
+    assert!(close(root1.translation.z, 6.0, 1e-5), "{root1:?}");
+    // Joints without channels hold rest.
+    assert_eq!(key(&a, 0, 1, 1), get_joint(view.rest_pose(), 1).unwrap());
+    // Mesh joints are mapped from the skin's order to sinew's.
+    let m = &a.meshes[0];
+    assert_eq!(m.positions.len(), 3);
+    assert_eq!(m.indices, vec![0, 1, 2]);
+    // Vertex 0: skin joints 0 (tip), 1 (root), 2 (mid), 0 again (merged).
+    let w = m.weights[0];
+    assert!(close(w.iter().sum::<f32>(), 1.0, 1e-6));
+    assert_eq!(
+        m.joints[0][0], 2,
+        "tip, weight (100+45)/255, is the largest"
+    );
+    assert!(close(w[0], 145.0 / 255.0, 1e-6));
+    assert_eq!(m.joints[1], [0, 0, 0, 0]);
+    assert_eq!(m.weights[1], [1.0, 0.0, 0.0, 0.0]);
+    assert_eq!(m.joints[2][0], 1);
+    assert!(a.warnings.is_empty(), "{:?}", a.warnings);
+}
+
+#[test]
+fn extra_influence_sets_are_folded_to_four_with_a_warning() {
+    // Six joints in a chain; vertex 0 has 6 influences over two sets,
+    // vertex 1 has 5 with the fifth at weight 0 (no loss), vertex 2 has 2.
+    let mut d = Doc::default();
+    let pos = d.f32s(&[0.0; 9], "VEC3");
+    let j0 = d.u8s(&[0, 1, 2, 3, 0, 1, 2, 3, 4, 5, 0, 0], "VEC4", false);
+    let w0 = d.f32s(
+        &[0.3, 0.25, 0.2, 0.1, 0.4, 0.3, 0.2, 0.1, 0.5, 0.5, 0.0, 0.0],
+        "VEC4",
+    );
+    let j1 = d.u16s(&[4, 5, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0], "VEC4");
+    let w1 = d.f32s(
+        &[0.05, 0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+        "VEC4",
+    );
+    let json = d.json(&format!(
+        r#""nodes":[
+  {{"name":"j0","children":[1]}},{{"name":"j1","children":[2]}},{{"name":"j2","children":[3]}},
+  {{"name":"j3","children":[4]}},{{"name":"j4","children":[5]}},{{"name":"j5"}},
+  {{"name":"skinned","mesh":0,"skin":0}}],
+"skins":[{{"joints":[0,1,2,3,4,5]}}],
+"meshes":[{{"name":"m","primitives":[{{"attributes":{{"POSITION":{pos},"JOINTS_0":{j0},"WEIGHTS_0":{w0},"JOINTS_1":{j1},"WEIGHTS_1":{w1}}}}}]}}]"#
+    ));
+    let a = import_ok(&json, None);
+    assert_eq!(a.skeleton.joint_count(), 6);
+    assert!(a.clips.is_empty());
+    let m = &a.meshes[0];
+    // Vertex 0: 0.3 (j0), 0.25 (j1), 0.2 (j2), 0.1 (j3 and j5), 0.05 (j4):
+    // keeps j0, j1, j2 and the first 0.1 (j3, stable order), drops j5's 0.1
+    // and j4's 0.05; renormalised by 0.85.
+    assert_eq!(m.joints[0], [0, 1, 2, 3]);
+    let e = [0.3 / 0.85, 0.25 / 0.85, 0.2 / 0.85, 0.1 / 0.85];
+    for (w, e) in m.weights[0].iter().zip(e) {
+        assert!(close(*w, e, 1e-6), "{:?}", m.weights[0]);
+    }
+    assert_eq!(m.joints[1], [0, 1, 2, 3]);
+    let e = [0.4, 0.3, 0.2, 0.1];
+    for (w, e) in m.weights[1].iter().zip(e) {
+        assert!(close(*w, e, 1e-6), "{:?}", m.weights[1]);
+    }
+    assert_eq!(m.joints[2], [4, 5, 0, 0]);
+    assert_eq!(m.weights[2], [0.5, 0.5, 0.0, 0.0]);
+    assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
+    assert!(
+        a.warnings[0].contains("1 vertices") && a.warnings[0].contains("lost weight"),
+        "{}",
+        a.warnings[0]
+    );
+    // No IBMs in the skin: identity per spec.
+    assert_eq!(m.inverse_bind[0], Mat4::IDENTITY);
+}
+
+#[test]
+fn glb_and_json_forms_import_the_same() {
+    let mut d = Doc::default();
+    let json = unordered_skin(&mut d, true);
+    let a = import_ok(&json, None);
+    // Re-emit as GLB with the buffer in the binary chunk.
+    let body_start = json.find(r#""nodes""#).unwrap();
+    let glb = d.glb(&json[body_start..json.len() - 1]);
+    let b = from_slice(&glb, Path::new("t.glb"), None, &GltfOptions::default()).unwrap();
+    assert_eq!(a.joint_map, b.joint_map);
+    assert_eq!(a.clips[0].keys(), b.clips[0].keys());
+    assert_eq!(a.meshes, b.meshes);
+    // The extra set only re-weights vertex 0 (3 distinct joints: nothing lost).
+    assert!(a.warnings.is_empty(), "{:?}", a.warnings);
+}
+
+#[test]
+fn external_buffers_resolve_relative_to_the_file() {
+    let dir = std::env::temp_dir().join(format!("sinew-gltf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut d = Doc::default();
+    let i = d.f32s(&[0.0, 1.0], "SCALAR");
+    let o = d.f32s(&[0.0, 0.0, 0.0, 1.0, 2.0, 3.0], "VEC3");
+    let json = one_channel(&d, "LINEAR", i, o, "translation");
+    let json = json.replace(
+        &format!("data:application/octet-stream;base64,{}", base64(&d.bin)),
+        "my%20data.bin",
+    );
+    std::fs::write(dir.join("my data.bin"), &d.bin).unwrap();
+    std::fs::write(dir.join("scene.gltf"), &json).unwrap();
+    let a = load(&dir.join("scene.gltf"), &GltfOptions::default()).unwrap();
+    assert_eq!(key(&a, 0, 1, 0).translation, Vec3::new(1.0, 2.0, 3.0));
+    // Without a base directory the external file cannot be found.
+    let e = import_err(&json);
+    assert_err(&e, path("/buffers/0"), &["base directory"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+// ---------------------------------------------------------------------------
+// Bad input: one test per class
+// ---------------------------------------------------------------------------
+
+fn small_glb() -> Vec<u8> {
+    let mut d = Doc::default();
+    let json = unordered_skin(&mut d, false);
+    let body_start = json.find(r#""nodes""#).unwrap();
+    d.glb(&json[body_start..json.len() - 1])
+}
+
+fn glb_err(bytes: &[u8]) -> ImportError {
+    match from_slice(bytes, Path::new("test.glb"), None, &GltfOptions::default()) {
+        Ok(_) => panic!("import unexpectedly succeeded"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn truncated_glb_is_reported_at_its_length_field() {
+    let glb = small_glb();
+    let e = glb_err(&glb[..glb.len() - 10]);
+    assert_eq!(e.location, Location::Byte(8));
+    assert!(e.message.contains("truncated"), "{e}");
+    let e = glb_err(&glb[..7]);
+    assert_eq!(e.location, Location::Byte(7));
+    assert!(e.message.contains("truncated GLB header"), "{e}");
+}
+
+#[test]
+fn wrong_magic_and_version_are_reported() {
+    let mut glb = small_glb();
+    glb[0] = b'x';
+    let e = glb_err(&glb);
+    assert_eq!(e.location, Location::Byte(0));
+    assert!(e.message.contains("magic"), "{e}");
+    let mut glb = small_glb();
+    glb[4] = 1;
+    let e = glb_err(&glb);
+    assert_eq!(e.location, Location::Byte(4));
+    assert!(e.message.contains("version 1"), "{e}");
+}
+
+#[test]
+fn bad_chunks_are_reported_at_their_header() {
+    let mut glb = small_glb();
+    // JSON chunk length past the end.
+    glb[12..16].copy_from_slice(&u32::MAX.to_le_bytes());
+    let e = glb_err(&glb);
+    assert_eq!(e.location, Location::Byte(12));
+    assert!(e.message.contains("runs past the end"), "{e}");
+    let mut glb = small_glb();
+    glb[16..20].copy_from_slice(b"BIN\0");
+    let e = glb_err(&glb);
+    assert_eq!(e.location, Location::Byte(16));
+    assert!(e.message.contains("not JSON"), "{e}");
+}
+
+#[test]
+fn bad_json_is_reported_with_its_line() {
+    let e = import_err("{\n\"asset\": {\"version\": \"2.0\"},\n\"nodes\": [,]\n}");
+    assert_err(&e, Location::Line(3), &["invalid glTF JSON"]);
+    // In a GLB, the byte offset inside the file.
+    let mut glb = small_glb();
+    glb[20] = b'[';
+    let e = glb_err(&glb);
+    assert!(matches!(e.location, Location::Byte(b) if b >= 20), "{e}");
+    assert!(e.message.contains("JSON"), "{e}");
+    let e = import_err(r#"{"asset":{"version":"1.0"}}"#);
+    assert_err(&e, path("/asset/version"), &["unsupported glTF version"]);
+}
+
+#[test]
+fn accessor_out_of_bounds() {
+    let mut d = Doc::default();
+    let i = d.f32s(&[0.0, 1.0], "SCALAR");
+    let o = d.f32s(&[0.0; 6], "VEC3");
+    let json = one_channel(&d, "LINEAR", i, o, "translation")
+        .replace(r#""count":2,"type":"VEC3""#, r#""count":3,"type":"VEC3""#);
+    let e = import_err(&json);
+    assert_err(&e, path(&format!("/accessors/{o}")), &["out of bounds"]);
+    // A buffer view past its buffer.
+    let json = one_channel(&d, "LINEAR", i, o, "translation")
+        .replace(r#""byteLength":24}"#, r#""byteLength":2400}"#);
+    let e = import_err(&json);
+    assert_err(&e, path("/bufferViews/1"), &["past the end of buffer 0"]);
+}
+
+#[test]
+fn bad_indices() {
+    let mut d = Doc::default();
+    let pos = d.f32s(&[0.0; 9], "VEC3");
+    let j = d.u8s(&[0; 12], "VEC4", false);
+    let w = d.f32s(
+        &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
+        "VEC4",
+    );
+    let idx = d.u16s(&[0, 1, 7], "SCALAR");
+    let json = d.json(&format!(
+        r#""nodes":[{{"name":"j"}},{{"mesh":0,"skin":0}}],"skins":[{{"joints":[0]}}],
+"meshes":[{{"primitives":[{{"indices":{idx},"attributes":{{"POSITION":{pos},"JOINTS_0":{j},"WEIGHTS_0":{w}}}}}]}}]"#
+    ));
+    let e = import_err(&json);
+    assert_err(
+        &e,
+        path(&format!("/accessors/{idx}")),
+        &["index 7", "past the 3 vertices"],
+    );
+    // Joint index past the skin's joints (with non-zero weight).
+    let json2 = json.replace(&format!(r#""indices":{idx},"#), "");
+    let bad_j = {
+        // Same layout as `j`, but vertex 0 names joint 3.
+        let mut b = d.bin.clone();
+        let view_start = 36; // j's view follows the 36 position bytes
+        b[view_start] = 3;
+        b
+    };
+    let json2 = json2.replace(&base64(&d.bin), &base64(&bad_j));
+    let e = import_err(&json2);
+    assert_err(
+        &e,
+        path(&format!("/accessors/{j}")),
+        &["joint index 3", "past the skin's 1 joints"],
+    );
+}
+
+#[test]
+fn nan_and_infinite_values() {
+    let mut d = Doc::default();
+    let i = d.f32s(&[0.0, 1.0], "SCALAR");
+    let o = d.f32s(&[0.0, 0.0, f32::NAN, 1.0, 2.0, 3.0], "VEC3");
+    let e = import_err(&one_channel(&d, "LINEAR", i, o, "translation"));
+    assert_err(&e, path(&format!("/accessors/{o}")), &["element 0", "NaN"]);
+    // JSON numbers too large for f32 become infinite.
+    let json = r#"{"asset":{"version":"2.0"},"nodes":[{"translation":[0,1e39,0]}],"skins":[{"joints":[0]}]}"#;
+    let e = import_err(json);
+    assert_err(&e, path("/nodes/0/translation"), &["NaN or infinity"]);
+}
+
+#[test]
+fn cycles_and_shared_children_in_the_node_hierarchy() {
+    let json = r#"{"asset":{"version":"2.0"},
+"nodes":[{"children":[1]},{"children":[2]},{"children":[1]}],"skins":[{"joints":[0,1,2]}]}"#;
+    let e = import_err(json);
+    // Node 1 is a child of nodes 0 and 2.
+    assert_err(&e, path("/nodes/2/children/0"), &["two parents"]);
+    let json = r#"{"asset":{"version":"2.0"},
+"nodes":[{"children":[1]},{"children":[2]},{"children":[0]}],"skins":[{"joints":[0,1,2]}]}"#;
+    let e = import_err(json);
+    assert!(
+        matches!(&e.location, Location::JsonPath(p) if p.starts_with("/nodes/")),
+        "{e}"
+    );
+    assert!(e.message.contains("cycle"), "{e}");
+    let json = r#"{"asset":{"version":"2.0"},"nodes":[{"children":[0]}],"skins":[{"joints":[0]}]}"#;
+    let e = import_err(json);
+    assert_err(&e, path("/nodes/0/children/0"), &["cycle", "own child"]);
+}
+
+#[test]
+fn missing_buffers() {
+    let mut d = Doc::default();
+    let i = d.f32s(&[0.0, 1.0], "SCALAR");
+    let o = d.f32s(&[0.0; 6], "VEC3");
+    let good = one_channel(&d, "LINEAR", i, o, "translation");
+    // Buffer shorter than its byteLength.
+    let e = import_err(&good.replace(
+        &format!(r#""byteLength":{}"#, d.bin.len()),
+        r#""byteLength":999"#,
+    ));
+    assert_err(&e, path("/buffers/0"), &["byteLength says 999"]);
+    // External file that does not exist.
+    let dir = std::env::temp_dir();
+    let json = good.replace(
+        &format!("data:application/octet-stream;base64,{}", base64(&d.bin)),
+        "no-such-file-sinew.bin",
+    );
+    let e = from_slice(
+        json.as_bytes(),
+        Path::new("test.gltf"),
+        Some(&dir),
+        &GltfOptions::default(),
+    )
+    .err()
+    .unwrap();
+    assert_err(&e, path("/buffers/0"), &["missing buffer file"]);
+    // GLB-style buffer without uri in a JSON file.
+    let json = good.replace(
+        &format!(
+            r#","uri":"data:application/octet-stream;base64,{}""#,
+            base64(&d.bin)
+        ),
+        "",
+    );
+    let e = import_err(&json);
+    assert_err(&e, path("/buffers/0"), &["no uri"]);
+    // A buffer view naming a buffer that does not exist.
+    let e = import_err(&good.replacen(r#"{"buffer":0,"#, r#"{"buffer":5,"#, 1));
+    assert_err(&e, path("/bufferViews/0/buffer"), &["missing buffer 5"]);
+}
+
+#[test]
+fn mismatched_counts() {
+    let mut d = Doc::default();
+    let i = d.f32s(&[0.0, 1.0, 2.0], "SCALAR");
+    let o = d.f32s(&[0.0; 6], "VEC3");
+    let e = import_err(&one_channel(&d, "LINEAR", i, o, "translation"));
+    assert_err(
+        &e,
+        path("/animations/0/samplers/0/output"),
+        &["2 elements", "expected 3"],
+    );
+    // CUBICSPLINE needs three values per key.
+    let e = import_err(&one_channel(&d, "CUBICSPLINE", i, o, "translation"));
+    assert_err(&e, path("/animations/0/samplers/0/output"), &["expected 9"]);
+    // Wrong accessor type for the path.
+    let e = import_err(&one_channel(&d, "LINEAR", i, o, "rotation"));
+    assert_err(&e, path(&format!("/accessors/{o}/type")), &["Vec3"]);
+    // Mesh attributes with different counts.
+    let mut d = Doc::default();
+    let pos = d.f32s(&[0.0; 9], "VEC3");
+    let nrm = d.f32s(&[0.0; 6], "VEC3");
+    let j = d.u8s(&[0; 12], "VEC4", false);
+    let w = d.f32s(
+        &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
+        "VEC4",
+    );
+    let json = d.json(&format!(
+        r#""nodes":[{{"name":"j"}},{{"mesh":0,"skin":0}}],"skins":[{{"joints":[0]}}],
+"meshes":[{{"primitives":[{{"attributes":{{"POSITION":{pos},"NORMAL":{nrm},"JOINTS_0":{j},"WEIGHTS_0":{w}}}}}]}}]"#
+    ));
+    let e = import_err(&json);
+    assert_err(
+        &e,
+        path("/meshes/0/primitives/0/attributes/NORMAL"),
+        &["NORMAL has 2 elements, POSITION has 3"],
+    );
+}
+
+#[test]
+fn joints_referencing_missing_nodes() {
+    let json = r#"{"asset":{"version":"2.0"},"nodes":[{}],"skins":[{"joints":[0,7]}]}"#;
+    let e = import_err(json);
+    assert_err(&e, path("/skins/0/joints/1"), &["missing node 7"]);
+    let json = r#"{"asset":{"version":"2.0"},"nodes":[{"children":[3]}],"skins":[{"joints":[0]}]}"#;
+    let e = import_err(json);
+    assert_err(&e, path("/nodes/0/children/0"), &["missing node 3"]);
+    let json = r#"{"asset":{"version":"2.0"},"nodes":[{}],
+"animations":[{"channels":[{"sampler":0,"target":{"node":4,"path":"rotation"}}],"samplers":[{"input":0,"output":1}]}]}"#;
+    let e = import_err(json);
+    assert_err(
+        &e,
+        path("/animations/0/channels/0/target/node"),
+        &["missing node 4"],
+    );
+    let json = r#"{"asset":{"version":"2.0"},"nodes":[{}],
+"animations":[{"channels":[{"sampler":2,"target":{"node":0,"path":"rotation"}}],"samplers":[{"input":0,"output":1}]}]}"#;
+    let e = import_err(json);
+    assert_err(
+        &e,
+        path("/animations/0/channels/0/sampler"),
+        &["missing sampler 2"],
+    );
+}
+
+#[test]
+fn core_errors_are_converted_with_the_file_name() {
+    // 1100 joints: more than sinew's MAX_JOINTS.
+    let nodes: Vec<String> = (0..1100).map(|_| "{}".to_string()).collect();
+    let joints: Vec<String> = (0..1100).map(|i| i.to_string()).collect();
+    let json = format!(
+        r#"{{"asset":{{"version":"2.0"}},"nodes":[{}],"skins":[{{"joints":[{}]}}]}}"#,
+        nodes.join(","),
+        joints.join(",")
+    );
+    let e = import_err(&json);
+    assert_err(&e, path("/skins"), &["1100 joints exceed the maximum"]);
+    // Zero scale: no inverse bind matrix exists.
+    let json = r#"{"asset":{"version":"2.0"},"nodes":[{"children":[1]},{"scale":[0,0,0]}],"skins":[{"joints":[0,1]}]}"#;
+    let e = import_err(json);
+    assert_err(&e, path("/nodes/1"), &["not invertible"]);
+}
+
+#[test]
+fn no_skin_and_no_animation_is_an_error() {
+    let e = import_err(r#"{"asset":{"version":"2.0"},"nodes":[{}]}"#);
+    assert_err(&e, path("/skins"), &["no skeleton"]);
+}
+
+// ---------------------------------------------------------------------------
+// Real files
+// ---------------------------------------------------------------------------
+
+fn data_dir() -> Option<PathBuf> {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/gltf");
+    if d.is_dir() {
+        Some(d)
+    } else {
+        eprintln!("skipped: ../shared/data/gltf not found");
+        None
+    }
+}
+
+fn gltf_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if matches!(p.extension().and_then(|e| e.to_str()), Some("gltf" | "glb")) {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Joint counts from the data README.
+const EXPECTED_JOINTS: &[(&str, usize)] = &[
+    ("SimpleSkin.gltf", 2),
+    ("RiggedSimple.glb", 2),
+    ("RiggedFigure.glb", 19),
+    ("CesiumMan.glb", 19),
+    ("Fox.glb", 24),
+    ("player.glb", 27),
+    ("RobotExpressive.glb", 43),
+    ("mannequiny-0.3.0.glb", 45),
+    ("makehuman_default163_4infl.glb", 163),
+];
+
+fn load_all() -> Option<Vec<(PathBuf, Asset)>> {
+    let dir = data_dir()?;
+    let files = gltf_files(&dir);
+    assert!(!files.is_empty(), "no glTF files under {}", dir.display());
+    Some(
+        files
+            .into_iter()
+            .map(|f| match load(&f, &GltfOptions::default()) {
+                Ok(a) => (f, a),
+                Err(e) => panic!("{e}"),
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn every_data_file_imports() {
+    let Some(assets) = load_all() else { return };
+    for (f, a) in &assets {
+        let name = f.file_name().unwrap().to_str().unwrap();
+        let verts: usize = a.meshes.iter().map(|m| m.positions.len()).sum();
+        let clips: Vec<String> = a
+            .clips
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} ({} frames @ {} Hz, {} float tracks)",
+                    c.name,
+                    c.frame_count(),
+                    c.sample_rate(),
+                    c.float_tracks().len()
+                )
+            })
+            .collect();
+        println!(
+            "{name}: {} joints, {} clips [{}], {} meshes, {verts} vertices, warnings {:?}",
+            a.skeleton.joint_count(),
+            a.clips.len(),
+            clips.join(", "),
+            a.meshes.len(),
+            a.warnings
+        );
+        assert_eq!(a.units, "metres");
+        assert_eq!(a.joint_map.len(), a.skeleton.joint_count());
+        let mut seen = a.joint_map.clone();
+        seen.sort_unstable();
+        assert!(
+            seen.iter().enumerate().all(|(i, &j)| i == j as usize),
+            "joint_map is a permutation"
+        );
+        if let Some(&(_, n)) = EXPECTED_JOINTS.iter().find(|(f, _)| *f == name) {
+            assert_eq!(a.skeleton.joint_count(), n, "{name}");
+        }
+        assert!(!a.clips.is_empty(), "{name} has clips");
+        for m in &a.meshes {
+            assert_eq!(m.inverse_bind.len(), a.skeleton.joint_count());
+            assert_eq!(m.joints.len(), m.positions.len());
+            assert!(m.indices.iter().all(|&i| (i as usize) < m.positions.len()));
+            for w in &m.weights {
+                assert!(close(w.iter().sum::<f32>(), 1.0, 1e-5));
+            }
+        }
+        for c in &a.clips {
+            for k in c.keys() {
+                for l in 0..4 {
+                    assert!(close(k.rotation.get(l).length(), 1.0, 1e-5));
+                }
+            }
+        }
+    }
+}
+
+/// Files whose inverse bind matrices genuinely disagree with their node rest
+/// pose (checked independently of sinew by multiplying the nodes' world
+/// matrices with the file's IBMs): their joints are named in an importer
+/// warning and kept as in the file.
+const KNOWN_IBM_MISMATCH: &[&str] = &["mannequiny-0.3.0.glb", "RobotExpressive.glb"];
+
+#[test]
+fn data_files_rest_pose_matches_inverse_bind() {
+    let Some(assets) = load_all() else { return };
+    let mut bad = Vec::new();
+    for (f, a) in &assets {
+        let name = f.file_name().unwrap().to_str().unwrap();
+        let models = model_rest(a);
+        let view = a.skeleton.view();
+        let mut off = std::collections::BTreeMap::new();
+        let mut worst = 0.0f32;
+        for m in &a.meshes {
+            for (j, model) in models.iter().enumerate() {
+                let e = (*model * m.inverse_bind[j]).max_abs_diff(&Mat4::IDENTITY)
+                    / 1f32.max(model.translation().length());
+                worst = worst.max(e);
+                if e >= 1e-4 {
+                    let slot = off
+                        .entry(view.joint_name(j).unwrap().to_string())
+                        .or_insert(0.0f32);
+                    *slot = slot.max(e);
+                }
+            }
+        }
+        println!("{name}: max |fk(rest) * ibm - I| = {worst:.2e}; joints off: {off:?}");
+        if KNOWN_IBM_MISMATCH.contains(&name) {
+            assert!(
+                !off.is_empty(),
+                "{name} is listed as mismatched but matches: update the list"
+            );
+            assert!(
+                a.warnings
+                    .iter()
+                    .any(|w| w.contains("disagree with the node rest pose")),
+                "{name}: the mismatch is reported in a warning"
+            );
+        } else if !off.is_empty() {
+            bad.push(format!("{name}: {off:?}"));
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "fk(rest) * inverse_bind is not identity: {bad:#?}"
+    );
+}
+
+#[test]
+fn robot_expressive_morph_weights_and_shared_skeleton() {
+    let Some(dir) = data_dir() else { return };
+    let f = dir.join("threejs-robotexpressive/RobotExpressive.glb");
+    if !f.exists() {
+        eprintln!("skipped: {} not found", f.display());
+        return;
+    }
+    let a = load(&f, &GltfOptions::default()).unwrap();
+    assert_eq!(a.skeleton.joint_count(), 43);
+    assert_eq!(a.meshes.len(), 4, "four skins, one skeleton");
+    let morph: usize = a.clips.iter().map(|c| c.float_tracks().len()).sum();
+    assert!(morph > 0, "morph-target weights become float tracks");
+    assert!(a
+        .clips
+        .iter()
+        .flat_map(|c| c.float_tracks())
+        .all(|t| t.name.starts_with("morph/")));
+}
+
+// ---------------------------------------------------------------------------
+// Fuzzing: nothing panics
+// ---------------------------------------------------------------------------
+
+fn try_import(bytes: &[u8], name: &str) {
+    let _ = from_slice(bytes, Path::new(name), None, &GltfOptions::default());
+}
+
+fn small_json() -> String {
+    let mut d = Doc::default();
+    unordered_skin(&mut d, true)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+        try_import(&bytes, "r.glb");
+        try_import(&bytes, "r.gltf");
+        // Random bytes behind a valid GLB header.
+        let mut glb = b"glTF\x02\0\0\0".to_vec();
+        glb.extend_from_slice(&((bytes.len() + 12) as u32).to_le_bytes());
+        glb.extend_from_slice(&bytes);
+        try_import(&glb, "r.glb");
+    }
+
+    #[test]
+    fn mutated_glb_never_panics(
+        flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
+        cut in any::<prop::sample::Index>(),
+        truncate in any::<bool>(),
+    ) {
+        let mut glb = small_glb();
+        for (at, x) in flips {
+            let i = at.index(glb.len());
+            glb[i] ^= x | 1;
+        }
+        if truncate {
+            let n = cut.index(glb.len());
+            glb.truncate(n);
+        }
+        try_import(&glb, "m.glb");
+    }
+
+    #[test]
+    fn mutated_binary_data_never_panics(
+        flips in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..16),
+    ) {
+        // Flips only inside the binary chunk: the JSON stays valid, so the
+        // accessor data itself is attacked (NaNs, huge times, bad indices).
+        let mut glb = small_glb();
+        let json_len = u32::from_le_bytes([glb[12], glb[13], glb[14], glb[15]]) as usize;
+        let bin_start = 20 + json_len + 8;
+        let span = glb.len() - bin_start;
+        for (at, x) in flips {
+            let i = bin_start + at.index(span);
+            glb[i] ^= x | 1;
+        }
+        try_import(&glb, "b.glb");
+    }
+
+    #[test]
+    fn json_edits_never_panic(
+        edits in proptest::collection::vec(
+            (any::<prop::sample::Index>(), 0usize..6, any::<prop::sample::Index>()), 1..4),
+    ) {
+        let mut json = small_json().into_bytes();
+        // Replacement tokens that stress references, counts and types.
+        const TOKENS: &[&str] = &[
+            "-1", "4294967295", "99", "0", "1e39", "\"x\"", "null", "[]", "{}", "1.5",
+            "\"CUBICSPLINE\"", "\"STEP\"", "\"weights\"", "5120", "5125", "\"MAT4\"",
+        ];
+        for (at, op, tok) in edits {
+            if json.is_empty() {
+                break;
+            }
+            let i = at.index(json.len());
+            match op {
+                // Replace the number starting at or after i with a token.
+                0..=2 => {
+                    if let Some(s) = (i..json.len()).find(|&k| json[k].is_ascii_digit()) {
+                        let e = (s..json.len())
+                            .find(|&k| !(json[k].is_ascii_digit() || json[k] == b'.'))
+                            .unwrap_or(json.len());
+                        let t = tok.get(TOKENS).as_bytes().to_vec();
+                        json.splice(s..e, t);
+                    }
+                }
+                3 => {
+                    json.remove(i);
+                }
+                4 => json.truncate(i),
+                _ => {
+                    // Duplicate a short slice (e.g. a child reference).
+                    let e = (i + 8).min(json.len());
+                    let piece = json[i..e].to_vec();
+                    json.splice(i..i, piece);
+                }
+            }
+        }
+        try_import(&json, "j.gltf");
+    }
+}

@@ -9,8 +9,18 @@
 use wide::f32x4;
 
 use crate::error::Error;
+use crate::skeleton::MAX_JOINTS;
 use crate::soa::detail::{dot4, normalize, quat_mul_add, vec_mul_add, vec_scale};
-use crate::soa::{check_len, SoaQuat, SoaTransform};
+use crate::soa::{check_len, soa_count, SoaQuat, SoaTransform};
+
+/// Magic bytes that open a raw clip container.
+pub const CLIP_MAGIC: [u8; 8] = *b"SINEWCLP";
+
+/// Raw clip container version written and read by this build.
+pub const CLIP_VERSION: u32 = 1;
+
+const CLIP_HEADER: usize = 48;
+const BLOCK_BYTES: usize = core::mem::size_of::<SoaTransform>();
 
 /// How times outside `[0, duration]` are mapped into the clip.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -29,6 +39,19 @@ pub struct RawClip<'a> {
     frame_count: usize,
     soa_count: usize,
     keys: &'a [SoaTransform],
+    name: &'a str,
+}
+
+fn le_u32(bytes: &[u8], at: usize) -> u32 {
+    let mut b = [0u8; 4];
+    b.copy_from_slice(&bytes[at..at + 4]);
+    u32::from_le_bytes(b)
+}
+
+/// Bytes [`RawClip::write`] needs for a clip of this shape and name length (a multiple of 16).
+#[must_use]
+pub const fn clip_container_size(soa_count: usize, frame_count: usize, name_len: usize) -> usize {
+    (CLIP_HEADER + BLOCK_BYTES * soa_count * frame_count + name_len + 15) & !15
 }
 
 impl<'a> RawClip<'a> {
@@ -60,7 +83,138 @@ impl<'a> RawClip<'a> {
             frame_count,
             soa_count,
             keys,
+            name: "",
         })
+    }
+
+    /// The same clip with a name (for tooling; not used by sampling).
+    #[inline]
+    #[must_use]
+    pub fn with_name(self, name: &'a str) -> Self {
+        RawClip { name, ..self }
+    }
+
+    /// The clip's name (empty unless set or read from a container).
+    #[inline]
+    #[must_use]
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+
+    /// Writes this clip as a container into `out` (16-byte aligned) and
+    /// returns the bytes written ([`clip_container_size`]).
+    ///
+    /// # Errors
+    /// [`Error::BufferTooSmall`], [`Error::Misaligned`], [`Error::TooManyJoints`]
+    /// (more blocks per frame than `MAX_JOINTS / 4`), [`Error::InvalidName`]
+    /// (name over 4 GiB), [`Error::Corrupt`] (more than 4 GiB of keys).
+    pub fn write(&self, out: &mut [u8]) -> Result<usize, Error> {
+        if self.soa_count > soa_count(MAX_JOINTS) {
+            return Err(Error::TooManyJoints {
+                count: self.soa_count * 4,
+            });
+        }
+        let total = clip_container_size(self.soa_count, self.frame_count, self.name.len());
+        let (Ok(total32), Ok(name_len)) = (u32::try_from(total), u32::try_from(self.name.len()))
+        else {
+            return Err(Error::InvalidName { joint: 0 });
+        };
+        if out.len() < total {
+            return Err(Error::BufferTooSmall {
+                needed: total,
+                actual: out.len(),
+            });
+        }
+        if out.as_ptr().align_offset(16) != 0 {
+            return Err(Error::Misaligned);
+        }
+        let out = &mut out[..total];
+        out.fill(0);
+        out[..8].copy_from_slice(&CLIP_MAGIC);
+        out[8..12].copy_from_slice(&CLIP_VERSION.to_le_bytes());
+        out[12..16].copy_from_slice(&(self.soa_count as u32).to_le_bytes());
+        out[16..20].copy_from_slice(&(self.frame_count as u32).to_le_bytes());
+        out[20..24].copy_from_slice(&self.sample_rate.to_le_bytes());
+        out[24..28].copy_from_slice(&total32.to_le_bytes());
+        out[28..32].copy_from_slice(&name_len.to_le_bytes());
+        let keys_end = CLIP_HEADER + BLOCK_BYTES * self.keys.len();
+        out[CLIP_HEADER..keys_end].copy_from_slice(bytemuck::cast_slice(self.keys));
+        out[keys_end..keys_end + self.name.len()].copy_from_slice(self.name.as_bytes());
+        Ok(total)
+    }
+
+    /// Validates a raw clip container once and views it in place (zero copy).
+    ///
+    /// `bytes` must be 16-byte aligned; trailing bytes are ignored. Every key
+    /// is checked to be finite, so the cost is linear in the clip's size.
+    ///
+    /// # Errors
+    /// [`Error::Truncated`], [`Error::BadMagic`], [`Error::UnsupportedVersion`],
+    /// [`Error::Misaligned`], [`Error::TooManyJoints`], [`Error::InvalidSampleRate`],
+    /// [`Error::Corrupt`], [`Error::NonFinite`], [`Error::InvalidName`],
+    /// [`Error::UnsupportedPlatform`].
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+        if cfg!(target_endian = "big") {
+            return Err(Error::UnsupportedPlatform);
+        }
+        if bytes.len() < CLIP_HEADER {
+            return Err(Error::Truncated {
+                needed: CLIP_HEADER,
+                actual: bytes.len(),
+            });
+        }
+        if bytes[..8] != CLIP_MAGIC {
+            return Err(Error::BadMagic);
+        }
+        let version = le_u32(bytes, 8);
+        if version != CLIP_VERSION {
+            return Err(Error::UnsupportedVersion { found: version });
+        }
+        if bytes.as_ptr().align_offset(16) != 0 {
+            return Err(Error::Misaligned);
+        }
+        let blocks = le_u32(bytes, 12) as usize;
+        let frames = le_u32(bytes, 16) as usize;
+        let rate = f32::from_le_bytes([bytes[20], bytes[21], bytes[22], bytes[23]]);
+        let name_len = le_u32(bytes, 28) as usize;
+        if blocks > soa_count(MAX_JOINTS) {
+            return Err(Error::TooManyJoints { count: blocks * 4 });
+        }
+        if blocks == 0 || frames == 0 || !(rate.is_finite() && rate > 0.0) {
+            return Err(Error::InvalidSampleRate);
+        }
+        // blocks <= 256, so only frames * blocks * 160 can overflow on 32-bit targets.
+        let total = frames
+            .checked_mul(blocks * BLOCK_BYTES)
+            .and_then(|k| k.checked_add(CLIP_HEADER + name_len + 15))
+            .map(|t| t & !15)
+            .ok_or(Error::Corrupt {
+                what: "clip size overflows",
+            })?;
+        if le_u32(bytes, 24) as usize != total {
+            return Err(Error::Corrupt {
+                what: "total size does not match blocks, frames and name length",
+            });
+        }
+        if bytes.len() < total {
+            return Err(Error::Truncated {
+                needed: total,
+                actual: bytes.len(),
+            });
+        }
+        if bytes[32..CLIP_HEADER].iter().any(|&b| b != 0) {
+            return Err(Error::Corrupt {
+                what: "reserved header bytes are not zero",
+            });
+        }
+        let keys_end = CLIP_HEADER + frames * blocks * BLOCK_BYTES;
+        let keys: &[SoaTransform] = bytemuck::try_cast_slice(&bytes[CLIP_HEADER..keys_end])
+            .map_err(|_| Error::Corrupt {
+                what: "key section size",
+            })?;
+        let name = core::str::from_utf8(&bytes[keys_end..keys_end + name_len])
+            .map_err(|_| Error::InvalidName { joint: 0 })?;
+        Ok(RawClip::new(rate, blocks, keys)?.with_name(name))
     }
 
     /// Frames per second.

@@ -205,10 +205,63 @@ impl OwnedClip {
         }
     }
 
+    /// The clip as a raw clip container (see `sinew_core::clip`), ready for
+    /// `RawClip::from_bytes` to view in place.
+    #[must_use]
+    pub fn to_bytes(&self) -> AlignedBytes {
+        let view = self.view().with_name(&self.name);
+        let mut out = AlignedBytes::zeroed(sinew_core::clip::clip_container_size(
+            self.soa_count,
+            self.frame_count(),
+            self.name.len(),
+        ));
+        match view.write(out.as_mut_slice()) {
+            Ok(_) => out,
+            Err(e) => unreachable!("the buffer is sized and aligned for this clip: {e}"),
+        }
+    }
+
+    /// Copies and validates a raw clip container.
+    ///
+    /// # Errors
+    /// As `RawClip::from_bytes`.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        let aligned = AlignedBytes::copy_from(bytes);
+        let clip = RawClip::from_bytes(aligned.as_slice())?;
+        OwnedClip::new(
+            clip.name(),
+            clip.sample_rate(),
+            clip.soa_count(),
+            clip_keys(&clip),
+        )
+    }
+
     /// All keys, frame after frame.
     #[must_use]
     pub fn keys(&self) -> &[SoaTransform] {
         &self.keys
+    }
+}
+
+fn clip_keys(clip: &RawClip<'_>) -> Vec<SoaTransform> {
+    (0..clip.frame_count())
+        .flat_map(|f| clip.frame(f).unwrap_or(&[]).iter().copied())
+        .collect()
+}
+
+/// `Ok` when `clip` poses have the skeleton's block count.
+///
+/// # Errors
+/// [`Error::BadLength`] naming the clip's pose size.
+pub fn check_clip(skeleton: &Skeleton<'_>, clip: &RawClip<'_>) -> Result<(), Error> {
+    if clip.soa_count() == skeleton.soa_count() {
+        Ok(())
+    } else {
+        Err(Error::BadLength {
+            buffer: "clip pose",
+            expected: skeleton.soa_count(),
+            actual: clip.soa_count(),
+        })
     }
 }
 

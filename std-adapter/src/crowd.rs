@@ -2,9 +2,10 @@
 //!
 //! Every character blends the humanoid's walk, jog and run with its own phase
 //! and a speed that drifts over time (weights from the speed, cycle lengths
-//! synchronised by normalised phase). Characters are processed in small
-//! batches so each batch's buffers stay in cache; each stage of a batch is
-//! timed as a whole, so the clock costs about 1% of the work. Each
+//! synchronised by normalised phase). A [`Crowd`] owns every character's
+//! state and buffers and steps them one frame at a time, as a game does.
+//! Within a frame, characters go in batches of [`BATCH`]: each stage of a
+//! batch is timed as a whole, so the clock costs about 1% of the work. Each
 //! character's checksum depends only on that character, so the combined
 //! checksum is the same for any thread count.
 
@@ -16,7 +17,7 @@ use sinew_core::clip::{RawClip, TimeMode};
 use sinew_core::fk::{self, FkJob};
 use sinew_core::{Error, Mat4, Skeleton, SoaTransform};
 
-use crate::assets::Humanoid;
+use crate::assets::{Humanoid, OwnedClip, OwnedSkeleton};
 use crate::baseline;
 
 /// Characters processed together so their buffers stay in cache.
@@ -180,7 +181,8 @@ impl Character {
         let weights = weights.map(|w| w / sum);
         // Normalised-time sync: the cycle length is the weighted mean.
         let cycle: f32 = weights.iter().zip(durations).map(|(w, d)| w * d).sum();
-        self.phase = (self.phase + dt / cycle).fract();
+        // A one-frame clip has no duration; it then holds its pose.
+        self.phase = (self.phase + dt / cycle.max(1e-3)).fract();
         Drive {
             times: durations.map(|d| self.phase * d),
             weights,
@@ -226,20 +228,47 @@ pub trait Backend: Sync {
     fn models<'s>(&self, s: &'s Self::Scratch, k: usize) -> &'s [[f32; 16]];
 }
 
-/// sinew's SIMD pipeline on the procedural humanoid.
+/// The three clips a character blends: clip `k % clips` for slot `k`, so an
+/// asset with fewer than three clips still fills every slot.
+fn slots<T: Copy>(clips: &[T]) -> Option<[T; 3]> {
+    let n = clips.len();
+    (n > 0).then(|| [clips[0], clips[1 % n], clips[2 % n]])
+}
+
+/// sinew's SIMD pipeline over a skeleton and up to three of its clips.
 pub struct SinewBackend<'a> {
     skeleton: Skeleton<'a>,
     clips: [RawClip<'a>; 3],
 }
 
 impl<'a> SinewBackend<'a> {
-    /// Views the humanoid's skeleton and clips.
+    /// Views the humanoid's skeleton and its walk, jog and run.
     #[must_use]
     pub fn new(h: &'a Humanoid) -> Self {
         SinewBackend {
             skeleton: h.skeleton.view(),
             clips: [h.clips[0].view(), h.clips[1].view(), h.clips[2].view()],
         }
+    }
+
+    /// Views any skeleton and its clips; characters blend the first three
+    /// (repeating clips when there are fewer).
+    ///
+    /// # Errors
+    /// [`Error::BadLength`] when there is no clip or a clip's pose size does
+    /// not match the skeleton.
+    pub fn from_clips(skeleton: &'a OwnedSkeleton, clips: &'a [OwnedClip]) -> Result<Self, Error> {
+        let skeleton = skeleton.view();
+        let views: Vec<RawClip<'a>> = clips.iter().map(OwnedClip::view).collect();
+        for c in &views {
+            crate::assets::check_clip(&skeleton, c)?;
+        }
+        let clips = slots(&views).ok_or(Error::BadLength {
+            buffer: "clips",
+            expected: 1,
+            actual: 0,
+        })?;
+        Ok(SinewBackend { skeleton, clips })
     }
 }
 
@@ -300,7 +329,7 @@ impl Backend for SinewBackend<'_> {
     }
 }
 
-/// The glam AoS baseline on the same humanoid and clips.
+/// The glam AoS baseline on the same skeleton and clips.
 pub struct GlamBackend {
     parents: Vec<u16>,
     rest: Vec<baseline::Transform>,
@@ -311,13 +340,37 @@ impl GlamBackend {
     /// Converts the humanoid to the baseline's AoS data.
     #[must_use]
     pub fn new(h: &Humanoid) -> Self {
-        let skel = h.skeleton.view();
+        match GlamBackend::from_clips(&h.skeleton, &h.clips) {
+            Ok(b) => b,
+            Err(e) => unreachable!("the humanoid has three matching clips: {e}"),
+        }
+    }
+
+    /// Converts any skeleton and its first three clips (repeating when fewer).
+    ///
+    /// # Errors
+    /// As [`SinewBackend::from_clips`].
+    pub fn from_clips(skeleton: &OwnedSkeleton, clips: &[OwnedClip]) -> Result<Self, Error> {
+        let skel = skeleton.view();
         let n = skel.joint_count();
-        GlamBackend {
+        let aos: Vec<baseline::AosClip> = clips
+            .iter()
+            .take(3)
+            .map(|c| {
+                crate::assets::check_clip(&skel, &c.view())?;
+                Ok(baseline::AosClip::from_raw(&c.view(), n))
+            })
+            .collect::<Result<_, Error>>()?;
+        let [a, b, c] = slots(&[0usize, 1, 2][..aos.len()]).ok_or(Error::BadLength {
+            buffer: "clips",
+            expected: 1,
+            actual: 0,
+        })?;
+        Ok(GlamBackend {
             parents: skel.parents().to_vec(),
             rest: baseline::to_aos(skel.rest_pose(), n),
-            clips: [0, 1, 2].map(|i| baseline::AosClip::from_raw(&h.clips[i].view(), n)),
-        }
+            clips: [aos[a].clone(), aos[b].clone(), aos[c].clone()],
+        })
     }
 }
 
@@ -383,60 +436,170 @@ impl Backend for GlamBackend {
     }
 }
 
-fn run_batch<B: Backend>(
+/// One frame of one batch: sample, blend and FK for each character, each
+/// stage timed as a whole, then each character's hash updated.
+fn step_batch<B: Backend>(
     backend: &B,
     scratch: &mut B::Scratch,
     chars: &mut [Character],
-    cfg: &CrowdConfig,
+    t: f32,
+    dt: f32,
+    final_frame: bool,
 ) -> Result<StageTimes, Error> {
-    let frames = cfg.frames();
-    let dt = 1.0 / cfg.fps;
     let durations = backend.durations();
-    let mut times = StageTimes::default();
     let mut drives = [Drive {
         times: [0.0; 3],
         weights: [1.0, 0.0, 0.0],
     }; BATCH];
-    for f in 0..frames {
-        let t = f as f32 * dt;
-        for (d, c) in drives.iter_mut().zip(chars.iter_mut()) {
-            *d = c.step(t, dt, durations);
-        }
-        let n = chars.len();
-        let t0 = Instant::now();
-        for (k, d) in drives.iter().enumerate().take(n) {
-            backend.sample(scratch, k, d)?;
-        }
-        let t1 = Instant::now();
-        for (k, d) in drives.iter().enumerate().take(n) {
-            backend.blend(scratch, k, d)?;
-        }
-        let t2 = Instant::now();
-        for k in 0..n {
-            backend.fk(scratch, k)?;
-        }
-        let t3 = Instant::now();
-        times = times.add(StageTimes {
-            sample: t1 - t0,
-            blend: t2 - t1,
-            fk: t3 - t2,
-        });
-        let last = f + 1 == frames;
-        for (k, c) in chars.iter_mut().enumerate() {
-            let models = backend.models(scratch, k);
-            // Every frame: the last joint's position; last frame: every matrix.
-            let folded: &[[f32; 16]] = if last {
-                models
-            } else {
-                &models[models.len() - 1..]
-            };
-            for m in folded {
-                let vals: &[f32] = if last { m } else { &m[12..15] };
-                c.hash = vals.iter().fold(c.hash, |h, &v| fnv(h, v));
-            }
+    for (d, c) in drives.iter_mut().zip(chars.iter_mut()) {
+        *d = c.step(t, dt, durations);
+    }
+    let n = chars.len();
+    let t0 = Instant::now();
+    for (k, d) in drives.iter().enumerate().take(n) {
+        backend.sample(scratch, k, d)?;
+    }
+    let t1 = Instant::now();
+    for (k, d) in drives.iter().enumerate().take(n) {
+        backend.blend(scratch, k, d)?;
+    }
+    let t2 = Instant::now();
+    for k in 0..n {
+        backend.fk(scratch, k)?;
+    }
+    let t3 = Instant::now();
+    for (k, c) in chars.iter_mut().enumerate() {
+        let models = backend.models(scratch, k);
+        // Every frame: the last joint's position; the final frame: every matrix.
+        let folded: &[[f32; 16]] = if final_frame {
+            models
+        } else {
+            &models[models.len() - 1..]
+        };
+        for m in folded {
+            let vals: &[f32] = if final_frame { m } else { &m[12..15] };
+            c.hash = vals.iter().fold(c.hash, |h, &v| fnv(h, v));
         }
     }
-    Ok(times)
+    Ok(StageTimes {
+        sample: t1 - t0,
+        blend: t2 - t1,
+        fk: t3 - t2,
+    })
+}
+
+/// Many characters driven through one [`Backend`] on a thread pool.
+///
+/// The crowd owns every character's state (phase, speed pattern, checksum)
+/// and buffers (sampled poses, local pose, model matrices), in batches of
+/// [`BATCH`]. [`Crowd::step`] advances all of them by one frame in parallel;
+/// a character's results depend only on that character, so they are
+/// bit-identical for any thread count.
+pub struct Crowd<'b, B: Backend> {
+    backend: &'b B,
+    chars: Vec<Character>,
+    batches: Vec<B::Scratch>,
+    pool: rayon::ThreadPool,
+    threads: usize,
+    frame: usize,
+    stages: StageTimes,
+}
+
+impl<'b, B: Backend> Crowd<'b, B> {
+    /// A crowd of `characters` characters on `threads` worker threads (`None`: every core).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] when the thread pool cannot start.
+    pub fn new(backend: &'b B, characters: usize, threads: Option<usize>) -> Result<Self, Error> {
+        let threads = threads.unwrap_or_else(rayon::current_num_threads).max(1);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .map_err(|_| Error::Corrupt {
+                what: "could not start worker threads",
+            })?;
+        Ok(Crowd {
+            backend,
+            chars: (0..characters).map(Character::new).collect(),
+            batches: (0..characters.div_ceil(BATCH))
+                .map(|_| backend.scratch())
+                .collect(),
+            pool,
+            threads,
+            frame: 0,
+            stages: StageTimes::default(),
+        })
+    }
+
+    /// Advances every character by `dt` seconds. With `final_frame`, every
+    /// model matrix goes into the checksum (otherwise the last joint's position).
+    ///
+    /// # Errors
+    /// Any kernel error (none occur for validated assets).
+    pub fn step(&mut self, dt: f32, final_frame: bool) -> Result<(), Error> {
+        let t = self.frame as f32 * dt;
+        let backend = self.backend;
+        let chars = &mut self.chars;
+        let batches = &mut self.batches;
+        let times = self.pool.install(|| {
+            chars
+                .par_chunks_mut(BATCH)
+                .zip(batches.par_iter_mut())
+                .map(|(chunk, scratch)| step_batch(backend, scratch, chunk, t, dt, final_frame))
+                .try_reduce(StageTimes::default, |a, b| Ok(a.add(b)))
+        })?;
+        self.stages = self.stages.add(times);
+        self.frame += 1;
+        Ok(())
+    }
+
+    /// Model matrices (column-major, 16 floats each) of `character`, or `None` when out of range.
+    #[must_use]
+    pub fn models(&self, character: usize) -> Option<&[[f32; 16]]> {
+        if character >= self.chars.len() {
+            return None;
+        }
+        let batch = self.batches.get(character / BATCH)?;
+        Some(self.backend.models(batch, character % BATCH))
+    }
+
+    /// Number of characters.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.chars.len()
+    }
+
+    /// True when the crowd has no characters.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.chars.is_empty()
+    }
+
+    /// Frames stepped so far.
+    #[must_use]
+    pub fn frame(&self) -> usize {
+        self.frame
+    }
+
+    /// Worker threads.
+    #[must_use]
+    pub fn threads(&self) -> usize {
+        self.threads
+    }
+
+    /// Time per stage so far, summed over threads.
+    #[must_use]
+    pub fn stages(&self) -> StageTimes {
+        self.stages
+    }
+
+    /// Hash of every character's history in character order; the same for any thread count.
+    #[must_use]
+    pub fn checksum(&self) -> u64 {
+        self.chars.iter().fold(FNV_OFFSET, |h, c| {
+            (h ^ c.hash).wrapping_mul(0x0100_0000_01b3)
+        })
+    }
 }
 
 /// Runs `cfg.characters` characters through `backend` for `cfg.frames()` frames.
@@ -445,38 +608,19 @@ fn run_batch<B: Backend>(
 /// Any kernel error (none occur for valid assets), or a thread-pool failure
 /// reported as [`Error::Corrupt`].
 pub fn run<B: Backend>(backend: &B, cfg: &CrowdConfig) -> Result<CrowdReport, Error> {
-    let threads = cfg
-        .threads
-        .unwrap_or_else(rayon::current_num_threads)
-        .max(1);
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .map_err(|_| Error::Corrupt {
-            what: "could not start worker threads",
-        })?;
-    let mut chars: Vec<Character> = (0..cfg.characters).map(Character::new).collect();
+    let mut crowd = Crowd::new(backend, cfg.characters, cfg.threads)?;
+    let frames = cfg.frames();
     let start = Instant::now();
-    let stages = pool.install(|| {
-        chars
-            .par_chunks_mut(BATCH)
-            .map_init(
-                || backend.scratch(),
-                |scratch, chunk| run_batch(backend, scratch, chunk, cfg),
-            )
-            .try_reduce(StageTimes::default, |a, b| Ok(a.add(b)))
-    })?;
-    let wall = start.elapsed();
-    let checksum = chars.iter().fold(FNV_OFFSET, |h, c| {
-        (h ^ c.hash).wrapping_mul(0x0100_0000_01b3)
-    });
+    for f in 0..frames {
+        crowd.step(1.0 / cfg.fps, f + 1 == frames)?;
+    }
     Ok(CrowdReport {
         characters: cfg.characters,
-        frames: cfg.frames(),
+        frames,
         joints: backend.joints(),
-        threads,
-        stages,
-        wall,
-        checksum,
+        threads: crowd.threads(),
+        stages: crowd.stages(),
+        wall: start.elapsed(),
+        checksum: crowd.checksum(),
     })
 }

@@ -10,6 +10,7 @@ pub mod assets;
 pub mod baseline;
 pub mod crowd;
 pub mod import;
+pub mod render;
 pub mod synthetic;
 
 pub use assets::{AlignedBytes, FloatTrack, Humanoid, OwnedClip, OwnedSkeleton};

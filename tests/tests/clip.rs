@@ -486,3 +486,125 @@ fn gait_clips_are_unit_distinct_and_seamless() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// Raw clip container
+// ---------------------------------------------------------------------------
+
+mod container {
+    use super::support::humanoid;
+    use proptest::prelude::*;
+    use sinew_core::clip::{RawClip, TimeMode};
+    use sinew_core::{Error, SoaTransform};
+    use sinew_std::{AlignedBytes, OwnedClip};
+
+    fn walk_bytes() -> AlignedBytes {
+        humanoid().clips[0].to_bytes()
+    }
+
+    #[test]
+    fn round_trip_is_exact_and_zero_copy() {
+        let walk = &humanoid().clips[0];
+        let bytes = walk.to_bytes();
+        assert_eq!(bytes.len() % 16, 0);
+        let view = RawClip::from_bytes(bytes.as_slice()).unwrap();
+        assert_eq!(view.name(), "walk");
+        assert_eq!(view.frame_count(), walk.frame_count());
+        assert_eq!(view.sample_rate(), walk.sample_rate());
+        // Zero copy: the first key lives inside the byte buffer.
+        let key_ptr = view.frame(0).unwrap().as_ptr() as usize;
+        let base = bytes.as_slice().as_ptr() as usize;
+        assert_eq!(key_ptr, base + 48);
+        let mut a = vec![SoaTransform::IDENTITY; view.soa_count()];
+        let mut b = a.clone();
+        for t in [0.0, 0.37, 1.0] {
+            view.sample(t, TimeMode::Loop, &mut a).unwrap();
+            walk.view().sample(t, TimeMode::Loop, &mut b).unwrap();
+            assert_eq!(a, b);
+        }
+        let owned = OwnedClip::from_bytes(bytes.as_slice()).unwrap();
+        assert_eq!(owned.keys(), walk.keys());
+        assert_eq!(owned.name, "walk");
+    }
+
+    #[test]
+    fn exact_errors() {
+        let good = walk_bytes();
+        let mut b = good.clone();
+        b.as_mut_slice()[0] ^= 1;
+        assert_eq!(
+            RawClip::from_bytes(b.as_slice()).unwrap_err(),
+            Error::BadMagic
+        );
+        let mut b = good.clone();
+        b.as_mut_slice()[8] = 2;
+        assert_eq!(
+            RawClip::from_bytes(b.as_slice()).unwrap_err(),
+            Error::UnsupportedVersion { found: 2 }
+        );
+        let mut b = good.clone();
+        b.as_mut_slice()[20..24].copy_from_slice(&f32::NAN.to_le_bytes());
+        assert_eq!(
+            RawClip::from_bytes(b.as_slice()).unwrap_err(),
+            Error::InvalidSampleRate
+        );
+        let mut b = good.clone();
+        b.as_mut_slice()[12..16].copy_from_slice(&1000u32.to_le_bytes());
+        assert!(matches!(
+            RawClip::from_bytes(b.as_slice()),
+            Err(Error::TooManyJoints { .. })
+        ));
+        let mut b = good.clone();
+        b.as_mut_slice()[16..20].copy_from_slice(&u32::MAX.to_le_bytes());
+        assert!(matches!(
+            RawClip::from_bytes(b.as_slice()),
+            Err(Error::Corrupt { .. } | Error::Truncated { .. })
+        ));
+        let mut b = good.clone();
+        b.as_mut_slice()[48..52].copy_from_slice(&f32::INFINITY.to_le_bytes());
+        assert!(matches!(
+            RawClip::from_bytes(b.as_slice()),
+            Err(Error::NonFinite { .. })
+        ));
+        // Misaligned view of valid bytes.
+        let mut shifted = AlignedBytes::zeroed(good.len() + 16);
+        shifted.as_mut_slice()[4..4 + good.len()].copy_from_slice(good.as_slice());
+        assert_eq!(
+            RawClip::from_bytes(&shifted.as_slice()[4..4 + good.len()]).unwrap_err(),
+            Error::Misaligned
+        );
+        for len in 0..good.len() {
+            let r = RawClip::from_bytes(&good.as_slice()[..len]);
+            assert!(
+                matches!(r, Err(Error::Truncated { .. })),
+                "length {len}: {r:?}"
+            );
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+
+        /// Mutated or random bytes give an error or a valid view, never a panic.
+        #[test]
+        fn mutated_bytes_never_panic(
+            edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..8),
+            cut in any::<prop::sample::Index>(),
+            random in prop::collection::vec(any::<u8>(), 0..256),
+        ) {
+            let good = walk_bytes();
+            let mut b = good.clone();
+            for (at, v) in &edits {
+                let i = at.index(b.len());
+                b.as_mut_slice()[i] = *v;
+            }
+            let len = cut.index(b.len() + 1);
+            if let Ok(view) = RawClip::from_bytes(&b.as_slice()[..len]) {
+                let mut out = vec![SoaTransform::IDENTITY; view.soa_count()];
+                prop_assert!(view.sample(0.5, TimeMode::Loop, &mut out).is_ok());
+            }
+            let r = AlignedBytes::copy_from(&random);
+            let _ = RawClip::from_bytes(r.as_slice());
+        }
+    }
+}

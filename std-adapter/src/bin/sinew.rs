@@ -4,37 +4,46 @@
 //! characters for 10 simulated seconds at 60 Hz, each blending walk, jog and
 //! run with its own phase and weights, on every core, and prints per-stage
 //! timings and a checksum that is the same for any `--threads` value.
+//! Subcommands inspect, play and render glTF/GLB, BVH and ozz files; every
+//! failure is one line on stderr and exit status 2.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use sinew_std::crowd::{self, CrowdConfig, CrowdReport, GlamBackend, SinewBackend};
-use sinew_std::Humanoid;
+use sinew_std::import::load::{load_files, LoadOptions};
+use sinew_std::render::{self, FilmstripOptions};
+use sinew_std::{Asset, Humanoid};
 
 #[derive(Parser, Debug)]
 #[command(
     name = "sinew",
     version,
-    about = "sinew skeletal animation runtime: play, bench and inspect",
+    about = "sinew skeletal animation runtime: play, bench, inspect and render",
     args_conflicts_with_subcommands = true
 )]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
     #[command(flatten)]
-    play: PlayArgs,
+    crowd: CrowdArgs,
 }
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Play the procedural humanoid crowd and print per-stage timings (the default).
+    /// Run the per-frame pipeline for a crowd over the files' clips (default: the procedural humanoid).
     Play(PlayArgs),
     /// Run sinew and the glam baseline on the same crowd and report the ratio.
     Bench(BenchArgs),
+    /// Print joints (as a tree), clips, meshes and import warnings.
+    Inspect(InspectArgs),
+    /// Draw a clip's poses at evenly spaced times as a filmstrip PNG.
+    Render(RenderArgs),
 }
 
 #[derive(Args, Debug, Clone, Copy)]
-struct PlayArgs {
+struct CrowdArgs {
     /// Number of characters.
     #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u32).range(1..=10_000_000))]
     characters: u32,
@@ -46,25 +55,84 @@ struct PlayArgs {
     threads: Option<u32>,
 }
 
+#[derive(Args, Debug, Clone)]
+struct LoadArgs {
+    /// glTF/GLB, BVH or ozz files (an ozz skeleton followed by its animations).
+    files: Vec<PathBuf>,
+    /// Resample clips to this rate in Hz (default: the file's rate, else 30).
+    #[arg(long, value_parser = positive_rate)]
+    rate: Option<f32>,
+    /// Scale applied to BVH lengths (CMU BVH is in centimetre-like units).
+    #[arg(long, default_value_t = 0.01, value_parser = positive_scale)]
+    bvh_scale: f32,
+}
+
+#[derive(Args, Debug, Clone)]
+struct PlayArgs {
+    #[command(flatten)]
+    load: LoadArgs,
+    #[command(flatten)]
+    crowd: CrowdArgs,
+}
+
 #[derive(Args, Debug, Clone, Copy)]
 struct BenchArgs {
     #[command(flatten)]
-    play: PlayArgs,
+    crowd: CrowdArgs,
     /// Print the figures as one JSON object.
     #[arg(long)]
     json: bool,
 }
 
-fn positive_seconds(s: &str) -> Result<f32, String> {
+#[derive(Args, Debug, Clone)]
+struct InspectArgs {
+    #[command(flatten)]
+    load: LoadArgs,
+}
+
+#[derive(Args, Debug, Clone)]
+struct RenderArgs {
+    #[command(flatten)]
+    load: LoadArgs,
+    /// Clip to draw (default: the first clip).
+    #[arg(long)]
+    clip: Option<String>,
+    /// Output PNG.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Number of poses drawn.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=64))]
+    frames: u32,
+    /// Cell size in pixels.
+    #[arg(long, default_value_t = 220, value_parser = clap::value_parser!(u32).range(16..=2048))]
+    cell: u32,
+    /// Camera yaw about the vertical axis, in degrees.
+    #[arg(long, default_value_t = 60.0, allow_negative_numbers = true)]
+    yaw: f32,
+}
+
+fn parse_positive(s: &str, max: f32, what: &str) -> Result<f32, String> {
     let v: f32 = s.parse().map_err(|e| format!("{e}"))?;
-    if v.is_finite() && v > 0.0 && v <= 86_400.0 {
+    if v.is_finite() && v > 0.0 && v <= max {
         Ok(v)
     } else {
-        Err("must be a number of seconds in (0, 86400]".into())
+        Err(format!("must be {what} in (0, {max}]"))
     }
 }
 
-impl PlayArgs {
+fn positive_seconds(s: &str) -> Result<f32, String> {
+    parse_positive(s, 86_400.0, "a number of seconds")
+}
+
+fn positive_rate(s: &str) -> Result<f32, String> {
+    parse_positive(s, 10_000.0, "a rate in Hz")
+}
+
+fn positive_scale(s: &str) -> Result<f32, String> {
+    parse_positive(s, 1.0e6, "a scale")
+}
+
+impl CrowdArgs {
     fn config(&self) -> CrowdConfig {
         CrowdConfig {
             characters: self.characters as usize,
@@ -75,12 +143,29 @@ impl PlayArgs {
     }
 }
 
+impl LoadArgs {
+    /// The files' assets, or the procedural humanoid when no file is named.
+    fn assets(&self) -> Result<Vec<Asset>, Box<dyn std::error::Error>> {
+        if self.files.is_empty() {
+            return Ok(vec![Asset::from(Humanoid::default_rate())]);
+        }
+        let opts = LoadOptions {
+            sample_rate: self.rate,
+            bvh_scale: self.bvh_scale,
+        };
+        Ok(load_files(&self.files, &opts)?)
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        None => play(&cli.play),
-        Some(Command::Play(p)) => play(&p),
+        None => play_humanoid(&cli.crowd),
+        Some(Command::Play(p)) if p.load.files.is_empty() => play_humanoid(&p.crowd),
+        Some(Command::Play(p)) => play_files(&p),
         Some(Command::Bench(b)) => bench(&b),
+        Some(Command::Inspect(i)) => inspect(&i),
+        Some(Command::Render(r)) => render_strip(&r),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -93,18 +178,46 @@ fn main() -> ExitCode {
 
 type Res = Result<(), Box<dyn std::error::Error>>;
 
-fn play(args: &PlayArgs) -> Res {
+fn play_humanoid(args: &CrowdArgs) -> Res {
     let h = Humanoid::default_rate();
     let cfg = args.config();
     println!(
         "sinew: procedural humanoid ({} joints), walk/jog/run at {} Hz, {} characters x {} frames (60 Hz)",
         h.skeleton.joint_count(),
-        h.clips[0].view().sample_rate(),
+        h.clips[0].sample_rate(),
         cfg.characters,
         cfg.frames()
     );
     let report = crowd::run(&SinewBackend::new(&h), &cfg)?;
     print_table(&report);
+    Ok(())
+}
+
+fn play_files(args: &PlayArgs) -> Res {
+    let cfg = args.crowd.config();
+    for asset in args.load.assets()? {
+        if asset.clips.is_empty() {
+            println!("{}: no clips, nothing to play", asset.source.display());
+            continue;
+        }
+        let names: Vec<&str> = asset
+            .clips
+            .iter()
+            .take(3)
+            .map(|c| c.name.as_str())
+            .collect();
+        println!(
+            "sinew: {} ({} joints), clips {}, {} characters x {} frames (60 Hz)",
+            asset.source.display(),
+            asset.skeleton.joint_count(),
+            names.join(" / "),
+            cfg.characters,
+            cfg.frames()
+        );
+        let backend = SinewBackend::from_clips(&asset.skeleton, &asset.clips)?;
+        print_table(&crowd::run(&backend, &cfg)?);
+        println!();
+    }
     Ok(())
 }
 
@@ -143,7 +256,7 @@ fn print_table(r: &CrowdReport) {
 
 fn bench(args: &BenchArgs) -> Res {
     let h = Humanoid::default_rate();
-    let cfg = args.play.config();
+    let cfg = args.crowd.config();
     let sinew = crowd::run(&SinewBackend::new(&h), &cfg)?;
     let glam = crowd::run(&GlamBackend::new(&h), &cfg)?;
     let ratio = |f: fn(&CrowdReport) -> f64| f(&glam) / f(&sinew).max(1e-9);
@@ -196,4 +309,113 @@ fn json_figures(r: &CrowdReport) -> String {
         r.wall.as_secs_f64(),
         r.checksum
     )
+}
+
+fn inspect(args: &InspectArgs) -> Res {
+    for asset in args.load.assets()? {
+        let skel = asset.skeleton.view();
+        let n = skel.joint_count();
+        let max_depth = (0..n).map(|j| skel.depth(j)).max().unwrap_or(0);
+        println!("{} ({})", asset.source.display(), asset.units);
+        println!(
+            "skeleton: {n} joints, depth {}, {} SoA blocks, {} byte container",
+            max_depth + 1,
+            skel.soa_count(),
+            asset.skeleton.bytes().len()
+        );
+        for j in 0..n {
+            println!(
+                "  {j:>4} {}{}",
+                "  ".repeat(skel.depth(j)),
+                skel.joint_name(j)
+                    .filter(|s| !s.is_empty())
+                    .unwrap_or("(unnamed)")
+            );
+        }
+        println!("clips: {}", asset.clips.len());
+        for c in &asset.clips {
+            println!(
+                "  {:<24} {:>8.3} s {:>7.2} Hz {:>6} frames {:>4} float tracks",
+                c.name,
+                c.duration(),
+                c.sample_rate(),
+                c.frame_count(),
+                c.float_tracks().len()
+            );
+        }
+        println!("meshes: {}", asset.meshes.len());
+        for m in &asset.meshes {
+            let influences = m
+                .weights
+                .iter()
+                .map(|w| w.iter().filter(|&&x| x > 0.0).count())
+                .max()
+                .unwrap_or(0);
+            println!(
+                "  {:<24} {:>7} vertices {:>7} triangles, up to {influences} influences{}{}",
+                m.name,
+                m.positions.len(),
+                m.indices.len() / 3,
+                if m.normals.is_empty() {
+                    ""
+                } else {
+                    ", normals"
+                },
+                if m.tangents.is_empty() {
+                    ""
+                } else {
+                    ", tangents"
+                }
+            );
+        }
+        if !asset.warnings.is_empty() {
+            println!("warnings: {}", asset.warnings.len());
+            for w in &asset.warnings {
+                println!("  {w}");
+            }
+        }
+        println!();
+    }
+    Ok(())
+}
+
+fn render_strip(args: &RenderArgs) -> Res {
+    let assets = args.load.assets()?;
+    let (asset, clip) = assets
+        .iter()
+        .find_map(|a| {
+            let c = match &args.clip {
+                Some(name) => a.clips.iter().find(|c| &c.name == name),
+                None => a.clips.first(),
+            };
+            c.map(|c| (a, c))
+        })
+        .ok_or_else(|| match &args.clip {
+            Some(name) => {
+                let known: Vec<&str> = assets
+                    .iter()
+                    .flat_map(|a| a.clips.iter().map(|c| c.name.as_str()))
+                    .collect();
+                format!("no clip named {name:?} (clips: {})", known.join(", "))
+            }
+            None => "no clip to render".to_string(),
+        })?;
+    let opts = FilmstripOptions {
+        frames: args.frames as usize,
+        cell: args.cell,
+        yaw_degrees: args.yaw,
+    };
+    let png = render::filmstrip(&asset.skeleton.view(), &clip.view(), &opts)?;
+    png.save_png(&args.output)
+        .map_err(|e| format!("cannot write {}: {e}", args.output.display()))?;
+    println!(
+        "wrote {} ({} poses of {:?} from {}, {}x{} px)",
+        args.output.display(),
+        opts.frames,
+        clip.name,
+        asset.source.display(),
+        png.width(),
+        png.height()
+    );
+    Ok(())
 }

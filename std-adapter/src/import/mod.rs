@@ -15,6 +15,7 @@ use crate::assets::{OwnedClip, OwnedSkeleton};
 
 pub mod bvh;
 pub mod gltf;
+pub mod load;
 pub mod ozz;
 
 /// Where in a file an import error was found.
@@ -65,6 +66,21 @@ impl fmt::Display for ImportError {
 }
 
 impl std::error::Error for ImportError {}
+
+impl From<crate::assets::Humanoid> for Asset {
+    fn from(h: crate::assets::Humanoid) -> Asset {
+        let n = h.skeleton.joint_count();
+        Asset {
+            source: PathBuf::from("procedural humanoid"),
+            skeleton: h.skeleton,
+            joint_map: (0..n as u16).collect(),
+            clips: h.clips.to_vec(),
+            meshes: Vec::new(),
+            warnings: Vec::new(),
+            units: "metres",
+        }
+    }
+}
 
 /// A skinned mesh, its vertex data already mapped to the asset's skeleton.
 #[derive(Clone, Debug, Default, PartialEq)]

@@ -301,9 +301,47 @@ fn bench_pipeline(c: &mut Criterion) {
     group.finish();
 }
 
+/// `load`: validating a compiled skeleton / raw clip container and viewing it
+/// in place (zero copy), for the humanoid and, when the data is present, the
+/// 67-joint ozz pab skeleton and walk.
+fn bench_load(c: &mut Criterion) {
+    let mut group = c.benchmark_group("load");
+    let h = Humanoid::default_rate();
+    let mut cases = vec![(
+        "humanoid".to_string(),
+        h.skeleton.clone(),
+        h.clips[0].clone(),
+    )];
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/ozz");
+    match sinew_std::import::ozz::load(
+        &data.join("pab_skeleton.ozz"),
+        &[&data.join("pab_walk.ozz")],
+        30.0,
+    ) {
+        Ok(a) => cases.push(("pab".to_string(), a.skeleton, a.clips[0].clone())),
+        Err(e) => eprintln!("load/pab skipped: {e}"),
+    }
+    for (name, skel, clip) in &cases {
+        let skel_bytes = sinew_std::AlignedBytes::copy_from(skel.bytes());
+        let clip_bytes = clip.to_bytes();
+        group.bench_function(format!("{name}/skeleton-{}", skel.joint_count()), |b| {
+            b.iter(|| {
+                sinew_core::Skeleton::from_bytes(black_box(skel_bytes.as_slice()))
+                    .map(|s| s.joint_count())
+            })
+        });
+        group.bench_function(format!("{name}/clip-{}-frames", clip.frame_count()), |b| {
+            b.iter(|| {
+                RawClip::from_bytes(black_box(clip_bytes.as_slice())).map(|c| c.frame_count())
+            })
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = kernels;
     config = config();
-    targets = bench_blend, bench_fk, bench_sample, bench_pipeline
+    targets = bench_blend, bench_fk, bench_sample, bench_pipeline, bench_load
 }
 criterion_main!(kernels);

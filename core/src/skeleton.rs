@@ -23,7 +23,7 @@
 
 use crate::error::Error;
 use crate::math::{Mat4, Transform};
-use crate::soa::{soa_count, SoaTransform, LANES};
+use crate::soa::{all_finite, soa_count, SoaTransform, LANES};
 
 /// Most joints a skeleton may have (ozz-animation uses the same limit).
 pub const MAX_JOINTS: usize = 1024;
@@ -365,10 +365,10 @@ impl<'a> Skeleton<'a> {
         let names = &bytes[layout.names..layout.names + names_size];
 
         validate_parents(parents)?;
-        if !rest.iter().all(SoaTransform::is_finite) {
+        if !all_finite(bytemuck::cast_slice(rest)) {
             return Err(Error::NonFinite { what: "rest pose" });
         }
-        if !inverse_bind.iter().all(Mat4::is_finite) {
+        if !all_finite(bytemuck::cast_slice(inverse_bind)) {
             return Err(Error::NonFinite {
                 what: "inverse bind matrix",
             });
@@ -378,13 +378,16 @@ impl<'a> Skeleton<'a> {
                 what: "name offsets do not span the names section",
             });
         }
+        // One UTF-8 pass over all names, then each offset must be
+        // non-decreasing and on a character boundary. An inner offset may
+        // point past the names section (only the last one is checked above).
+        let all_names = core::str::from_utf8(names).map_err(|e| Error::InvalidName {
+            joint: joint_of_name_byte(name_offsets, e.valid_up_to()),
+        })?;
         for j in 0..n {
             let (a, b) = (name_offsets[j] as usize, name_offsets[j + 1] as usize);
-            // `get`: an inner offset may point past the names section (the
-            // last one is checked above, the inner ones only here).
-            match names.get(a..b) {
-                Some(name) if core::str::from_utf8(name).is_ok() => {}
-                _ => return Err(Error::InvalidName { joint: j }),
+            if a > b || !all_names.is_char_boundary(a) || !all_names.is_char_boundary(b) {
+                return Err(Error::InvalidName { joint: j });
             }
         }
         Ok(Skeleton {
@@ -483,6 +486,16 @@ impl<'a> Skeleton<'a> {
         }
         d
     }
+}
+
+/// The joint whose name holds byte `at` of the names section: the last joint
+/// whose name starts at or before it.
+fn joint_of_name_byte(name_offsets: &[u32], at: usize) -> usize {
+    let joints = name_offsets.len().saturating_sub(1);
+    name_offsets[..joints]
+        .iter()
+        .rposition(|&o| o as usize <= at)
+        .unwrap_or(0)
 }
 
 /// Checks depth-first pre-order: each joint's parent is `NO_PARENT` or an

@@ -170,9 +170,21 @@ impl SoaTransform {
     /// True when every lane of every component is finite.
     #[must_use]
     pub fn is_finite(&self) -> bool {
-        let all: &[f32] = bytemuck::cast_slice(core::slice::from_ref(self));
-        all.iter().all(|v| v.is_finite())
+        all_finite(bytemuck::cast_slice(core::slice::from_ref(self)))
     }
+}
+
+/// True when no value is NaN or infinite.
+///
+/// Branch-free over the exponent bits (all ones means NaN or infinity), so
+/// the compiler vectorises it: validation of whole assets at load time is a
+/// streaming pass, not one branch per float.
+#[must_use]
+pub fn all_finite(values: &[f32]) -> bool {
+    const EXP: u32 = 0x7f80_0000;
+    !values
+        .iter()
+        .fold(false, |bad, v| bad | (v.to_bits() & EXP == EXP))
 }
 
 /// Joint `j` of an SoA pose, or `None` when `j` is past its blocks.
@@ -308,6 +320,33 @@ pub(crate) mod detail {
             y: q.y.flip_signs(s),
             z: q.z.flip_signs(s),
             w: q.w.flip_signs(s),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::all_finite;
+
+    #[test]
+    fn all_finite_edges() {
+        assert!(all_finite(&[]));
+        assert!(all_finite(&[
+            0.0,
+            -0.0,
+            f32::MAX,
+            f32::MIN,
+            f32::MIN_POSITIVE,
+            1e-45,
+            -1e-45
+        ]));
+        for bad in [f32::NAN, -f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            let mut v = [1.0f32; 37];
+            v[36] = bad;
+            assert!(!all_finite(&v), "{bad}");
+            v[36] = 1.0;
+            v[0] = bad;
+            assert!(!all_finite(&v), "{bad}");
         }
     }
 }

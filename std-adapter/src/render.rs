@@ -143,7 +143,8 @@ pub fn filmstrip(
     for (i, pose) in poses.iter().enumerate() {
         let (cx, _) = project(pose[0]);
         let ox = i as f32 * cell + 0.5 * cell;
-        let oy = 0.07 * cell - top * scale;
+        // Centre the strip's common vertical extent in the cell.
+        let oy = 0.5 * (cell - height * scale) - top * scale;
         let to_px = |p: Vec3| {
             let (x, y) = project(p);
             (ox + (x - cx) * scale, oy + y * scale)

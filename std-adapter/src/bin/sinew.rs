@@ -178,10 +178,29 @@ fn main() -> ExitCode {
 
 type Res = Result<(), Box<dyn std::error::Error>>;
 
+/// Prints a line to stdout. A closed pipe (`sinew inspect big.glb | head`)
+/// ends the program quietly with status 0; any other write error is one line
+/// on stderr and status 2 — never a panic.
+macro_rules! out {
+    ($($t:tt)*) => { emit(&format!($($t)*)) };
+}
+
+fn emit(line: &str) {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = writeln!(stdout, "{line}") {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("sinew: cannot write output: {e}");
+        std::process::exit(2);
+    }
+}
+
 fn play_humanoid(args: &CrowdArgs) -> Res {
     let h = Humanoid::default_rate();
     let cfg = args.config();
-    println!(
+    out!(
         "sinew: procedural humanoid ({} joints), walk/jog/run at {} Hz, {} characters x {} frames (60 Hz)",
         h.skeleton.joint_count(),
         h.clips[0].sample_rate(),
@@ -197,7 +216,7 @@ fn play_files(args: &PlayArgs) -> Res {
     let cfg = args.crowd.config();
     for asset in args.load.assets()? {
         if asset.clips.is_empty() {
-            println!("{}: no clips, nothing to play", asset.source.display());
+            out!("{}: no clips, nothing to play", asset.source.display());
             continue;
         }
         let names: Vec<&str> = asset
@@ -206,7 +225,7 @@ fn play_files(args: &PlayArgs) -> Res {
             .take(3)
             .map(|c| c.name.as_str())
             .collect();
-        println!(
+        out!(
             "sinew: {} ({} joints), clips {}, {} characters x {} frames (60 Hz)",
             asset.source.display(),
             asset.skeleton.joint_count(),
@@ -216,17 +235,20 @@ fn play_files(args: &PlayArgs) -> Res {
         );
         let backend = SinewBackend::from_clips(&asset.skeleton, &asset.clips)?;
         print_table(&crowd::run(&backend, &cfg)?);
-        println!();
+        out!("");
     }
     Ok(())
 }
 
 fn print_table(r: &CrowdReport) {
     let s = &r.stages;
-    println!();
-    println!(
+    out!("");
+    out!(
         "{:<8} {:>14} {:>10} {:>7}",
-        "stage", "ns/char-frame", "ns/joint", "share"
+        "stage",
+        "ns/char-frame",
+        "ns/joint",
+        "share"
     );
     let total = s.total().as_nanos().max(1) as f64;
     for (name, d) in [
@@ -235,7 +257,7 @@ fn print_table(r: &CrowdReport) {
         ("fk", s.fk),
         ("total", s.total()),
     ] {
-        println!(
+        out!(
             "{:<8} {:>14.1} {:>10.2} {:>6.1}%",
             name,
             r.ns_per_character_frame(d),
@@ -243,15 +265,15 @@ fn print_table(r: &CrowdReport) {
             100.0 * d.as_nanos() as f64 / total
         );
     }
-    println!();
-    println!(
+    out!("");
+    out!(
         "threads {}  wall {:.3} s  {:.0} character-frames/s ({:.0} characters at 60 Hz)",
         r.threads,
         r.wall.as_secs_f64(),
         r.character_frames_per_second(),
         r.character_frames_per_second() / 60.0
     );
-    println!("checksum {:016x}", r.checksum);
+    out!("checksum {:016x}", r.checksum);
 }
 
 fn bench(args: &BenchArgs) -> Res {
@@ -263,7 +285,7 @@ fn bench(args: &BenchArgs) -> Res {
     let blend_fk = |r: &CrowdReport| r.ns_per_character_frame(r.stages.blend + r.stages.fk);
     let total = |r: &CrowdReport| r.ns_per_character_frame(r.stages.total());
     if args.json {
-        println!(
+        out!(
             "{{\"tool\":\"sinew {}\",\"arch\":\"{}\",\"characters\":{},\"frames\":{},\"joints\":{},\"threads\":{},\"sinew\":{},\"glam_baseline\":{},\"ratio_blend_fk\":{:.3},\"ratio_total\":{:.3}}}",
             env!("CARGO_PKG_VERSION"),
             std::env::consts::ARCH,
@@ -277,11 +299,11 @@ fn bench(args: &BenchArgs) -> Res {
             ratio(total)
         );
     } else {
-        println!("sinew (SoA SIMD):");
+        out!("sinew (SoA SIMD):");
         print_table(&sinew);
-        println!("\nglam baseline (AoS, slerp, Mat4 per joint):");
+        out!("\nglam baseline (AoS, slerp, Mat4 per joint):");
         print_table(&glam);
-        println!(
+        out!(
             "\nblend+fk: sinew {:.1} ns, glam {:.1} ns per character-frame: {:.2}x; whole pipeline {:.2}x",
             blend_fk(&sinew),
             blend_fk(&glam),
@@ -316,15 +338,15 @@ fn inspect(args: &InspectArgs) -> Res {
         let skel = asset.skeleton.view();
         let n = skel.joint_count();
         let max_depth = (0..n).map(|j| skel.depth(j)).max().unwrap_or(0);
-        println!("{} ({})", asset.source.display(), asset.units);
-        println!(
+        out!("{} ({})", asset.source.display(), asset.units);
+        out!(
             "skeleton: {n} joints, depth {}, {} SoA blocks, {} byte container",
             max_depth + 1,
             skel.soa_count(),
             asset.skeleton.bytes().len()
         );
         for j in 0..n {
-            println!(
+            out!(
                 "  {j:>4} {}{}",
                 "  ".repeat(skel.depth(j)),
                 skel.joint_name(j)
@@ -332,9 +354,9 @@ fn inspect(args: &InspectArgs) -> Res {
                     .unwrap_or("(unnamed)")
             );
         }
-        println!("clips: {}", asset.clips.len());
+        out!("clips: {}", asset.clips.len());
         for c in &asset.clips {
-            println!(
+            out!(
                 "  {:<24} {:>8.3} s {:>7.2} Hz {:>6} frames {:>4} float tracks",
                 c.name,
                 c.duration(),
@@ -343,7 +365,7 @@ fn inspect(args: &InspectArgs) -> Res {
                 c.float_tracks().len()
             );
         }
-        println!("meshes: {}", asset.meshes.len());
+        out!("meshes: {}", asset.meshes.len());
         for m in &asset.meshes {
             let influences = m
                 .weights
@@ -351,7 +373,7 @@ fn inspect(args: &InspectArgs) -> Res {
                 .map(|w| w.iter().filter(|&&x| x > 0.0).count())
                 .max()
                 .unwrap_or(0);
-            println!(
+            out!(
                 "  {:<24} {:>7} vertices {:>7} triangles, up to {influences} influences{}{}",
                 m.name,
                 m.positions.len(),
@@ -369,12 +391,12 @@ fn inspect(args: &InspectArgs) -> Res {
             );
         }
         if !asset.warnings.is_empty() {
-            println!("warnings: {}", asset.warnings.len());
+            out!("warnings: {}", asset.warnings.len());
             for w in &asset.warnings {
-                println!("  {w}");
+                out!("  {w}");
             }
         }
-        println!();
+        out!("");
     }
     Ok(())
 }
@@ -408,7 +430,7 @@ fn render_strip(args: &RenderArgs) -> Res {
     let png = render::filmstrip(&asset.skeleton.view(), &clip.view(), &opts)?;
     png.save_png(&args.output)
         .map_err(|e| format!("cannot write {}: {e}", args.output.display()))?;
-    println!(
+    out!(
         "wrote {} ({} poses of {:?} from {}, {}x{} px)",
         args.output.display(),
         opts.frames,

@@ -1,0 +1,242 @@
+//! The `sinew` binary as a user runs it: exit codes, one-line errors, and
+//! every file of `../shared/data` through `inspect`, `play` and `render`.
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn sinew(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sinew"))
+        .args(args)
+        .output()
+        .expect("the sinew binary runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Exit status 2, exactly one line on stderr, no panic or backtrace.
+fn assert_one_line_error(o: &Output, needle: &str) {
+    let err = stderr(o);
+    assert_eq!(o.status.code(), Some(2), "stderr: {err}");
+    assert_eq!(err.lines().count(), 1, "stderr: {err}");
+    assert!(
+        err.starts_with("sinew: ") && err.contains(needle),
+        "stderr: {err}"
+    );
+    assert!(!err.contains("panicked"), "stderr: {err}");
+}
+
+fn data() -> Option<PathBuf> {
+    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data");
+    if d.is_dir() {
+        Some(d)
+    } else {
+        eprintln!("skipped: {} not found", d.display());
+        None
+    }
+}
+
+fn checksum(o: &Output) -> String {
+    stdout(o)
+        .lines()
+        .find(|l| l.starts_with("checksum "))
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[test]
+fn default_run_checksum_is_the_same_for_any_thread_count() {
+    let run = |t: &str| sinew(&["--characters", "20", "--seconds", "0.25", "--threads", t]);
+    let (a, b) = (run("1"), run("2"));
+    assert!(a.status.success() && b.status.success(), "{}", stderr(&a));
+    for stage in ["sample", "blend", "fk", "total"] {
+        assert!(
+            stdout(&a).lines().any(|l| l.starts_with(stage)),
+            "{}",
+            stdout(&a)
+        );
+    }
+    assert!(!checksum(&a).is_empty());
+    assert_eq!(checksum(&a), checksum(&b));
+}
+
+#[test]
+fn bench_json_has_the_figures_and_the_ratio() {
+    let o = sinew(&["bench", "--json", "--characters", "8", "--seconds", "0.1"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(
+        s.trim_start().starts_with('{') && s.trim_end().ends_with('}'),
+        "{s}"
+    );
+    for key in [
+        "\"ratio_blend_fk\":",
+        "\"glam_baseline\":",
+        "\"blend_ns_per_joint\":",
+        "\"fk_ns_per_character_frame\":",
+        "\"checksum\":",
+    ] {
+        assert!(s.contains(key), "{key} missing in {s}");
+    }
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    for args in [
+        &["--characters", "0"][..],
+        &["--seconds", "nan"],
+        &["--seconds", "-1"],
+        &["--threads", "0"],
+        &["render"],
+        &["no-such-command"],
+    ] {
+        let o = sinew(args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"));
+    }
+}
+
+#[test]
+fn broken_files_give_one_line_errors() {
+    let dir = std::env::temp_dir().join(format!("sinew-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bvh = dir.join("broken.bvh");
+    std::fs::write(&bvh, "HIERARCHY\nROOT a\n{\n OFFSET 0 0\n}\n").unwrap();
+    let o = sinew(&["inspect", bvh.to_str().unwrap()]);
+    assert_one_line_error(&o, "broken.bvh:5:");
+    let glb = dir.join("broken.glb");
+    std::fs::write(&glb, b"glTF\x02\x00\x00\x00\xff\xff").unwrap();
+    assert_one_line_error(&sinew(&["inspect", glb.to_str().unwrap()]), "broken.glb");
+    let ozz = dir.join("broken.ozz");
+    std::fs::write(&ozz, b"\x01ozz-skeleton\x00\x02\x00\x00\x00\x05").unwrap();
+    assert_one_line_error(&sinew(&["inspect", ozz.to_str().unwrap()]), "broken.ozz");
+    assert_one_line_error(&sinew(&["inspect", "/no/such/file.bvh"]), "cannot read");
+    let txt = dir.join("notes.txt");
+    std::fs::write(&txt, "hello").unwrap();
+    assert_one_line_error(
+        &sinew(&["inspect", txt.to_str().unwrap()]),
+        "unknown file type",
+    );
+    let out = dir.join("x.png");
+    assert_one_line_error(
+        &sinew(&["render", "--clip", "nope", "-o", out.to_str().unwrap()]),
+        "no clip named \"nope\"",
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn render_writes_a_png_of_the_humanoid() {
+    let out = std::env::temp_dir().join(format!("sinew-strip-{}.png", std::process::id()));
+    let o = sinew(&[
+        "render",
+        "--clip",
+        "run",
+        "--frames",
+        "4",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bytes = std::fs::read(&out).unwrap();
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    std::fs::remove_file(&out).ok();
+}
+
+#[test]
+fn closed_stdout_pipe_ends_quietly() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sinew"))
+        .args(["--characters", "2000", "--seconds", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 8];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // stdout is dropped here: later prints hit a closed pipe.
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"));
+}
+
+#[test]
+fn every_data_file_inspects_plays_and_renders() {
+    let Some(d) = data() else { return };
+    let mut groups: Vec<Vec<PathBuf>> = Vec::new();
+    for sub in [
+        "gltf",
+        "bvh/cmu/daz-friendly",
+        "bvh/cmu/mb-friendly",
+        "bvh/makehuman",
+    ] {
+        let mut stack = vec![d.join(sub)];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if matches!(
+                    p.extension().and_then(|e| e.to_str()),
+                    Some("glb" | "gltf" | "bvh")
+                ) {
+                    groups.push(vec![p]);
+                }
+            }
+        }
+    }
+    let ozz = d.join("ozz");
+    for (skel, anims) in [
+        (
+            "pab_skeleton.ozz",
+            &[
+                "pab_walk.ozz",
+                "pab_jog.ozz",
+                "pab_run.ozz",
+                "pab_crossarms.ozz",
+            ][..],
+        ),
+        ("ruby_skeleton.ozz", &["ruby_animation.ozz"]),
+        ("baked_skeleton.ozz", &["baked_animation.ozz"]),
+    ] {
+        let mut g = vec![ozz.join(skel)];
+        g.extend(anims.iter().map(|a| ozz.join(a)));
+        groups.push(g);
+    }
+    assert!(groups.len() >= 70, "found {} inputs", groups.len());
+    let png = std::env::temp_dir().join(format!("sinew-data-{}.png", std::process::id()));
+    for g in &groups {
+        let files: Vec<&str> = g.iter().map(|p| p.to_str().unwrap()).collect();
+        let o = sinew(&[&["inspect"][..], &files].concat());
+        assert!(o.status.success(), "inspect {files:?}: {}", stderr(&o));
+        let has_clips = !stdout(&o).contains("clips: 0");
+        // Playing and drawing every CMU clip is slow in debug; one file in five.
+        if has_clips && (g.len() > 1 || !files[0].ends_with(".bvh") || files[0].ends_with("1.bvh"))
+        {
+            let o = sinew(
+                &[
+                    &["play"][..],
+                    &files,
+                    &["--characters", "4", "--seconds", "0.1"],
+                ]
+                .concat(),
+            );
+            assert!(o.status.success(), "play {files:?}: {}", stderr(&o));
+            let o = sinew(
+                &[
+                    &["render"][..],
+                    &files,
+                    &["--frames", "3", "--cell", "64", "-o", png.to_str().unwrap()],
+                ]
+                .concat(),
+            );
+            assert!(o.status.success(), "render {files:?}: {}", stderr(&o));
+        }
+    }
+    std::fs::remove_file(&png).ok();
+}

@@ -110,7 +110,8 @@ impl Mat4 {
     }
 
     /// Inverse of an affine matrix (last row `0 0 0 1`), or `None` when the
-    /// 3x3 part is singular (|det| below 1e-12) or not finite.
+    /// 3x3 part is singular (|det| below 1e-12), the input is not finite, or
+    /// the inverse overflows to infinity.
     #[must_use]
     pub fn inverse_affine(&self) -> Option<Mat4> {
         let c = &self.cols;
@@ -128,14 +129,15 @@ impl Mat4 {
         let row = |r: [f32; 3]| [r[0] * inv, r[1] * inv, r[2] * inv];
         let (r0, r1, r2) = (row(r0), row(r1), row(r2));
         let dot = |r: [f32; 3]| r[0] * t[0] + r[1] * t[1] + r[2] * t[2];
-        Some(Mat4 {
+        let inverse = Mat4 {
             cols: [
                 [r0[0], r1[0], r2[0], 0.0],
                 [r0[1], r1[1], r2[1], 0.0],
                 [r0[2], r1[2], r2[2], 0.0],
                 [-dot(r0), -dot(r1), -dot(r2), 1.0],
             ],
-        })
+        };
+        (self.is_finite() && inverse.is_finite()).then_some(inverse)
     }
 
     /// Largest absolute difference between corresponding elements.

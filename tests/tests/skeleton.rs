@@ -1055,14 +1055,37 @@ proptest! {
 fn builder_rejects_rest_poses_whose_bind_matrices_overflow() {
     let huge = Transform::new(Vec3::new(3.0e38, 0.0, 0.0), Quat::IDENTITY, Vec3::ONE);
     let defs = [
-        JointDef { name: "a", parent: None, rest: huge },
-        JointDef { name: "b", parent: Some(0), rest: huge },
+        JointDef {
+            name: "a",
+            parent: None,
+            rest: huge,
+        },
+        JointDef {
+            name: "b",
+            parent: Some(0),
+            rest: huge,
+        },
     ];
     assert_eq!(build_err(&defs), Error::SingularTransform { joint: 1 });
     let tiny_scale = Transform::new(Vec3::ZERO, Quat::IDENTITY, Vec3::splat(1.0e-13));
-    let defs = [JointDef { name: "a", parent: None, rest: tiny_scale }];
+    let defs = [JointDef {
+        name: "a",
+        parent: None,
+        rest: tiny_scale,
+    }];
     assert_eq!(build_err(&defs), Error::SingularTransform { joint: 0 });
-    let big_scale = Transform::new(Vec3::new(1.0e30, 0.0, 0.0), Quat::IDENTITY, Vec3::splat(1.0e-20));
-    let defs = [JointDef { name: "a", parent: None, rest: big_scale }];
-    assert!(matches!(build_err(&defs), Error::SingularTransform { joint: 0 }));
+    let big_scale = Transform::new(
+        Vec3::new(1.0e30, 0.0, 0.0),
+        Quat::IDENTITY,
+        Vec3::splat(1.0e-20),
+    );
+    let defs = [JointDef {
+        name: "a",
+        parent: None,
+        rest: big_scale,
+    }];
+    assert!(matches!(
+        build_err(&defs),
+        Error::SingularTransform { joint: 0 }
+    ));
 }

@@ -4,7 +4,7 @@
 //! range variant recomputes joints `first .. end` only and reads the model
 //! matrices of their parents that lie before `first` from the output, which is
 //! what a partial update after IK needs (use `skeleton.subtree_end(j)` for a
-//! subtree). [`local_to_model`] is the SIMD product; [`reference`] has the
+//! subtree). [`local_to_model`] is the SIMD product; [`reference`](mod@reference) has the
 //! scalar spec.
 
 use wide::f32x4;

@@ -811,3 +811,35 @@ fn soa_count_matches_partial_last_block() {
         assert!(transform_close(t, &Transform::IDENTITY, 1e-6), "{t:?}");
     }
 }
+
+/// The general path works in chunks of 64 blocks (256 joints): a 1007-joint
+/// masked + additive blend crosses several chunk boundaries and a partial one.
+#[test]
+fn large_masked_additive_blend_matches_reference_across_chunks() {
+    use sinew_std::synthetic;
+    let owned = synthetic::skeleton(1007, 7);
+    let skel = owned.view();
+    let poses: Vec<Vec<SoaTransform>> = (0..4)
+        .map(|i| synthetic::pose(&skel, 1.2, 100 + i))
+        .collect();
+    let masks: Vec<Vec<f32x4>> = (0..2).map(|i| synthetic::mask(&skel, 200 + i)).collect();
+    let layers = [
+        BlendLayer::masked(&poses[0], 0.6, JointWeights::new(&masks[0]).unwrap()),
+        BlendLayer::new(&poses[1], 0.3),
+        BlendLayer::masked(&poses[2], 0.05, JointWeights::new(&masks[1]).unwrap()),
+    ];
+    let additive = [BlendLayer::masked(
+        &poses[3],
+        0.7,
+        JointWeights::new(&masks[1]).unwrap(),
+    )];
+    let job = BlendJob {
+        threshold: 0.5,
+        ..BlendJob::new(&layers, &additive, skel.rest_pose())
+    };
+    let mut simd = sentinel_pose(skel.soa_count(), 3.0);
+    let mut scalar = sentinel_pose(skel.soa_count(), 4.0);
+    blend::blend(&job, &mut simd).unwrap();
+    blend::reference::blend(&job, &mut scalar).unwrap();
+    assert_poses_close(&simd, &scalar, skel.joint_count(), TOL);
+}

@@ -98,6 +98,37 @@ pub enum Error {
     InvalidSampleRate,
     /// The target is big-endian; serialized data is little-endian and viewed in place.
     UnsupportedPlatform,
+    /// A vertex names a joint outside the skinning palette.
+    InfluenceOutOfRange {
+        /// The offending vertex.
+        vertex: usize,
+        /// The joint index it names.
+        joint: usize,
+        /// Number of joints (palette entries) the influences were checked against.
+        count: usize,
+    },
+    /// A vertex has a negative, NaN or infinite skinning weight.
+    InvalidVertexWeight {
+        /// The offending vertex.
+        vertex: usize,
+    },
+    /// A vertex's skinning weights do not sum to 1 within
+    /// [`crate::skin::WEIGHT_SUM_TOLERANCE`] (or cannot be renormalised).
+    VertexWeightSum {
+        /// The offending vertex.
+        vertex: usize,
+    },
+    /// A vertex's LBS/DQS mix weight is NaN or outside `0..=1`.
+    InvalidMixWeight {
+        /// The offending vertex.
+        vertex: usize,
+    },
+    /// An interleaved vertex layout is inconsistent (an attribute does not
+    /// fit in the stride, or two output attributes overlap).
+    InvalidLayout {
+        /// What is wrong with the layout.
+        what: &'static str,
+    },
 }
 
 impl fmt::Display for Error {
@@ -148,6 +179,24 @@ impl fmt::Display for Error {
             Error::UnsupportedPlatform => {
                 f.write_str("serialized data needs a little-endian target")
             }
+            Error::InfluenceOutOfRange {
+                vertex,
+                joint,
+                count,
+            } => write!(
+                f,
+                "vertex {vertex} is influenced by joint {joint}, but the palette has {count} joints"
+            ),
+            Error::InvalidVertexWeight { vertex } => {
+                write!(f, "vertex {vertex} has a negative or non-finite weight")
+            }
+            Error::VertexWeightSum { vertex } => {
+                write!(f, "weights of vertex {vertex} do not sum to 1")
+            }
+            Error::InvalidMixWeight { vertex } => {
+                write!(f, "mix weight of vertex {vertex} is not in 0..=1")
+            }
+            Error::InvalidLayout { what } => write!(f, "invalid vertex layout: {what}"),
         }
     }
 }

@@ -28,6 +28,7 @@ pub mod fk;
 pub mod math;
 pub mod procedural;
 pub mod skeleton;
+pub mod skin;
 pub mod soa;
 
 pub use error::Error;

@@ -245,3 +245,236 @@ mod tests {
         assert!(filmstrip(&h.skeleton.view(), &h.clips[0].view(), &bad).is_err());
     }
 }
+
+/// Which skinning method(s) [`skinned_mesh`] draws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkinView {
+    /// Linear blend skinning only.
+    Lbs,
+    /// Dual-quaternion skinning only.
+    Dqs,
+    /// LBS on the left, DQS on the right, same camera and scale.
+    Both,
+}
+
+/// How to draw a skinned mesh.
+#[derive(Clone, Copy, Debug)]
+pub struct MeshOptions {
+    /// Panel width and height in pixels (64 ..= 4096).
+    pub size: u32,
+    /// Camera yaw about +Y in degrees.
+    pub yaw_degrees: f32,
+    /// Clip time in seconds.
+    pub time: f32,
+}
+
+impl Default for MeshOptions {
+    fn default() -> Self {
+        MeshOptions {
+            size: 480,
+            yaw_degrees: 30.0,
+            time: 0.0,
+        }
+    }
+}
+
+/// A mesh's skinned positions and its triangles.
+struct Posed<'m> {
+    positions: Vec<[f32; 3]>,
+    indices: &'m [u32],
+}
+
+/// A projected triangle: summed view depth (larger is nearer), pixel corners, shade in 0..1.
+struct ScreenTriangle {
+    depth: f32,
+    corners: [(f32, f32); 3],
+    shade: f32,
+}
+
+/// Skins `mesh` (LBS, or DQS when `dqs`) at the pose `models`: posed positions.
+fn skin_positions(mesh: &crate::Mesh, models: &[Mat4], dqs: bool) -> Result<Vec<[f32; 3]>, Error> {
+    use sinew_core::skin::{self, DualQuat, Mat3x4, SkinInput, SkinOutput};
+    let input = SkinInput {
+        positions: &mesh.positions,
+        normals: None,
+        tangents: None,
+        joints: &mesh.joints,
+        weights: &mesh.weights,
+    };
+    let mut positions = vec![[0.0f32; 3]; mesh.positions.len()];
+    let mut out = SkinOutput {
+        positions: &mut positions,
+        normals: None,
+        tangents: None,
+    };
+    if dqs {
+        let mut palette = vec![DualQuat::IDENTITY; models.len()];
+        skin::dqs_palette(models, &mesh.inverse_bind, &mut palette)?;
+        skin::skin_dqs(&palette, &input, &mut out)?;
+    } else {
+        let mut palette = vec![Mat3x4::IDENTITY; models.len()];
+        skin::lbs_palette(models, &mesh.inverse_bind, &mut palette)?;
+        skin::skin_lbs(&palette, &input, &mut out)?;
+    }
+    Ok(positions)
+}
+
+/// Draws the skinned `meshes` of a skeleton at `opts.time` of `clip`: flat
+/// shaded triangles, back to front, LBS and/or DQS panels side by side with a
+/// shared camera and scale. A thin bar under each panel names the method by
+/// colour: grey for LBS, teal for DQS.
+///
+/// # Errors
+/// Kernel errors (a mesh whose influences do not fit the skeleton, a clip of
+/// another skeleton), [`Error::BadLength`] for a panel size out of range or no
+/// triangles to draw.
+pub fn skinned_mesh(
+    skeleton: &Skeleton<'_>,
+    clip: &RawClip<'_>,
+    meshes: &[crate::Mesh],
+    view: SkinView,
+    opts: &MeshOptions,
+) -> Result<Pixmap, Error> {
+    let bad = |actual| Error::BadLength {
+        buffer: "mesh panel",
+        expected: 1,
+        actual,
+    };
+    if !(64..=4096).contains(&opts.size) || !opts.time.is_finite() {
+        return Err(bad(opts.size as usize));
+    }
+    crate::assets::check_clip(skeleton, clip)?;
+    let mut local = vec![SoaTransform::IDENTITY; skeleton.soa_count()];
+    let mut models = vec![Mat4::IDENTITY; skeleton.joint_count()];
+    clip.sample(opts.time, TimeMode::Clamp, &mut local)?;
+    fk::local_to_model(&FkJob::new(skeleton, &local), &mut models)?;
+    let methods: &[bool] = match view {
+        SkinView::Lbs => &[false],
+        SkinView::Dqs => &[true],
+        SkinView::Both => &[false, true],
+    };
+    // Skin every mesh with every method; one shared projection for all panels.
+    let mut panels: Vec<Vec<Posed<'_>>> = Vec::new();
+    for &dqs in methods {
+        let mut panel = Vec::new();
+        for m in meshes.iter().filter(|m| !m.indices.is_empty()) {
+            panel.push(Posed {
+                positions: skin_positions(m, &models, dqs)?,
+                indices: &m.indices,
+            });
+        }
+        panels.push(panel);
+    }
+    let (s, c) = opts.yaw_degrees.to_radians().sin_cos();
+    let view_of = |p: [f32; 3]| (p[0] * c - p[2] * s, -p[1], p[0] * s + p[2] * c);
+    let (mut lo, mut hi) = ([f32::MAX; 2], [f32::MIN; 2]);
+    for posed in panels.iter().flatten() {
+        for &p in &posed.positions {
+            let (x, y, _) = view_of(p);
+            lo = [lo[0].min(x), lo[1].min(y)];
+            hi = [hi[0].max(x), hi[1].max(y)];
+        }
+    }
+    if lo[0] > hi[0] {
+        return Err(bad(0));
+    }
+    let size = opts.size as f32;
+    let extent = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(1e-6);
+    let scale = 0.9 * size / extent;
+    let centre = [(lo[0] + hi[0]) * 0.5, (lo[1] + hi[1]) * 0.5];
+    let mut pixmap = Pixmap::new(opts.size * panels.len() as u32, opts.size + 8).ok_or(bad(0))?;
+    pixmap.fill(Color::from_rgba8(250, 250, 247, 255));
+    let light = Vec3::new(-0.4, 0.6, 0.7);
+    let light = light * (1.0 / light.length());
+    let mut paint = Paint {
+        anti_alias: true,
+        ..Paint::default()
+    };
+    for (k, panel) in panels.iter().enumerate() {
+        let dqs = methods[k];
+        let ox = k as f32 * size + 0.5 * size;
+        let to_px = |x: f32, y: f32| {
+            (
+                ox + (x - centre[0]) * scale,
+                0.5 * size + (y - centre[1]) * scale,
+            )
+        };
+        // (depth, screen triangle, shade) for every triangle, drawn far to near.
+        let mut tris: Vec<ScreenTriangle> = Vec::new();
+        for Posed {
+            positions: pos,
+            indices,
+        } in panel
+        {
+            for t in indices.chunks_exact(3) {
+                let Some(v) = t
+                    .iter()
+                    .map(|&i| pos.get(i as usize).copied())
+                    .collect::<Option<Vec<[f32; 3]>>>()
+                else {
+                    continue;
+                };
+                let a = Vec3::new(v[0][0], v[0][1], v[0][2]);
+                let b = Vec3::new(v[1][0], v[1][1], v[1][2]);
+                let cc = Vec3::new(v[2][0], v[2][1], v[2][2]);
+                let n = (b - a).cross(cc - a);
+                let len = n.length();
+                if len.is_nan() || len <= 0.0 {
+                    continue;
+                }
+                // View-space normal: light is fixed relative to the camera.
+                let nv = Vec3::new(n.x * c - n.z * s, n.y, n.x * s + n.z * c) * (1.0 / len);
+                let shade = 0.25 + 0.75 * nv.dot(light).abs();
+                let depth = v.iter().map(|&p| view_of(p).2).sum::<f32>();
+                let scr = [0, 1, 2].map(|i| {
+                    let (x, y, _) = view_of(v[i]);
+                    to_px(x, y)
+                });
+                tris.push(ScreenTriangle {
+                    depth,
+                    corners: scr,
+                    shade,
+                });
+            }
+        }
+        tris.sort_by(|a, b| a.depth.total_cmp(&b.depth));
+        for ScreenTriangle {
+            corners: scr,
+            shade,
+            ..
+        } in &tris
+        {
+            let mut pb = PathBuilder::new();
+            pb.move_to(scr[0].0, scr[0].1);
+            pb.line_to(scr[1].0, scr[1].1);
+            pb.line_to(scr[2].0, scr[2].1);
+            pb.close();
+            let Some(path) = pb.finish() else { continue };
+            let g = (shade * 235.0) as u8;
+            if dqs {
+                paint.set_color_rgba8(g / 3, g, (g as f32 * 0.9) as u8, 255);
+            } else {
+                paint.set_color_rgba8(g, g, g, 255);
+            }
+            pixmap.fill_path(
+                &path,
+                &paint,
+                tiny_skia::FillRule::Winding,
+                Transform::identity(),
+                None,
+            );
+        }
+        // Method bar: grey = LBS, teal = DQS.
+        if let Some(rect) =
+            tiny_skia::Rect::from_xywh(k as f32 * size + 8.0, size + 2.0, size - 16.0, 4.0)
+        {
+            if dqs {
+                paint.set_color_rgba8(20, 160, 150, 255);
+            } else {
+                paint.set_color_rgba8(120, 120, 120, 255);
+            }
+            pixmap.fill_rect(rect, &paint, Transform::identity(), None);
+        }
+    }
+    Ok(pixmap)
+}

@@ -10,10 +10,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use sinew_std::crowd::{self, CrowdConfig, CrowdReport, GlamBackend, SinewBackend};
 use sinew_std::import::load::{load_files, LoadOptions};
-use sinew_std::render::{self, FilmstripOptions};
+use sinew_std::render::{self, FilmstripOptions, MeshOptions, SkinView};
 use sinew_std::{Asset, Humanoid};
 
 #[derive(Parser, Debug)]
@@ -106,9 +106,25 @@ struct RenderArgs {
     /// Cell size in pixels.
     #[arg(long, default_value_t = 220, value_parser = clap::value_parser!(u32).range(16..=2048))]
     cell: u32,
-    /// Camera yaw about the vertical axis, in degrees.
-    #[arg(long, default_value_t = 60.0, allow_negative_numbers = true)]
-    yaw: f32,
+    /// Camera yaw about the vertical axis, in degrees (default 60 for strips, 30 for meshes).
+    #[arg(long, allow_negative_numbers = true)]
+    yaw: Option<f32>,
+    /// Draw the skinned mesh at --time instead of a filmstrip: LBS, DQS or both side by side.
+    #[arg(long, value_enum)]
+    skin: Option<SkinArg>,
+    /// Clip time in seconds for --skin.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    time: f32,
+    /// Panel size in pixels for --skin.
+    #[arg(long, default_value_t = 480, value_parser = clap::value_parser!(u32).range(64..=4096))]
+    size: u32,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy)]
+enum SkinArg {
+    Lbs,
+    Dqs,
+    Both,
 }
 
 fn parse_positive(s: &str, max: f32, what: &str) -> Result<f32, String> {
@@ -422,18 +438,49 @@ fn render_strip(args: &RenderArgs) -> Res {
             }
             None => "no clip to render".to_string(),
         })?;
-    let opts = FilmstripOptions {
-        frames: args.frames as usize,
-        cell: args.cell,
-        yaw_degrees: args.yaw,
+    let png = match args.skin {
+        None => {
+            let opts = FilmstripOptions {
+                frames: args.frames as usize,
+                cell: args.cell,
+                yaw_degrees: args.yaw.unwrap_or(60.0),
+            };
+            render::filmstrip(&asset.skeleton.view(), &clip.view(), &opts)?
+        }
+        Some(skin) => {
+            if asset.meshes.is_empty() {
+                return Err(
+                    format!("{} has no skinned mesh to draw", asset.source.display()).into(),
+                );
+            }
+            let view = match skin {
+                SkinArg::Lbs => SkinView::Lbs,
+                SkinArg::Dqs => SkinView::Dqs,
+                SkinArg::Both => SkinView::Both,
+            };
+            let opts = MeshOptions {
+                size: args.size,
+                yaw_degrees: args.yaw.unwrap_or(30.0),
+                time: args.time,
+            };
+            render::skinned_mesh(
+                &asset.skeleton.view(),
+                &clip.view(),
+                &asset.meshes,
+                view,
+                &opts,
+            )?
+        }
     };
-    let png = render::filmstrip(&asset.skeleton.view(), &clip.view(), &opts)?;
     png.save_png(&args.output)
         .map_err(|e| format!("cannot write {}: {e}", args.output.display()))?;
     out!(
-        "wrote {} ({} poses of {:?} from {}, {}x{} px)",
+        "wrote {} ({} of {:?} from {}, {}x{} px)",
         args.output.display(),
-        opts.frames,
+        match args.skin {
+            None => format!("{} poses", args.frames),
+            Some(s) => format!("{s:?} skinning at {} s", args.time),
+        },
         clip.name,
         asset.source.display(),
         png.width(),

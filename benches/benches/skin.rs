@@ -1,0 +1,303 @@
+//! Skinning benches: palettes for a 67-joint skeleton, and LBS / DQS vertex
+//! skinning (positions + normals, positions only) on a generated 4-influence
+//! mesh and on the real MakeHuman and mannequin meshes when
+//! `../shared/data` is present.
+//!
+//! Ids are `<group>/<mesh>/<variant>`; throughput is in joints (palettes) or
+//! vertices (skinning), so criterion's "thrpt" line inverts to ns per element.
+//!
+//! ```text
+//! cargo bench -p sinew-benches --bench skin -- --noplot
+//! ```
+
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use sinew_benches::POSE_ANGLE;
+use sinew_core::fk::{self, FkJob};
+use sinew_core::skin::{
+    self, DualQuat, Mat3x4, SkinInput, SkinOutput, StridedVertices, StridedVerticesMut,
+};
+use sinew_core::{Mat4, Skeleton};
+use sinew_std::synthetic;
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(30)
+}
+
+/// SplitMix64 uniforms in `[0, 1)`.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> f32 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
+    }
+}
+
+/// A skinned mesh's data, owned.
+struct MeshData {
+    label: String,
+    positions: Vec<[f32; 3]>,
+    normals: Vec<[f32; 3]>,
+    joints: Vec<[u16; 4]>,
+    weights: Vec<[f32; 4]>,
+    /// Model matrices of a pose, one per joint.
+    models: Vec<Mat4>,
+    inverse_bind: Vec<Mat4>,
+}
+
+/// Model matrices of a synthetic pose of `skel` (seeded).
+fn posed_models(skel: &Skeleton<'_>, seed: u64) -> Vec<Mat4> {
+    let pose = synthetic::pose(skel, POSE_ANGLE, seed);
+    let mut models = vec![Mat4::IDENTITY; skel.joint_count()];
+    fk::local_to_model(&FkJob::new(skel, &pose), &mut models).expect("fk");
+    models
+}
+
+/// ~4000 vertices, four influences each over the 67-joint synthetic rig.
+fn generated_mesh(vertices: usize) -> MeshData {
+    let owned = synthetic::skeleton(67, 2024);
+    let skel = owned.view();
+    let mut rng = Rng(7);
+    let unit = |rng: &mut Rng| {
+        let v = [rng.next() - 0.5, rng.next() - 0.5, rng.next() - 0.5 + 1e-3];
+        let l = (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt();
+        [v[0] / l, v[1] / l, v[2] / l]
+    };
+    let mut m = MeshData {
+        label: format!("generated-{vertices}"),
+        positions: Vec::new(),
+        normals: Vec::new(),
+        joints: Vec::new(),
+        weights: Vec::new(),
+        models: posed_models(&skel, 11),
+        inverse_bind: skel.inverse_bind().to_vec(),
+    };
+    for _ in 0..vertices {
+        m.positions.push([
+            rng.next() * 0.6 - 0.3,
+            rng.next() * 1.8,
+            rng.next() * 0.4 - 0.2,
+        ]);
+        m.normals.push(unit(&mut rng));
+        let j: [u16; 4] = std::array::from_fn(|_| (rng.next() * 67.0) as u16 % 67);
+        let w: [f32; 4] = std::array::from_fn(|_| rng.next() + 0.05);
+        let s: f32 = w.iter().sum();
+        m.joints.push(j);
+        m.weights.push(w.map(|x| x / s));
+    }
+    m
+}
+
+/// The first skinned mesh of a glTF file under `../shared/data/gltf`, posed.
+fn data_mesh(label: &str, rel: &str) -> Option<MeshData> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data/gltf")
+        .join(rel);
+    if !path.exists() {
+        eprintln!("skipped: {} not found", path.display());
+        return None;
+    }
+    let a = sinew_std::import::gltf::load(&path, &Default::default()).expect("import");
+    let skel = a.skeleton.view();
+    let models = posed_models(&skel, 5);
+    let m = a.meshes.into_iter().max_by_key(|m| m.positions.len())?;
+    Some(MeshData {
+        label: label.to_string(),
+        positions: m.positions,
+        normals: m.normals,
+        joints: m.joints,
+        weights: m.weights,
+        models,
+        inverse_bind: m.inverse_bind,
+    })
+}
+
+/// `palette`: LBS and DQS palettes of 67 joints.
+fn bench_palette(c: &mut Criterion) {
+    let mut group = c.benchmark_group("palette");
+    let owned = synthetic::skeleton(67, 2024);
+    let skel = owned.view();
+    let models = posed_models(&skel, 3);
+    let ibm = skel.inverse_bind();
+    let n = skel.joint_count();
+    let mut lbs = vec![Mat3x4::IDENTITY; n];
+    let mut dqs = vec![DualQuat::IDENTITY; n];
+    group.throughput(Throughput::Elements(n as u64));
+    group.bench_function(BenchmarkId::new("67", "lbs"), |b| {
+        b.iter(|| skin::lbs_palette(black_box(&models), black_box(ibm), black_box(&mut lbs)))
+    });
+    group.bench_function(BenchmarkId::new("67", "dqs"), |b| {
+        b.iter(|| skin::dqs_palette(black_box(&models), black_box(ibm), black_box(&mut dqs)))
+    });
+    group.bench_function(BenchmarkId::new("67", "lbs-reference"), |b| {
+        b.iter(|| {
+            skin::reference::lbs_palette(black_box(&models), black_box(ibm), black_box(&mut lbs))
+        })
+    });
+    group.bench_function(BenchmarkId::new("67", "dqs-reference"), |b| {
+        b.iter(|| {
+            skin::reference::dqs_palette(black_box(&models), black_box(ibm), black_box(&mut dqs))
+        })
+    });
+    group.finish();
+}
+
+/// `skin`: LBS, DQS and mixed, positions + normals and positions only.
+fn bench_skin(c: &mut Criterion) {
+    let mut group = c.benchmark_group("skin");
+    let meshes: Vec<MeshData> = [
+        Some(generated_mesh(4000)),
+        data_mesh("makehuman", "makehuman-cc0/makehuman_default163_4infl.glb"),
+        data_mesh("mannequiny", "gdquest-mannequiny/mannequiny-0.3.0.glb"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    for m in &meshes {
+        let n = m.positions.len();
+        let joints = m.models.len();
+        skin::check_influences(&m.joints, &m.weights, joints).expect("valid influences");
+        let mut lbs = vec![Mat3x4::IDENTITY; joints];
+        let mut dqs = vec![DualQuat::IDENTITY; joints];
+        skin::lbs_palette(&m.models, &m.inverse_bind, &mut lbs).expect("palette");
+        skin::dqs_palette(&m.models, &m.inverse_bind, &mut dqs).expect("palette");
+        let normals = (m.normals.len() == n).then_some(m.normals.as_slice());
+        let input = SkinInput {
+            positions: &m.positions,
+            normals,
+            tangents: None,
+            joints: &m.joints,
+            weights: &m.weights,
+        };
+        let mut pos = vec![[0.0f32; 3]; n];
+        let mut nrm = vec![[0.0f32; 3]; n];
+        let mix: Vec<f32> = (0..n).map(|i| (i % 2) as f32).collect();
+        let id = |v: &str| BenchmarkId::new(m.label.as_str(), v);
+        group.throughput(Throughput::Elements(n as u64));
+
+        if normals.is_some() {
+            group.bench_function(id("lbs-pos-nrm"), |b| {
+                b.iter(|| {
+                    let mut out = SkinOutput {
+                        positions: &mut pos,
+                        normals: Some(&mut nrm),
+                        tangents: None,
+                    };
+                    skin::skin_lbs(black_box(&lbs), black_box(&input), &mut out)
+                })
+            });
+            group.bench_function(id("dqs-pos-nrm"), |b| {
+                b.iter(|| {
+                    let mut out = SkinOutput {
+                        positions: &mut pos,
+                        normals: Some(&mut nrm),
+                        tangents: None,
+                    };
+                    skin::skin_dqs(black_box(&dqs), black_box(&input), &mut out)
+                })
+            });
+            group.bench_function(id("mixed-pos-nrm"), |b| {
+                b.iter(|| {
+                    let mut out = SkinOutput {
+                        positions: &mut pos,
+                        normals: Some(&mut nrm),
+                        tangents: None,
+                    };
+                    skin::skin_mixed(
+                        black_box(&lbs),
+                        black_box(&dqs),
+                        black_box(&mix),
+                        black_box(&input),
+                        &mut out,
+                    )
+                })
+            });
+            group.bench_function(id("lbs-pos-nrm-reference"), |b| {
+                b.iter(|| {
+                    let mut out = SkinOutput {
+                        positions: &mut pos,
+                        normals: Some(&mut nrm),
+                        tangents: None,
+                    };
+                    skin::reference::skin_lbs(black_box(&lbs), black_box(&input), &mut out)
+                })
+            });
+        }
+        group.bench_function(id("check-influences"), |b| {
+            b.iter(|| skin::check_influences(black_box(&m.joints), black_box(&m.weights), joints))
+        });
+        group.bench_function(id("lbs-pos"), |b| {
+            b.iter(|| {
+                let mut out = SkinOutput {
+                    positions: &mut pos,
+                    normals: None,
+                    tangents: None,
+                };
+                skin::skin_lbs(black_box(&lbs), black_box(&input), &mut out)
+            })
+        });
+        group.bench_function(id("dqs-pos"), |b| {
+            b.iter(|| {
+                let mut out = SkinOutput {
+                    positions: &mut pos,
+                    normals: None,
+                    tangents: None,
+                };
+                skin::skin_dqs(black_box(&dqs), black_box(&input), &mut out)
+            })
+        });
+
+        // Interleaved: [pos nrm uv] in, [pos nrm uv] out (stride 8).
+        if let Some(normals) = normals {
+            let mut src = vec![0.0f32; n * 8];
+            for (v, chunk) in src.chunks_exact_mut(8).enumerate() {
+                chunk[..3].copy_from_slice(&m.positions[v]);
+                chunk[3..6].copy_from_slice(&normals[v]);
+            }
+            let sv = StridedVertices {
+                data: &src,
+                stride: 8,
+                position: 0,
+                normal: Some(3),
+                tangent: None,
+            };
+            let mut dst = vec![0.0f32; n * 8];
+            group.bench_function(id("lbs-pos-nrm-strided"), |b| {
+                b.iter(|| {
+                    let mut dv = StridedVerticesMut {
+                        data: &mut dst,
+                        stride: 8,
+                        position: 0,
+                        normal: Some(3),
+                        tangent: None,
+                    };
+                    skin::skin_lbs_strided(
+                        black_box(&lbs),
+                        black_box(&m.joints),
+                        black_box(&m.weights),
+                        black_box(&sv),
+                        &mut dv,
+                    )
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = skinning;
+    config = config();
+    targets = bench_palette, bench_skin
+}
+criterion_main!(skinning);

@@ -1,0 +1,542 @@
+//! The SIMD vertex kernels: four vertices per block.
+
+use wide::f32x4;
+
+use super::layout::{self, load, Block3, Block4, Plan, Sink, Source};
+use super::{
+    DualQuat, Influences, Mat3x4, SkinInput, SkinOutput, StridedVertices, StridedVerticesMut,
+};
+use crate::error::Error;
+use crate::soa::check_len;
+
+/// Four vertices' 3-vectors, one per lane.
+#[derive(Clone, Copy)]
+struct V3 {
+    x: f32x4,
+    y: f32x4,
+    z: f32x4,
+}
+
+impl V3 {
+    const ZERO: V3 = V3 {
+        x: f32x4::ZERO,
+        y: f32x4::ZERO,
+        z: f32x4::ZERO,
+    };
+
+    #[inline(always)]
+    fn from_block3(b: &Block3) -> V3 {
+        V3 {
+            x: f32x4::new([b[0][0], b[1][0], b[2][0], b[3][0]]),
+            y: f32x4::new([b[0][1], b[1][1], b[2][1], b[3][1]]),
+            z: f32x4::new([b[0][2], b[1][2], b[2][2], b[3][2]]),
+        }
+    }
+
+    #[inline(always)]
+    fn from_block4(b: &Block4) -> (V3, f32x4) {
+        (
+            V3 {
+                x: f32x4::new([b[0][0], b[1][0], b[2][0], b[3][0]]),
+                y: f32x4::new([b[0][1], b[1][1], b[2][1], b[3][1]]),
+                z: f32x4::new([b[0][2], b[1][2], b[2][2], b[3][2]]),
+            },
+            f32x4::new([b[0][3], b[1][3], b[2][3], b[3][3]]),
+        )
+    }
+
+    #[inline(always)]
+    fn to_block3(self) -> Block3 {
+        let (x, y, z) = (self.x.to_array(), self.y.to_array(), self.z.to_array());
+        core::array::from_fn(|i| [x[i], y[i], z[i]])
+    }
+
+    #[inline(always)]
+    fn to_block4(self, w: f32x4) -> Block4 {
+        let (x, y, z, w) = (
+            self.x.to_array(),
+            self.y.to_array(),
+            self.z.to_array(),
+            w.to_array(),
+        );
+        core::array::from_fn(|i| [x[i], y[i], z[i], w[i]])
+    }
+
+    #[inline(always)]
+    fn cross(self, o: V3) -> V3 {
+        V3 {
+            x: self.y * o.z - self.z * o.y,
+            y: self.z * o.x - self.x * o.z,
+            z: self.x * o.y - self.y * o.x,
+        }
+    }
+
+    #[inline(always)]
+    fn lerp(self, o: V3, t: f32x4) -> V3 {
+        V3 {
+            x: (o.x - self.x).mul_add(t, self.x),
+            y: (o.y - self.y).mul_add(t, self.y),
+            z: (o.z - self.z).mul_add(t, self.z),
+        }
+    }
+}
+
+/// One block's inputs, in lanes.
+#[derive(Clone, Copy)]
+struct Verts {
+    p: V3,
+    n: V3,
+    t: V3,
+}
+
+/// A blended LBS matrix per lane: `m[r][c]`.
+#[derive(Clone, Copy)]
+struct LaneMat([[f32x4; 4]; 3]);
+
+impl LaneMat {
+    #[inline(always)]
+    fn point(&self, p: V3) -> V3 {
+        let r = |m: &[f32x4; 4]| m[0].mul_add(p.x, m[1].mul_add(p.y, m[2].mul_add(p.z, m[3])));
+        V3 {
+            x: r(&self.0[0]),
+            y: r(&self.0[1]),
+            z: r(&self.0[2]),
+        }
+    }
+
+    #[inline(always)]
+    fn vector(&self, v: V3) -> V3 {
+        let r = |m: &[f32x4; 4]| m[0].mul_add(v.x, m[1].mul_add(v.y, m[2] * v.z));
+        V3 {
+            x: r(&self.0[0]),
+            y: r(&self.0[1]),
+            z: r(&self.0[2]),
+        }
+    }
+}
+
+const ZERO_MAT: Mat3x4 = Mat3x4 {
+    rows: [[0.0; 4]; 3],
+};
+const ZERO_DQ: DualQuat = DualQuat {
+    real: [0.0; 4],
+    dual: [0.0; 4],
+};
+
+/// Blends each vertex's four palette rows (weights broadcast) and
+/// transposes the four blended matrices into lanes.
+#[inline(always)]
+fn lbs_matrix(palette: &[Mat3x4], joints: &[[u16; 4]; 4], weights: &[[f32; 4]; 4]) -> LaneMat {
+    let blended: [[f32x4; 3]; 4] = core::array::from_fn(|v| {
+        let (j, w) = (&joints[v], &weights[v]);
+        let m = |k: usize| palette.get(usize::from(j[k])).unwrap_or(&ZERO_MAT);
+        let (m0, m1, m2, m3) = (m(0), m(1), m(2), m(3));
+        let (w0, w1, w2, w3) = (
+            f32x4::splat(w[0]),
+            f32x4::splat(w[1]),
+            f32x4::splat(w[2]),
+            f32x4::splat(w[3]),
+        );
+        core::array::from_fn(|r| {
+            let a = f32x4::new(m0.rows[r]).mul_add(w0, f32x4::new(m1.rows[r]) * w1);
+            let b = f32x4::new(m2.rows[r]).mul_add(w2, f32x4::new(m3.rows[r]) * w3);
+            a + b
+        })
+    });
+    LaneMat(core::array::from_fn(|r| {
+        f32x4::transpose([blended[0][r], blended[1][r], blended[2][r], blended[3][r]])
+    }))
+}
+
+/// A blended, normalised dual quaternion per lane: real `(x, y, z, w)` and dual.
+#[derive(Clone, Copy)]
+struct LaneDq {
+    u: V3,
+    w: f32x4,
+    t: V3,
+}
+
+impl LaneDq {
+    /// `v + 2 u × (u × v + w v)`: rotation by the real part.
+    #[inline(always)]
+    fn rotate(&self, v: V3) -> V3 {
+        let a = self.u.cross(v);
+        let a = V3 {
+            x: self.w.mul_add(v.x, a.x),
+            y: self.w.mul_add(v.y, a.y),
+            z: self.w.mul_add(v.z, a.z),
+        };
+        let b = self.u.cross(a);
+        let two = f32x4::splat(2.0);
+        V3 {
+            x: b.x.mul_add(two, v.x),
+            y: b.y.mul_add(two, v.y),
+            z: b.z.mul_add(two, v.z),
+        }
+    }
+
+    #[inline(always)]
+    fn point(&self, p: V3) -> V3 {
+        let r = self.rotate(p);
+        V3 {
+            x: r.x + self.t.x,
+            y: r.y + self.t.y,
+            z: r.z + self.t.z,
+        }
+    }
+}
+
+#[inline(always)]
+fn gather_dq(palette: &[DualQuat], joints: &[[u16; 4]; 4], k: usize) -> ([f32x4; 4], [f32x4; 4]) {
+    let dq: [&DualQuat; 4] =
+        core::array::from_fn(|v| palette.get(usize::from(joints[v][k])).unwrap_or(&ZERO_DQ));
+    let real = f32x4::transpose(dq.map(|d| f32x4::new(d.real)));
+    let dual = f32x4::transpose(dq.map(|d| f32x4::new(d.dual)));
+    (real, dual)
+}
+
+/// Sign-aligns each influence's dual quaternion with the first one, blends,
+/// normalises by the real part's length and extracts the translation.
+#[inline(always)]
+fn dqs_transform(palette: &[DualQuat], joints: &[[u16; 4]; 4], weights: &[[f32; 4]; 4]) -> LaneDq {
+    let w = f32x4::transpose(weights.map(f32x4::new));
+    let (r0, d0) = gather_dq(palette, joints, 0);
+    let mut br = r0.map(|c| c * w[0]);
+    let mut bd = d0.map(|c| c * w[0]);
+    for (k, &wk) in w.iter().enumerate().skip(1) {
+        let (r, d) = gather_dq(palette, joints, k);
+        let dot = r[0].mul_add(
+            r0[0],
+            r[1].mul_add(r0[1], r[2].mul_add(r0[2], r[3] * r0[3])),
+        );
+        let s = wk.flip_signs(dot.simd_lt(f32x4::ZERO));
+        for i in 0..4 {
+            br[i] = r[i].mul_add(s, br[i]);
+            bd[i] = d[i].mul_add(s, bd[i]);
+        }
+    }
+    let len2 = br[0].mul_add(
+        br[0],
+        br[1].mul_add(br[1], br[2].mul_add(br[2], br[3] * br[3])),
+    );
+    let inv = f32x4::ONE / len2.sqrt();
+    let r = br.map(|c| c * inv);
+    let d = bd.map(|c| c * inv);
+    let u = V3 {
+        x: r[0],
+        y: r[1],
+        z: r[2],
+    };
+    let du = V3 {
+        x: d[0],
+        y: d[1],
+        z: d[2],
+    };
+    // t = 2 (w du - dw u + u × du)
+    let c = u.cross(du);
+    let two = f32x4::splat(2.0);
+    let t = |a: f32x4, b: f32x4, c: f32x4| two * (r[3].mul_add(a, c) - d[3] * b);
+    LaneDq {
+        u,
+        w: r[3],
+        t: V3 {
+            x: t(du.x, u.x, c.x),
+            y: t(du.y, u.y, c.y),
+            z: t(du.z, u.z, c.z),
+        },
+    }
+}
+
+/// A skinning method: maps one block of vertices.
+trait Method {
+    fn block<const N: bool, const T: bool>(
+        &self,
+        first: usize,
+        count: usize,
+        joints: &[[u16; 4]; 4],
+        weights: &[[f32; 4]; 4],
+        v: &Verts,
+    ) -> Verts;
+}
+
+struct Lbs<'a>(&'a [Mat3x4]);
+struct Dqs<'a>(&'a [DualQuat]);
+struct Mixed<'a> {
+    lbs: &'a [Mat3x4],
+    dqs: &'a [DualQuat],
+    mix: &'a [f32],
+}
+
+impl Method for Lbs<'_> {
+    #[inline(always)]
+    fn block<const N: bool, const T: bool>(
+        &self,
+        _first: usize,
+        _count: usize,
+        joints: &[[u16; 4]; 4],
+        weights: &[[f32; 4]; 4],
+        v: &Verts,
+    ) -> Verts {
+        let m = lbs_matrix(self.0, joints, weights);
+        Verts {
+            p: m.point(v.p),
+            n: if N { m.vector(v.n) } else { V3::ZERO },
+            t: if T { m.vector(v.t) } else { V3::ZERO },
+        }
+    }
+}
+
+impl Method for Dqs<'_> {
+    #[inline(always)]
+    fn block<const N: bool, const T: bool>(
+        &self,
+        _first: usize,
+        _count: usize,
+        joints: &[[u16; 4]; 4],
+        weights: &[[f32; 4]; 4],
+        v: &Verts,
+    ) -> Verts {
+        let q = dqs_transform(self.0, joints, weights);
+        Verts {
+            p: q.point(v.p),
+            n: if N { q.rotate(v.n) } else { V3::ZERO },
+            t: if T { q.rotate(v.t) } else { V3::ZERO },
+        }
+    }
+}
+
+impl Method for Mixed<'_> {
+    #[inline(always)]
+    fn block<const N: bool, const T: bool>(
+        &self,
+        first: usize,
+        count: usize,
+        joints: &[[u16; 4]; 4],
+        weights: &[[f32; 4]; 4],
+        v: &Verts,
+    ) -> Verts {
+        let a = Lbs(self.lbs).block::<N, T>(first, count, joints, weights, v);
+        let b = Dqs(self.dqs).block::<N, T>(first, count, joints, weights, v);
+        let mix = load::<f32, 1>(bytemuck::cast_slice(self.mix), first, count);
+        let s = f32x4::new(mix.map(|m| m[0]));
+        Verts {
+            p: a.p.lerp(b.p, s),
+            n: if N { a.n.lerp(b.n, s) } else { V3::ZERO },
+            t: if T { a.t.lerp(b.t, s) } else { V3::ZERO },
+        }
+    }
+}
+
+#[inline(always)]
+fn block<M: Method, S: Source, D: Sink, const N: bool, const T: bool>(
+    m: &M,
+    infl: &Influences<'_>,
+    src: &S,
+    dst: &mut D,
+    first: usize,
+    count: usize,
+) {
+    let joints = load(infl.joints, first, count);
+    let weights = load(infl.weights, first, count);
+    let p = V3::from_block3(&src.positions(first, count));
+    let n = if N {
+        V3::from_block3(&src.normals(first, count))
+    } else {
+        V3::ZERO
+    };
+    let (t, tw) = if T {
+        V3::from_block4(&src.tangents(first, count))
+    } else {
+        (V3::ZERO, f32x4::ZERO)
+    };
+    let out = m.block::<N, T>(first, count, &joints, &weights, &Verts { p, n, t });
+    dst.set_positions(first, count, &out.p.to_block3());
+    if N {
+        dst.set_normals(first, count, &out.n.to_block3());
+    }
+    if T {
+        dst.set_tangents(first, count, &out.t.to_block4(tw));
+    }
+}
+
+fn run_with<M: Method, S: Source, D: Sink, const N: bool, const T: bool>(
+    m: &M,
+    infl: &Influences<'_>,
+    src: &S,
+    dst: &mut D,
+) {
+    let n = infl.len();
+    let full = n - n % 4;
+    let mut first = 0;
+    while first < full {
+        block::<M, S, D, N, T>(m, infl, src, dst, first, 4);
+        first += 4;
+    }
+    if full < n {
+        block::<M, S, D, N, T>(m, infl, src, dst, full, n - full);
+    }
+}
+
+fn run<M: Method, S: Source, D: Sink>(
+    m: &M,
+    infl: &Influences<'_>,
+    src: &S,
+    dst: &mut D,
+    plan: Plan,
+) {
+    debug_assert_eq!(plan.vertices, infl.len());
+    match (plan.normals, plan.tangents) {
+        (false, false) => run_with::<M, S, D, false, false>(m, infl, src, dst),
+        (true, false) => run_with::<M, S, D, true, false>(m, infl, src, dst),
+        (false, true) => run_with::<M, S, D, false, true>(m, infl, src, dst),
+        (true, true) => run_with::<M, S, D, true, true>(m, infl, src, dst),
+    }
+}
+
+/// Checks per-vertex mix weights: `n` of them, each in `0..=1`.
+pub(crate) fn check_mix(n: usize, mix: &[f32]) -> Result<(), Error> {
+    check_len("mix", n, mix.len())?;
+    // Branch-free scan first; find the vertex only on failure.
+    let bad = mix.iter().fold(false, |b, m| b | !(0.0..=1.0).contains(m));
+    if bad {
+        if let Some(vertex) = mix.iter().position(|m| !(0.0..=1.0).contains(m)) {
+            return Err(Error::InvalidMixWeight { vertex });
+        }
+    }
+    Ok(())
+}
+
+/// Linear blend skinning: each vertex is transformed by `Σ w_k palette[j_k]`.
+///
+/// `palette` is an [`super::lbs_palette`] (one entry per joint). Positions
+/// are transformed as points; normals and tangent directions by the blended
+/// 3x3 part, not renormalised; tangent `w` is copied.
+///
+/// # Errors
+/// In this order: [`Error::BadLength`] — `"positions"`, `"normals"`,
+/// `"tangents"` (present input arrays, and input arrays the output asks for:
+/// a missing one has length 0), `"output positions"`, `"output normals"`,
+/// `"output tangents"`, `"weights"` not one per vertex (the vertex count is
+/// `joints.len()`); then the influence errors of [`super::check_influences`]
+/// against `palette.len()`. On error the output is untouched.
+pub fn skin_lbs(
+    palette: &[Mat3x4],
+    input: &SkinInput<'_>,
+    out: &mut SkinOutput<'_>,
+) -> Result<(), Error> {
+    let plan = layout::check_arrays(input.joints.len(), input, out)?;
+    let infl = Influences::new(input.joints, input.weights, palette.len())?;
+    run(&Lbs(palette), &infl, input, out, plan);
+    Ok(())
+}
+
+/// Dual quaternion skinning: per vertex, each influence's dual quaternion is
+/// sign-aligned with the first influence's, blended by weight, normalised
+/// by the blended real part's length, and applied; normals and tangent
+/// directions are rotated by the real part only.
+///
+/// `palette` is a [`super::dqs_palette`]. A blended real part of length 0
+/// (only possible with influences exactly 180° apart) gives NaN.
+///
+/// # Errors
+/// As [`skin_lbs`].
+pub fn skin_dqs(
+    palette: &[DualQuat],
+    input: &SkinInput<'_>,
+    out: &mut SkinOutput<'_>,
+) -> Result<(), Error> {
+    let plan = layout::check_arrays(input.joints.len(), input, out)?;
+    let infl = Influences::new(input.joints, input.weights, palette.len())?;
+    run(&Dqs(palette), &infl, input, out, plan);
+    Ok(())
+}
+
+/// Per-vertex mix of LBS and DQS: `lbs + mix[v] (dqs - lbs)` for positions,
+/// normals and tangent directions (0 = pure LBS, 1 = pure DQS).
+///
+/// `lbs` and `dqs` are palettes of the same joints (e.g. from the same
+/// models and inverse binds).
+///
+/// # Errors
+/// [`Error::BadLength`] (`"dqs palette"` not as long as `lbs`, `"mix"` not
+/// one per vertex), [`Error::InvalidMixWeight`] (NaN or outside `0..=1`),
+/// then as [`skin_lbs`].
+pub fn skin_mixed(
+    lbs: &[Mat3x4],
+    dqs: &[DualQuat],
+    mix: &[f32],
+    input: &SkinInput<'_>,
+    out: &mut SkinOutput<'_>,
+) -> Result<(), Error> {
+    check_len("dqs palette", lbs.len(), dqs.len())?;
+    check_mix(input.joints.len(), mix)?;
+    let plan = layout::check_arrays(input.joints.len(), input, out)?;
+    let infl = Influences::new(input.joints, input.weights, lbs.len())?;
+    run(&Mixed { lbs, dqs, mix }, &infl, input, out, plan);
+    Ok(())
+}
+
+/// [`skin_lbs`] over interleaved vertex buffers.
+///
+/// The vertex count is `joints.len()`; `src` and `dst` may have different
+/// strides and offsets. Only the attributes `dst` names are written (other
+/// floats of `dst` are left alone).
+///
+/// # Errors
+/// In this order: [`Error::InvalidLayout`] (a stride of 0, an attribute
+/// that does not fit in its stride, overlapping destination attributes),
+/// [`Error::BadLength`] (`"source vertices"` / `"destination vertices"`
+/// not `vertices * stride` floats; `"normals"` / `"tangents"` when `dst`
+/// asks for an attribute `src` lacks; `"weights"`), then the influence
+/// errors of [`super::check_influences`]. On error `dst` is untouched.
+pub fn skin_lbs_strided(
+    palette: &[Mat3x4],
+    joints: &[[u16; 4]],
+    weights: &[[f32; 4]],
+    src: &StridedVertices<'_>,
+    dst: &mut StridedVerticesMut<'_>,
+) -> Result<(), Error> {
+    let plan = layout::check_strided(joints.len(), src, dst)?;
+    let infl = Influences::new(joints, weights, palette.len())?;
+    run(&Lbs(palette), &infl, src, dst, plan);
+    Ok(())
+}
+
+/// [`skin_dqs`] over interleaved vertex buffers.
+///
+/// # Errors
+/// As [`skin_lbs_strided`].
+pub fn skin_dqs_strided(
+    palette: &[DualQuat],
+    joints: &[[u16; 4]],
+    weights: &[[f32; 4]],
+    src: &StridedVertices<'_>,
+    dst: &mut StridedVerticesMut<'_>,
+) -> Result<(), Error> {
+    let plan = layout::check_strided(joints.len(), src, dst)?;
+    let infl = Influences::new(joints, weights, palette.len())?;
+    run(&Dqs(palette), &infl, src, dst, plan);
+    Ok(())
+}
+
+/// [`skin_mixed`] over interleaved vertex buffers.
+///
+/// # Errors
+/// Those of the palettes and mix in [`skin_mixed`], then as
+/// [`skin_lbs_strided`].
+pub fn skin_mixed_strided(
+    lbs: &[Mat3x4],
+    dqs: &[DualQuat],
+    mix: &[f32],
+    joints: &[[u16; 4]],
+    weights: &[[f32; 4]],
+    src: &StridedVertices<'_>,
+    dst: &mut StridedVerticesMut<'_>,
+) -> Result<(), Error> {
+    check_len("dqs palette", lbs.len(), dqs.len())?;
+    check_mix(joints.len(), mix)?;
+    let plan = layout::check_strided(joints.len(), src, dst)?;
+    let infl = Influences::new(joints, weights, lbs.len())?;
+    run(&Mixed { lbs, dqs, mix }, &infl, src, dst, plan);
+    Ok(())
+}

@@ -1,0 +1,312 @@
+//! Vertex sources and sinks: separate attribute arrays or one interleaved
+//! buffer, behind one private trait pair the kernels are monomorphised over.
+//!
+//! Blocks are read and written four vertices at a time; `count < 4` is the
+//! tail, whose missing vertices read as zeros and are not written.
+
+use super::{SkinInput, SkinOutput, StridedVertices, StridedVerticesMut};
+use crate::error::Error;
+use crate::soa::check_len;
+
+/// Four vertices' 3-vectors.
+pub(crate) type Block3 = [[f32; 3]; 4];
+/// Four vertices' 4-vectors.
+pub(crate) type Block4 = [[f32; 4]; 4];
+
+/// Where the kernels read bind-space attributes from.
+pub(crate) trait Source {
+    fn positions(&self, first: usize, count: usize) -> Block3;
+    fn normals(&self, first: usize, count: usize) -> Block3;
+    fn tangents(&self, first: usize, count: usize) -> Block4;
+}
+
+/// Where the kernels write skinned attributes to.
+pub(crate) trait Sink {
+    fn set_positions(&mut self, first: usize, count: usize, v: &Block3);
+    fn set_normals(&mut self, first: usize, count: usize, v: &Block3);
+    fn set_tangents(&mut self, first: usize, count: usize, v: &Block4);
+}
+
+/// Vertices `first .. first + count` of `s` (`count <= 4`), zero-padded.
+#[inline(always)]
+pub(crate) fn load<T: Copy + Default, const W: usize>(
+    s: &[[T; W]],
+    first: usize,
+    count: usize,
+) -> [[T; W]; 4] {
+    if count == 4 {
+        if let Some(c) = s.get(first..).and_then(|s| s.first_chunk::<4>()) {
+            return *c;
+        }
+    }
+    let mut out = [[T::default(); W]; 4];
+    for (o, v) in out.iter_mut().zip(s.iter().skip(first).take(count)) {
+        *o = *v;
+    }
+    out
+}
+
+#[inline(always)]
+fn store<const W: usize>(d: &mut [[f32; W]], first: usize, count: usize, v: &[[f32; W]; 4]) {
+    if count == 4 {
+        if let Some(c) = d.get_mut(first..).and_then(|s| s.first_chunk_mut::<4>()) {
+            *c = *v;
+            return;
+        }
+    }
+    for (o, x) in d.iter_mut().skip(first).take(count).zip(v) {
+        *o = *x;
+    }
+}
+
+impl Source for SkinInput<'_> {
+    #[inline(always)]
+    fn positions(&self, first: usize, count: usize) -> Block3 {
+        load(self.positions, first, count)
+    }
+    #[inline(always)]
+    fn normals(&self, first: usize, count: usize) -> Block3 {
+        self.normals
+            .map_or([[0.0; 3]; 4], |n| load(n, first, count))
+    }
+    #[inline(always)]
+    fn tangents(&self, first: usize, count: usize) -> Block4 {
+        self.tangents
+            .map_or([[0.0; 4]; 4], |t| load(t, first, count))
+    }
+}
+
+impl Sink for SkinOutput<'_> {
+    #[inline(always)]
+    fn set_positions(&mut self, first: usize, count: usize, v: &Block3) {
+        store(self.positions, first, count, v);
+    }
+    #[inline(always)]
+    fn set_normals(&mut self, first: usize, count: usize, v: &Block3) {
+        if let Some(n) = self.normals.as_deref_mut() {
+            store(n, first, count, v);
+        }
+    }
+    #[inline(always)]
+    fn set_tangents(&mut self, first: usize, count: usize, v: &Block4) {
+        if let Some(t) = self.tangents.as_deref_mut() {
+            store(t, first, count, v);
+        }
+    }
+}
+
+#[inline(always)]
+fn load_strided<const W: usize>(
+    data: &[f32],
+    stride: usize,
+    offset: usize,
+    first: usize,
+    count: usize,
+) -> [[f32; W]; 4] {
+    let mut out = [[0.0; W]; 4];
+    for (i, o) in out.iter_mut().enumerate().take(count) {
+        let at = (first + i) * stride + offset;
+        if let Some(c) = data.get(at..).and_then(|s| s.first_chunk::<W>()) {
+            *o = *c;
+        }
+    }
+    out
+}
+
+#[inline(always)]
+fn store_strided<const W: usize>(
+    data: &mut [f32],
+    stride: usize,
+    offset: usize,
+    first: usize,
+    count: usize,
+    v: &[[f32; W]; 4],
+) {
+    for (i, x) in v.iter().enumerate().take(count) {
+        let at = (first + i) * stride + offset;
+        if let Some(c) = data.get_mut(at..).and_then(|s| s.first_chunk_mut::<W>()) {
+            *c = *x;
+        }
+    }
+}
+
+impl Source for StridedVertices<'_> {
+    #[inline(always)]
+    fn positions(&self, first: usize, count: usize) -> Block3 {
+        load_strided(self.data, self.stride, self.position, first, count)
+    }
+    #[inline(always)]
+    fn normals(&self, first: usize, count: usize) -> Block3 {
+        self.normal.map_or([[0.0; 3]; 4], |o| {
+            load_strided(self.data, self.stride, o, first, count)
+        })
+    }
+    #[inline(always)]
+    fn tangents(&self, first: usize, count: usize) -> Block4 {
+        self.tangent.map_or([[0.0; 4]; 4], |o| {
+            load_strided(self.data, self.stride, o, first, count)
+        })
+    }
+}
+
+impl Sink for StridedVerticesMut<'_> {
+    #[inline(always)]
+    fn set_positions(&mut self, first: usize, count: usize, v: &Block3) {
+        store_strided(self.data, self.stride, self.position, first, count, v);
+    }
+    #[inline(always)]
+    fn set_normals(&mut self, first: usize, count: usize, v: &Block3) {
+        if let Some(o) = self.normal {
+            store_strided(self.data, self.stride, o, first, count, v);
+        }
+    }
+    #[inline(always)]
+    fn set_tangents(&mut self, first: usize, count: usize, v: &Block4) {
+        if let Some(o) = self.tangent {
+            store_strided(self.data, self.stride, o, first, count, v);
+        }
+    }
+}
+
+/// What a validated call computes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Plan {
+    pub vertices: usize,
+    pub normals: bool,
+    pub tangents: bool,
+}
+
+/// Checks the attribute arrays against `n` vertices. A missing input
+/// attribute that the output asks for counts as an array of length 0.
+pub(crate) fn check_arrays(
+    n: usize,
+    input: &SkinInput<'_>,
+    out: &SkinOutput<'_>,
+) -> Result<Plan, Error> {
+    check_len("positions", n, input.positions.len())?;
+    if let Some(x) = input.normals {
+        check_len("normals", n, x.len())?;
+    }
+    if let Some(x) = input.tangents {
+        check_len("tangents", n, x.len())?;
+    }
+    check_len("output positions", n, out.positions.len())?;
+    let normals = out.normals.is_some();
+    let tangents = out.tangents.is_some();
+    if let Some(x) = out.normals.as_deref() {
+        check_len("normals", n, input.normals.map_or(0, <[_]>::len))?;
+        check_len("output normals", n, x.len())?;
+    }
+    if let Some(x) = out.tangents.as_deref() {
+        check_len("tangents", n, input.tangents.map_or(0, <[_]>::len))?;
+        check_len("output tangents", n, x.len())?;
+    }
+    Ok(Plan {
+        vertices: n,
+        normals,
+        tangents,
+    })
+}
+
+fn check_attr(
+    stride: usize,
+    offset: Option<usize>,
+    width: usize,
+    what: &'static str,
+) -> Result<(), Error> {
+    match offset {
+        Some(o) if o.checked_add(width).is_none_or(|end| end > stride) => {
+            Err(Error::InvalidLayout { what })
+        }
+        _ => Ok(()),
+    }
+}
+
+fn overlap(a: Option<usize>, wa: usize, b: Option<usize>, wb: usize) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a < b + wb && b < a + wa,
+        _ => false,
+    }
+}
+
+/// Checks two interleaved layouts against `n` vertices.
+pub(crate) fn check_strided(
+    n: usize,
+    src: &StridedVertices<'_>,
+    dst: &StridedVerticesMut<'_>,
+) -> Result<Plan, Error> {
+    if src.stride == 0 {
+        return Err(Error::InvalidLayout {
+            what: "source stride is 0",
+        });
+    }
+    if dst.stride == 0 {
+        return Err(Error::InvalidLayout {
+            what: "destination stride is 0",
+        });
+    }
+    check_attr(
+        src.stride,
+        Some(src.position),
+        3,
+        "source position exceeds the stride",
+    )?;
+    check_attr(
+        src.stride,
+        src.normal,
+        3,
+        "source normal exceeds the stride",
+    )?;
+    check_attr(
+        src.stride,
+        src.tangent,
+        4,
+        "source tangent exceeds the stride",
+    )?;
+    check_attr(
+        dst.stride,
+        Some(dst.position),
+        3,
+        "destination position exceeds the stride",
+    )?;
+    check_attr(
+        dst.stride,
+        dst.normal,
+        3,
+        "destination normal exceeds the stride",
+    )?;
+    check_attr(
+        dst.stride,
+        dst.tangent,
+        4,
+        "destination tangent exceeds the stride",
+    )?;
+    let pos = Some(dst.position);
+    if overlap(pos, 3, dst.normal, 3)
+        || overlap(pos, 3, dst.tangent, 4)
+        || overlap(dst.normal, 3, dst.tangent, 4)
+    {
+        return Err(Error::InvalidLayout {
+            what: "destination attributes overlap",
+        });
+    }
+    let src_len = n.checked_mul(src.stride).ok_or(Error::InvalidLayout {
+        what: "source size overflows",
+    })?;
+    let dst_len = n.checked_mul(dst.stride).ok_or(Error::InvalidLayout {
+        what: "destination size overflows",
+    })?;
+    check_len("source vertices", src_len, src.data.len())?;
+    check_len("destination vertices", dst_len, dst.data.len())?;
+    if dst.normal.is_some() && src.normal.is_none() {
+        check_len("normals", n, 0)?;
+    }
+    if dst.tangent.is_some() && src.tangent.is_none() {
+        check_len("tangents", n, 0)?;
+    }
+    Ok(Plan {
+        vertices: n,
+        normals: dst.normal.is_some(),
+        tangents: dst.tangent.is_some(),
+    })
+}

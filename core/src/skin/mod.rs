@@ -1,0 +1,421 @@
+//! Skinning: palettes (LBS matrices, DQS dual quaternions) and vertex
+//! skinning (linear blend, dual quaternion, and a per-vertex mix of both).
+//!
+//! The two stages of a frame are:
+//! 1. **palette**: one entry per joint from the model-space matrices (FK
+//!    output) and the mesh's inverse bind matrices — [`lbs_palette`] writes
+//!    `models[j] * inverse_bind[j]` as a row-major [`Mat3x4`], [`dqs_palette`]
+//!    the unit [`DualQuat`] of its rigid part;
+//! 2. **vertices**: [`skin_lbs`], [`skin_dqs`] and [`skin_mixed`] over
+//!    separate attribute arrays ([`SkinInput`] / [`SkinOutput`]), or
+//!    [`skin_lbs_strided`], [`skin_dqs_strided`] and [`skin_mixed_strided`]
+//!    over interleaved vertex buffers ([`StridedVertices`]).
+//!
+//! # Validation
+//! Every call checks its sizes, then the influences: each joint index must
+//! be below the palette length, each weight finite and `>= 0`, each vertex's
+//! weights must sum to 1. That is O(vertices), but it is a branch-free
+//! streaming pass over 24 bytes per vertex (the precise, vertex-naming error
+//! is searched for only when the pass fails), a few percent of the skinning
+//! itself. A once-per-mesh checked handle (like
+//! [`crate::blend::JointWeights`]) would save those few percent, but the
+//! influences are plain slices that the caller may rewrite between frames
+//! (streaming, LOD swaps, editing tools), and a checked handle only stays
+//! valid if it also pins the palette length; checking per call keeps the API
+//! to plain slices and makes an out-of-range index impossible to miss.
+//! [`check_influences`] runs the same check at load time, to report bad
+//! meshes early.
+//!
+//! # Weights
+//! Weights must be finite, `>= 0` and sum to 1 within
+//! [`WEIGHT_SUM_TOLERANCE`] (1e-3): anything else is an error naming the
+//! vertex, not silently renormalised, because a mesh whose weights do not sum
+//! to 1 is almost always a pipeline bug (a dropped influence, a wrong
+//! accessor). Sums within the tolerance are used as they are (LBS then scales
+//! a vertex by its weight sum, at most 1e-3; DQS is unaffected since it
+//! normalises). [`normalize_weights`] renormalises a mesh offline. Unused
+//! slots must still name a valid joint (0 is customary) with weight 0: the
+//! kernels read all four slots, without branches.
+//!
+//! # DQS and scale
+//! A dual quaternion is a rigid transform. [`dqs_palette`] keeps the rigid
+//! part of each skinning matrix: the rotation is the `Q` of a QR
+//! (Gram–Schmidt) factorisation of the 3x3 part — x axis normalised, y axis
+//! made orthogonal to it and normalised, z = x × y — and the translation is
+//! kept. This is exact for any `R · diag(s)` with `s > 0` (scale along the
+//! joint's own axes, which is what TRS scale gives), and the vertex
+//! positions then come out *without* the scale. Scale, shear and mirroring
+//! are dropped: a mirror (negative determinant) becomes the rotation with z
+//! reversed. [`dqs_palette_with_scale`] writes the dropped per-axis scale
+//! (the diagonal of the triangular factor; negative z for a mirror) so a
+//! caller can detect non-rigid joints, e.g. to skin those vertices with LBS
+//! through [`skin_mixed`].
+//!
+//! # Normals and tangents
+//! LBS transforms normals and tangent directions by the blended 3x3 part
+//! (exact for rotation and uniform scale; not the inverse transpose) and does
+//! not renormalise them: blending shrinks them by up to cos(half the angle
+//! between the influences), as it shrinks the geometry. DQS rotates them by
+//! the blended, normalised real part only, so they stay unit. The mixed
+//! kernel interpolates both results linearly. A tangent's `w` (handedness)
+//! is copied.
+//!
+//! # SIMD
+//! Vertices are skinned four at a time: each vertex's palette entries are
+//! gathered and blended (LBS: matrix rows, weights broadcast; DQS: the four
+//! vertices' dual quaternions transposed into lanes, sign-aligned to the
+//! first influence with a mask), the blended transform is transposed into
+//! lanes, and positions, normals and tangents are transformed lane-wise. A
+//! tail of 1-3 vertices runs through the same block code with padding lanes
+//! that are not stored. [`reference`](mod@reference) holds the scalar twins (the readable
+//! specification); SIMD and scalar agree within 1e-5.
+//!
+//! NaN in palettes or vertex data propagates to the vertices it touches and
+//! never panics. Output entries of attributes that are not requested (an
+//! output `None`) are not written; every vertex of every requested output
+//! attribute is.
+
+use crate::error::Error;
+use crate::math::{Mat4, Quat, Vec3};
+use crate::soa::check_len;
+
+mod kernel;
+mod layout;
+mod palette;
+pub mod reference;
+
+pub use kernel::{
+    skin_dqs, skin_dqs_strided, skin_lbs, skin_lbs_strided, skin_mixed, skin_mixed_strided,
+};
+pub use palette::{dqs_palette, dqs_palette_with_scale, lbs_palette};
+
+/// Largest allowed distance of a vertex's weight sum from 1.
+pub const WEIGHT_SUM_TOLERANCE: f32 = 1e-3;
+
+/// An affine transform as a row-major 3x4 matrix (the LBS palette entry).
+///
+/// `rows[r] = [m_r0, m_r1, m_r2, m_r3]`: a point `p` maps to
+/// `rows[r] · (p, 1)`. 48 bytes, 16-byte aligned and `Pod`, so a palette can
+/// be uploaded to a GPU as three `vec4` per joint.
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C, align(16))]
+pub struct Mat3x4 {
+    /// The three rows; column 3 is the translation.
+    pub rows: [[f32; 4]; 3],
+}
+
+impl Default for Mat3x4 {
+    fn default() -> Self {
+        Mat3x4::IDENTITY
+    }
+}
+
+impl Mat3x4 {
+    /// The identity transform.
+    pub const IDENTITY: Mat3x4 = Mat3x4 {
+        rows: [
+            [1.0, 0.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0, 0.0],
+            [0.0, 0.0, 1.0, 0.0],
+        ],
+    };
+
+    /// The top three rows of an affine column-major matrix.
+    #[inline]
+    #[must_use]
+    pub fn from_mat4(m: &Mat4) -> Self {
+        let c = &m.cols;
+        let row = |r: usize| [c[0][r], c[1][r], c[2][r], c[3][r]];
+        Mat3x4 {
+            rows: [row(0), row(1), row(2)],
+        }
+    }
+
+    /// The column-major 4x4 matrix with last row `0 0 0 1`.
+    #[inline]
+    #[must_use]
+    pub fn to_mat4(&self) -> Mat4 {
+        let r = &self.rows;
+        let col = |c: usize, w: f32| [r[0][c], r[1][c], r[2][c], w];
+        Mat4 {
+            cols: [col(0, 0.0), col(1, 0.0), col(2, 0.0), col(3, 1.0)],
+        }
+    }
+
+    /// Transforms a point (w = 1).
+    #[inline]
+    #[must_use]
+    pub fn transform_point(&self, p: Vec3) -> Vec3 {
+        let r = |i: usize| {
+            let m = &self.rows[i];
+            m[0] * p.x + m[1] * p.y + m[2] * p.z + m[3]
+        };
+        Vec3::new(r(0), r(1), r(2))
+    }
+
+    /// Transforms a direction (w = 0).
+    #[inline]
+    #[must_use]
+    pub fn transform_vector(&self, v: Vec3) -> Vec3 {
+        let r = |i: usize| {
+            let m = &self.rows[i];
+            m[0] * v.x + m[1] * v.y + m[2] * v.z
+        };
+        Vec3::new(r(0), r(1), r(2))
+    }
+}
+
+/// A rigid transform as a unit dual quaternion (the DQS palette entry).
+///
+/// Components are stored `(x, y, z, w)` like [`Quat`]. `real` is the
+/// rotation `q`; `dual` is `½ (t, 0) q` for the translation `t`. Palettes
+/// written by sinew have `real.w >= 0`. 32 bytes, 16-byte aligned, `Pod`.
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C, align(16))]
+pub struct DualQuat {
+    /// Rotation quaternion `(x, y, z, w)`.
+    pub real: [f32; 4],
+    /// Translation part `½ (t, 0) · real`, `(x, y, z, w)`.
+    pub dual: [f32; 4],
+}
+
+impl Default for DualQuat {
+    fn default() -> Self {
+        DualQuat::IDENTITY
+    }
+}
+
+impl DualQuat {
+    /// The identity transform.
+    pub const IDENTITY: DualQuat = DualQuat {
+        real: [0.0, 0.0, 0.0, 1.0],
+        dual: [0.0; 4],
+    };
+
+    /// Rotation `q` (unit, used with its sign as given) followed by translation `t`.
+    #[inline]
+    #[must_use]
+    pub fn from_rotation_translation(q: Quat, t: Vec3) -> Self {
+        let d = (Quat::new(t.x, t.y, t.z, 0.0) * q).scale(0.5);
+        DualQuat {
+            real: q.to_array(),
+            dual: d.to_array(),
+        }
+    }
+
+    /// The rotation (real part).
+    #[inline]
+    #[must_use]
+    pub fn rotation(&self) -> Quat {
+        let r = self.real;
+        Quat::new(r[0], r[1], r[2], r[3])
+    }
+
+    /// The translation `2 · dual · real*` (vector part), for a unit dual quaternion.
+    #[inline]
+    #[must_use]
+    pub fn translation(&self) -> Vec3 {
+        let d = self.dual;
+        let t = (Quat::new(d[0], d[1], d[2], d[3]) * self.rotation().conjugate()).scale(2.0);
+        Vec3::new(t.x, t.y, t.z)
+    }
+
+    /// Transforms a point: rotate, then translate.
+    #[inline]
+    #[must_use]
+    pub fn transform_point(&self, p: Vec3) -> Vec3 {
+        self.rotation().rotate(p) + self.translation()
+    }
+
+    /// Rotates a direction.
+    #[inline]
+    #[must_use]
+    pub fn transform_vector(&self, v: Vec3) -> Vec3 {
+        self.rotation().rotate(v)
+    }
+
+    /// The rigid transform as a column-major matrix.
+    #[inline]
+    #[must_use]
+    pub fn to_mat4(&self) -> Mat4 {
+        Mat4::from_trs(self.translation(), self.rotation(), Vec3::ONE)
+    }
+}
+
+/// Checks a mesh's influences for a palette of `joint_count` entries, as
+/// every skinning call does (use it at load time to report bad meshes early).
+///
+/// Vertices are checked in order; for each, the joint indices first, then
+/// the weights, then their sum.
+///
+/// # Errors
+/// [`Error::BadLength`] (`"weights"` not as long as `joints`),
+/// [`Error::InfluenceOutOfRange`] (an index `>= joint_count`, even with
+/// weight 0), [`Error::InvalidVertexWeight`] (negative, NaN or infinite),
+/// [`Error::VertexWeightSum`] (sum off 1 by more than 1e-3).
+pub fn check_influences(
+    joints: &[[u16; 4]],
+    weights: &[[f32; 4]],
+    joint_count: usize,
+) -> Result<(), Error> {
+    Influences::new(joints, weights, joint_count).map(|_| ())
+}
+
+/// Checked influences: four joint indices and four weights per vertex.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Influences<'a> {
+    pub joints: &'a [[u16; 4]],
+    pub weights: &'a [[f32; 4]],
+}
+
+#[inline]
+fn vertex_ok(js: &[u16; 4], ws: &[f32; 4], joint_count: usize) -> bool {
+    let index_ok = js
+        .iter()
+        .fold(true, |ok, &j| ok & (usize::from(j) < joint_count));
+    // `0 <= w <= MAX` is false for NaN, infinities and negatives.
+    let weight_ok = ws
+        .iter()
+        .fold(true, |ok, &w| ok & (0.0..=f32::MAX).contains(&w));
+    let sum = (ws[0] + ws[1]) + (ws[2] + ws[3]);
+    index_ok & weight_ok & (libm::fabsf(sum - 1.0) <= WEIGHT_SUM_TOLERANCE)
+}
+
+impl<'a> Influences<'a> {
+    /// See [`check_influences`].
+    pub fn new(
+        joints: &'a [[u16; 4]],
+        weights: &'a [[f32; 4]],
+        joint_count: usize,
+    ) -> Result<Self, Error> {
+        check_len("weights", joints.len(), weights.len())?;
+        // Branch-free pass; the vertex is searched for only when it fails.
+        let ok = joints
+            .iter()
+            .zip(weights)
+            .fold(true, |ok, (js, ws)| ok & vertex_ok(js, ws, joint_count));
+        if !ok {
+            for (vertex, (js, ws)) in joints.iter().zip(weights).enumerate() {
+                if let Some(&j) = js.iter().find(|&&j| usize::from(j) >= joint_count) {
+                    return Err(Error::InfluenceOutOfRange {
+                        vertex,
+                        joint: usize::from(j),
+                        count: joint_count,
+                    });
+                }
+                if !ws.iter().all(|w| w.is_finite() && *w >= 0.0) {
+                    return Err(Error::InvalidVertexWeight { vertex });
+                }
+                if !vertex_ok(js, ws, joint_count) {
+                    return Err(Error::VertexWeightSum { vertex });
+                }
+            }
+        }
+        Ok(Influences { joints, weights })
+    }
+
+    /// Number of vertices.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.joints.len()
+    }
+}
+
+/// Renormalises each vertex's weights to sum to exactly 1 (an offline
+/// helper for meshes that fail [`check_influences`] with
+/// [`Error::VertexWeightSum`]).
+///
+/// # Errors
+/// [`Error::InvalidVertexWeight`] (negative, NaN or infinite weight) or
+/// [`Error::VertexWeightSum`] (all weights 0); the slice is untouched on error.
+pub fn normalize_weights(weights: &mut [[f32; 4]]) -> Result<(), Error> {
+    for (vertex, ws) in weights.iter().enumerate() {
+        if !ws.iter().all(|w| w.is_finite() && *w >= 0.0) {
+            return Err(Error::InvalidVertexWeight { vertex });
+        }
+        let sum = ws[0] + ws[1] + ws[2] + ws[3];
+        if !(sum > 0.0 && sum.is_finite()) {
+            return Err(Error::VertexWeightSum { vertex });
+        }
+    }
+    for ws in weights.iter_mut() {
+        let inv = 1.0 / (ws[0] + ws[1] + ws[2] + ws[3]);
+        for w in ws.iter_mut() {
+            *w *= inv;
+        }
+    }
+    Ok(())
+}
+
+/// Bind-space vertex attributes, one array per attribute (the layout of
+/// glTF accessors and of `sinew_std::import::Mesh`).
+///
+/// The vertex count is `joints.len()`; every present array has one entry
+/// per vertex.
+#[derive(Clone, Copy, Debug)]
+pub struct SkinInput<'a> {
+    /// Positions.
+    pub positions: &'a [[f32; 3]],
+    /// Normals, if the mesh has them (needed only when the output asks for them).
+    pub normals: Option<&'a [[f32; 3]]>,
+    /// Tangents `(x, y, z, handedness)` (needed only when the output asks for them).
+    pub tangents: Option<&'a [[f32; 4]]>,
+    /// Four joint indices per vertex (palette indices; unused slots name any
+    /// valid joint, 0 by custom, with weight 0).
+    pub joints: &'a [[u16; 4]],
+    /// Four weights per vertex: finite, `>= 0`, summing to 1 within 1e-3.
+    pub weights: &'a [[f32; 4]],
+}
+
+/// Skinned vertex attributes; `None` attributes are not computed.
+#[derive(Debug)]
+pub struct SkinOutput<'a> {
+    /// Skinned positions, one per vertex.
+    pub positions: &'a mut [[f32; 3]],
+    /// Skinned normals, one per vertex (requires input normals).
+    pub normals: Option<&'a mut [[f32; 3]]>,
+    /// Skinned tangents, one per vertex (requires input tangents).
+    pub tangents: Option<&'a mut [[f32; 4]]>,
+}
+
+/// An interleaved (strided) vertex buffer to read: `stride` floats per
+/// vertex, each attribute at a fixed float offset inside the vertex. The
+/// influences stay in their own arrays (they are integers and floats, and
+/// often a separate stream anyway).
+///
+/// Vertex `v`'s position is `data[v * stride + position ..][..3]`, its
+/// normal `data[v * stride + normal ..][..3]`, its tangent
+/// `data[v * stride + tangent ..][..4]`. `data.len()` must be exactly
+/// `vertices * stride`. Other floats of a vertex (UVs, colours) are ignored.
+#[derive(Clone, Copy, Debug)]
+pub struct StridedVertices<'a> {
+    /// The buffer.
+    pub data: &'a [f32],
+    /// Floats per vertex (`> 0`).
+    pub stride: usize,
+    /// Float offset of the position (3 floats) inside a vertex.
+    pub position: usize,
+    /// Float offset of the normal (3 floats), if present.
+    pub normal: Option<usize>,
+    /// Float offset of the tangent (4 floats), if present.
+    pub tangent: Option<usize>,
+}
+
+/// An interleaved (strided) vertex buffer to write; see [`StridedVertices`].
+///
+/// Only the floats of the requested attributes are written, so skinning
+/// into a render buffer leaves its UVs and colours alone. The attributes
+/// must not overlap.
+#[derive(Debug)]
+pub struct StridedVerticesMut<'a> {
+    /// The buffer, exactly `vertices * stride` floats.
+    pub data: &'a mut [f32],
+    /// Floats per vertex (`> 0`).
+    pub stride: usize,
+    /// Float offset of the position (3 floats).
+    pub position: usize,
+    /// Float offset of the normal (3 floats), if it is to be written.
+    pub normal: Option<usize>,
+    /// Float offset of the tangent (4 floats), if it is to be written.
+    pub tangent: Option<usize>,
+}

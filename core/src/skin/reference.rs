@@ -1,0 +1,353 @@
+//! Scalar reference implementations: the readable specification of the
+//! skinning kernels, one vertex (or joint) at a time. Same signatures, same
+//! validation and errors as the SIMD versions; results agree within 1e-5.
+
+use super::kernel::check_mix;
+use super::layout::{self, Plan, Sink, Source};
+use super::{
+    DualQuat, Influences, Mat3x4, SkinInput, SkinOutput, StridedVertices, StridedVerticesMut,
+};
+use crate::error::Error;
+use crate::math::{Mat4, Quat, Vec3};
+use crate::soa::check_len;
+
+/// Scalar twin of [`super::lbs_palette`].
+///
+/// # Errors
+/// As [`super::lbs_palette`].
+pub fn lbs_palette(
+    models: &[Mat4],
+    inverse_bind: &[Mat4],
+    out: &mut [Mat3x4],
+) -> Result<(), Error> {
+    check_len("inverse binds", models.len(), inverse_bind.len())?;
+    check_len("palette", models.len(), out.len())?;
+    for ((m, b), o) in models.iter().zip(inverse_bind).zip(out.iter_mut()) {
+        *o = Mat3x4::from_mat4(&(*m * *b));
+    }
+    Ok(())
+}
+
+/// The rigid part of an affine matrix as a unit dual quaternion (`w >= 0`)
+/// and the scale that was dropped; see [`super::dqs_palette`].
+#[must_use]
+pub fn rigid_part(m: &Mat4) -> (DualQuat, [f32; 3]) {
+    let col = |c: usize| Vec3::new(m.cols[c][0], m.cols[c][1], m.cols[c][2]);
+    let (c0, c1, c2) = (col(0), col(1), col(2));
+    let s0 = c0.length();
+    let x = c0 * (1.0 / s0);
+    let y1 = c1 - x * x.dot(c1);
+    let s1 = y1.length();
+    let y = y1 * (1.0 / s1);
+    let z = x.cross(y);
+    let s2 = z.dot(c2);
+    let (m00, m10, m20) = (x.x, x.y, x.z);
+    let (m01, m11, m21) = (y.x, y.y, y.z);
+    let (m02, m12, m22) = (z.x, z.y, z.z);
+    // Shepperd: build the quaternion around its largest component.
+    let tw = 1.0 + m00 + m11 + m22;
+    let tx = 1.0 + m00 - m11 - m22;
+    let ty = 1.0 - m00 + m11 - m22;
+    let tz = 1.0 - m00 - m11 + m22;
+    let mut v = Quat::new(m21 - m12, m02 - m20, m10 - m01, tw);
+    let mut best = tw;
+    if tx > best {
+        v = Quat::new(tx, m01 + m10, m02 + m20, m21 - m12);
+        best = tx;
+    }
+    if ty > best {
+        v = Quat::new(m01 + m10, ty, m12 + m21, m02 - m20);
+        best = ty;
+    }
+    if tz > best {
+        v = Quat::new(m02 + m20, m12 + m21, tz, m10 - m01);
+    }
+    let mut q = v.normalize();
+    if q.w < 0.0 {
+        q = -q;
+    }
+    let t = m.translation();
+    (DualQuat::from_rotation_translation(q, t), [s0, s1, s2])
+}
+
+/// Scalar twin of [`super::dqs_palette`].
+///
+/// # Errors
+/// As [`super::dqs_palette`].
+pub fn dqs_palette(
+    models: &[Mat4],
+    inverse_bind: &[Mat4],
+    out: &mut [DualQuat],
+) -> Result<(), Error> {
+    check_len("inverse binds", models.len(), inverse_bind.len())?;
+    check_len("palette", models.len(), out.len())?;
+    for ((m, b), o) in models.iter().zip(inverse_bind).zip(out.iter_mut()) {
+        *o = rigid_part(&(*m * *b)).0;
+    }
+    Ok(())
+}
+
+/// Scalar twin of [`super::dqs_palette_with_scale`].
+///
+/// # Errors
+/// As [`super::dqs_palette_with_scale`].
+pub fn dqs_palette_with_scale(
+    models: &[Mat4],
+    inverse_bind: &[Mat4],
+    out: &mut [DualQuat],
+    scale: &mut [[f32; 3]],
+) -> Result<(), Error> {
+    check_len("inverse binds", models.len(), inverse_bind.len())?;
+    check_len("palette", models.len(), out.len())?;
+    check_len("scale", models.len(), scale.len())?;
+    for (((m, b), o), s) in models
+        .iter()
+        .zip(inverse_bind)
+        .zip(out.iter_mut())
+        .zip(scale.iter_mut())
+    {
+        (*o, *s) = rigid_part(&(*m * *b));
+    }
+    Ok(())
+}
+
+/// The blended LBS matrix of one vertex: `Σ w_k palette[j_k]`.
+#[must_use]
+pub fn lbs_matrix(palette: &[Mat3x4], joints: [u16; 4], weights: [f32; 4]) -> Mat3x4 {
+    const ZERO: Mat3x4 = Mat3x4 {
+        rows: [[0.0; 4]; 3],
+    };
+    let mut m = ZERO;
+    for (j, w) in joints.iter().zip(weights) {
+        let p = palette.get(usize::from(*j)).copied().unwrap_or(ZERO);
+        for (row, prow) in m.rows.iter_mut().zip(p.rows) {
+            for (e, pe) in row.iter_mut().zip(prow) {
+                *e += w * pe;
+            }
+        }
+    }
+    m
+}
+
+/// The blended, normalised dual quaternion of one vertex: each influence
+/// sign-aligned with the first (flipped when their real parts' dot product
+/// is negative), weighted, summed, divided by the real part's length.
+#[must_use]
+pub fn dqs_blend(palette: &[DualQuat], joints: [u16; 4], weights: [f32; 4]) -> DualQuat {
+    let zero = DualQuat {
+        real: [0.0; 4],
+        dual: [0.0; 4],
+    };
+    let get = |j: u16| palette.get(usize::from(j)).copied().unwrap_or(zero);
+    let first = get(joints[0]).real;
+    let mut real = [0.0f32; 4];
+    let mut dual = [0.0f32; 4];
+    for (j, w) in joints.iter().zip(weights) {
+        let dq = get(*j);
+        let dot: f32 = dq.real.iter().zip(first).map(|(a, b)| a * b).sum();
+        let w = if dot < 0.0 { -w } else { w };
+        for i in 0..4 {
+            real[i] += w * dq.real[i];
+            dual[i] += w * dq.dual[i];
+        }
+    }
+    let inv = 1.0 / libm::sqrtf(real.iter().map(|v| v * v).sum());
+    DualQuat {
+        real: real.map(|v| v * inv),
+        dual: dual.map(|v| v * inv),
+    }
+}
+
+/// One vertex's attributes.
+#[derive(Clone, Copy, Debug, Default)]
+struct Vertex {
+    p: Vec3,
+    n: Vec3,
+    t: [f32; 4],
+}
+
+fn v3(a: [f32; 3]) -> Vec3 {
+    Vec3::new(a[0], a[1], a[2])
+}
+
+fn tangent(t: [f32; 4], f: impl Fn(Vec3) -> Vec3) -> [f32; 4] {
+    let d = f(Vec3::new(t[0], t[1], t[2]));
+    [d.x, d.y, d.z, t[3]]
+}
+
+fn lbs_vertex(palette: &[Mat3x4], j: [u16; 4], w: [f32; 4], v: Vertex) -> Vertex {
+    let m = lbs_matrix(palette, j, w);
+    Vertex {
+        p: m.transform_point(v.p),
+        n: m.transform_vector(v.n),
+        t: tangent(v.t, |d| m.transform_vector(d)),
+    }
+}
+
+fn dqs_vertex(palette: &[DualQuat], j: [u16; 4], w: [f32; 4], v: Vertex) -> Vertex {
+    let q = dqs_blend(palette, j, w);
+    Vertex {
+        p: q.transform_point(v.p),
+        n: q.transform_vector(v.n),
+        t: tangent(v.t, |d| q.transform_vector(d)),
+    }
+}
+
+/// Runs `f` over every vertex, reading and writing one at a time through the
+/// same layouts as the SIMD kernels.
+fn each<S: Source, D: Sink>(
+    infl: &Influences<'_>,
+    src: &S,
+    dst: &mut D,
+    plan: Plan,
+    f: impl Fn(usize, [u16; 4], [f32; 4], Vertex) -> Vertex,
+) {
+    for (i, (j, w)) in infl.joints.iter().zip(infl.weights).enumerate() {
+        let v = Vertex {
+            p: v3(src.positions(i, 1)[0]),
+            n: v3(src.normals(i, 1)[0]),
+            t: src.tangents(i, 1)[0],
+        };
+        let o = f(i, *j, *w, v);
+        let pad3 = |x: Vec3| [x.to_array(), [0.0; 3], [0.0; 3], [0.0; 3]];
+        dst.set_positions(i, 1, &pad3(o.p));
+        if plan.normals {
+            dst.set_normals(i, 1, &pad3(o.n));
+        }
+        if plan.tangents {
+            dst.set_tangents(i, 1, &[o.t, [0.0; 4], [0.0; 4], [0.0; 4]]);
+        }
+    }
+}
+
+fn mix_vertex(a: Vertex, b: Vertex, s: f32) -> Vertex {
+    let t = |x: f32, y: f32| x + (y - x) * s;
+    Vertex {
+        p: a.p.lerp(b.p, s),
+        n: a.n.lerp(b.n, s),
+        t: [
+            t(a.t[0], b.t[0]),
+            t(a.t[1], b.t[1]),
+            t(a.t[2], b.t[2]),
+            a.t[3],
+        ],
+    }
+}
+
+/// Scalar twin of [`super::skin_lbs`].
+///
+/// # Errors
+/// As [`super::skin_lbs`].
+pub fn skin_lbs(
+    palette: &[Mat3x4],
+    input: &SkinInput<'_>,
+    out: &mut SkinOutput<'_>,
+) -> Result<(), Error> {
+    let plan = layout::check_arrays(input.joints.len(), input, out)?;
+    let infl = Influences::new(input.joints, input.weights, palette.len())?;
+    each(&infl, input, out, plan, |_, j, w, v| {
+        lbs_vertex(palette, j, w, v)
+    });
+    Ok(())
+}
+
+/// Scalar twin of [`super::skin_dqs`].
+///
+/// # Errors
+/// As [`super::skin_dqs`].
+pub fn skin_dqs(
+    palette: &[DualQuat],
+    input: &SkinInput<'_>,
+    out: &mut SkinOutput<'_>,
+) -> Result<(), Error> {
+    let plan = layout::check_arrays(input.joints.len(), input, out)?;
+    let infl = Influences::new(input.joints, input.weights, palette.len())?;
+    each(&infl, input, out, plan, |_, j, w, v| {
+        dqs_vertex(palette, j, w, v)
+    });
+    Ok(())
+}
+
+/// Scalar twin of [`super::skin_mixed`].
+///
+/// # Errors
+/// As [`super::skin_mixed`].
+pub fn skin_mixed(
+    lbs: &[Mat3x4],
+    dqs: &[DualQuat],
+    mix: &[f32],
+    input: &SkinInput<'_>,
+    out: &mut SkinOutput<'_>,
+) -> Result<(), Error> {
+    check_len("dqs palette", lbs.len(), dqs.len())?;
+    check_mix(input.joints.len(), mix)?;
+    let plan = layout::check_arrays(input.joints.len(), input, out)?;
+    let infl = Influences::new(input.joints, input.weights, lbs.len())?;
+    each(&infl, input, out, plan, |i, j, w, v| {
+        let s = mix.get(i).copied().unwrap_or(0.0);
+        mix_vertex(lbs_vertex(lbs, j, w, v), dqs_vertex(dqs, j, w, v), s)
+    });
+    Ok(())
+}
+
+/// Scalar twin of [`super::skin_lbs_strided`].
+///
+/// # Errors
+/// As [`super::skin_lbs_strided`].
+pub fn skin_lbs_strided(
+    palette: &[Mat3x4],
+    joints: &[[u16; 4]],
+    weights: &[[f32; 4]],
+    src: &StridedVertices<'_>,
+    dst: &mut StridedVerticesMut<'_>,
+) -> Result<(), Error> {
+    let plan = layout::check_strided(joints.len(), src, dst)?;
+    let infl = Influences::new(joints, weights, palette.len())?;
+    each(&infl, src, dst, plan, |_, j, w, v| {
+        lbs_vertex(palette, j, w, v)
+    });
+    Ok(())
+}
+
+/// Scalar twin of [`super::skin_dqs_strided`].
+///
+/// # Errors
+/// As [`super::skin_dqs_strided`].
+pub fn skin_dqs_strided(
+    palette: &[DualQuat],
+    joints: &[[u16; 4]],
+    weights: &[[f32; 4]],
+    src: &StridedVertices<'_>,
+    dst: &mut StridedVerticesMut<'_>,
+) -> Result<(), Error> {
+    let plan = layout::check_strided(joints.len(), src, dst)?;
+    let infl = Influences::new(joints, weights, palette.len())?;
+    each(&infl, src, dst, plan, |_, j, w, v| {
+        dqs_vertex(palette, j, w, v)
+    });
+    Ok(())
+}
+
+/// Scalar twin of [`super::skin_mixed_strided`].
+///
+/// # Errors
+/// As [`super::skin_mixed_strided`].
+pub fn skin_mixed_strided(
+    lbs: &[Mat3x4],
+    dqs: &[DualQuat],
+    mix: &[f32],
+    joints: &[[u16; 4]],
+    weights: &[[f32; 4]],
+    src: &StridedVertices<'_>,
+    dst: &mut StridedVerticesMut<'_>,
+) -> Result<(), Error> {
+    check_len("dqs palette", lbs.len(), dqs.len())?;
+    check_mix(joints.len(), mix)?;
+    let plan = layout::check_strided(joints.len(), src, dst)?;
+    let infl = Influences::new(joints, weights, lbs.len())?;
+    each(&infl, src, dst, plan, |i, j, w, v| {
+        let s = mix.get(i).copied().unwrap_or(0.0);
+        mix_vertex(lbs_vertex(lbs, j, w, v), dqs_vertex(dqs, j, w, v), s)
+    });
+    Ok(())
+}

@@ -7,8 +7,6 @@
 //! subtree). [`local_to_model`] is the SIMD product; [`reference`](mod@reference) has the
 //! scalar spec.
 
-use wide::f32x4;
-
 use crate::error::Error;
 use crate::math::Mat4;
 use crate::skeleton::Skeleton;
@@ -96,7 +94,7 @@ impl<'a> FkJob<'a> {
 pub fn local_to_model(job: &FkJob<'_>, models: &mut [Mat4]) -> Result<(), Error> {
     job.validate(models.len())?;
     let root = job.root.copied().unwrap_or(Mat4::IDENTITY);
-    let root_cols = load(&root);
+    let root_cols = root.to_lanes();
     let parents = job.skeleton.parents();
     let (first, end) = (job.first, job.end);
     if first == end {
@@ -112,35 +110,13 @@ pub fn local_to_model(job: &FkJob<'_>, models: &mut [Mat4]) -> Result<(), Error>
             let (done, todo) = models.split_at_mut(j);
             // Parents precede children; NO_PARENT (and only it) is out of range here.
             let parent = match done.get(parents[j] as usize) {
-                Some(p) => load(p),
+                Some(p) => p.to_lanes(),
                 None => root_cols,
             };
-            todo[0] = store(detail::mul_affine(&parent, &local, l));
+            todo[0] = Mat4::from_lanes(detail::mul_affine(&parent, &local, l));
         }
     }
     Ok(())
-}
-
-#[inline(always)]
-fn load(m: &Mat4) -> [f32x4; 4] {
-    [
-        f32x4::new(m.cols[0]),
-        f32x4::new(m.cols[1]),
-        f32x4::new(m.cols[2]),
-        f32x4::new(m.cols[3]),
-    ]
-}
-
-#[inline(always)]
-fn store(c: [f32x4; 4]) -> Mat4 {
-    Mat4 {
-        cols: [
-            c[0].to_array(),
-            c[1].to_array(),
-            c[2].to_array(),
-            c[3].to_array(),
-        ],
-    }
 }
 
 pub(crate) mod detail {

@@ -152,6 +152,20 @@ impl Mat4 {
         m
     }
 
+    /// The four columns as SIMD lanes.
+    #[inline(always)]
+    pub(crate) fn to_lanes(self) -> [wide::f32x4; 4] {
+        self.cols.map(wide::f32x4::new)
+    }
+
+    /// A matrix from four SIMD columns.
+    #[inline(always)]
+    pub(crate) fn from_lanes(c: [wide::f32x4; 4]) -> Mat4 {
+        Mat4 {
+            cols: c.map(wide::f32x4::to_array),
+        }
+    }
+
     /// True when every element is finite.
     #[must_use]
     pub fn is_finite(&self) -> bool {

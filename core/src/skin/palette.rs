@@ -19,20 +19,10 @@ use crate::error::Error;
 use crate::math::Mat4;
 use crate::soa::check_len;
 
-#[inline(always)]
-fn load(m: &Mat4) -> [f32x4; 4] {
-    [
-        f32x4::new(m.cols[0]),
-        f32x4::new(m.cols[1]),
-        f32x4::new(m.cols[2]),
-        f32x4::new(m.cols[3]),
-    ]
-}
-
 /// Columns of `m * b` for affine `m` and `b` (lane 3 of each column is not used).
 #[inline(always)]
 fn mul_cols(m: &Mat4, b: &Mat4) -> [f32x4; 4] {
-    let m = load(m);
+    let m = m.to_lanes();
     let e = |c: usize, r: usize| f32x4::splat(b.cols[c][r]);
     let col = |c: usize| m[0].mul_add(e(c, 0), m[1].mul_add(e(c, 1), m[2] * e(c, 2)));
     let t = m[0].mul_add(e(3, 0), m[1].mul_add(e(3, 1), m[2].mul_add(e(3, 2), m[3])));

@@ -6,6 +6,7 @@
 //! `#[path = "../support/mod.rs"] mod support;` and uses only part of it.
 #![allow(dead_code)]
 
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
@@ -330,4 +331,48 @@ pub fn ancestors(parents: &[Option<usize>], j: usize) -> Vec<usize> {
 #[must_use]
 pub fn parents_of(skel: &sinew_core::Skeleton<'_>) -> Vec<Option<usize>> {
     (0..skel.joint_count()).map(|j| skel.parent(j)).collect()
+}
+
+// ---------------------------------------------------------------------------
+// Real data
+// ---------------------------------------------------------------------------
+
+/// `../shared/data/<sub>` beside the repository, or `None` after printing
+/// that the calling test is skipped because the data is absent.
+pub fn shared_data(sub: &str) -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data")
+        .join(sub);
+    if dir.is_dir() {
+        Some(dir)
+    } else {
+        eprintln!(
+            "skipped: ../shared/data/{sub} not found (expected at {})",
+            dir.display()
+        );
+        None
+    }
+}
+
+/// Every file below `dir` (recursively) whose extension is one of `exts`, sorted.
+pub fn files_with_extension(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+        for e in entries {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| exts.contains(&e))
+            {
+                out.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
 }

@@ -3,6 +3,9 @@
 //! forward kinematics over real CMU clips, the whole data set, and fuzzing
 //! (random bytes and mutated valid files never panic).
 
+#[path = "../support/mod.rs"]
+mod support;
+
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
@@ -19,29 +22,11 @@ use sinew_std::{Asset, ImportError, Location};
 const UNIT: BvhOptions = BvhOptions { scale: 1.0 };
 
 fn data_dir() -> Option<PathBuf> {
-    let dir = Path::new(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../shared/data/bvh"
-    ));
-    if dir.is_dir() {
-        Some(dir.to_path_buf())
-    } else {
-        eprintln!(
-            "skipped: ../shared/data/bvh not found (expected at {})",
-            dir.display()
-        );
-        None
-    }
+    support::shared_data("bvh")
 }
 
 fn bvh_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "bvh"))
-        .collect();
-    files.sort();
-    files
+    support::files_with_extension(dir, &["bvh"])
 }
 
 fn import(text: &str, opts: &BvhOptions) -> Result<Asset, ImportError> {

@@ -917,30 +917,11 @@ fn no_skin_and_no_animation_is_an_error() {
 // ---------------------------------------------------------------------------
 
 fn data_dir() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/gltf");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!("skipped: ../shared/data/gltf not found");
-        None
-    }
+    support::shared_data("gltf")
 }
 
 fn gltf_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if matches!(p.extension().and_then(|e| e.to_str()), Some("gltf" | "glb")) {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    support::files_with_extension(dir, &["gltf", "glb"])
 }
 
 /// Joint counts from the data README.

@@ -94,13 +94,7 @@ fn allowed_peak(input_len: usize, clip: Option<&OwnedClip>) -> usize {
 // ---------------------------------------------------------------------------
 
 fn data_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/ozz");
-    if dir.is_dir() {
-        Some(dir)
-    } else {
-        eprintln!("skipped: ../shared/data/ozz not found ({})", dir.display());
-        None
-    }
+    support::shared_data("ozz")
 }
 
 fn read(dir: &Path, file: &str) -> Vec<u8> {
@@ -1088,7 +1082,7 @@ fn fuzz_animation(bytes: &[u8], skel: &OwnedSkeleton, map: &[u16]) {
 }
 
 fn pab() -> Option<(Vec<u8>, Vec<u8>)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/ozz");
+    let dir = data_dir()?;
     Some((
         std::fs::read(dir.join("pab_skeleton.ozz")).ok()?,
         std::fs::read(dir.join("pab_walk.ozz")).ok()?,

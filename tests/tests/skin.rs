@@ -1400,30 +1400,11 @@ fn nan_in_the_palette_stays_in_its_vertices() {
 const KNOWN_IBM_MISMATCH: &[&str] = &["mannequiny-0.3.0.glb", "RobotExpressive.glb"];
 
 fn data_dir() -> Option<PathBuf> {
-    let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/gltf");
-    if d.is_dir() {
-        Some(d)
-    } else {
-        eprintln!("skipped: {} not found", d.display());
-        None
-    }
+    support::shared_data("gltf")
 }
 
 fn gltf_files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if matches!(p.extension().and_then(|e| e.to_str()), Some("gltf" | "glb")) {
-                out.push(p);
-            }
-        }
-    }
-    out.sort();
-    out
+    support::files_with_extension(dir, &["gltf", "glb"])
 }
 
 #[test]

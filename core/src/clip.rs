@@ -54,6 +54,75 @@ pub const fn clip_container_size(soa_count: usize, frame_count: usize, name_len:
     (CLIP_HEADER + BLOCK_BYTES * soa_count * frame_count + name_len + 15) & !15
 }
 
+/// Writes a raw clip container into `out` whose keys `fill` produces in
+/// place (no second copy of the keys: a generator writes straight into the
+/// container), and returns the bytes written ([`clip_container_size`]).
+///
+/// `fill` gets `frame_count * soa_count` blocks, frame after frame; the
+/// keys it leaves must be finite.
+///
+/// # Errors
+/// [`Error::InvalidSampleRate`] (rate not finite and positive, no blocks or
+/// frames), [`Error::TooManyJoints`], [`Error::InvalidName`] (name over 4
+/// GiB), [`Error::Corrupt`] (more than 4 GiB of keys),
+/// [`Error::BufferTooSmall`], [`Error::Misaligned`], any error of `fill`,
+/// and [`Error::NonFinite`] when `fill` left a NaN or infinite key (the
+/// container is then incomplete: do not read it).
+pub fn write_container_with(
+    out: &mut [u8],
+    sample_rate: f32,
+    soa_count: usize,
+    frame_count: usize,
+    name: &str,
+    fill: impl FnOnce(&mut [SoaTransform]) -> Result<(), Error>,
+) -> Result<usize, Error> {
+    if !(sample_rate.is_finite() && sample_rate > 0.0) || soa_count == 0 || frame_count == 0 {
+        return Err(Error::InvalidSampleRate);
+    }
+    if soa_count > crate::soa::soa_count(MAX_JOINTS) {
+        return Err(Error::TooManyJoints {
+            count: soa_count * 4,
+        });
+    }
+    let keys_bytes = frame_count
+        .checked_mul(soa_count * BLOCK_BYTES)
+        .filter(|&k| u32::try_from(k).is_ok())
+        .ok_or(Error::Corrupt {
+            what: "clip keys exceed 4 GiB",
+        })?;
+    let total = clip_container_size(soa_count, frame_count, name.len());
+    let (Ok(total32), Ok(name_len)) = (u32::try_from(total), u32::try_from(name.len())) else {
+        return Err(Error::InvalidName { joint: 0 });
+    };
+    if out.len() < total {
+        return Err(Error::BufferTooSmall {
+            needed: total,
+            actual: out.len(),
+        });
+    }
+    if out.as_ptr().align_offset(16) != 0 {
+        return Err(Error::Misaligned);
+    }
+    let out = &mut out[..total];
+    out.fill(0);
+    let keys_end = CLIP_HEADER + keys_bytes;
+    let keys: &mut [SoaTransform] = bytemuck::try_cast_slice_mut(&mut out[CLIP_HEADER..keys_end])
+        .map_err(|_| Error::Misaligned)?;
+    fill(keys)?;
+    if !keys.iter().all(SoaTransform::is_finite) {
+        return Err(Error::NonFinite { what: "clip key" });
+    }
+    out[..8].copy_from_slice(&CLIP_MAGIC);
+    out[8..12].copy_from_slice(&CLIP_VERSION.to_le_bytes());
+    out[12..16].copy_from_slice(&(soa_count as u32).to_le_bytes());
+    out[16..20].copy_from_slice(&(frame_count as u32).to_le_bytes());
+    out[20..24].copy_from_slice(&sample_rate.to_le_bytes());
+    out[24..28].copy_from_slice(&total32.to_le_bytes());
+    out[28..32].copy_from_slice(&name_len.to_le_bytes());
+    out[keys_end..keys_end + name.len()].copy_from_slice(name.as_bytes());
+    Ok(total)
+}
+
 impl<'a> RawClip<'a> {
     /// Views `keys` as `keys.len() / soa_count` frames of `soa_count` blocks.
     ///
@@ -109,51 +178,23 @@ impl<'a> RawClip<'a> {
     /// (more blocks per frame than `MAX_JOINTS / 4`), [`Error::InvalidName`]
     /// (name over 4 GiB), [`Error::Corrupt`] (more than 4 GiB of keys).
     pub fn write(&self, out: &mut [u8]) -> Result<usize, Error> {
-        if self.soa_count > soa_count(MAX_JOINTS) {
-            return Err(Error::TooManyJoints {
-                count: self.soa_count * 4,
-            });
-        }
-        let total = clip_container_size(self.soa_count, self.frame_count, self.name.len());
-        let (Ok(total32), Ok(name_len)) = (u32::try_from(total), u32::try_from(self.name.len()))
-        else {
-            return Err(Error::InvalidName { joint: 0 });
-        };
-        if out.len() < total {
-            return Err(Error::BufferTooSmall {
-                needed: total,
-                actual: out.len(),
-            });
-        }
-        if out.as_ptr().align_offset(16) != 0 {
-            return Err(Error::Misaligned);
-        }
-        let out = &mut out[..total];
-        out.fill(0);
-        out[..8].copy_from_slice(&CLIP_MAGIC);
-        out[8..12].copy_from_slice(&CLIP_VERSION.to_le_bytes());
-        out[12..16].copy_from_slice(&(self.soa_count as u32).to_le_bytes());
-        out[16..20].copy_from_slice(&(self.frame_count as u32).to_le_bytes());
-        out[20..24].copy_from_slice(&self.sample_rate.to_le_bytes());
-        out[24..28].copy_from_slice(&total32.to_le_bytes());
-        out[28..32].copy_from_slice(&name_len.to_le_bytes());
-        let keys_end = CLIP_HEADER + BLOCK_BYTES * self.keys.len();
-        out[CLIP_HEADER..keys_end].copy_from_slice(bytemuck::cast_slice(self.keys));
-        out[keys_end..keys_end + self.name.len()].copy_from_slice(self.name.as_bytes());
-        Ok(total)
+        write_container_with(
+            out,
+            self.sample_rate,
+            self.soa_count,
+            self.frame_count,
+            self.name,
+            |keys| {
+                keys.copy_from_slice(self.keys);
+                Ok(())
+            },
+        )
     }
 
-    /// Validates a raw clip container once and views it in place (zero copy).
-    ///
-    /// `bytes` must be 16-byte aligned; trailing bytes are ignored. Every key
-    /// is checked to be finite, so the cost is linear in the clip's size.
-    ///
-    /// # Errors
-    /// [`Error::Truncated`], [`Error::BadMagic`], [`Error::UnsupportedVersion`],
-    /// [`Error::Misaligned`], [`Error::TooManyJoints`], [`Error::InvalidSampleRate`],
-    /// [`Error::Corrupt`], [`Error::NonFinite`], [`Error::InvalidName`],
-    /// [`Error::UnsupportedPlatform`].
-    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+    /// Views a container after the O(1) header and layout checks, without
+    /// the finiteness scan of [`RawClip::from_bytes`]: for bytes that
+    /// `from_bytes` already accepted (the C ABI's handles).
+    pub(crate) fn view_trusted(bytes: &'a [u8]) -> Result<Self, Error> {
         if cfg!(target_endian = "big") {
             return Err(Error::UnsupportedPlatform);
         }
@@ -214,7 +255,31 @@ impl<'a> RawClip<'a> {
             })?;
         let name = core::str::from_utf8(&bytes[keys_end..keys_end + name_len])
             .map_err(|_| Error::InvalidName { joint: 0 })?;
-        Ok(RawClip::new(rate, blocks, keys)?.with_name(name))
+        Ok(RawClip {
+            sample_rate: rate,
+            frame_count: frames,
+            soa_count: blocks,
+            keys,
+            name,
+        })
+    }
+
+    /// Validates a raw clip container once and views it in place (zero copy).
+    ///
+    /// `bytes` must be 16-byte aligned; trailing bytes are ignored. Every key
+    /// is checked to be finite, so the cost is linear in the clip's size.
+    ///
+    /// # Errors
+    /// [`Error::Truncated`], [`Error::BadMagic`], [`Error::UnsupportedVersion`],
+    /// [`Error::Misaligned`], [`Error::TooManyJoints`], [`Error::InvalidSampleRate`],
+    /// [`Error::Corrupt`], [`Error::NonFinite`], [`Error::InvalidName`],
+    /// [`Error::UnsupportedPlatform`].
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+        let clip = RawClip::view_trusted(bytes)?;
+        if !clip.keys.iter().all(SoaTransform::is_finite) {
+            return Err(Error::NonFinite { what: "clip key" });
+        }
+        Ok(clip)
     }
 
     /// Frames per second.

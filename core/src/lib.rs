@@ -19,11 +19,12 @@
 //! local-to-model ([`fk`]) → skinning.
 #![no_std]
 #![deny(missing_docs)]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 
 pub mod blend;
 pub mod clip;
 mod error;
+pub mod ffi;
 pub mod fk;
 pub mod math;
 pub mod procedural;

@@ -305,6 +305,17 @@ impl<'a> Skeleton<'a> {
     /// [`Error::Corrupt`], [`Error::InvalidParent`], [`Error::NonFinite`],
     /// [`Error::InvalidName`], [`Error::UnsupportedPlatform`].
     pub fn from_bytes(bytes: &'a [u8]) -> Result<Skeleton<'a>, Error> {
+        let skeleton = Skeleton::view_trusted(bytes)?;
+        skeleton.validate()?;
+        Ok(skeleton)
+    }
+
+    /// Views a container after checking only what memory safety and the
+    /// layout need (header, sizes, alignment): O(1). Used for bytes that
+    /// [`Skeleton::from_bytes`] already accepted (the C ABI's handles); a
+    /// container that was altered since can make kernels compute garbage
+    /// or panic on an out-of-range parent, never read out of bounds.
+    pub(crate) fn view_trusted(bytes: &'a [u8]) -> Result<Skeleton<'a>, Error> {
         if cfg!(target_endian = "big") {
             return Err(Error::UnsupportedPlatform);
         }
@@ -363,17 +374,29 @@ impl<'a> Skeleton<'a> {
         )
         .map_err(cast_err)?;
         let names = &bytes[layout.names..layout.names + names_size];
+        Ok(Skeleton {
+            parents,
+            rest,
+            inverse_bind,
+            name_offsets,
+            names,
+        })
+    }
 
-        validate_parents(parents)?;
-        if !all_finite(bytemuck::cast_slice(rest)) {
+    /// The semantic checks of [`Skeleton::from_bytes`]: parent order,
+    /// finite floats, names.
+    fn validate(&self) -> Result<(), Error> {
+        let (n, names, name_offsets) = (self.joint_count(), self.names, self.name_offsets);
+        validate_parents(self.parents)?;
+        if !all_finite(bytemuck::cast_slice(self.rest)) {
             return Err(Error::NonFinite { what: "rest pose" });
         }
-        if !all_finite(bytemuck::cast_slice(inverse_bind)) {
+        if !all_finite(bytemuck::cast_slice(self.inverse_bind)) {
             return Err(Error::NonFinite {
                 what: "inverse bind matrix",
             });
         }
-        if name_offsets[0] != 0 || name_offsets[n] as usize != names_size {
+        if name_offsets[0] != 0 || name_offsets[n] as usize != names.len() {
             return Err(Error::Corrupt {
                 what: "name offsets do not span the names section",
             });
@@ -390,13 +413,7 @@ impl<'a> Skeleton<'a> {
                 return Err(Error::InvalidName { joint: j });
             }
         }
-        Ok(Skeleton {
-            parents,
-            rest,
-            inverse_bind,
-            name_offsets,
-            names,
-        })
+        Ok(())
     }
 
     /// Number of joints.

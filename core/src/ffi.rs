@@ -1,0 +1,1268 @@
+//! The C ABI: `extern "C"` functions over caller-owned memory.
+//!
+//! These are the implementations behind `include/sinew.h`. They are not
+//! exported from this crate (no `#[no_mangle]`): the hosted C library
+//! (crate `sinew-capi`, `libsinew.a` / `libsinew.so`) exports each one under
+//! the same name inside a panic boundary. A `no_std` user who links the core
+//! alone can export them with their own `#[no_mangle]` shims.
+//!
+//! Conventions (`STYLE.md` rules 10–11):
+//! - every function returns a `sinew_status` (`SINEW_STATUS_OK` = 0) except
+//!   pure queries (`sinew_version`, `sinew_status_string`,
+//!   `sinew_soa_count`);
+//! - every buffer is a pointer followed by its length in elements (a NULL
+//!   pointer is accepted for length 0); typed buffers must be aligned for
+//!   their type (16 bytes for poses, matrices and containers);
+//! - out-parameters are written only on success; output buffers are
+//!   untouched on error;
+//! - an output buffer that overlaps an input gives
+//!   `SINEW_STATUS_OVERLAPPING_BUFFERS` (Rust forbids the aliasing);
+//! - handles (`sinew_skeleton`, `sinew_clip`) are caller-owned plain
+//!   structs filled by a `_load` function; they borrow the bytes they were
+//!   loaded from, which must stay alive and unchanged while the handle is
+//!   used. There is nothing to free.
+//!
+//! Enumerations passed *into* functions are `uint32_t` (an out-of-range
+//! value is `SINEW_STATUS_INVALID_ARGUMENT`, never undefined behaviour).
+#![allow(non_camel_case_types, unsafe_code)]
+
+use core::ffi::c_char;
+use core::mem::{align_of, size_of};
+
+use crate::blend::{BlendJob, BlendLayer, JointWeights};
+use crate::clip::{clip_container_size, write_container_with, RawClip, TimeMode};
+use crate::fk::{local_to_model, FkJob};
+use crate::procedural::{self, Gait};
+use crate::skeleton::Skeleton;
+use crate::skin::{self, DualQuat, Mat3x4, SkinInput, SkinOutput};
+use crate::{Error, Mat4, SoaTransform};
+
+/// Most normal (and, separately, additive) layers one `sinew_pose_blend` call takes.
+pub const SINEW_MAX_BLEND_LAYERS: usize = 16;
+
+/// The blend threshold most callers want (the core's `blend::DEFAULT_THRESHOLD`).
+pub const SINEW_DEFAULT_BLEND_THRESHOLD: f32 = 0.1;
+
+/// Bytes of the procedural humanoid's skeleton container.
+pub const SINEW_HUMANOID_SKELETON_SIZE: usize = 8_496;
+
+/// Joints of the procedural humanoid.
+pub const SINEW_HUMANOID_JOINT_COUNT: usize = 70;
+
+/// Parent index of a root joint in `sinew_skeleton::parents`.
+pub const SINEW_NO_PARENT: u16 = 0xFFFF;
+
+/// Time mode for `sinew_clip_sample`: wrap around (loop).
+pub const SINEW_TIME_LOOP: u32 = 0;
+/// Time mode for `sinew_clip_sample`: hold the first or last frame.
+pub const SINEW_TIME_CLAMP: u32 = 1;
+
+/// Procedural gait: walk (1.1 s cycle).
+pub const SINEW_GAIT_WALK: u32 = 0;
+/// Procedural gait: jog (0.76 s cycle).
+pub const SINEW_GAIT_JOG: u32 = 1;
+/// Procedural gait: run.
+pub const SINEW_GAIT_RUN: u32 = 2;
+
+/// Result of every fallible C function.
+///
+/// `SINEW_STATUS_OK` is 0; failures use their own range (7101–7199) so they
+/// cannot be mistaken for another library's codes.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum sinew_status {
+    /// Success.
+    Ok = 0,
+    /// A required pointer was NULL (with a non-zero length, or an out-parameter).
+    NullParameter = 7101,
+    /// An output buffer is too small; query the size first.
+    BufferTooSmall = 7102,
+    /// A buffer's length does not match what the call needs (e.g. a pose
+    /// that is not `soa_count` blocks).
+    BadLength = 7103,
+    /// A pointer is not aligned for its type (16 bytes for poses, matrices
+    /// and containers).
+    Misaligned = 7104,
+    /// Bytes are not a valid container: bad magic, truncated, corrupt,
+    /// non-finite values, invalid names or parents.
+    InvalidData = 7105,
+    /// A container has a version this build cannot read.
+    UnsupportedVersion = 7106,
+    /// An argument is out of its domain: a NaN time, a negative weight, an
+    /// unknown enumeration value, a bad sample rate.
+    InvalidArgument = 7107,
+    /// A joint index or range lies outside the skeleton.
+    OutOfRange = 7108,
+    /// A mesh's influences are invalid: a joint index past the palette, a
+    /// negative or NaN weight, weights not summing to 1.
+    InvalidInfluence = 7109,
+    /// A transform cannot be inverted.
+    SingularTransform = 7110,
+    /// The platform is not supported (big-endian).
+    UnsupportedPlatform = 7111,
+    /// More layers than `SINEW_MAX_BLEND_LAYERS`.
+    TooManyLayers = 7112,
+    /// An output buffer overlaps an input buffer.
+    OverlappingBuffers = 7113,
+    /// A lookup (e.g. a joint name) found nothing.
+    NotFound = 7114,
+    /// A handle was not filled by its `_load` function (or was changed since).
+    InvalidHandle = 7115,
+    /// sinew panicked inside the call (a bug: please report it). Outputs
+    /// may be partly written.
+    Panic = 7199,
+}
+
+impl From<Error> for sinew_status {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::BadLength { .. } | Error::InvalidLayout { .. } => sinew_status::BadLength,
+            Error::BufferTooSmall { .. } => sinew_status::BufferTooSmall,
+            Error::Misaligned => sinew_status::Misaligned,
+            Error::InvalidWeight { .. }
+            | Error::InvalidJointWeight { .. }
+            | Error::InvalidThreshold
+            | Error::InvalidSampleRate
+            | Error::InvalidMixWeight { .. } => sinew_status::InvalidArgument,
+            Error::NonFinite { what: "time" } => sinew_status::InvalidArgument,
+            Error::NoJoints
+            | Error::TooManyJoints { .. }
+            | Error::InvalidParent { .. }
+            | Error::NonFinite { .. }
+            | Error::InvalidName { .. }
+            | Error::BadMagic
+            | Error::Truncated { .. }
+            | Error::Corrupt { .. } => sinew_status::InvalidData,
+            Error::UnsupportedVersion { .. } => sinew_status::UnsupportedVersion,
+            Error::JointOutOfRange { .. } => sinew_status::OutOfRange,
+            Error::InfluenceOutOfRange { .. }
+            | Error::InvalidVertexWeight { .. }
+            | Error::VertexWeightSum { .. } => sinew_status::InvalidInfluence,
+            Error::SingularTransform { .. } => sinew_status::SingularTransform,
+            Error::UnsupportedPlatform => sinew_status::UnsupportedPlatform,
+        }
+    }
+}
+
+impl sinew_status {
+    /// Every status, in code order.
+    pub const ALL: [sinew_status; 17] = [
+        sinew_status::Ok,
+        sinew_status::NullParameter,
+        sinew_status::BufferTooSmall,
+        sinew_status::BadLength,
+        sinew_status::Misaligned,
+        sinew_status::InvalidData,
+        sinew_status::UnsupportedVersion,
+        sinew_status::InvalidArgument,
+        sinew_status::OutOfRange,
+        sinew_status::InvalidInfluence,
+        sinew_status::SingularTransform,
+        sinew_status::UnsupportedPlatform,
+        sinew_status::TooManyLayers,
+        sinew_status::OverlappingBuffers,
+        sinew_status::NotFound,
+        sinew_status::InvalidHandle,
+        sinew_status::Panic,
+    ];
+
+    /// A NUL-terminated English description.
+    #[must_use]
+    pub fn message(self) -> &'static str {
+        match self {
+            sinew_status::Ok => "ok\0",
+            sinew_status::NullParameter => "a required pointer is NULL\0",
+            sinew_status::BufferTooSmall => "an output buffer is too small\0",
+            sinew_status::BadLength => "a buffer does not have the length the call needs\0",
+            sinew_status::Misaligned => "a pointer is not aligned for its type (16 bytes for poses, matrices and containers)\0",
+            sinew_status::InvalidData => "the bytes are not a valid sinew container\0",
+            sinew_status::UnsupportedVersion => "the container's format version is not supported\0",
+            sinew_status::InvalidArgument => "an argument is out of its domain (NaN, negative weight, unknown enum value)\0",
+            sinew_status::OutOfRange => "a joint index or range lies outside the skeleton\0",
+            sinew_status::InvalidInfluence => "a vertex's joint index or weights are invalid\0",
+            sinew_status::SingularTransform => "a transform cannot be inverted\0",
+            sinew_status::UnsupportedPlatform => "the platform is not supported (big-endian)\0",
+            sinew_status::TooManyLayers => "more blend layers than SINEW_MAX_BLEND_LAYERS\0",
+            sinew_status::OverlappingBuffers => "an output buffer overlaps an input buffer\0",
+            sinew_status::NotFound => "not found\0",
+            sinew_status::InvalidHandle => "the handle was not filled by its _load function\0",
+            sinew_status::Panic => "sinew panicked (a bug; please report it)\0",
+        }
+    }
+}
+
+/// Four joints of a local pose in SoA lanes: lane `k` of every row is
+/// joint `4·b + k` of block `b`. 160 bytes, 16-byte aligned; the same
+/// layout as the core's `SoaTransform`.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct sinew_soa_transform {
+    /// Translation x, y, z rows.
+    pub translation: [[f32; 4]; 3],
+    /// Rotation quaternion x, y, z, w rows.
+    pub rotation: [[f32; 4]; 4],
+    /// Scale x, y, z rows.
+    pub scale: [[f32; 4]; 3],
+}
+
+/// A column-major 4x4 matrix (`cols[c][r]`), 16-byte aligned; model-space
+/// joint matrices and inverse bind matrices.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct sinew_float4x4 {
+    /// The four columns; column 3 holds the translation.
+    pub cols: [[f32; 4]; 4],
+}
+
+/// A row-major 3x4 affine matrix (an LBS palette entry), 16-byte aligned:
+/// a point `p` maps to `rows[r] · (p, 1)`.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct sinew_float3x4 {
+    /// The three rows; column 3 is the translation.
+    pub rows: [[f32; 4]; 3],
+}
+
+/// A unit dual quaternion (a DQS palette entry), `(x, y, z, w)` order.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct sinew_dual_quat {
+    /// Rotation quaternion.
+    pub real: [f32; 4],
+    /// Translation part `½ (t, 0) · real`.
+    pub dual: [f32; 4],
+}
+
+const _: () = {
+    assert!(size_of::<sinew_soa_transform>() == size_of::<SoaTransform>());
+    assert!(align_of::<sinew_soa_transform>() == align_of::<SoaTransform>());
+    assert!(size_of::<sinew_float4x4>() == size_of::<Mat4>());
+    assert!(align_of::<sinew_float4x4>() == align_of::<Mat4>());
+    assert!(size_of::<sinew_float3x4>() == size_of::<Mat3x4>());
+    assert!(size_of::<sinew_dual_quat>() == size_of::<DualQuat>());
+    assert!(SINEW_HUMANOID_SKELETON_SIZE == procedural::HUMANOID_SKELETON_BYTES);
+    assert!(SINEW_HUMANOID_JOINT_COUNT == procedural::HUMANOID_JOINT_COUNT);
+    assert!(SINEW_DEFAULT_BLEND_THRESHOLD == crate::blend::DEFAULT_THRESHOLD);
+    assert!(SINEW_NO_PARENT == crate::NO_PARENT);
+};
+
+/// A loaded skeleton: a caller-owned view of a validated skeleton container.
+///
+/// Filled by `sinew_skeleton_load`; the pointers point into the
+/// container's bytes, which must outlive the handle and stay unchanged.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct sinew_skeleton {
+    /// The container bytes.
+    pub data: *const u8,
+    /// Their length in bytes.
+    pub size: usize,
+    /// Number of joints.
+    pub joint_count: u32,
+    /// Blocks in a pose of this skeleton: `(joint_count + 3) / 4`.
+    pub soa_count: u32,
+    /// `joint_count` parent indices (`SINEW_NO_PARENT` for roots);
+    /// parents come before their children.
+    pub parents: *const u16,
+    /// The rest pose, `soa_count` blocks.
+    pub rest_pose: *const sinew_soa_transform,
+    /// `joint_count` inverse bind matrices.
+    pub inverse_bind: *const sinew_float4x4,
+    /// Private: lets functions reject a handle that `_load` did not fill.
+    pub check: u64,
+}
+
+/// A loaded raw clip: a caller-owned view of a validated clip container.
+///
+/// Filled by `sinew_clip_load`; the bytes must outlive the handle and
+/// stay unchanged.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct sinew_clip {
+    /// The container bytes.
+    pub data: *const u8,
+    /// Their length in bytes.
+    pub size: usize,
+    /// Blocks per frame (the pose length a sample writes).
+    pub soa_count: u32,
+    /// Stored frames.
+    pub frame_count: u32,
+    /// Frames per second.
+    pub sample_rate: f32,
+    /// `(frame_count - 1) / sample_rate` seconds.
+    pub duration: f32,
+    /// Private: lets functions reject a handle that `_load` did not fill.
+    pub check: u64,
+}
+
+/// One input of `sinew_pose_blend`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct sinew_blend_layer {
+    /// The layer's local pose.
+    pub pose: *const sinew_soa_transform,
+    /// Its length in blocks (must equal the rest pose's).
+    pub pose_len: usize,
+    /// Layer weight, finite and `>= 0` (0 skips the layer).
+    pub weight: f32,
+    /// NULL, or per-joint weights (finite, `>= 0`) multiplied with `weight`:
+    /// `4 · pose_len` floats in SoA order (joint `j` at `[j]`), 16-byte aligned.
+    pub joint_weights: *const f32,
+    /// Length of `joint_weights` in floats (0 when it is NULL).
+    pub joint_weights_len: usize,
+}
+
+/// A mesh to skin: `vertex_count` entries in every non-NULL array.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct sinew_skin_mesh {
+    /// Number of vertices.
+    pub vertex_count: usize,
+    /// Bind-space positions, 3 floats per vertex.
+    pub positions: *const f32,
+    /// NULL, or bind-space normals, 3 floats per vertex.
+    pub normals: *const f32,
+    /// NULL, or tangents `(x, y, z, handedness)`, 4 floats per vertex.
+    pub tangents: *const f32,
+    /// Four palette indices per vertex.
+    pub joints: *const u16,
+    /// Four weights per vertex: finite, `>= 0`, summing to 1 within 1e-3.
+    pub weights: *const f32,
+}
+
+/// Where skinned attributes go: `vertex_count` entries each; a NULL array
+/// is not computed (positions are required).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct sinew_skin_target {
+    /// Skinned positions, 3 floats per vertex.
+    pub positions: *mut f32,
+    /// NULL, or skinned normals, 3 floats per vertex (needs mesh normals).
+    pub normals: *mut f32,
+    /// NULL, or skinned tangents, 4 floats per vertex (needs mesh tangents).
+    pub tangents: *mut f32,
+}
+
+type Status = Result<(), sinew_status>;
+
+#[inline]
+fn finish(r: Status) -> sinew_status {
+    match r {
+        Ok(()) => sinew_status::Ok,
+        Err(s) => s,
+    }
+}
+
+/// Views `len` elements at `ptr` (NULL is fine for `len == 0`).
+///
+/// # Safety
+/// When `len > 0`, `ptr` must point to `len` initialised `T` that stay
+/// valid and unmodified for `'a`.
+unsafe fn slice<'a, T>(ptr: *const T, len: usize) -> Result<&'a [T], sinew_status> {
+    if len == 0 {
+        return Ok(&[]);
+    }
+    check_ptr(ptr, len)?;
+    // Safety: non-null, aligned, size fits isize (checked above); validity
+    // and lifetime are the caller's contract.
+    Ok(unsafe { core::slice::from_raw_parts(ptr, len) })
+}
+
+/// Mutable twin of `slice`.
+///
+/// # Safety
+/// When `len > 0`, `ptr` must point to `len` writable `T` that nothing
+/// else reads or writes for `'a` (overlaps with inputs are checked by the
+/// callers with `disjoint`).
+unsafe fn slice_mut<'a, T>(ptr: *mut T, len: usize) -> Result<&'a mut [T], sinew_status> {
+    if len == 0 {
+        return Ok(&mut []);
+    }
+    check_ptr(ptr, len)?;
+    // Safety: as in `slice`, plus exclusive access by contract.
+    Ok(unsafe { core::slice::from_raw_parts_mut(ptr, len) })
+}
+
+fn check_ptr<T>(ptr: *const T, len: usize) -> Status {
+    if ptr.is_null() {
+        return Err(sinew_status::NullParameter);
+    }
+    if !(ptr as usize).is_multiple_of(align_of::<T>()) {
+        return Err(sinew_status::Misaligned);
+    }
+    match len.checked_mul(size_of::<T>()) {
+        Some(bytes) if bytes <= isize::MAX as usize => Ok(()),
+        _ => Err(sinew_status::BadLength),
+    }
+}
+
+/// Reads `*ptr`.
+///
+/// # Safety
+/// A non-NULL `ptr` must point to an initialised `T`.
+unsafe fn read<T: Copy>(ptr: *const T) -> Result<T, sinew_status> {
+    check_ptr(ptr, 1)?;
+    // Safety: non-null and aligned (checked); initialised by contract.
+    Ok(unsafe { ptr.read() })
+}
+
+/// Checks an out-parameter before any work, so that it is written only on success.
+fn out_param<T>(ptr: *mut T) -> Status {
+    check_ptr(ptr.cast_const(), 1)
+}
+
+/// Writes an out-parameter checked by `out_param`.
+///
+/// # Safety
+/// `ptr` must be valid for a write of `T`.
+unsafe fn write<T>(ptr: *mut T, value: T) {
+    // Safety: non-null and aligned (checked by `out_param`); writable by contract.
+    unsafe { ptr.write(value) }
+}
+
+/// A byte range of a buffer, for overlap checks.
+#[derive(Clone, Copy)]
+struct Span(usize, usize);
+
+impl Span {
+    fn of<T>(s: &[T]) -> Span {
+        let start = s.as_ptr() as usize;
+        Span(start, start + core::mem::size_of_val(s))
+    }
+}
+
+/// `SINEW_STATUS_OVERLAPPING_BUFFERS` when `out` shares a byte with any input.
+fn disjoint(out: Span, inputs: &[Span]) -> Status {
+    let hit = inputs
+        .iter()
+        .any(|i| out.0 < out.1 && i.0 < i.1 && out.0 < i.1 && i.0 < out.1);
+    if hit {
+        Err(sinew_status::OverlappingBuffers)
+    } else {
+        Ok(())
+    }
+}
+
+fn handle_check(data: *const u8, size: usize, count: u32, magic: u64) -> u64 {
+    let mut h = magic ^ (data as usize as u64).rotate_left(17);
+    h = h.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ size as u64;
+    h = h.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ u64::from(count);
+    h.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+const SKELETON_TAG: u64 = 0x5349_4E45_5753_4B4C; // "SINEWSKL"
+const CLIP_TAG: u64 = 0x5349_4E45_5743_4C50; // "SINEWCLP"
+
+/// Re-views a handle's skeleton (O(1): the bytes were validated by `_load`).
+///
+/// # Safety
+/// `handle` is NULL or points to a `sinew_skeleton`; if filled by
+/// `sinew_skeleton_load`, its bytes are still alive.
+unsafe fn skeleton<'a>(handle: *const sinew_skeleton) -> Result<Skeleton<'a>, sinew_status> {
+    // Safety: forwarded contract.
+    let h = unsafe { read(handle)? };
+    if h.check != handle_check(h.data, h.size, h.joint_count, SKELETON_TAG) {
+        return Err(sinew_status::InvalidHandle);
+    }
+    // Safety: the check proves `_load` saw these bytes; they must still live.
+    let bytes = unsafe { slice(h.data, h.size)? };
+    let s = Skeleton::view_trusted(bytes).map_err(|_| sinew_status::InvalidHandle)?;
+    if s.joint_count() != h.joint_count as usize {
+        return Err(sinew_status::InvalidHandle);
+    }
+    Ok(s)
+}
+
+/// Re-views a handle's clip (O(1)).
+///
+/// # Safety
+/// As `skeleton`.
+unsafe fn clip<'a>(handle: *const sinew_clip) -> Result<RawClip<'a>, sinew_status> {
+    // Safety: forwarded contract.
+    let h = unsafe { read(handle)? };
+    if h.check != handle_check(h.data, h.size, h.frame_count, CLIP_TAG) {
+        return Err(sinew_status::InvalidHandle);
+    }
+    // Safety: as in `skeleton`.
+    let bytes = unsafe { slice(h.data, h.size)? };
+    let c = RawClip::view_trusted(bytes).map_err(|_| sinew_status::InvalidHandle)?;
+    if c.frame_count() != h.frame_count as usize {
+        return Err(sinew_status::InvalidHandle);
+    }
+    Ok(c)
+}
+
+fn poses(s: &[sinew_soa_transform]) -> &[SoaTransform] {
+    bytemuck::cast_slice(s)
+}
+
+fn poses_mut(s: &mut [sinew_soa_transform]) -> &mut [SoaTransform] {
+    bytemuck::cast_slice_mut(s)
+}
+
+fn utf8(bytes: &[u8]) -> Result<&str, sinew_status> {
+    core::str::from_utf8(bytes).map_err(|_| sinew_status::InvalidArgument)
+}
+
+fn gait(g: u32) -> Result<Gait, sinew_status> {
+    match g {
+        SINEW_GAIT_WALK => Ok(Gait::Walk),
+        SINEW_GAIT_JOG => Ok(Gait::Jog),
+        SINEW_GAIT_RUN => Ok(Gait::Run),
+        _ => Err(sinew_status::InvalidArgument),
+    }
+}
+
+// ---------------------------------------------------------------- queries
+
+/// The library version, NUL-terminated (e.g. `"0.1.0"`).
+#[must_use]
+pub extern "C-unwind" fn sinew_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+/// A static NUL-terminated description of a status code (unknown codes get
+/// `"unknown status"`).
+#[must_use]
+pub extern "C-unwind" fn sinew_status_string(status: u32) -> *const c_char {
+    sinew_status::ALL
+        .iter()
+        .find(|s| **s as u32 == status)
+        .map_or("unknown status\0", |s| s.message())
+        .as_ptr()
+        .cast()
+}
+
+/// Blocks in a pose of `joint_count` joints: `(joint_count + 3) / 4`.
+#[must_use]
+pub extern "C-unwind" fn sinew_soa_count(joint_count: usize) -> usize {
+    joint_count / 4 + usize::from(!joint_count.is_multiple_of(4))
+}
+
+// ---------------------------------------------------------------- skeleton
+
+/// Implements `sinew_skeleton_load`.
+///
+/// # Safety
+/// `bytes` points to `len` readable bytes that outlive the handle;
+/// `out` is NULL or writable.
+pub unsafe extern "C-unwind" fn sinew_skeleton_load(
+    bytes: *const u8,
+    len: usize,
+    out: *mut sinew_skeleton,
+) -> sinew_status {
+    finish((|| {
+        out_param(out)?;
+        // Safety: caller contract.
+        let data = unsafe { slice(bytes, len)? };
+        if data.is_empty() {
+            return Err(sinew_status::NullParameter);
+        }
+        let s = Skeleton::from_bytes(data)?;
+        let joint_count = s.joint_count() as u32;
+        let handle = sinew_skeleton {
+            data: data.as_ptr(),
+            size: data.len(),
+            joint_count,
+            soa_count: s.soa_count() as u32,
+            parents: s.parents().as_ptr(),
+            rest_pose: s.rest_pose().as_ptr().cast(),
+            inverse_bind: s.inverse_bind().as_ptr().cast(),
+            check: handle_check(data.as_ptr(), data.len(), joint_count, SKELETON_TAG),
+        };
+        // Safety: checked by `out_param`.
+        unsafe { write(out, handle) };
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_skeleton_find_joint`.
+///
+/// # Safety
+/// `skeleton` is a loaded handle; `name` points to `name_len` bytes;
+/// `joint` is writable.
+pub unsafe extern "C-unwind" fn sinew_skeleton_find_joint(
+    skeleton: *const sinew_skeleton,
+    name: *const c_char,
+    name_len: usize,
+    joint: *mut usize,
+) -> sinew_status {
+    finish((|| {
+        out_param(joint)?;
+        // Safety: caller contract.
+        let s = unsafe { self::skeleton(skeleton)? };
+        // Safety: caller contract.
+        let name = utf8(unsafe { slice(name.cast::<u8>(), name_len)? })?;
+        let j = s.find_joint(name).ok_or(sinew_status::NotFound)?;
+        // Safety: checked by `out_param`.
+        unsafe { write(joint, j) };
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_skeleton_joint_name`.
+///
+/// # Safety
+/// `skeleton` is a loaded handle; `name` and `name_len` are writable.
+pub unsafe extern "C-unwind" fn sinew_skeleton_joint_name(
+    skeleton: *const sinew_skeleton,
+    joint: usize,
+    name: *mut *const c_char,
+    name_len: *mut usize,
+) -> sinew_status {
+    finish((|| {
+        out_param(name)?;
+        out_param(name_len)?;
+        // Safety: caller contract.
+        let s = unsafe { self::skeleton(skeleton)? };
+        let n = s.joint_name(joint).ok_or(sinew_status::OutOfRange)?;
+        // Safety: checked by `out_param`.
+        unsafe {
+            write(name, n.as_ptr().cast());
+            write(name_len, n.len());
+        }
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_skeleton_local_to_model`.
+///
+/// # Safety
+/// As `sinew_skeleton_local_to_model_range`.
+pub unsafe extern "C-unwind" fn sinew_skeleton_local_to_model(
+    skeleton: *const sinew_skeleton,
+    local: *const sinew_soa_transform,
+    local_len: usize,
+    root: *const sinew_float4x4,
+    out: *mut sinew_float4x4,
+    out_len: usize,
+) -> sinew_status {
+    // Safety: forwarded contract; a bad handle is reported by the callee.
+    let end = unsafe { read(skeleton) }.map_or(0, |h| h.joint_count as usize);
+    // Safety: forwarded contract.
+    unsafe {
+        sinew_skeleton_local_to_model_range(skeleton, local, local_len, root, 0, end, out, out_len)
+    }
+}
+
+/// Implements `sinew_skeleton_local_to_model_range`.
+///
+/// # Safety
+/// `skeleton` is a loaded handle; `local` has `local_len` blocks; `root` is
+/// NULL or one matrix; `out` has `out_len` writable matrices.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C-unwind" fn sinew_skeleton_local_to_model_range(
+    skeleton: *const sinew_skeleton,
+    local: *const sinew_soa_transform,
+    local_len: usize,
+    root: *const sinew_float4x4,
+    first: usize,
+    end: usize,
+    out: *mut sinew_float4x4,
+    out_len: usize,
+) -> sinew_status {
+    finish((|| {
+        // Safety: caller contract.
+        let (s, local, out) = unsafe {
+            (
+                self::skeleton(skeleton)?,
+                slice(local, local_len)?,
+                slice_mut(out, out_len)?,
+            )
+        };
+        let root: Option<Mat4> = if root.is_null() {
+            None
+        } else {
+            // Safety: caller contract.
+            Some(bytemuck::cast(unsafe { read(root)? }))
+        };
+        disjoint(Span::of(out), &[Span::of(local), Span::of(s.parents())])?;
+        let mut job = FkJob::new(&s, poses(local)).range(first, end);
+        if let Some(r) = root.as_ref() {
+            job = job.with_root(r);
+        }
+        local_to_model(&job, bytemuck::cast_slice_mut(out))?;
+        Ok(())
+    })())
+}
+
+// ---------------------------------------------------------------- clips
+
+/// Implements `sinew_clip_load`.
+///
+/// # Safety
+/// As `sinew_skeleton_load`.
+pub unsafe extern "C-unwind" fn sinew_clip_load(
+    bytes: *const u8,
+    len: usize,
+    out: *mut sinew_clip,
+) -> sinew_status {
+    finish((|| {
+        out_param(out)?;
+        // Safety: caller contract.
+        let data = unsafe { slice(bytes, len)? };
+        if data.is_empty() {
+            return Err(sinew_status::NullParameter);
+        }
+        let c = RawClip::from_bytes(data)?;
+        let frame_count = c.frame_count() as u32;
+        let handle = sinew_clip {
+            data: data.as_ptr(),
+            size: data.len(),
+            soa_count: c.soa_count() as u32,
+            frame_count,
+            sample_rate: c.sample_rate(),
+            duration: c.duration(),
+            check: handle_check(data.as_ptr(), data.len(), frame_count, CLIP_TAG),
+        };
+        // Safety: checked by `out_param`.
+        unsafe { write(out, handle) };
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_clip_container_size`.
+///
+/// # Safety
+/// `size` is writable.
+pub unsafe extern "C-unwind" fn sinew_clip_container_size(
+    soa_count: usize,
+    frame_count: usize,
+    name_len: usize,
+    size: *mut usize,
+) -> sinew_status {
+    finish((|| {
+        out_param(size)?;
+        soa_count
+            .checked_mul(frame_count)
+            .and_then(|k| k.checked_mul(size_of::<SoaTransform>()))
+            .and_then(|k| k.checked_add(name_len))
+            .and_then(|k| k.checked_add(64))
+            .filter(|&k| u32::try_from(k).is_ok())
+            .ok_or(sinew_status::InvalidArgument)?;
+        // Safety: checked by `out_param`.
+        unsafe { write(size, clip_container_size(soa_count, frame_count, name_len)) };
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_clip_write`.
+///
+/// # Safety
+/// `keys` has `keys_len` blocks; `name` has `name_len` bytes; `out` has
+/// `out_len` writable bytes; `written` is writable.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C-unwind" fn sinew_clip_write(
+    keys: *const sinew_soa_transform,
+    keys_len: usize,
+    soa_count: usize,
+    sample_rate: f32,
+    name: *const c_char,
+    name_len: usize,
+    out: *mut u8,
+    out_len: usize,
+    written: *mut usize,
+) -> sinew_status {
+    finish((|| {
+        out_param(written)?;
+        // Safety: caller contract.
+        let (keys, name, out) = unsafe {
+            (
+                slice(keys, keys_len)?,
+                slice(name.cast::<u8>(), name_len)?,
+                slice_mut(out, out_len)?,
+            )
+        };
+        disjoint(Span::of(out), &[Span::of(keys), Span::of(name)])?;
+        let name = utf8(name)?;
+        let clip = RawClip::new(sample_rate, soa_count, poses(keys))?.with_name(name);
+        let n = clip.write(out)?;
+        // Safety: checked by `out_param`.
+        unsafe { write(written, n) };
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_clip_sample`.
+///
+/// # Safety
+/// `clip` is a loaded handle; `out` has `out_len` writable blocks.
+pub unsafe extern "C-unwind" fn sinew_clip_sample(
+    clip: *const sinew_clip,
+    time: f32,
+    mode: u32,
+    out: *mut sinew_soa_transform,
+    out_len: usize,
+) -> sinew_status {
+    finish((|| {
+        let mode = match mode {
+            SINEW_TIME_LOOP => TimeMode::Loop,
+            SINEW_TIME_CLAMP => TimeMode::Clamp,
+            _ => return Err(sinew_status::InvalidArgument),
+        };
+        // Safety: caller contract.
+        let (c, out) = unsafe { (self::clip(clip)?, slice_mut(out, out_len)?) };
+        disjoint(Span::of(out), &[keys_span(&c)])?;
+        c.sample(time, mode, poses_mut(out))?;
+        Ok(())
+    })())
+}
+
+/// The bytes of a clip's keys.
+fn keys_span(c: &RawClip<'_>) -> Span {
+    match (c.frame(0), c.frame(c.frame_count().saturating_sub(1))) {
+        (Some(first), Some(last)) => Span(Span::of(first).0, Span::of(last).1),
+        _ => Span(0, 0),
+    }
+}
+
+// ---------------------------------------------------------------- procedural
+
+/// Implements `sinew_humanoid_skeleton_write`.
+///
+/// # Safety
+/// `out` has `out_len` writable bytes; `written` is writable.
+pub unsafe extern "C-unwind" fn sinew_humanoid_skeleton_write(
+    out: *mut u8,
+    out_len: usize,
+    written: *mut usize,
+) -> sinew_status {
+    finish((|| {
+        out_param(written)?;
+        // Safety: caller contract.
+        let out = unsafe { slice_mut(out, out_len)? };
+        let n = procedural::write_humanoid_skeleton(out)?;
+        // Safety: checked by `out_param`.
+        unsafe { write(written, n) };
+        Ok(())
+    })())
+}
+
+fn humanoid_clip_shape(
+    s: &Skeleton<'_>,
+    g: Gait,
+    rate: f32,
+) -> Result<(usize, usize), sinew_status> {
+    if !(rate.is_finite() && rate > 0.0 && rate <= 10_000.0) {
+        return Err(sinew_status::InvalidArgument);
+    }
+    let frames = procedural::gait_frame_count(g, rate);
+    Ok((
+        frames,
+        clip_container_size(s.soa_count(), frames, g.name().len()),
+    ))
+}
+
+/// Implements `sinew_humanoid_clip_size`.
+///
+/// # Safety
+/// `skeleton` is a loaded handle; `size` is writable.
+pub unsafe extern "C-unwind" fn sinew_humanoid_clip_size(
+    skeleton: *const sinew_skeleton,
+    gait: u32,
+    sample_rate: f32,
+    size: *mut usize,
+) -> sinew_status {
+    finish((|| {
+        out_param(size)?;
+        let g = self::gait(gait)?;
+        // Safety: caller contract.
+        let s = unsafe { self::skeleton(skeleton)? };
+        let (_, total) = humanoid_clip_shape(&s, g, sample_rate)?;
+        // Safety: checked by `out_param`.
+        unsafe { write(size, total) };
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_humanoid_clip_write`.
+///
+/// # Safety
+/// `skeleton` is a loaded handle; `out` has `out_len` writable bytes;
+/// `written` is writable.
+pub unsafe extern "C-unwind" fn sinew_humanoid_clip_write(
+    skeleton: *const sinew_skeleton,
+    gait: u32,
+    sample_rate: f32,
+    out: *mut u8,
+    out_len: usize,
+    written: *mut usize,
+) -> sinew_status {
+    finish((|| {
+        out_param(written)?;
+        let g = self::gait(gait)?;
+        // Safety: caller contract.
+        let (s, out) = unsafe { (self::skeleton(skeleton)?, slice_mut(out, out_len)?) };
+        disjoint(Span::of(out), &[Span::of(s.parents())])?;
+        let (frames, _) = humanoid_clip_shape(&s, g, sample_rate)?;
+        let n = write_container_with(out, sample_rate, s.soa_count(), frames, g.name(), |keys| {
+            procedural::write_gait_clip(g, &s, sample_rate, keys).map(|_| ())
+        })?;
+        // Safety: checked by `out_param`.
+        unsafe { write(written, n) };
+        Ok(())
+    })())
+}
+
+// ---------------------------------------------------------------- blend
+
+/// Converts C layers into core layers inside `store`.
+///
+/// # Safety
+/// Every layer's pointers are valid for their lengths.
+unsafe fn layers<'a>(
+    src: &[sinew_blend_layer],
+    store: &'a mut [BlendLayer<'a>; SINEW_MAX_BLEND_LAYERS],
+    spans: &mut [Span; 2 * SINEW_MAX_BLEND_LAYERS],
+) -> Result<&'a [BlendLayer<'a>], sinew_status> {
+    if src.len() > SINEW_MAX_BLEND_LAYERS {
+        return Err(sinew_status::TooManyLayers);
+    }
+    for (i, l) in src.iter().enumerate() {
+        // Safety: caller contract.
+        let pose = unsafe { slice(l.pose, l.pose_len)? };
+        spans[2 * i] = Span::of(pose);
+        let pose = poses(pose);
+        store[i] = if l.joint_weights.is_null() && l.joint_weights_len == 0 {
+            BlendLayer::new(pose, l.weight)
+        } else {
+            // Safety: caller contract.
+            let w = unsafe { slice(l.joint_weights, l.joint_weights_len)? };
+            spans[2 * i + 1] = Span::of(w);
+            let lanes = bytemuck::try_cast_slice(w).map_err(|_| {
+                if w.len() % 4 == 0 {
+                    sinew_status::Misaligned
+                } else {
+                    sinew_status::BadLength
+                }
+            })?;
+            BlendLayer::masked(pose, l.weight, JointWeights::new(lanes)?)
+        };
+    }
+    Ok(&store[..src.len()])
+}
+
+/// Implements `sinew_pose_blend`.
+///
+/// # Safety
+/// `layers`/`additive` have `layer_count`/`additive_count` entries whose
+/// pointers are valid; `rest` has `rest_len` blocks; `out` has `out_len`
+/// writable blocks.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C-unwind" fn sinew_pose_blend(
+    layers: *const sinew_blend_layer,
+    layer_count: usize,
+    additive: *const sinew_blend_layer,
+    additive_count: usize,
+    rest: *const sinew_soa_transform,
+    rest_len: usize,
+    threshold: f32,
+    out: *mut sinew_soa_transform,
+    out_len: usize,
+) -> sinew_status {
+    finish((|| {
+        if layer_count > SINEW_MAX_BLEND_LAYERS || additive_count > SINEW_MAX_BLEND_LAYERS {
+            return Err(sinew_status::TooManyLayers);
+        }
+        // Safety: caller contract.
+        let (normal, add, rest, out) = unsafe {
+            (
+                slice(layers, layer_count)?,
+                slice(additive, additive_count)?,
+                slice(rest, rest_len)?,
+                slice_mut(out, out_len)?,
+            )
+        };
+        let empty = BlendLayer::new(&[], 0.0);
+        let mut store_n = [empty; SINEW_MAX_BLEND_LAYERS];
+        let mut store_a = [empty; SINEW_MAX_BLEND_LAYERS];
+        let mut spans_n = [Span(0, 0); 2 * SINEW_MAX_BLEND_LAYERS];
+        let mut spans_a = [Span(0, 0); 2 * SINEW_MAX_BLEND_LAYERS];
+        // Safety: caller contract.
+        let normal = unsafe { self::layers(normal, &mut store_n, &mut spans_n)? };
+        // Safety: caller contract.
+        let add = unsafe { self::layers(add, &mut store_a, &mut spans_a)? };
+        let o = Span::of(out);
+        disjoint(o, &spans_n)?;
+        disjoint(o, &spans_a)?;
+        disjoint(o, &[Span::of(rest)])?;
+        let job = BlendJob {
+            layers: normal,
+            additive: add,
+            rest: poses(rest),
+            threshold,
+        };
+        crate::blend::blend(&job, poses_mut(out))?;
+        Ok(())
+    })())
+}
+
+// ---------------------------------------------------------------- skinning
+
+/// Implements `sinew_skin_lbs_palette`.
+///
+/// # Safety
+/// Each pointer has the count that follows it; `out` is writable.
+pub unsafe extern "C-unwind" fn sinew_skin_lbs_palette(
+    models: *const sinew_float4x4,
+    model_count: usize,
+    inverse_bind: *const sinew_float4x4,
+    inverse_bind_count: usize,
+    out: *mut sinew_float3x4,
+    out_len: usize,
+) -> sinew_status {
+    finish((|| {
+        // Safety: caller contract.
+        let (m, b, out) = unsafe {
+            (
+                slice(models, model_count)?,
+                slice(inverse_bind, inverse_bind_count)?,
+                slice_mut(out, out_len)?,
+            )
+        };
+        disjoint(Span::of(out), &[Span::of(m), Span::of(b)])?;
+        skin::lbs_palette(
+            bytemuck::cast_slice(m),
+            bytemuck::cast_slice(b),
+            bytemuck::cast_slice_mut(out),
+        )?;
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_skin_dqs_palette`.
+///
+/// # Safety
+/// As `sinew_skin_lbs_palette`.
+pub unsafe extern "C-unwind" fn sinew_skin_dqs_palette(
+    models: *const sinew_float4x4,
+    model_count: usize,
+    inverse_bind: *const sinew_float4x4,
+    inverse_bind_count: usize,
+    out: *mut sinew_dual_quat,
+    out_len: usize,
+) -> sinew_status {
+    finish((|| {
+        // Safety: caller contract.
+        let (m, b, out) = unsafe {
+            (
+                slice(models, model_count)?,
+                slice(inverse_bind, inverse_bind_count)?,
+                slice_mut(out, out_len)?,
+            )
+        };
+        disjoint(Span::of(out), &[Span::of(m), Span::of(b)])?;
+        skin::dqs_palette(
+            bytemuck::cast_slice(m),
+            bytemuck::cast_slice(b),
+            bytemuck::cast_slice_mut(out),
+        )?;
+        Ok(())
+    })())
+}
+
+/// The mesh's arrays, viewed (`None` for NULL optional arrays).
+struct MeshView<'a> {
+    positions: &'a [[f32; 3]],
+    normals: Option<&'a [[f32; 3]]>,
+    tangents: Option<&'a [[f32; 4]]>,
+    joints: &'a [[u16; 4]],
+    weights: &'a [[f32; 4]],
+}
+
+/// # Safety
+/// Non-NULL arrays of `m` have `m.vertex_count` entries.
+unsafe fn mesh_view<'a>(m: &sinew_skin_mesh) -> Result<MeshView<'a>, sinew_status> {
+    let n = m.vertex_count;
+    let opt3 = |p: *const f32| -> Result<Option<&'a [[f32; 3]]>, sinew_status> {
+        if p.is_null() {
+            Ok(None)
+        } else {
+            // Safety: caller contract.
+            Ok(Some(unsafe { slice(p.cast::<[f32; 3]>(), n)? }))
+        }
+    };
+    let tangents = if m.tangents.is_null() {
+        None
+    } else {
+        // Safety: caller contract.
+        Some(unsafe { slice(m.tangents.cast::<[f32; 4]>(), n)? })
+    };
+    Ok(MeshView {
+        // Safety: caller contract (all four below).
+        positions: unsafe { slice(m.positions.cast::<[f32; 3]>(), n)? },
+        normals: opt3(m.normals)?,
+        tangents,
+        joints: unsafe { slice(m.joints.cast::<[u16; 4]>(), n)? },
+        weights: unsafe { slice(m.weights.cast::<[f32; 4]>(), n)? },
+    })
+}
+
+/// Runs `f` on the viewed mesh and target after the overlap checks.
+///
+/// # Safety
+/// `mesh` and `target` point to structs whose arrays have
+/// `mesh.vertex_count` entries.
+unsafe fn with_mesh(
+    mesh: *const sinew_skin_mesh,
+    target: *const sinew_skin_target,
+    extra_inputs: &[Span],
+    f: impl FnOnce(&SkinInput<'_>, &mut SkinOutput<'_>) -> Result<(), Error>,
+) -> Status {
+    // Safety: caller contract.
+    let (m, t) = unsafe { (read(mesh)?, read(target)?) };
+    // Safety: caller contract.
+    let v = unsafe { mesh_view(&m)? };
+    let n = m.vertex_count;
+    if t.positions.is_null() {
+        return Err(sinew_status::NullParameter);
+    }
+    // Safety: caller contract for the three outputs.
+    let positions = unsafe { slice_mut(t.positions.cast::<[f32; 3]>(), n)? };
+    let mut normals = match t.normals.is_null() {
+        true => None,
+        // Safety: caller contract.
+        false => Some(unsafe { slice_mut(t.normals.cast::<[f32; 3]>(), n)? }),
+    };
+    let mut tangents = match t.tangents.is_null() {
+        true => None,
+        // Safety: caller contract.
+        false => Some(unsafe { slice_mut(t.tangents.cast::<[f32; 4]>(), n)? }),
+    };
+    let inputs = [
+        Span::of(v.positions),
+        v.normals.map_or(Span(0, 0), Span::of),
+        v.tangents.map_or(Span(0, 0), Span::of),
+        Span::of(v.joints),
+        Span::of(v.weights),
+    ];
+    let outs = [
+        Span::of(positions),
+        normals.as_deref().map_or(Span(0, 0), Span::of),
+        tangents.as_deref().map_or(Span(0, 0), Span::of),
+    ];
+    for (i, o) in outs.iter().enumerate() {
+        disjoint(*o, &inputs)?;
+        disjoint(*o, extra_inputs)?;
+        disjoint(*o, &outs[i + 1..])?;
+    }
+    if normals.is_some() && v.normals.is_none() || tangents.is_some() && v.tangents.is_none() {
+        return Err(sinew_status::NullParameter);
+    }
+    let input = SkinInput {
+        positions: v.positions,
+        normals: v.normals,
+        tangents: v.tangents,
+        joints: v.joints,
+        weights: v.weights,
+    };
+    let mut output = SkinOutput {
+        positions,
+        normals: normals.take(),
+        tangents: tangents.take(),
+    };
+    f(&input, &mut output)?;
+    Ok(())
+}
+
+/// Implements `sinew_skin_lbs`.
+///
+/// # Safety
+/// `palette` has `palette_len` entries; `mesh` and `target` as documented
+/// on `sinew_skin_mesh` / `sinew_skin_target`.
+pub unsafe extern "C-unwind" fn sinew_skin_lbs(
+    palette: *const sinew_float3x4,
+    palette_len: usize,
+    mesh: *const sinew_skin_mesh,
+    target: *const sinew_skin_target,
+) -> sinew_status {
+    finish((|| {
+        // Safety: caller contract.
+        let p = unsafe { slice(palette, palette_len)? };
+        // Safety: caller contract.
+        unsafe {
+            with_mesh(mesh, target, &[Span::of(p)], |i, o| {
+                skin::skin_lbs(bytemuck::cast_slice(p), i, o)
+            })
+        }
+    })())
+}
+
+/// Implements `sinew_skin_dqs`.
+///
+/// # Safety
+/// As `sinew_skin_lbs`.
+pub unsafe extern "C-unwind" fn sinew_skin_dqs(
+    palette: *const sinew_dual_quat,
+    palette_len: usize,
+    mesh: *const sinew_skin_mesh,
+    target: *const sinew_skin_target,
+) -> sinew_status {
+    finish((|| {
+        // Safety: caller contract.
+        let p = unsafe { slice(palette, palette_len)? };
+        // Safety: caller contract.
+        unsafe {
+            with_mesh(mesh, target, &[Span::of(p)], |i, o| {
+                skin::skin_dqs(bytemuck::cast_slice(p), i, o)
+            })
+        }
+    })())
+}
+
+/// Implements `sinew_skin_mixed`.
+///
+/// # Safety
+/// `lbs` and `dqs` have `palette_len` entries, `mix` has `mix_len`
+/// floats; `mesh` and `target` as for `sinew_skin_lbs`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C-unwind" fn sinew_skin_mixed(
+    lbs: *const sinew_float3x4,
+    dqs: *const sinew_dual_quat,
+    palette_len: usize,
+    mix: *const f32,
+    mix_len: usize,
+    mesh: *const sinew_skin_mesh,
+    target: *const sinew_skin_target,
+) -> sinew_status {
+    finish((|| {
+        // Safety: caller contract.
+        let (l, d, mix) = unsafe {
+            (
+                slice(lbs, palette_len)?,
+                slice(dqs, palette_len)?,
+                slice(mix, mix_len)?,
+            )
+        };
+        let extra = [Span::of(l), Span::of(d), Span::of(mix)];
+        // Safety: caller contract.
+        unsafe {
+            with_mesh(mesh, target, &extra, |i, o| {
+                skin::skin_mixed(bytemuck::cast_slice(l), bytemuck::cast_slice(d), mix, i, o)
+            })
+        }
+    })())
+}
+
+/// Implements `sinew_skin_check_influences`.
+///
+/// # Safety
+/// `joints` has `4 · vertex_count` indices and `weights` as many floats.
+pub unsafe extern "C-unwind" fn sinew_skin_check_influences(
+    joints: *const u16,
+    weights: *const f32,
+    vertex_count: usize,
+    joint_count: usize,
+) -> sinew_status {
+    finish((|| {
+        // Safety: caller contract.
+        let (j, w) = unsafe {
+            (
+                slice(joints.cast::<[u16; 4]>(), vertex_count)?,
+                slice(weights.cast::<[f32; 4]>(), vertex_count)?,
+            )
+        };
+        skin::check_influences(j, w, joint_count)?;
+        Ok(())
+    })())
+}

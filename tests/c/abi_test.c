@@ -1,0 +1,277 @@
+/* The C ABI test: links libsinew.a, runs a whole frame of the procedural
+ * humanoid (sample two gaits, blend, FK, palettes, skinning) and prints the
+ * numbers for tests/tests/c_abi.rs to compare with the Rust side; then
+ * feeds every function bad input (NULL pointers, short and misaligned
+ * buffers, garbage and bit-flipped bytes, forged handles, overlapping
+ * buffers, NaN) and checks each status code. Exits 1 on the first wrong
+ * status. Run under valgrind by the Rust test. */
+#include <math.h>
+#include <stdalign.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sinew.h"
+
+#define CHECK(call, want)                                                     \
+  do {                                                                        \
+    sinew_status got_ = (call);                                               \
+    if (got_ != (want)) {                                                     \
+      fprintf(stderr, "%s:%d: %s returned %u (%s), wanted %s\n", __FILE__,    \
+              __LINE__, #call, (unsigned)got_, sinew_status_string(got_),     \
+              #want);                                                         \
+      exit(1);                                                                \
+    }                                                                         \
+    checks++;                                                                 \
+  } while (0)
+
+static unsigned checks = 0;
+
+enum { VERTICES = 24, MAX_CLIP = 1 << 20 };
+
+static alignas(16) uint8_t skeleton_bytes[SINEW_HUMANOID_SKELETON_SIZE];
+static alignas(16) uint8_t walk_bytes[MAX_CLIP];
+static alignas(16) uint8_t jog_bytes[MAX_CLIP];
+static alignas(16) uint8_t scratch[MAX_CLIP + 64];
+static sinew_soa_transform walk_pose[32], jog_pose[32], blended[32];
+static sinew_float4x4 models[SINEW_HUMANOID_JOINT_COUNT];
+static sinew_float3x4 lbs[SINEW_HUMANOID_JOINT_COUNT];
+static sinew_dual_quat dqs[SINEW_HUMANOID_JOINT_COUNT];
+static float positions[VERTICES][3], normals[VERTICES][3];
+static uint16_t joints[VERTICES][4];
+static float weights[VERTICES][4];
+static float out_positions[VERTICES][3], out_normals[VERTICES][3];
+
+static double sum_floats(const float *f, size_t n) {
+  double s = 0.0;
+  for (size_t i = 0; i < n; i++) s += f[i];
+  return s;
+}
+
+/* The same mesh as `mesh()` in tests/tests/c_abi.rs. */
+static void make_mesh(void) {
+  static const uint16_t js[4] = {13, 15, 0, 5};
+  for (int v = 0; v < VERTICES; v++) {
+    positions[v][0] = 0.1f * (float)v - 1.0f;
+    positions[v][1] = 1.0f + 0.05f * (float)v;
+    positions[v][2] = 0.02f * (float)v;
+    normals[v][0] = 0.0f;
+    normals[v][1] = (v % 2) ? 1.0f : 0.0f;
+    normals[v][2] = (v % 2) ? 0.0f : 1.0f;
+    for (int k = 0; k < 4; k++) joints[v][k] = js[(v + k) % 4];
+    weights[v][0] = 0.4f;
+    weights[v][1] = 0.3f;
+    weights[v][2] = 0.2f;
+    weights[v][3] = 0.1f;
+  }
+}
+
+static void frame(void) {
+  size_t written = 0, size = 0;
+  sinew_skeleton skel;
+  sinew_clip walk, jog;
+
+  CHECK(sinew_humanoid_skeleton_write(skeleton_bytes, sizeof skeleton_bytes, &written),
+        SINEW_STATUS_OK);
+  CHECK(sinew_skeleton_load(skeleton_bytes, written, &skel), SINEW_STATUS_OK);
+  printf("joint_count %u\nsoa_count %u\n", skel.joint_count, skel.soa_count);
+
+  size_t head = 0;
+  CHECK(sinew_skeleton_find_joint(&skel, "head", 4, &head), SINEW_STATUS_OK);
+  const char *name = NULL;
+  size_t name_len = 0;
+  CHECK(sinew_skeleton_joint_name(&skel, 15, &name, &name_len), SINEW_STATUS_OK);
+  printf("head %zu\njoint15 %.*s\n", head, (int)name_len, name);
+
+  CHECK(sinew_humanoid_clip_size(&skel, SINEW_GAIT_WALK, 30.0f, &size), SINEW_STATUS_OK);
+  CHECK(sinew_humanoid_clip_write(&skel, SINEW_GAIT_WALK, 30.0f, walk_bytes, sizeof walk_bytes,
+                                  &written),
+        SINEW_STATUS_OK);
+  if (written != size) exit(1);
+  CHECK(sinew_clip_load(walk_bytes, written, &walk), SINEW_STATUS_OK);
+  CHECK(sinew_humanoid_clip_write(&skel, SINEW_GAIT_JOG, 30.0f, jog_bytes, sizeof jog_bytes,
+                                  &written),
+        SINEW_STATUS_OK);
+  CHECK(sinew_clip_load(jog_bytes, written, &jog), SINEW_STATUS_OK);
+  printf("walk_frames %u\nwalk_duration %.9g\n", walk.frame_count, (double)walk.duration);
+
+  CHECK(sinew_clip_sample(&walk, 0.37f, SINEW_TIME_LOOP, walk_pose, skel.soa_count),
+        SINEW_STATUS_OK);
+  CHECK(sinew_clip_sample(&jog, 1.9f, SINEW_TIME_LOOP, jog_pose, skel.soa_count),
+        SINEW_STATUS_OK);
+  sinew_blend_layer layers[2] = {
+      {walk_pose, skel.soa_count, 0.7f, NULL, 0},
+      {jog_pose, skel.soa_count, 0.3f, NULL, 0},
+  };
+  CHECK(sinew_pose_blend(layers, 2, NULL, 0, skel.rest_pose, skel.soa_count,
+                         SINEW_DEFAULT_BLEND_THRESHOLD, blended, skel.soa_count),
+        SINEW_STATUS_OK);
+  CHECK(sinew_skeleton_local_to_model(&skel, blended, skel.soa_count, NULL, models,
+                                      skel.joint_count),
+        SINEW_STATUS_OK);
+  printf("pose_sum %.17g\n", sum_floats(&blended[0].translation[0][0], 40 * skel.soa_count));
+  printf("model_sum %.17g\n", sum_floats(&models[0].cols[0][0], 16 * skel.joint_count));
+  printf("hand_l_position %.9g %.9g %.9g\n", (double)models[15].cols[3][0],
+         (double)models[15].cols[3][1], (double)models[15].cols[3][2]);
+
+  CHECK(sinew_skin_lbs_palette(models, skel.joint_count, skel.inverse_bind, skel.joint_count, lbs,
+                               skel.joint_count),
+        SINEW_STATUS_OK);
+  CHECK(sinew_skin_dqs_palette(models, skel.joint_count, skel.inverse_bind, skel.joint_count, dqs,
+                               skel.joint_count),
+        SINEW_STATUS_OK);
+  printf("lbs_palette_sum %.17g\n", sum_floats(&lbs[0].rows[0][0], 12 * skel.joint_count));
+  printf("dqs_palette_sum %.17g\n", sum_floats(&dqs[0].real[0], 8 * skel.joint_count));
+
+  make_mesh();
+  CHECK(sinew_skin_check_influences(&joints[0][0], &weights[0][0], VERTICES, skel.joint_count),
+        SINEW_STATUS_OK);
+  sinew_skin_mesh mesh = {VERTICES, &positions[0][0], &normals[0][0], NULL,
+                          &joints[0][0], &weights[0][0]};
+  sinew_skin_target target = {&out_positions[0][0], &out_normals[0][0], NULL};
+  CHECK(sinew_skin_lbs(lbs, skel.joint_count, &mesh, &target), SINEW_STATUS_OK);
+  printf("lbs_positions %.17g\nlbs_normals %.17g\n", sum_floats(&out_positions[0][0], 3 * VERTICES),
+         sum_floats(&out_normals[0][0], 3 * VERTICES));
+  CHECK(sinew_skin_dqs(dqs, skel.joint_count, &mesh, &target), SINEW_STATUS_OK);
+  printf("dqs_positions %.17g\ndqs_normals %.17g\n", sum_floats(&out_positions[0][0], 3 * VERTICES),
+         sum_floats(&out_normals[0][0], 3 * VERTICES));
+
+  /* The range update after the whole-skeleton pass changes nothing. */
+  sinew_float4x4 before = models[20];
+  CHECK(sinew_skeleton_local_to_model_range(&skel, blended, skel.soa_count, NULL, 15, 27, models,
+                                            skel.joint_count),
+        SINEW_STATUS_OK);
+  if (memcmp(&before, &models[20], sizeof before) != 0) exit(1);
+}
+
+static void bad_input(void) {
+  size_t written = 0, size = 0, joint = 0;
+  sinew_skeleton skel, untouched;
+  sinew_clip walk;
+  const sinew_status OK = SINEW_STATUS_OK;
+
+  /* NULL pointers and empty input. */
+  CHECK(sinew_skeleton_load(NULL, 100, &skel), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_skeleton_load(skeleton_bytes, sizeof skeleton_bytes, NULL),
+        SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_skeleton_load(skeleton_bytes, 0, &skel), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_humanoid_skeleton_write(NULL, 0, &written), SINEW_STATUS_BUFFER_TOO_SMALL);
+  CHECK(sinew_humanoid_skeleton_write(skeleton_bytes, sizeof skeleton_bytes, NULL),
+        SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_skeleton_find_joint(NULL, "head", 4, &joint), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_clip_sample(NULL, 0.0f, SINEW_TIME_LOOP, walk_pose, 18),
+        SINEW_STATUS_NULL_PARAMETER);
+
+  /* Short buffers. */
+  CHECK(sinew_humanoid_skeleton_write(scratch, 100, &written), SINEW_STATUS_BUFFER_TOO_SMALL);
+  CHECK(sinew_humanoid_skeleton_write(skeleton_bytes, sizeof skeleton_bytes, &written), OK);
+  CHECK(sinew_skeleton_load(skeleton_bytes, written, &skel), OK);
+  CHECK(sinew_skeleton_load(skeleton_bytes, 47, &untouched), SINEW_STATUS_INVALID_DATA);
+  CHECK(sinew_skeleton_load(skeleton_bytes, written - 16, &untouched), SINEW_STATUS_INVALID_DATA);
+  CHECK(sinew_humanoid_clip_size(&skel, SINEW_GAIT_RUN, 60.0f, &size), OK);
+  CHECK(sinew_humanoid_clip_write(&skel, SINEW_GAIT_RUN, 60.0f, walk_bytes, size - 1, &written),
+        SINEW_STATUS_BUFFER_TOO_SMALL);
+  CHECK(sinew_humanoid_clip_write(&skel, SINEW_GAIT_RUN, 60.0f, walk_bytes, size, &written), OK);
+  CHECK(sinew_clip_load(walk_bytes, written, &walk), OK);
+  CHECK(sinew_clip_sample(&walk, 0.1f, SINEW_TIME_CLAMP, walk_pose, skel.soa_count - 1),
+        SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_skeleton_local_to_model(&skel, walk_pose, skel.soa_count, NULL, models, 3),
+        SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_skin_lbs_palette(models, 70, skel.inverse_bind, 69, lbs, 70),
+        SINEW_STATUS_BAD_LENGTH);
+
+  /* Misaligned buffers. */
+  memcpy(scratch + 8, skeleton_bytes, SINEW_HUMANOID_SKELETON_SIZE);
+  CHECK(sinew_skeleton_load(scratch + 8, SINEW_HUMANOID_SKELETON_SIZE, &untouched),
+        SINEW_STATUS_MISALIGNED);
+  CHECK(sinew_clip_sample(&walk, 0.1f, SINEW_TIME_LOOP,
+                          (sinew_soa_transform *)(void *)(scratch + 4), skel.soa_count),
+        SINEW_STATUS_MISALIGNED);
+  CHECK(sinew_humanoid_skeleton_write(scratch + 1, sizeof scratch - 1, &written),
+        SINEW_STATUS_MISALIGNED);
+
+  /* Garbage and bit-flipped bytes. */
+  for (size_t i = 0; i < 4096; i++) scratch[i] = (uint8_t)(i * 2654435761u >> 13);
+  CHECK(sinew_skeleton_load(scratch, 4096, &untouched), SINEW_STATUS_INVALID_DATA);
+  CHECK(sinew_clip_load(scratch, 4096, &walk), SINEW_STATUS_INVALID_DATA);
+  memcpy(scratch, skeleton_bytes, SINEW_HUMANOID_SKELETON_SIZE);
+  scratch[8] ^= 0x04; /* version */
+  CHECK(sinew_skeleton_load(scratch, SINEW_HUMANOID_SKELETON_SIZE, &untouched),
+        SINEW_STATUS_UNSUPPORTED_VERSION);
+  memcpy(scratch, skeleton_bytes, SINEW_HUMANOID_SKELETON_SIZE);
+  scratch[48 + 2] = 0x77; /* parent of joint 1 points forward */
+  CHECK(sinew_skeleton_load(scratch, SINEW_HUMANOID_SKELETON_SIZE, &untouched),
+        SINEW_STATUS_INVALID_DATA);
+  memcpy(scratch, walk_bytes, written);
+  float nan = NAN;
+  memcpy(scratch + 48 + 40, &nan, sizeof nan); /* a key */
+  CHECK(sinew_clip_load(scratch, written, &walk), SINEW_STATUS_INVALID_DATA);
+
+  /* A handle not filled by _load, and one whose bytes moved. */
+  sinew_skeleton forged;
+  memset(&forged, 0, sizeof forged);
+  CHECK(sinew_skeleton_local_to_model(&forged, walk_pose, 18, NULL, models, 70),
+        SINEW_STATUS_INVALID_HANDLE);
+  forged = skel;
+  forged.data = scratch;
+  CHECK(sinew_skeleton_find_joint(&forged, "head", 4, &joint), SINEW_STATUS_INVALID_HANDLE);
+
+  /* Out-of-domain arguments. */
+  CHECK(sinew_clip_load(walk_bytes, written, &walk), OK);
+  CHECK(sinew_clip_sample(&walk, NAN, SINEW_TIME_LOOP, walk_pose, skel.soa_count),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_clip_sample(&walk, 0.0f, 7, walk_pose, skel.soa_count),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_humanoid_clip_size(&skel, 3, 30.0f, &size), SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_humanoid_clip_size(&skel, SINEW_GAIT_WALK, -1.0f, &size),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_skeleton_find_joint(&skel, "no such joint", 13, &joint), SINEW_STATUS_NOT_FOUND);
+  CHECK(sinew_skeleton_joint_name(&skel, 70, &(const char *){NULL}, &size),
+        SINEW_STATUS_OUT_OF_RANGE);
+  CHECK(sinew_skeleton_local_to_model_range(&skel, walk_pose, 18, NULL, 10, 71, models, 70),
+        SINEW_STATUS_OUT_OF_RANGE);
+  sinew_blend_layer layer = {walk_pose, 18, -1.0f, NULL, 0};
+  CHECK(sinew_pose_blend(&layer, 1, NULL, 0, skel.rest_pose, 18, 0.1f, blended, 18),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  layer.weight = 1.0f;
+  CHECK(sinew_pose_blend(&layer, 1, NULL, 0, skel.rest_pose, 18, 0.0f, blended, 18),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_pose_blend(&layer, SINEW_MAX_BLEND_LAYERS + 1, NULL, 0, skel.rest_pose, 18, 0.1f,
+                         blended, 18),
+        SINEW_STATUS_TOO_MANY_LAYERS);
+
+  /* Overlapping buffers. */
+  CHECK(sinew_pose_blend(&layer, 1, NULL, 0, skel.rest_pose, 18, 0.1f, walk_pose, 18),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
+  CHECK(sinew_skin_lbs_palette(models, 70, skel.inverse_bind, 70, (sinew_float3x4 *)models, 70),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
+  sinew_skin_mesh mesh = {VERTICES, &positions[0][0], &normals[0][0], NULL,
+                          &joints[0][0], &weights[0][0]};
+  sinew_skin_target in_place = {&positions[0][0], NULL, NULL};
+  CHECK(sinew_skin_lbs(lbs, 70, &mesh, &in_place), SINEW_STATUS_OVERLAPPING_BUFFERS);
+
+  /* Bad influences. */
+  sinew_skin_target target = {&out_positions[0][0], &out_normals[0][0], NULL};
+  joints[3][2] = 70;
+  CHECK(sinew_skin_lbs(lbs, 70, &mesh, &target), SINEW_STATUS_INVALID_INFLUENCE);
+  joints[3][2] = 0;
+  weights[5][1] = -0.3f;
+  CHECK(sinew_skin_dqs(dqs, 70, &mesh, &target), SINEW_STATUS_INVALID_INFLUENCE);
+  weights[5][1] = 0.3f;
+  sinew_skin_target no_normals_in = {&out_positions[0][0], &out_normals[0][0], NULL};
+  mesh.normals = NULL;
+  CHECK(sinew_skin_lbs(lbs, 70, &mesh, &no_normals_in), SINEW_STATUS_NULL_PARAMETER);
+
+  /* Every status has a description. */
+  for (unsigned s = 0; s < 8000; s++)
+    if (sinew_status_string(s) == NULL || sinew_status_string(s)[0] == '\0') exit(1);
+  if (sinew_soa_count(70) != 18 || sinew_soa_count(0) != 0) exit(1);
+}
+
+int main(void) {
+  printf("version %s\n", sinew_version());
+  frame();
+  bad_input();
+  printf("checks %u\n", checks);
+  return 0;
+}

@@ -1,0 +1,254 @@
+//! The C ABI from C: builds `libsinew.a`, compiles `tests/c/abi_test.c`
+//! with the system C compiler against `include/sinew.h`, runs it (under
+//! `valgrind --error-exitcode=1` when valgrind is installed; CI sets
+//! `SINEW_REQUIRE_VALGRIND=1` so its absence fails there), and checks the
+//! numbers it prints against the same frame computed by the Rust API.
+//! The C program itself checks the status code of every bad-input case.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sinew_core::blend::{blend, BlendJob, BlendLayer};
+use sinew_core::clip::TimeMode;
+use sinew_core::fk::{local_to_model, FkJob};
+use sinew_core::procedural::{self, Gait};
+use sinew_core::skin::{self, DualQuat, Mat3x4, SkinInput, SkinOutput};
+use sinew_core::{Mat4, Skeleton, SoaTransform};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// The target directory this test was built in (`…/target` of
+/// `…/target/<profile>/deps/c_abi-…`).
+fn target_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return PathBuf::from(dir);
+    }
+    let exe = std::env::current_exe().expect("test binary path");
+    exe.ancestors()
+        .nth(3)
+        .expect("test binary lives in target/<profile>/deps")
+        .to_path_buf()
+}
+
+/// Builds the static library with the same cargo and flags as this test,
+/// and returns its path from cargo's own artifact report.
+fn build_static_library() -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .current_dir(root())
+        .args(["build", "-p", "sinew-capi", "--message-format=json"])
+        .arg("--target-dir")
+        .arg(target_dir())
+        .output()
+        .expect("run cargo build -p sinew-capi");
+    assert!(
+        out.status.success(),
+        "cargo build -p sinew-capi failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report = String::from_utf8_lossy(&out.stdout);
+    report
+        .lines()
+        .filter(|l| l.contains("\"compiler-artifact\"") && l.contains("sinew-capi"))
+        .flat_map(|l| l.split('"'))
+        .find(|s| s.ends_with("libsinew.a"))
+        .map(PathBuf::from)
+        .expect("cargo reports libsinew.a")
+}
+
+fn compile(lib: &Path, exe: &Path) {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
+    let out = Command::new(&cc)
+        .args([
+            "-std=c11",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pedantic",
+            "-g",
+            "-O1",
+        ])
+        .arg("-I")
+        .arg(root().join("include"))
+        .arg(root().join("tests/c/abi_test.c"))
+        .arg(lib)
+        .args(["-lpthread", "-ldl", "-lm", "-o"])
+        .arg(exe)
+        .output()
+        .unwrap_or_else(|e| panic!("run the C compiler `{cc}`: {e}"));
+    assert!(
+        out.status.success(),
+        "compiling tests/c/abi_test.c failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn have(cmd: &str) -> bool {
+    Command::new(cmd)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+fn run(exe: &Path) -> String {
+    let valgrind = have("valgrind");
+    if !valgrind {
+        assert!(
+            std::env::var_os("SINEW_REQUIRE_VALGRIND").is_none(),
+            "SINEW_REQUIRE_VALGRIND is set but valgrind is not installed"
+        );
+        eprintln!("note: valgrind not found; running the C test without it");
+    }
+    let out = if valgrind {
+        Command::new("valgrind")
+            .args([
+                "--error-exitcode=1",
+                "--leak-check=full",
+                "--errors-for-leak-kinds=definite",
+                "-q",
+            ])
+            .arg(exe)
+            .output()
+    } else {
+        Command::new(exe).output()
+    }
+    .expect("run the C test");
+    assert!(
+        out.status.success(),
+        "the C test failed ({}):\n{}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("C output is UTF-8")
+}
+
+/// Positions, normals, joints and weights.
+type Mesh = (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<[u16; 4]>, Vec<[f32; 4]>);
+
+/// The mesh of `make_mesh()` in abi_test.c.
+fn mesh() -> Mesh {
+    let js = [13u16, 15, 0, 5];
+    let mut p = Vec::new();
+    let mut n = Vec::new();
+    let mut j = Vec::new();
+    let mut w = Vec::new();
+    for v in 0..24usize {
+        let f = v as f32;
+        p.push([0.1 * f - 1.0, 1.0 + 0.05 * f, 0.02 * f]);
+        n.push(if v % 2 == 1 {
+            [0.0, 1.0, 0.0]
+        } else {
+            [0.0, 0.0, 1.0]
+        });
+        j.push([js[v % 4], js[(v + 1) % 4], js[(v + 2) % 4], js[(v + 3) % 4]]);
+        w.push([0.4, 0.3, 0.2, 0.1]);
+    }
+    (p, n, j, w)
+}
+
+fn sum(floats: &[f32]) -> f64 {
+    floats.iter().map(|&f| f64::from(f)).sum()
+}
+
+/// The C program's frame, through the Rust API.
+fn expected() -> HashMap<&'static str, f64> {
+    #[repr(C, align(16))]
+    struct Bytes([u8; procedural::HUMANOID_SKELETON_BYTES]);
+    let mut bytes = Bytes([0; procedural::HUMANOID_SKELETON_BYTES]);
+    procedural::write_humanoid_skeleton(&mut bytes.0).unwrap();
+    let skel = Skeleton::from_bytes(&bytes.0).unwrap();
+    let n = skel.soa_count();
+    let sample = |g: Gait, t: f32| {
+        let mut keys = vec![SoaTransform::default(); procedural::gait_frame_count(g, 30.0) * n];
+        let clip = procedural::write_gait_clip(g, &skel, 30.0, &mut keys).unwrap();
+        let mut pose = vec![SoaTransform::default(); n];
+        clip.sample(t, TimeMode::Loop, &mut pose).unwrap();
+        (pose, clip.duration())
+    };
+    let (walk, walk_duration) = sample(Gait::Walk, 0.37);
+    let (jog, _) = sample(Gait::Jog, 1.9);
+    let layers = [BlendLayer::new(&walk, 0.7), BlendLayer::new(&jog, 0.3)];
+    let mut pose = vec![SoaTransform::default(); n];
+    blend(&BlendJob::new(&layers, &[], skel.rest_pose()), &mut pose).unwrap();
+    let mut models = vec![Mat4::IDENTITY; skel.joint_count()];
+    local_to_model(&FkJob::new(&skel, &pose), &mut models).unwrap();
+    let mut lbs = vec![Mat3x4::IDENTITY; models.len()];
+    let mut dqs = vec![DualQuat::IDENTITY; models.len()];
+    skin::lbs_palette(&models, skel.inverse_bind(), &mut lbs).unwrap();
+    skin::dqs_palette(&models, skel.inverse_bind(), &mut dqs).unwrap();
+    let (p, nrm, j, w) = mesh();
+    let input = SkinInput {
+        positions: &p,
+        normals: Some(&nrm),
+        tangents: None,
+        joints: &j,
+        weights: &w,
+    };
+    let skinned = |dq: bool| {
+        let mut op = vec![[0.0f32; 3]; p.len()];
+        let mut on = vec![[0.0f32; 3]; p.len()];
+        let mut out = SkinOutput {
+            positions: &mut op,
+            normals: Some(&mut on),
+            tangents: None,
+        };
+        if dq {
+            skin::skin_dqs(&dqs, &input, &mut out).unwrap();
+        } else {
+            skin::skin_lbs(&lbs, &input, &mut out).unwrap();
+        }
+        (sum(op.as_flattened()), sum(on.as_flattened()))
+    };
+    let (lp, ln) = skinned(false);
+    let (dp, dn) = skinned(true);
+    let hand = models[15].cols[3];
+    HashMap::from([
+        ("joint_count", skel.joint_count() as f64),
+        ("soa_count", n as f64),
+        ("head", skel.find_joint("head").unwrap() as f64),
+        (
+            "walk_frames",
+            procedural::gait_frame_count(Gait::Walk, 30.0) as f64,
+        ),
+        ("walk_duration", f64::from(walk_duration)),
+        ("pose_sum", sum(bytemuck::cast_slice(&pose))),
+        ("model_sum", sum(bytemuck::cast_slice(&models))),
+        ("hand_l_position", f64::from(hand[0])),
+        ("lbs_palette_sum", sum(bytemuck::cast_slice(&lbs))),
+        ("dqs_palette_sum", sum(bytemuck::cast_slice(&dqs))),
+        ("lbs_positions", lp),
+        ("lbs_normals", ln),
+        ("dqs_positions", dp),
+        ("dqs_normals", dn),
+    ])
+}
+
+#[test]
+fn c_program_runs_a_frame_and_checks_every_status() {
+    let lib = build_static_library();
+    let exe = target_dir().join("c-abi-test");
+    compile(&lib, &exe);
+    let stdout = run(&exe);
+    let printed: HashMap<&str, &str> = stdout.lines().filter_map(|l| l.split_once(' ')).collect();
+    let expected = expected();
+    for (key, want) in &expected {
+        let text = printed
+            .get(key)
+            .unwrap_or_else(|| panic!("C printed no {key}:\n{stdout}"));
+        let got: f64 = text
+            .split(' ')
+            .next()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or_else(|| panic!("{key}: cannot parse {text:?}"));
+        let tol = 1e-6 * want.abs().max(1.0);
+        assert!((got - want).abs() <= tol, "{key}: C {got}, Rust {want}");
+    }
+    assert_eq!(printed.get("joint15"), Some(&"hand_l"));
+    assert_eq!(printed.get("version"), Some(&env!("CARGO_PKG_VERSION")));
+    let checks: u32 = printed["checks"].parse().unwrap();
+    assert!(checks >= 60, "only {checks} status checks ran");
+}

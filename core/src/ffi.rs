@@ -906,31 +906,29 @@ pub unsafe extern "C-unwind" fn sinew_humanoid_clip_write(
 
 // ---------------------------------------------------------------- blend
 
-/// Converts C layers into core layers inside `store`.
+/// Converts C layers into core layers (at most [`SINEW_MAX_BLEND_LAYERS`],
+/// on the stack), checking that none overlaps `out`.
 ///
 /// # Safety
 /// Every layer's pointers are valid for their lengths.
 unsafe fn layers<'a>(
     src: &[sinew_blend_layer],
-    store: &'a mut [BlendLayer<'a>; SINEW_MAX_BLEND_LAYERS],
-    spans: &mut [Span; 2 * SINEW_MAX_BLEND_LAYERS],
-) -> Result<&'a [BlendLayer<'a>], sinew_status> {
-    if src.len() > SINEW_MAX_BLEND_LAYERS {
-        return Err(sinew_status::TooManyLayers);
-    }
-    for (i, l) in src.iter().enumerate() {
+    out: Span,
+) -> Result<heapless::Vec<BlendLayer<'a>, SINEW_MAX_BLEND_LAYERS>, sinew_status> {
+    let mut store = heapless::Vec::new();
+    for l in src {
         // Safety: caller contract.
         let pose = unsafe { slice(l.pose, l.pose_len)? };
-        spans[2 * i] = Span::of(pose);
+        disjoint(out, &[Span::of(pose)])?;
         let pose = poses(pose);
-        store[i] = if l.joint_weights.is_null() && l.joint_weights_len == 0 {
+        let layer = if l.joint_weights.is_null() && l.joint_weights_len == 0 {
             BlendLayer::new(pose, l.weight)
         } else {
             // Safety: caller contract.
             let w = unsafe { slice(l.joint_weights, l.joint_weights_len)? };
-            spans[2 * i + 1] = Span::of(w);
+            disjoint(out, &[Span::of(w)])?;
             let lanes = bytemuck::try_cast_slice(w).map_err(|_| {
-                if w.len() % 4 == 0 {
+                if w.len().is_multiple_of(4) {
                     sinew_status::Misaligned
                 } else {
                     sinew_status::BadLength
@@ -938,8 +936,9 @@ unsafe fn layers<'a>(
             })?;
             BlendLayer::masked(pose, l.weight, JointWeights::new(lanes)?)
         };
+        store.push(layer).map_err(|_| sinew_status::TooManyLayers)?;
     }
-    Ok(&store[..src.len()])
+    Ok(store)
 }
 
 /// Implements `sinew_pose_blend`.
@@ -973,22 +972,13 @@ pub unsafe extern "C-unwind" fn sinew_pose_blend(
                 slice_mut(out, out_len)?,
             )
         };
-        let empty = BlendLayer::new(&[], 0.0);
-        let mut store_n = [empty; SINEW_MAX_BLEND_LAYERS];
-        let mut store_a = [empty; SINEW_MAX_BLEND_LAYERS];
-        let mut spans_n = [Span(0, 0); 2 * SINEW_MAX_BLEND_LAYERS];
-        let mut spans_a = [Span(0, 0); 2 * SINEW_MAX_BLEND_LAYERS];
-        // Safety: caller contract.
-        let normal = unsafe { self::layers(normal, &mut store_n, &mut spans_n)? };
-        // Safety: caller contract.
-        let add = unsafe { self::layers(add, &mut store_a, &mut spans_a)? };
         let o = Span::of(out);
-        disjoint(o, &spans_n)?;
-        disjoint(o, &spans_a)?;
         disjoint(o, &[Span::of(rest)])?;
+        // Safety: caller contract.
+        let (normal, add) = unsafe { (self::layers(normal, o)?, self::layers(add, o)?) };
         let job = BlendJob {
-            layers: normal,
-            additive: add,
+            layers: &normal,
+            additive: &add,
             rest: poses(rest),
             threshold,
         };

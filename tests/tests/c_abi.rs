@@ -59,7 +59,7 @@ fn build_static_library() -> PathBuf {
         .expect("cargo reports libsinew.a")
 }
 
-fn compile(lib: &Path, exe: &Path) {
+fn compile(source: &Path, lib: &Path, exe: &Path) {
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let out = Command::new(&cc)
         .args([
@@ -73,7 +73,7 @@ fn compile(lib: &Path, exe: &Path) {
         ])
         .arg("-I")
         .arg(root().join("include"))
-        .arg(root().join("tests/c/abi_test.c"))
+        .arg(source)
         .arg(lib)
         .args(["-lpthread", "-ldl", "-lm", "-o"])
         .arg(exe)
@@ -81,7 +81,8 @@ fn compile(lib: &Path, exe: &Path) {
         .unwrap_or_else(|e| panic!("run the C compiler `{cc}`: {e}"));
     assert!(
         out.status.success(),
-        "compiling tests/c/abi_test.c failed:\n{}",
+        "compiling {} failed:\n{}",
+        source.display(),
         String::from_utf8_lossy(&out.stderr)
     );
 }
@@ -231,7 +232,7 @@ fn expected() -> HashMap<&'static str, f64> {
 fn c_program_runs_a_frame_and_checks_every_status() {
     let lib = build_static_library();
     let exe = target_dir().join("c-abi-test");
-    compile(&lib, &exe);
+    compile(&root().join("tests/c/abi_test.c"), &lib, &exe);
     let stdout = run(&exe);
     let printed: HashMap<&str, &str> = stdout.lines().filter_map(|l| l.split_once(' ')).collect();
     let expected = expected();
@@ -251,4 +252,24 @@ fn c_program_runs_a_frame_and_checks_every_status() {
     assert_eq!(printed.get("version"), Some(&env!("CARGO_PKG_VERSION")));
     let checks: u32 = printed["checks"].parse().unwrap();
     assert!(checks >= 60, "only {checks} status checks ran");
+}
+
+#[test]
+fn readme_c_example_compiles_and_runs() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("read README.md");
+    let example = readme
+        .split("```c\n")
+        .nth(1)
+        .and_then(|rest| rest.split("```").next())
+        .expect("README has a ```c block");
+    let dir = target_dir();
+    let source = dir.join("readme_example.c");
+    std::fs::write(&source, example).expect("write the example");
+    let exe = dir.join("readme-example");
+    compile(&source, &build_static_library(), &exe);
+    let out = run(&exe);
+    assert!(
+        out.starts_with("left hand at ("),
+        "unexpected output: {out}"
+    );
 }

@@ -167,6 +167,23 @@ typedef struct sinew_skeleton {
   uint64_t check;
 } sinew_skeleton;
 
+// One joint for `sinew_skeleton_build`.
+typedef struct sinew_joint_def {
+  // The name: `name_len` UTF-8 bytes (no NUL needed; NULL when `name_len` is 0).
+  const char *name;
+  // Length of the name in bytes.
+  size_t name_len;
+  // Index of the parent in the same array, or `SINEW_NO_PARENT` for a root.
+  // Any order is accepted; the container stores joints depth-first.
+  uint16_t parent;
+  // Rest translation relative to the parent.
+  float translation[3];
+  // Rest rotation quaternion `(x, y, z, w)`, unit length.
+  float rotation[4];
+  // Rest scale.
+  float scale[3];
+} sinew_joint_def;
+
 // A loaded raw clip: a caller-owned view of a validated clip container.
 //
 // Filled by `sinew_clip_load`; the bytes must outlive the handle and
@@ -276,6 +293,35 @@ size_t sinew_soa_count(size_t joint_count);
 sinew_status sinew_skeleton_load(const uint8_t *bytes,
                                  size_t len,
                                  struct sinew_skeleton *out);
+
+// Writes the bytes `sinew_skeleton_build` needs for these `count` joints.
+//
+// Errors: NULL_PARAMETER, INVALID_ARGUMENT (no joints, more than 1024,
+// a name that is not UTF-8).
+sinew_status sinew_skeleton_build_size(const struct sinew_joint_def *joints,
+                                       size_t count,
+                                       size_t *size);
+
+// Builds a skeleton container from `count` joints in any order (each
+// parent an index into the same array, or `SINEW_NO_PARENT`) into `out`
+// (16-byte aligned, `sinew_skeleton_build_size` bytes); the container
+// stores joints depth-first, parents before children, with inverse bind
+// matrices from the rest pose. When `remap` is not NULL it receives, for
+// each input joint, its index in the container (`remap_len == count`).
+// Load the result with `sinew_skeleton_load`.
+//
+// Errors: NULL_PARAMETER, INVALID_ARGUMENT (no joints, too many, a parent
+// out of range, on itself or in a cycle, a NaN rest value, a name that is
+// not UTF-8), SINGULAR_TRANSFORM (a zero scale; `out` then holds a partial
+// container: discard it), BAD_LENGTH (`remap_len`), BUFFER_TOO_SMALL,
+// MISALIGNED, OVERLAPPING_BUFFERS.
+sinew_status sinew_skeleton_build(const struct sinew_joint_def *joints,
+                                  size_t count,
+                                  uint8_t *out,
+                                  size_t out_len,
+                                  uint16_t *remap,
+                                  size_t remap_len,
+                                  size_t *written);
 
 // Finds the first joint whose name is the `name_len` UTF-8 bytes at
 // `name` (no NUL needed) and writes its index to `*joint`.

@@ -21,8 +21,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use sinew_core::ffi as imp;
 pub use sinew_core::ffi::{
-    sinew_blend_layer, sinew_clip, sinew_dual_quat, sinew_float3x4, sinew_float4x4, sinew_skeleton,
-    sinew_skin_mesh, sinew_skin_target, sinew_soa_transform, sinew_status,
+    sinew_blend_layer, sinew_clip, sinew_dual_quat, sinew_float3x4, sinew_float4x4,
+    sinew_joint_def, sinew_skeleton, sinew_skin_mesh, sinew_skin_target, sinew_soa_transform,
+    sinew_status,
 };
 
 // The constants of the C API (cbindgen emits a crate's own constants, so
@@ -112,6 +113,47 @@ pub unsafe extern "C" fn sinew_skeleton_load(
     out: *mut sinew_skeleton,
 ) -> sinew_status {
     status(|| unsafe { imp::sinew_skeleton_load(bytes, len, out) })
+}
+
+/// Writes the bytes `sinew_skeleton_build` needs for these `count` joints.
+///
+/// Errors: NULL_PARAMETER, INVALID_ARGUMENT (no joints, more than 1024,
+/// a name that is not UTF-8).
+#[no_mangle]
+pub unsafe extern "C" fn sinew_skeleton_build_size(
+    joints: *const sinew_joint_def,
+    count: usize,
+    size: *mut usize,
+) -> sinew_status {
+    status(|| unsafe { imp::sinew_skeleton_build_size(joints, count, size) })
+}
+
+/// Builds a skeleton container from `count` joints in any order (each
+/// parent an index into the same array, or `SINEW_NO_PARENT`) into `out`
+/// (16-byte aligned, `sinew_skeleton_build_size` bytes); the container
+/// stores joints depth-first, parents before children, with inverse bind
+/// matrices from the rest pose. When `remap` is not NULL it receives, for
+/// each input joint, its index in the container (`remap_len == count`).
+/// Load the result with `sinew_skeleton_load`.
+///
+/// Errors: NULL_PARAMETER, INVALID_ARGUMENT (no joints, too many, a parent
+/// out of range, on itself or in a cycle, a NaN rest value, a name that is
+/// not UTF-8), SINGULAR_TRANSFORM (a zero scale; `out` then holds a partial
+/// container: discard it), BAD_LENGTH (`remap_len`), BUFFER_TOO_SMALL,
+/// MISALIGNED, OVERLAPPING_BUFFERS.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_skeleton_build(
+    joints: *const sinew_joint_def,
+    count: usize,
+    out: *mut u8,
+    out_len: usize,
+    remap: *mut u16,
+    remap_len: usize,
+    written: *mut usize,
+) -> sinew_status {
+    status(|| unsafe {
+        imp::sinew_skeleton_build(joints, count, out, out_len, remap, remap_len, written)
+    })
 }
 
 /// Finds the first joint whose name is the `name_len` UTF-8 bytes at

@@ -33,9 +33,10 @@ use crate::blend::{BlendJob, BlendLayer, JointWeights};
 use crate::clip::{clip_container_size, write_container_with, RawClip, TimeMode};
 use crate::fk::{local_to_model, FkJob};
 use crate::procedural::{self, Gait};
-use crate::skeleton::Skeleton;
+use crate::skeleton::{build_with, JointDef, Skeleton};
 use crate::skin::{self, DualQuat, Mat3x4, SkinInput, SkinOutput};
 use crate::{Error, Mat4, SoaTransform};
+use crate::{Quat, Transform, Vec3};
 
 /// Most normal (and, separately, additive) layers one `sinew_pose_blend` call takes.
 pub const SINEW_MAX_BLEND_LAYERS: usize = 16;
@@ -245,6 +246,25 @@ const _: () = {
     assert!(SINEW_DEFAULT_BLEND_THRESHOLD == crate::blend::DEFAULT_THRESHOLD);
     assert!(SINEW_NO_PARENT == crate::NO_PARENT);
 };
+
+/// One joint for `sinew_skeleton_build`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct sinew_joint_def {
+    /// The name: `name_len` UTF-8 bytes (no NUL needed; NULL when `name_len` is 0).
+    pub name: *const c_char,
+    /// Length of the name in bytes.
+    pub name_len: usize,
+    /// Index of the parent in the same array, or `SINEW_NO_PARENT` for a root.
+    /// Any order is accepted; the container stores joints depth-first.
+    pub parent: u16,
+    /// Rest translation relative to the parent.
+    pub translation: [f32; 3],
+    /// Rest rotation quaternion `(x, y, z, w)`, unit length.
+    pub rotation: [f32; 4],
+    /// Rest scale.
+    pub scale: [f32; 3],
+}
 
 /// A loaded skeleton: a caller-owned view of a validated skeleton container.
 ///
@@ -572,6 +592,132 @@ pub unsafe extern "C-unwind" fn sinew_skeleton_load(
         };
         // Safety: checked by `out_param`.
         unsafe { write(out, handle) };
+        Ok(())
+    })())
+}
+
+/// Checks the joint array (pointers, UTF-8 names, no name overlapping
+/// `out`) so that [`joint_def`] cannot fail afterwards.
+///
+/// # Safety
+/// `joints` entries' name pointers are valid for their lengths.
+unsafe fn check_joint_defs(joints: &[sinew_joint_def], out: Span) -> Result<usize, sinew_status> {
+    if joints.is_empty() || joints.len() > crate::MAX_JOINTS {
+        return Err(sinew_status::InvalidArgument);
+    }
+    let mut names = 0usize;
+    for d in joints {
+        // Safety: caller contract.
+        let name = unsafe { slice(d.name.cast::<u8>(), d.name_len)? };
+        disjoint(out, &[Span::of(name)])?;
+        utf8(name)?;
+        names = names
+            .checked_add(name.len())
+            .ok_or(sinew_status::InvalidArgument)?;
+    }
+    if u32::try_from(names).is_err() {
+        return Err(sinew_status::InvalidArgument);
+    }
+    Ok(names)
+}
+
+/// A joint of an array checked by [`check_joint_defs`].
+///
+/// # Safety
+/// As [`check_joint_defs`], which must have accepted `d`.
+unsafe fn joint_def<'a>(d: &sinew_joint_def) -> JointDef<'a> {
+    // Safety: checked by `check_joint_defs`.
+    let name = unsafe { slice(d.name.cast::<u8>(), d.name_len) }.unwrap_or(&[]);
+    let [tx, ty, tz] = d.translation;
+    let [rx, ry, rz, rw] = d.rotation;
+    let [sx, sy, sz] = d.scale;
+    JointDef {
+        name: core::str::from_utf8(name).unwrap_or(""),
+        parent: (d.parent != crate::NO_PARENT).then_some(usize::from(d.parent)),
+        rest: Transform {
+            translation: Vec3::new(tx, ty, tz),
+            rotation: Quat::new(rx, ry, rz, rw),
+            scale: Vec3::new(sx, sy, sz),
+        },
+    }
+}
+
+/// Builder errors are the caller's arguments, not stored data.
+fn build_status(e: Error) -> sinew_status {
+    match sinew_status::from(e) {
+        sinew_status::InvalidData => sinew_status::InvalidArgument,
+        s => s,
+    }
+}
+
+/// Implements `sinew_skeleton_build_size`.
+///
+/// # Safety
+/// `joints` has `count` entries whose names are valid; `size` is writable.
+pub unsafe extern "C-unwind" fn sinew_skeleton_build_size(
+    joints: *const sinew_joint_def,
+    count: usize,
+    size: *mut usize,
+) -> sinew_status {
+    finish((|| {
+        out_param(size)?;
+        // Safety: caller contract.
+        let defs = unsafe { slice(joints, count)? };
+        // Safety: caller contract.
+        let names = unsafe { check_joint_defs(defs, Span(0, 0))? };
+        let total = crate::skeleton::container_size(defs.len(), names);
+        // Safety: checked by `out_param`.
+        unsafe { write(size, total) };
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_skeleton_build`.
+///
+/// # Safety
+/// `joints` has `count` entries whose names are valid; `out` has `out_len`
+/// writable bytes; `remap` is NULL or has `remap_len` writable entries;
+/// `written` is writable.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C-unwind" fn sinew_skeleton_build(
+    joints: *const sinew_joint_def,
+    count: usize,
+    out: *mut u8,
+    out_len: usize,
+    remap: *mut u16,
+    remap_len: usize,
+    written: *mut usize,
+) -> sinew_status {
+    finish((|| {
+        out_param(written)?;
+        // Safety: caller contract.
+        let (defs, out) = unsafe { (slice(joints, count)?, slice_mut(out, out_len)?) };
+        let o = Span::of(out);
+        disjoint(o, &[Span::of(defs)])?;
+        // Safety: caller contract.
+        unsafe { check_joint_defs(defs, o)? };
+        let remap = if remap.is_null() && remap_len == 0 {
+            None
+        } else {
+            // Safety: caller contract.
+            let r = unsafe { slice_mut(remap, remap_len)? };
+            let rs = Span::of(r);
+            disjoint(rs, &[o, Span::of(defs)])?;
+            for d in defs {
+                disjoint(rs, &[Span(d.name as usize, d.name as usize + d.name_len)])?;
+            }
+            Some(r)
+        };
+        let n = build_with(
+            defs.len(),
+            // Safety: every entry was accepted by `check_joint_defs`.
+            |j| unsafe { joint_def(&defs[j]) },
+            out,
+            remap,
+        )
+        .map_err(build_status)?;
+        // Safety: checked by `out_param`.
+        unsafe { write(written, n) };
         Ok(())
     })())
 }

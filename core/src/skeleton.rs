@@ -84,6 +84,13 @@ impl Layout {
     }
 }
 
+/// Bytes of a container of `joint_count` joints whose names total
+/// `names_size` bytes (a multiple of 16); `joint_count <= MAX_JOINTS`.
+#[must_use]
+pub const fn container_size(joint_count: usize, names_size: usize) -> usize {
+    Layout::new(joint_count, names_size).total
+}
+
 /// Bytes [`build`] needs for these joints (a multiple of 16).
 #[must_use]
 pub fn required_size(joints: &[JointDef<'_>]) -> usize {
@@ -133,7 +140,22 @@ pub fn build(
     out: &mut [u8],
     remap: Option<&mut [u16]>,
 ) -> Result<usize, Error> {
-    let n = joints.len();
+    build_with(joints.len(), |j| joints[j], out, remap)
+}
+
+/// [`build`] over `n` joints produced on demand by `joint(j)` for `j < n`
+/// (called several times per joint; it must return the same definition
+/// each time). For sources that are not a `JointDef` slice, e.g. the C
+/// ABI's joint array, without copying them into one.
+///
+/// # Errors
+/// As [`build`].
+pub fn build_with<'n>(
+    n: usize,
+    joint: impl Fn(usize) -> JointDef<'n>,
+    out: &mut [u8],
+    remap: Option<&mut [u16]>,
+) -> Result<usize, Error> {
     if n == 0 {
         return Err(Error::NoJoints);
     }
@@ -144,7 +166,8 @@ pub fn build(
         crate::soa::check_len("remap", n, r.len())?;
     }
     let mut names_size = 0usize;
-    for (j, def) in joints.iter().enumerate() {
+    for j in 0..n {
+        let def = joint(j);
         if let Some(p) = def.parent {
             if p >= n || p == j {
                 return Err(Error::InvalidParent { joint: j });
@@ -176,7 +199,7 @@ pub fn build(
     let mut next_sibling = [NO_PARENT; MAX_JOINTS];
     let mut first_root = NO_PARENT;
     for j in (0..n).rev() {
-        let slot = match joints[j].parent {
+        let slot = match joint(j).parent {
             Some(p) => &mut first_child[p],
             None => &mut first_root,
         };
@@ -212,11 +235,11 @@ pub fn build(
     if count != n {
         // A joint no root reaches hangs off a cycle or sits on one; n steps up
         // its parent chain are certainly on the cycle.
-        let mut joint = (0..n).find(|&j| new_of[j] == NO_PARENT).unwrap_or(0);
+        let mut bad = (0..n).find(|&j| new_of[j] == NO_PARENT).unwrap_or(0);
         for _ in 0..n {
-            joint = joints[joint].parent.unwrap_or(joint);
+            bad = joint(bad).parent.unwrap_or(bad);
         }
-        return Err(Error::InvalidParent { joint });
+        return Err(Error::InvalidParent { joint: bad });
     }
 
     let out = &mut out[..layout.total];
@@ -228,7 +251,7 @@ pub fn build(
     write_u32(out, 20, names_size as u32);
 
     for (new, &old) in order[..n].iter().enumerate() {
-        let parent = match joints[old as usize].parent {
+        let parent = match joint(old as usize).parent {
             Some(p) => new_of[p],
             None => NO_PARENT,
         };
@@ -240,7 +263,7 @@ pub fn build(
             bytemuck::cast_slice_mut(&mut out[layout.rest..layout.inverse_bind]);
         rest.fill(SoaTransform::IDENTITY);
         for (new, &old) in order[..n].iter().enumerate() {
-            rest[new / LANES].set(new % LANES, &joints[old as usize].rest);
+            rest[new / LANES].set(new % LANES, &joint(old as usize).rest);
         }
     }
     {
@@ -249,7 +272,7 @@ pub fn build(
         let ib: &mut [Mat4] =
             bytemuck::cast_slice_mut(&mut out[layout.inverse_bind..layout.name_offsets]);
         for (new, &old) in order[..n].iter().enumerate() {
-            let def = &joints[old as usize];
+            let def = joint(old as usize);
             let local = def.rest.to_matrix();
             ib[new] = match def.parent {
                 Some(p) => ib[new_of[p] as usize] * local,
@@ -264,7 +287,7 @@ pub fn build(
     }
     let mut at = 0usize;
     for (new, &old) in order[..n].iter().enumerate() {
-        let name = joints[old as usize].name.as_bytes();
+        let name = joint(old as usize).name.as_bytes();
         write_u32(out, layout.name_offsets + 4 * new, at as u32);
         out[layout.names + at..layout.names + at + name.len()].copy_from_slice(name);
         at += name.len();

@@ -144,6 +144,66 @@ static void frame(void) {
   if (memcmp(&before, &models[20], sizeof before) != 0) exit(1);
 }
 
+/* A three-joint arm given children first, built, loaded and posed. */
+static void build(void) {
+  static alignas(16) uint8_t bytes[1024];
+  static const float id_rot[4] = {0, 0, 0, 1}, one[3] = {1, 1, 1};
+  sinew_joint_def defs[3];
+  memset(defs, 0, sizeof defs);
+  const char *names[3] = {"hand", "shoulder", "elbow"};
+  const uint16_t parents[3] = {2, SINEW_NO_PARENT, 1};
+  for (int j = 0; j < 3; j++) {
+    defs[j].name = names[j];
+    defs[j].name_len = strlen(names[j]);
+    defs[j].parent = parents[j];
+    defs[j].translation[0] = j == 1 ? 0.0f : 0.5f;
+    memcpy(defs[j].rotation, id_rot, sizeof id_rot);
+    memcpy(defs[j].scale, one, sizeof one);
+  }
+  size_t size = 0, written = 0;
+  uint16_t remap[3];
+  CHECK(sinew_skeleton_build_size(defs, 3, &size), SINEW_STATUS_OK);
+  CHECK(sinew_skeleton_build(defs, 3, bytes, sizeof bytes, remap, 3, &written), SINEW_STATUS_OK);
+  if (written != size || remap[1] != 0 || remap[2] != 1 || remap[0] != 2) exit(1);
+  sinew_skeleton arm;
+  CHECK(sinew_skeleton_load(bytes, written, &arm), SINEW_STATUS_OK);
+  static sinew_float4x4 m[3];
+  CHECK(sinew_skeleton_local_to_model(&arm, arm.rest_pose, 1, NULL, m, 3), SINEW_STATUS_OK);
+  printf("built_hand_x %.9g\n", (double)m[2].cols[3][0]);
+
+  /* Builder errors. */
+  CHECK(sinew_skeleton_build(defs, 0, bytes, sizeof bytes, NULL, 0, &written),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_skeleton_build(defs, 3, bytes, size - 16, NULL, 0, &written),
+        SINEW_STATUS_BUFFER_TOO_SMALL);
+  CHECK(sinew_skeleton_build(defs, 3, bytes, sizeof bytes, remap, 2, &written),
+        SINEW_STATUS_BAD_LENGTH);
+  defs[1].parent = 0; /* shoulder -> hand -> elbow -> shoulder */
+  CHECK(sinew_skeleton_build(defs, 3, bytes, sizeof bytes, NULL, 0, &written),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  defs[1].parent = 3;
+  CHECK(sinew_skeleton_build(defs, 3, bytes, sizeof bytes, NULL, 0, &written),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  defs[1].parent = SINEW_NO_PARENT;
+  defs[0].translation[1] = NAN;
+  CHECK(sinew_skeleton_build(defs, 3, bytes, sizeof bytes, NULL, 0, &written),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  defs[0].translation[1] = 0.0f;
+  defs[2].scale[0] = 0.0f;
+  CHECK(sinew_skeleton_build(defs, 3, bytes, sizeof bytes, NULL, 0, &written),
+        SINEW_STATUS_SINGULAR_TRANSFORM);
+  defs[2].scale[0] = 1.0f;
+  defs[0].name = "\xff\xfe";
+  defs[0].name_len = 2;
+  CHECK(sinew_skeleton_build_size(defs, 3, &size), SINEW_STATUS_INVALID_ARGUMENT);
+  defs[0].name = NULL;
+  CHECK(sinew_skeleton_build_size(defs, 3, &size), SINEW_STATUS_NULL_PARAMETER);
+  defs[0].name = (const char *)bytes;
+  defs[0].name_len = 4;
+  CHECK(sinew_skeleton_build(defs, 3, bytes, sizeof bytes, NULL, 0, &written),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
+}
+
 static void bad_input(void) {
   size_t written = 0, size = 0, joint = 0;
   sinew_skeleton skel, untouched;
@@ -271,6 +331,7 @@ static void bad_input(void) {
 int main(void) {
   printf("version %s\n", sinew_version());
   frame();
+  build();
   bad_input();
   printf("checks %u\n", checks);
   return 0;

@@ -55,6 +55,9 @@
 // Parent index of a root joint in `sinew_skeleton.parents`.
 #define SINEW_NO_PARENT 65535
 
+// A `sinew_vertex_layout` offset meaning "this attribute is absent".
+#define SINEW_NO_ATTRIBUTE 4294967295
+
 // Time mode for `sinew_clip_sample`: wrap around (loop).
 #define SINEW_TIME_LOOP 0
 
@@ -261,6 +264,18 @@ typedef struct sinew_skin_target {
   // NULL, or skinned tangents, 4 floats per vertex (needs mesh tangents).
   float *tangents;
 } sinew_skin_target;
+
+// Where attributes sit in an interleaved vertex buffer, in floats.
+typedef struct sinew_vertex_layout {
+  // Floats per vertex (`> 0`).
+  uint32_t stride;
+  // Offset of the position (3 floats) inside a vertex.
+  uint32_t position;
+  // Offset of the normal (3 floats), or `SINEW_NO_ATTRIBUTE`.
+  uint32_t normal;
+  // Offset of the tangent (4 floats), or `SINEW_NO_ATTRIBUTE`.
+  uint32_t tangent;
+} sinew_vertex_layout;
 
 
 
@@ -536,6 +551,45 @@ sinew_status sinew_skin_mixed(const struct sinew_float3x4 *lbs,
                               size_t mix_len,
                               const struct sinew_skin_mesh *mesh,
                               const struct sinew_skin_target *target);
+
+// `sinew_skin_lbs` over interleaved vertex buffers: `vertex_count`
+// vertices of `src_layout->stride` floats in `src` (`src_len` floats,
+// exactly `vertex_count * stride`), written to the attributes
+// `dst_layout` names in `dst` (other floats of `dst`, such as UVs, are left
+// alone). Influences stay in their own arrays (4 per vertex).
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (buffer sizes; a layout
+// with stride 0, an attribute past the stride or overlapping attributes in
+// `dst`; `dst` asking for an attribute `src` lacks), INVALID_INFLUENCE,
+// OVERLAPPING_BUFFERS (`dst` overlapping `src`, the influences or the
+// palette). `dst` is untouched on error.
+sinew_status sinew_skin_lbs_strided(const struct sinew_float3x4 *palette,
+                                    size_t palette_len,
+                                    const uint16_t *joints,
+                                    const float *weights,
+                                    size_t vertex_count,
+                                    const float *src,
+                                    size_t src_len,
+                                    const struct sinew_vertex_layout *src_layout,
+                                    float *dst,
+                                    size_t dst_len,
+                                    const struct sinew_vertex_layout *dst_layout);
+
+// `sinew_skin_dqs` over interleaved vertex buffers; see
+// `sinew_skin_lbs_strided`.
+//
+// Errors: as `sinew_skin_lbs_strided`.
+sinew_status sinew_skin_dqs_strided(const struct sinew_dual_quat *palette,
+                                    size_t palette_len,
+                                    const uint16_t *joints,
+                                    const float *weights,
+                                    size_t vertex_count,
+                                    const float *src,
+                                    size_t src_len,
+                                    const struct sinew_vertex_layout *src_layout,
+                                    float *dst,
+                                    size_t dst_len,
+                                    const struct sinew_vertex_layout *dst_layout);
 
 // Checks a mesh's influences (4 joint indices and 4 weights per vertex)
 // against a palette of `joint_count` entries, as every skinning call

@@ -23,7 +23,7 @@ use sinew_core::ffi as imp;
 pub use sinew_core::ffi::{
     sinew_blend_layer, sinew_clip, sinew_dual_quat, sinew_float3x4, sinew_float4x4,
     sinew_joint_def, sinew_skeleton, sinew_skin_mesh, sinew_skin_target, sinew_soa_transform,
-    sinew_status,
+    sinew_status, sinew_vertex_layout,
 };
 
 // The constants of the C API (cbindgen emits a crate's own constants, so
@@ -39,6 +39,8 @@ pub const SINEW_HUMANOID_SKELETON_SIZE: usize = 8_496;
 pub const SINEW_HUMANOID_JOINT_COUNT: usize = 70;
 /// Parent index of a root joint in `sinew_skeleton.parents`.
 pub const SINEW_NO_PARENT: u16 = 0xFFFF;
+/// A `sinew_vertex_layout` offset meaning "this attribute is absent".
+pub const SINEW_NO_ATTRIBUTE: u32 = 0xFFFF_FFFF;
 /// Time mode for `sinew_clip_sample`: wrap around (loop).
 pub const SINEW_TIME_LOOP: u32 = 0;
 /// Time mode for `sinew_clip_sample`: hold the first or last frame.
@@ -56,6 +58,7 @@ const _: () = {
     assert!(SINEW_HUMANOID_SKELETON_SIZE == imp::SINEW_HUMANOID_SKELETON_SIZE);
     assert!(SINEW_HUMANOID_JOINT_COUNT == imp::SINEW_HUMANOID_JOINT_COUNT);
     assert!(SINEW_NO_PARENT == imp::SINEW_NO_PARENT);
+    assert!(SINEW_NO_ATTRIBUTE == imp::SINEW_NO_ATTRIBUTE);
     assert!(SINEW_TIME_LOOP == imp::SINEW_TIME_LOOP);
     assert!(SINEW_TIME_CLAMP == imp::SINEW_TIME_CLAMP);
     assert!(SINEW_GAIT_WALK == imp::SINEW_GAIT_WALK);
@@ -503,6 +506,83 @@ pub unsafe extern "C" fn sinew_skin_mixed(
     target: *const sinew_skin_target,
 ) -> sinew_status {
     status(|| unsafe { imp::sinew_skin_mixed(lbs, dqs, palette_len, mix, mix_len, mesh, target) })
+}
+
+/// `sinew_skin_lbs` over interleaved vertex buffers: `vertex_count`
+/// vertices of `src_layout->stride` floats in `src` (`src_len` floats,
+/// exactly `vertex_count * stride`), written to the attributes
+/// `dst_layout` names in `dst` (other floats of `dst`, such as UVs, are left
+/// alone). Influences stay in their own arrays (4 per vertex).
+///
+/// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (buffer sizes; a layout
+/// with stride 0, an attribute past the stride or overlapping attributes in
+/// `dst`; `dst` asking for an attribute `src` lacks), INVALID_INFLUENCE,
+/// OVERLAPPING_BUFFERS (`dst` overlapping `src`, the influences or the
+/// palette). `dst` is untouched on error.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_skin_lbs_strided(
+    palette: *const sinew_float3x4,
+    palette_len: usize,
+    joints: *const u16,
+    weights: *const f32,
+    vertex_count: usize,
+    src: *const f32,
+    src_len: usize,
+    src_layout: *const sinew_vertex_layout,
+    dst: *mut f32,
+    dst_len: usize,
+    dst_layout: *const sinew_vertex_layout,
+) -> sinew_status {
+    status(|| unsafe {
+        imp::sinew_skin_lbs_strided(
+            palette,
+            palette_len,
+            joints,
+            weights,
+            vertex_count,
+            src,
+            src_len,
+            src_layout,
+            dst,
+            dst_len,
+            dst_layout,
+        )
+    })
+}
+
+/// `sinew_skin_dqs` over interleaved vertex buffers; see
+/// `sinew_skin_lbs_strided`.
+///
+/// Errors: as `sinew_skin_lbs_strided`.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_skin_dqs_strided(
+    palette: *const sinew_dual_quat,
+    palette_len: usize,
+    joints: *const u16,
+    weights: *const f32,
+    vertex_count: usize,
+    src: *const f32,
+    src_len: usize,
+    src_layout: *const sinew_vertex_layout,
+    dst: *mut f32,
+    dst_len: usize,
+    dst_layout: *const sinew_vertex_layout,
+) -> sinew_status {
+    status(|| unsafe {
+        imp::sinew_skin_dqs_strided(
+            palette,
+            palette_len,
+            joints,
+            weights,
+            vertex_count,
+            src,
+            src_len,
+            src_layout,
+            dst,
+            dst_len,
+            dst_layout,
+        )
+    })
 }
 
 /// Checks a mesh's influences (4 joint indices and 4 weights per vertex)

@@ -34,7 +34,9 @@ use crate::clip::{clip_container_size, write_container_with, RawClip, TimeMode};
 use crate::fk::{local_to_model, FkJob};
 use crate::procedural::{self, Gait};
 use crate::skeleton::{build_with, JointDef, Skeleton};
-use crate::skin::{self, DualQuat, Mat3x4, SkinInput, SkinOutput};
+use crate::skin::{
+    self, DualQuat, Mat3x4, SkinInput, SkinOutput, StridedVertices, StridedVerticesMut,
+};
 use crate::{Error, Mat4, SoaTransform};
 use crate::{Quat, Transform, Vec3};
 
@@ -52,6 +54,9 @@ pub const SINEW_HUMANOID_JOINT_COUNT: usize = 70;
 
 /// Parent index of a root joint in `sinew_skeleton::parents`.
 pub const SINEW_NO_PARENT: u16 = 0xFFFF;
+
+/// A `sinew_vertex_layout` attribute offset meaning "absent".
+pub const SINEW_NO_ATTRIBUTE: u32 = 0xFFFF_FFFF;
 
 /// Time mode for `sinew_clip_sample`: wrap around (loop).
 pub const SINEW_TIME_LOOP: u32 = 0;
@@ -361,6 +366,26 @@ pub struct sinew_skin_target {
     pub normals: *mut f32,
     /// NULL, or skinned tangents, 4 floats per vertex (needs mesh tangents).
     pub tangents: *mut f32,
+}
+
+/// Where attributes sit in an interleaved vertex buffer, in floats.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct sinew_vertex_layout {
+    /// Floats per vertex (`> 0`).
+    pub stride: u32,
+    /// Offset of the position (3 floats) inside a vertex.
+    pub position: u32,
+    /// Offset of the normal (3 floats), or `SINEW_NO_ATTRIBUTE`.
+    pub normal: u32,
+    /// Offset of the tangent (4 floats), or `SINEW_NO_ATTRIBUTE`.
+    pub tangent: u32,
+}
+
+impl sinew_vertex_layout {
+    fn attr(offset: u32) -> Option<usize> {
+        (offset != SINEW_NO_ATTRIBUTE).then_some(offset as usize)
+    }
 }
 
 type Status = Result<(), sinew_status>;
@@ -1400,5 +1425,140 @@ pub unsafe extern "C-unwind" fn sinew_skin_check_influences(
         };
         skin::check_influences(j, w, joint_count)?;
         Ok(())
+    })())
+}
+
+/// Runs a strided kernel after viewing and overlap-checking its buffers.
+///
+/// # Safety
+/// `joints` / `weights` have `4 · vertex_count` entries, `src` / `dst`
+/// have `src_len` / `dst_len` floats, the layouts are readable.
+#[allow(clippy::too_many_arguments)]
+unsafe fn with_strided(
+    joints: *const u16,
+    weights: *const f32,
+    vertex_count: usize,
+    src: *const f32,
+    src_len: usize,
+    src_layout: *const sinew_vertex_layout,
+    dst: *mut f32,
+    dst_len: usize,
+    dst_layout: *const sinew_vertex_layout,
+    extra_inputs: &[Span],
+    f: impl FnOnce(
+        &[[u16; 4]],
+        &[[f32; 4]],
+        &StridedVertices<'_>,
+        &mut StridedVerticesMut<'_>,
+    ) -> Result<(), Error>,
+) -> Status {
+    // Safety: caller contract (all views below).
+    let (sl, dl) = unsafe { (read(src_layout)?, read(dst_layout)?) };
+    let (j, w, src, dst) = unsafe {
+        (
+            slice(joints.cast::<[u16; 4]>(), vertex_count)?,
+            slice(weights.cast::<[f32; 4]>(), vertex_count)?,
+            slice(src, src_len)?,
+            slice_mut(dst, dst_len)?,
+        )
+    };
+    let d = Span::of(dst);
+    disjoint(d, &[Span::of(j), Span::of(w), Span::of(src)])?;
+    disjoint(d, extra_inputs)?;
+    let src = StridedVertices {
+        data: src,
+        stride: sl.stride as usize,
+        position: sl.position as usize,
+        normal: sinew_vertex_layout::attr(sl.normal),
+        tangent: sinew_vertex_layout::attr(sl.tangent),
+    };
+    let mut dst = StridedVerticesMut {
+        data: dst,
+        stride: dl.stride as usize,
+        position: dl.position as usize,
+        normal: sinew_vertex_layout::attr(dl.normal),
+        tangent: sinew_vertex_layout::attr(dl.tangent),
+    };
+    f(j, w, &src, &mut dst)?;
+    Ok(())
+}
+
+/// Implements `sinew_skin_lbs_strided`.
+///
+/// # Safety
+/// As `with_strided`, and `palette` has `palette_len` entries.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C-unwind" fn sinew_skin_lbs_strided(
+    palette: *const sinew_float3x4,
+    palette_len: usize,
+    joints: *const u16,
+    weights: *const f32,
+    vertex_count: usize,
+    src: *const f32,
+    src_len: usize,
+    src_layout: *const sinew_vertex_layout,
+    dst: *mut f32,
+    dst_len: usize,
+    dst_layout: *const sinew_vertex_layout,
+) -> sinew_status {
+    finish((|| {
+        // Safety: caller contract.
+        let p = unsafe { slice(palette, palette_len)? };
+        // Safety: caller contract.
+        unsafe {
+            with_strided(
+                joints,
+                weights,
+                vertex_count,
+                src,
+                src_len,
+                src_layout,
+                dst,
+                dst_len,
+                dst_layout,
+                &[Span::of(p)],
+                |j, w, s, d| skin::skin_lbs_strided(bytemuck::cast_slice(p), j, w, s, d),
+            )
+        }
+    })())
+}
+
+/// Implements `sinew_skin_dqs_strided`.
+///
+/// # Safety
+/// As [`sinew_skin_lbs_strided`].
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C-unwind" fn sinew_skin_dqs_strided(
+    palette: *const sinew_dual_quat,
+    palette_len: usize,
+    joints: *const u16,
+    weights: *const f32,
+    vertex_count: usize,
+    src: *const f32,
+    src_len: usize,
+    src_layout: *const sinew_vertex_layout,
+    dst: *mut f32,
+    dst_len: usize,
+    dst_layout: *const sinew_vertex_layout,
+) -> sinew_status {
+    finish((|| {
+        // Safety: caller contract.
+        let p = unsafe { slice(palette, palette_len)? };
+        // Safety: caller contract.
+        unsafe {
+            with_strided(
+                joints,
+                weights,
+                vertex_count,
+                src,
+                src_len,
+                src_layout,
+                dst,
+                dst_len,
+                dst_layout,
+                &[Span::of(p)],
+                |j, w, s, d| skin::skin_dqs_strided(bytemuck::cast_slice(p), j, w, s, d),
+            )
+        }
     })())
 }

@@ -136,6 +136,43 @@ static void frame(void) {
   printf("dqs_positions %.17g\ndqs_normals %.17g\n", sum_floats(&out_positions[0][0], 3 * VERTICES),
          sum_floats(&out_normals[0][0], 3 * VERTICES));
 
+  /* The same DQS skin over an interleaved buffer: position, normal, uv. */
+  static float src[VERTICES * 8], dst[VERTICES * 8];
+  for (int v = 0; v < VERTICES; v++) {
+    memcpy(&src[v * 8], positions[v], sizeof positions[v]);
+    memcpy(&src[v * 8 + 3], normals[v], sizeof normals[v]);
+    src[v * 8 + 6] = dst[v * 8 + 6] = 0.25f * (float)v;
+    src[v * 8 + 7] = dst[v * 8 + 7] = -1.0f;
+  }
+  sinew_vertex_layout layout = {8, 0, 3, SINEW_NO_ATTRIBUTE};
+  CHECK(sinew_skin_dqs_strided(dqs, skel.joint_count, &joints[0][0], &weights[0][0], VERTICES, src,
+                               VERTICES * 8, &layout, dst, VERTICES * 8, &layout),
+        SINEW_STATUS_OK);
+  for (int v = 0; v < VERTICES; v++)
+    if (memcmp(&dst[v * 8], out_positions[v], sizeof out_positions[v]) != 0 ||
+        memcmp(&dst[v * 8 + 3], out_normals[v], sizeof out_normals[v]) != 0 ||
+        dst[v * 8 + 6] != 0.25f * (float)v || dst[v * 8 + 7] != -1.0f)
+      exit(1);
+  CHECK(sinew_skin_lbs_strided(lbs, skel.joint_count, &joints[0][0], &weights[0][0], VERTICES, src,
+                               VERTICES * 8, &layout, dst, VERTICES * 8, &layout),
+        SINEW_STATUS_OK);
+  printf("strided_lbs_positions_0 %.9g\n", (double)dst[0]);
+  sinew_vertex_layout bad = {0, 0, 3, SINEW_NO_ATTRIBUTE};
+  CHECK(sinew_skin_lbs_strided(lbs, skel.joint_count, &joints[0][0], &weights[0][0], VERTICES, src,
+                               VERTICES * 8, &layout, dst, VERTICES * 8, &bad),
+        SINEW_STATUS_BAD_LENGTH);
+  bad.stride = 8;
+  bad.normal = 1; /* overlaps the position */
+  CHECK(sinew_skin_lbs_strided(lbs, skel.joint_count, &joints[0][0], &weights[0][0], VERTICES, src,
+                               VERTICES * 8, &layout, dst, VERTICES * 8, &bad),
+        SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_skin_lbs_strided(lbs, skel.joint_count, &joints[0][0], &weights[0][0], VERTICES, src,
+                               VERTICES * 8 - 1, &layout, dst, VERTICES * 8, &layout),
+        SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_skin_lbs_strided(lbs, skel.joint_count, &joints[0][0], &weights[0][0], VERTICES, src,
+                               VERTICES * 8, &layout, src, VERTICES * 8, &layout),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
+
   /* The range update after the whole-skeleton pass changes nothing. */
   sinew_float4x4 before = models[20];
   CHECK(sinew_skeleton_local_to_model_range(&skel, blended, skel.soa_count, NULL, 15, 27, models,

@@ -26,6 +26,7 @@ pub mod clip;
 mod error;
 pub mod fk;
 pub mod math;
+pub mod mix;
 pub mod procedural;
 pub mod skeleton;
 pub mod skin;

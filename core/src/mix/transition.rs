@@ -12,8 +12,11 @@
 //!
 //! - [`Decay::Quintic`]: `x(s) = x0 + V s − (10 x0 + 6V) s³ + (15 x0 + 8V) s⁴ − (6 x0 + 3V) s⁵`,
 //!   `s = min(t / T, 1)`, `V = v0 · T`, reaching 0 with zero velocity and
-//!   acceleration at `T`. Per joint `T` is clamped to `−5 x0 / v0` so the
-//!   offset cannot overshoot zero;
+//!   acceleration at `T`. Per joint `T` is clamped to `−2.5 x0 / v0` so the
+//!   offset cannot overshoot zero: `x(s) = (1−s)³ [x0 (1 + 3s + 6s²) + V s (1 + 3s)]`
+//!   keeps the sign of `x0` on `[0, 1]` exactly when `V >= −2.5 x0` (the
+//!   often-quoted `−5 x0 / v0` only keeps the initial acceleration's sign and
+//!   lets the tail dip past zero);
 //! - [`Decay::Spring`]: the critically damped spring
 //!   `x(t) = e^{−yt} (x0 + (v0 + y x0) t)`, `y = 2 ln 2 / half_life`.
 //!
@@ -99,7 +102,7 @@ pub fn clamp_channel(x0: f32, v0: f32, duration: f32) -> (f32, f32, f32) {
     }
     let v0 = v0.min(0.0); // moving away from zero: clamp to 0
     let t = if v0 < 0.0 {
-        duration.min(-5.0 * x0 / v0)
+        duration.min(-2.5 * x0 / v0)
     } else {
         duration
     };
@@ -457,6 +460,11 @@ mod tests {
         assert_eq!(clamp_channel(1.0, 3.0, 0.5), (1.0, 0.0, 0.5));
         // Fast approach: duration shortened so it cannot overshoot.
         let (_, _, t) = clamp_channel(1.0, -50.0, 0.5);
-        assert!((t - 0.1).abs() < 1e-6);
+        assert!((t - 0.05).abs() < 1e-6);
+        // At the bound the curve touches zero only at s = 1.
+        let c = quintic_coefficients(1.0, -50.0, t);
+        for i in 0..=100 {
+            assert!(quintic(&c, t * i as f32 / 100.0) >= -1e-6);
+        }
     }
 }

@@ -10,6 +10,7 @@ pub mod assets;
 pub mod baseline;
 pub mod blend_space;
 pub mod crowd;
+pub mod demo;
 pub mod import;
 pub mod render;
 pub mod synthetic;

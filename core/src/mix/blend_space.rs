@@ -305,6 +305,15 @@ struct Tri {
     inv: [f32; 4],
 }
 
+/// A boundary edge `a → a + ab` of the triangulation, third vertex `o`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Edge {
+    idx: [u16; 3],
+    a: [f32; 2],
+    ab: [f32; 2],
+    inv_len2: f32,
+}
+
 /// A 2D blend space of up to `S` samples and `T` triangles (a Delaunay
 /// triangulation of `S` points has at most `2S − 5` triangles).
 #[derive(Clone, Debug)]
@@ -312,6 +321,9 @@ pub struct BlendSpace2D<const S: usize, const T: usize> {
     points: HVec<[f32; 2], S>,
     clips: HVec<usize, S>,
     tris: HVec<Tri, T>,
+    /// Edges used by exactly one triangle (the hull of a proper
+    /// triangulation); empty if they did not fit, then every edge is searched.
+    hull: HVec<Edge, S>,
 }
 
 impl<const S: usize, const T: usize> BlendSpace2D<S, T> {
@@ -383,10 +395,29 @@ impl<const S: usize, const T: usize> BlendSpace2D<S, T> {
             let _ = pts.push(*p);
             let _ = cl.push(*c);
         }
+        let mut hull = HVec::new();
+        'edges: for t in triangles {
+            for e in 0..3 {
+                let (i, k) = (t[e], t[(e + 1) % 3]);
+                let uses = triangles
+                    .iter()
+                    .flat_map(|u| (0..3).map(move |f| (u[f], u[(f + 1) % 3])))
+                    .filter(|&(x, y)| (x, y) == (i, k) || (x, y) == (k, i))
+                    .count();
+                if uses == 1 {
+                    let edge = make_edge(points, [i, k, t[(e + 2) % 3]]);
+                    if hull.push(edge).is_err() {
+                        hull.clear();
+                        break 'edges;
+                    }
+                }
+            }
+        }
         Ok(BlendSpace2D {
             points: pts,
             clips: cl,
             tris,
+            hull,
         })
     }
 
@@ -436,27 +467,42 @@ impl<const S: usize, const T: usize> BlendSpace2D<S, T> {
                 return Ok(self.make(t.idx, [l0 / sum, l1 / sum, l2 / sum]));
             }
         }
-        // Outside every triangle: the nearest point on any edge.
+        // Outside every triangle: the nearest point on the boundary.
         let mut best = (f32::INFINITY, [0u16; 3], [1.0f32, 0.0, 0.0]);
-        for t in &self.tris {
-            for e in 0..3 {
-                let (i, k, o) = (t.idx[e], t.idx[(e + 1) % 3], t.idx[(e + 2) % 3]);
-                let (Some(a), Some(b)) = (self.points.get(i as usize), self.points.get(k as usize))
-                else {
-                    continue;
-                };
-                let ab = [b[0] - a[0], b[1] - a[1]];
-                let ap = [p[0] - a[0], p[1] - a[1]];
-                let len2 = ab[0] * ab[0] + ab[1] * ab[1];
-                let s = ((ap[0] * ab[0] + ap[1] * ab[1]) / len2).clamp(0.0, 1.0);
-                let q = [a[0] + s * ab[0] - p[0], a[1] + s * ab[1] - p[1]];
-                let d2 = q[0] * q[0] + q[1] * q[1];
-                if d2 < best.0 {
-                    best = (d2, [i, k, o], [1.0 - s, s, 0.0]);
+        let mut visit = |e: &Edge| {
+            let ap = [p[0] - e.a[0], p[1] - e.a[1]];
+            let s = ((ap[0] * e.ab[0] + ap[1] * e.ab[1]) * e.inv_len2).clamp(0.0, 1.0);
+            let q = [s.mul_add(e.ab[0], -ap[0]), s.mul_add(e.ab[1], -ap[1])];
+            let d2 = q[0] * q[0] + q[1] * q[1];
+            if d2 < best.0 {
+                best = (d2, e.idx, [1.0 - s, s, 0.0]);
+            }
+        };
+        if self.hull.is_empty() {
+            for t in &self.tris {
+                for e in 0..3 {
+                    let idx = [t.idx[e], t.idx[(e + 1) % 3], t.idx[(e + 2) % 3]];
+                    visit(&make_edge(&self.points, idx));
                 }
             }
+        } else {
+            self.hull.iter().for_each(visit);
         }
         Ok(self.make(best.1, best.2))
+    }
+}
+
+/// The edge `idx[0] → idx[1]` (third vertex `idx[2]`); indices are checked by the caller.
+fn make_edge(points: &[[f32; 2]], idx: [u16; 3]) -> Edge {
+    let get = |i: u16| points.get(i as usize).copied().unwrap_or([0.0; 2]);
+    let (a, b) = (get(idx[0]), get(idx[1]));
+    let ab = [b[0] - a[0], b[1] - a[1]];
+    let len2 = ab[0] * ab[0] + ab[1] * ab[1];
+    Edge {
+        idx,
+        a,
+        ab,
+        inv_len2: if len2 > 0.0 { 1.0 / len2 } else { 0.0 },
     }
 }
 

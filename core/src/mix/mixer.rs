@@ -355,8 +355,12 @@ pub fn mix(job: &MixJob<'_>, out: &mut [SoaTransform]) -> Result<(), Error> {
             let wi = input_weight(idle, b) * (f32x4::ONE - acc.w).fast_max(f32x4::ZERO);
             acc.add(&idle.pose[b], wi, mode);
         }
-        let rw = (threshold - acc.w).fast_max(f32x4::ZERO);
-        acc.add(&job.rest[b], rw, mode);
+        // The rest pose only matters where the total is below the threshold:
+        // one predictable branch per block instead of a fifth accumulation.
+        if acc.w.simd_lt(threshold).any() {
+            let rw = (threshold - acc.w).fast_max(f32x4::ZERO);
+            acc.add(&job.rest[b], rw, mode);
+        }
         *o = acc.finish(mode);
     }
     Ok(())

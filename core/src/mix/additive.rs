@@ -77,7 +77,7 @@ pub fn make_additive_clip(
 #[inline(always)]
 pub(crate) fn quat_pow(q: &SoaQuat, w: f32x4) -> SoaQuat {
     let q = quat_flip_signs(q, q.w.simd_lt(f32x4::ZERO));
-    let cos_half = q.w.min(f32x4::ONE);
+    let cos_half = f32x4::ONE.fast_min(q.w);
     let half = cos_half.acos();
     let sin_half = (f32x4::ONE - cos_half * cos_half)
         .fast_max(f32x4::ZERO)

@@ -472,7 +472,7 @@ impl<const S: usize, const T: usize> BlendSpace2D<S, T> {
         let mut visit = |e: &Edge| {
             let ap = [p[0] - e.a[0], p[1] - e.a[1]];
             let s = ((ap[0] * e.ab[0] + ap[1] * e.ab[1]) * e.inv_len2).clamp(0.0, 1.0);
-            let q = [s.mul_add(e.ab[0], -ap[0]), s.mul_add(e.ab[1], -ap[1])];
+            let q = [s * e.ab[0] - ap[0], s * e.ab[1] - ap[1]];
             let d2 = q[0] * q[0] + q[1] * q[1];
             if d2 < best.0 {
                 best = (d2, e.idx, [1.0 - s, s, 0.0]);

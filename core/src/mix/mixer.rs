@@ -343,27 +343,106 @@ impl Acc {
 /// As [`MixJob::validate`]; on error `out` is untouched.
 pub fn mix(job: &MixJob<'_>, out: &mut [SoaTransform]) -> Result<(), Error> {
     job.validate(out.len())?;
-    let threshold = f32x4::splat(MIX_THRESHOLD);
-    let mode = job.mode;
-    let units = job.units.iter().chain(&job.fatigue);
-    for (b, o) in out.iter_mut().enumerate() {
-        let mut acc = Acc::ZERO;
-        for u in units.clone().filter(|u| u.weight > 0.0) {
-            acc.add(&u.pose[b], input_weight(u, b), mode);
-        }
-        if let Some(idle) = &job.idle {
-            let wi = input_weight(idle, b) * (f32x4::ONE - acc.w).fast_max(f32x4::ZERO);
-            acc.add(&idle.pose[b], wi, mode);
-        }
-        // The rest pose only matters where the total is below the threshold:
-        // one predictable branch per block instead of a fifth accumulation.
-        if acc.w.simd_lt(threshold).any() {
-            let rw = (threshold - acc.w).fast_max(f32x4::ZERO);
-            acc.add(&job.rest[b], rw, mode);
-        }
-        *o = acc.finish(mode);
+    match job.mode {
+        MixMode::Quaternion => mix_chunked::<false>(job, out),
+        MixMode::JointAngles => mix_chunked::<true>(job, out),
     }
     Ok(())
+}
+
+/// Blocks per chunk: the chunk's output (10 KiB) stays in L1 while every
+/// unit passes over it, and its weights (1 KiB) live on the stack.
+const CHUNK: usize = 64;
+
+/// `o += w x` for one block; in angle mode `o.rotation.xyz` sums ZXY angles.
+#[inline(always)]
+fn accumulate<const ANGLES: bool>(o: &mut SoaTransform, x: &SoaTransform, w: f32x4) {
+    vec_mul_add(&mut o.translation, &x.translation, w);
+    vec_mul_add(&mut o.scale, &x.scale, w);
+    if ANGLES {
+        let a = euler_zxy(&x.rotation);
+        o.rotation.x = a.x.mul_add(w, o.rotation.x);
+        o.rotation.y = a.y.mul_add(w, o.rotation.y);
+        o.rotation.z = a.z.mul_add(w, o.rotation.z);
+    } else {
+        let wq = w.flip_signs(dot4(&o.rotation, &x.rotation).simd_lt(f32x4::ZERO));
+        quat_mul_add(&mut o.rotation, &x.rotation, wq);
+    }
+}
+
+/// Unit-major over 64-block chunks (like the blend's general path): each
+/// unit makes one pass over the chunk, then the idle, then one pass adds the
+/// rest pose where needed, divides and normalises.
+fn mix_chunked<const ANGLES: bool>(job: &MixJob<'_>, out: &mut [SoaTransform]) {
+    let threshold = f32x4::splat(MIX_THRESHOLD);
+    let mut weights = [f32x4::ZERO; CHUNK];
+    let zero = SoaTransform {
+        translation: SoaVec3::ZERO,
+        rotation: Acc::ZERO.q,
+        scale: SoaVec3::ZERO,
+    };
+    for (c, out) in out.chunks_mut(CHUNK).enumerate() {
+        let base = c * CHUNK;
+        let acc = &mut weights[..out.len()];
+        acc.fill(f32x4::ZERO);
+        out.fill(zero);
+        for u in job
+            .units
+            .iter()
+            .chain(&job.fatigue)
+            .filter(|u| u.weight > 0.0)
+        {
+            let pose = &u.pose[base..base + out.len()];
+            let w = f32x4::splat(u.weight);
+            match u.joint_weights {
+                Some(jw) => {
+                    let jw = &jw.as_slice()[base..base + out.len()];
+                    for (((o, x), a), j) in out.iter_mut().zip(pose).zip(acc.iter_mut()).zip(jw) {
+                        let wj = w * *j;
+                        accumulate::<ANGLES>(o, x, wj);
+                        *a += wj;
+                    }
+                }
+                None => {
+                    for ((o, x), a) in out.iter_mut().zip(pose).zip(acc.iter_mut()) {
+                        accumulate::<ANGLES>(o, x, w);
+                        *a += w;
+                    }
+                }
+            }
+        }
+        if let Some(idle) = &job.idle {
+            let pose = &idle.pose[base..base + out.len()];
+            for (i, ((o, x), a)) in out.iter_mut().zip(pose).zip(acc.iter_mut()).enumerate() {
+                let wi = input_weight(idle, base + i) * (f32x4::ONE - *a).fast_max(f32x4::ZERO);
+                accumulate::<ANGLES>(o, x, wi);
+                *a += wi;
+            }
+        }
+        let rest = &job.rest[base..base + out.len()];
+        for ((o, r), a) in out.iter_mut().zip(rest).zip(acc.iter()) {
+            let mut w = *a;
+            // The rest pose only matters below the threshold: one
+            // predictable branch per block instead of a fifth accumulation.
+            if w.simd_lt(threshold).any() {
+                let rw = (threshold - w).fast_max(f32x4::ZERO);
+                accumulate::<ANGLES>(o, r, rw);
+                w += rw;
+            }
+            let inv = f32x4::ONE / w;
+            o.translation = vec_scale(&o.translation, inv);
+            o.scale = vec_scale(&o.scale, inv);
+            o.rotation = if ANGLES {
+                quat_zxy(&SoaVec3 {
+                    x: o.rotation.x * inv,
+                    y: o.rotation.y * inv,
+                    z: o.rotation.z * inv,
+                })
+            } else {
+                normalize(&o.rotation)
+            };
+        }
+    }
 }
 
 /// The B-spline weights of `p₋₁, p₀, p₊₁` at `u = 0.75`:

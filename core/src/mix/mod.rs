@@ -69,7 +69,7 @@ pub(crate) mod detail {
         let two = f32x4::splat(2.0);
         let one = f32x4::ONE;
         let (x, y, z, w) = (q.x, q.y, q.z, q.w);
-        let m21 = (two * (y * z + w * x)).fast_max(-one).min(one);
+        let m21 = one.fast_min((-one).fast_max(two * (y * z + w * x)));
         let ex = m21.asin();
         let ez = (-(two * (x * y - w * z))).atan2(one - two * (x * x + z * z));
         let ey = (-(two * (x * z - w * y))).atan2(one - two * (x * x + y * y));

@@ -255,7 +255,8 @@ fn check_apply(state: usize, pose: usize, t: f32, decay: Decay) -> Result<f32, E
 #[inline(always)]
 fn sin_cos_half_turn(x: f32x4) -> (f32x4, f32x4) {
     let lim = f32x4::splat(core::f32::consts::FRAC_PI_2);
-    let x = x.fast_max(-lim).min(lim);
+    // Operand order keeps NaN: `fast_min`/`fast_max` return the second operand on NaN.
+    let x = lim.fast_min((-lim).fast_max(x));
     let x2 = x * x;
     let s = x2.mul_add(
         f32x4::splat(-1.0 / 39_916_800.0),
@@ -280,7 +281,7 @@ fn sin_cos_half_turn(x: f32x4) -> (f32x4, f32x4) {
 #[inline(always)]
 fn channel(c: &[f32x4; 6], t: f32, y: f32, e: f32, quintic: bool) -> f32x4 {
     if quintic {
-        let s = (f32x4::splat(t) * c[5]).min(f32x4::ONE);
+        let s = f32x4::ONE.fast_min(f32x4::splat(t) * c[5]);
         let inner = s.mul_add(c[4], c[3]);
         let inner = s.mul_add(inner, c[2]);
         let inner = (s * s).mul_add(inner, c[1]);

@@ -193,6 +193,39 @@ fn bench_inertialization(c: &mut Criterion) {
     group.bench_function(id("switch"), |b| {
         b.iter(|| start(black_box(&mut state), black_box(&job)))
     });
+    // Typical mocap: both animations keep the bone lengths, only rotations differ.
+    let rest = ch.skeleton.view().rest_pose();
+    let poses: Vec<Vec<SoaTransform>> = ch
+        .poses
+        .iter()
+        .map(|p| {
+            p.iter()
+                .zip(rest)
+                .map(|(p, r)| SoaTransform {
+                    translation: r.translation,
+                    ..*p
+                })
+                .collect()
+        })
+        .collect();
+    let job = SwitchJob {
+        old: &poses[0],
+        old_prev: &poses[1],
+        new: &poses[2],
+        new_prev: &poses[3],
+        ..job
+    };
+    start(&mut state, &job).unwrap();
+    group.bench_function(id("update-quintic-rotations-only"), |b| {
+        b.iter(|| {
+            transition::apply(
+                black_box(&state),
+                black_box(0.1),
+                Decay::Quintic,
+                black_box(&mut pose),
+            )
+        })
+    });
     group.finish();
 }
 

@@ -310,21 +310,33 @@ pub fn apply(
     let e = libm::expf(-y * t);
     let half = f32x4::splat(0.5);
     for (st, p) in state.iter().zip(pose.iter_mut()) {
-        let xt = channel(&st.t, t, y, e, quintic);
-        let xr = channel(&st.r, t, y, e, quintic);
-        p.translation.x = st.t_dir.x.mul_add(xt, p.translation.x);
-        p.translation.y = st.t_dir.y.mul_add(xt, p.translation.y);
-        p.translation.z = st.t_dir.z.mul_add(xt, p.translation.z);
-        let (s, c) = sin_cos_half_turn(xr * half);
-        let off = SoaQuat {
-            x: st.r_axis.x * s,
-            y: st.r_axis.y * s,
-            z: st.r_axis.z * s,
-            w: c,
-        };
-        p.rotation = quat_mul(&off, &p.rotation);
+        // Blocks whose offsets are all zero (joints the two animations agree
+        // on, e.g. constant bone lengths) skip that channel: one compare.
+        if !channel_is_zero(&st.t) {
+            let xt = channel(&st.t, t, y, e, quintic);
+            p.translation.x = st.t_dir.x.mul_add(xt, p.translation.x);
+            p.translation.y = st.t_dir.y.mul_add(xt, p.translation.y);
+            p.translation.z = st.t_dir.z.mul_add(xt, p.translation.z);
+        }
+        if !channel_is_zero(&st.r) {
+            let xr = channel(&st.r, t, y, e, quintic);
+            let (s, c) = sin_cos_half_turn(xr * half);
+            let off = SoaQuat {
+                x: st.r_axis.x * s,
+                y: st.r_axis.y * s,
+                z: st.r_axis.z * s,
+                w: c,
+            };
+            p.rotation = quat_mul(&off, &p.rotation);
+        }
     }
     Ok(())
+}
+
+/// True when every lane has `x0 = 0` and `V = 0` (then `x(t) = 0` for both decays).
+#[inline(always)]
+fn channel_is_zero(c: &[f32x4; 6]) -> bool {
+    (c[0].simd_eq(f32x4::ZERO) & c[1].simd_eq(f32x4::ZERO)).all()
 }
 
 /// Per-character inertialization: the state blocks, the time since the

@@ -119,6 +119,8 @@ enum sinew_status
   SINEW_STATUS_NOT_FOUND = 7114,
   // A handle was not filled by its `_load` function (or was changed since).
   SINEW_STATUS_INVALID_HANDLE = 7115,
+  // A fixed-capacity table or queue is full.
+  SINEW_STATUS_CAPACITY_EXCEEDED = 7116,
   // sinew panicked inside the call (a bug: please report it). Outputs
   // may be partly written.
   SINEW_STATUS_PANIC = 7199,
@@ -126,6 +128,9 @@ enum sinew_status
 #ifndef __cplusplus
 typedef uint32_t sinew_status;
 #endif // __cplusplus
+
+// A displacement (in the facing frame at its start) and a change of yaw (radians).
+typedef struct RootMotion RootMotion;
 
 // Four joints of a local pose in SoA lanes: lane `k` of every row is
 // joint `4·b + k` of block `b`. 160 bytes, 16-byte aligned; the same
@@ -276,6 +281,8 @@ typedef struct sinew_vertex_layout {
   // Offset of the tangent (4 floats), or `SINEW_NO_ATTRIBUTE`.
   uint32_t tangent;
 } sinew_vertex_layout;
+
+
 
 
 

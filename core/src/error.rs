@@ -129,6 +129,47 @@ pub enum Error {
         /// What is wrong with the layout.
         what: &'static str,
     },
+    /// A motion unit or blend-space sample names a clip outside the clip table.
+    UnknownClip {
+        /// The clip index that was named.
+        clip: usize,
+        /// Number of clips in the table.
+        count: usize,
+    },
+    /// A mask entry names a joint the skeleton does not have.
+    UnknownJoint {
+        /// Index of the offending entry in the list that was passed.
+        entry: usize,
+    },
+    /// A motion unit plays past the end of its clip.
+    UnitTooLong {
+        /// Last frame the unit would play (exclusive), `start + length`.
+        frames: usize,
+        /// Frames in the clip.
+        clip_frames: usize,
+    },
+    /// A fixed-capacity queue or table is full.
+    CapacityExceeded {
+        /// Its capacity.
+        capacity: usize,
+    },
+    /// A blend space has no samples.
+    EmptyBlendSpace,
+    /// Two blend-space samples sit at the same position.
+    DuplicateSample {
+        /// The first of the two samples.
+        first: usize,
+        /// The second.
+        second: usize,
+    },
+    /// 2D blend-space samples are all collinear, or a triangle has no area.
+    DegenerateBlendSpace,
+    /// A parameter is outside its documented range (ramp longer than the
+    /// unit, duration not positive, factor outside 0..=1, ...).
+    InvalidParameter {
+        /// Which parameter and what it must be.
+        what: &'static str,
+    },
 }
 
 impl fmt::Display for Error {
@@ -197,6 +238,33 @@ impl fmt::Display for Error {
                 write!(f, "mix weight of vertex {vertex} is not in 0..=1")
             }
             Error::InvalidLayout { what } => write!(f, "invalid vertex layout: {what}"),
+            Error::UnknownClip { clip, count } => {
+                write!(f, "clip {clip} does not exist (the table has {count})")
+            }
+            Error::UnknownJoint { entry } => {
+                write!(f, "entry {entry} names a joint the skeleton does not have")
+            }
+            Error::UnitTooLong {
+                frames,
+                clip_frames,
+            } => write!(
+                f,
+                "motion unit needs {frames} frames but its clip has {clip_frames}"
+            ),
+            Error::CapacityExceeded { capacity } => {
+                write!(f, "capacity of {capacity} exceeded")
+            }
+            Error::EmptyBlendSpace => f.write_str("blend space has no samples"),
+            Error::DuplicateSample { first, second } => {
+                write!(
+                    f,
+                    "blend-space samples {first} and {second} are at the same position"
+                )
+            }
+            Error::DegenerateBlendSpace => {
+                f.write_str("blend-space samples are collinear or a triangle has no area")
+            }
+            Error::InvalidParameter { what } => write!(f, "invalid parameter: {what}"),
         }
     }
 }

@@ -114,6 +114,8 @@ pub enum sinew_status {
     NotFound = 7114,
     /// A handle was not filled by its `_load` function (or was changed since).
     InvalidHandle = 7115,
+    /// A fixed-capacity table or queue is full.
+    CapacityExceeded = 7116,
     /// sinew panicked inside the call (a bug: please report it). Outputs
     /// may be partly written.
     Panic = 7199,
@@ -146,13 +148,21 @@ impl From<Error> for sinew_status {
             | Error::VertexWeightSum { .. } => sinew_status::InvalidInfluence,
             Error::SingularTransform { .. } => sinew_status::SingularTransform,
             Error::UnsupportedPlatform => sinew_status::UnsupportedPlatform,
+            Error::UnknownClip { .. } => sinew_status::OutOfRange,
+            Error::UnknownJoint { .. } => sinew_status::NotFound,
+            Error::CapacityExceeded { .. } => sinew_status::CapacityExceeded,
+            Error::UnitTooLong { .. }
+            | Error::EmptyBlendSpace
+            | Error::DuplicateSample { .. }
+            | Error::DegenerateBlendSpace
+            | Error::InvalidParameter { .. } => sinew_status::InvalidArgument,
         }
     }
 }
 
 impl sinew_status {
     /// Every status, in code order.
-    pub const ALL: [sinew_status; 17] = [
+    pub const ALL: [sinew_status; 18] = [
         sinew_status::Ok,
         sinew_status::NullParameter,
         sinew_status::BufferTooSmall,
@@ -169,6 +179,7 @@ impl sinew_status {
         sinew_status::OverlappingBuffers,
         sinew_status::NotFound,
         sinew_status::InvalidHandle,
+        sinew_status::CapacityExceeded,
         sinew_status::Panic,
     ];
 
@@ -192,6 +203,7 @@ impl sinew_status {
             sinew_status::OverlappingBuffers => "an output buffer overlaps an input buffer\0",
             sinew_status::NotFound => "not found\0",
             sinew_status::InvalidHandle => "the handle was not filled by its _load function\0",
+            sinew_status::CapacityExceeded => "a fixed-capacity table or queue is full\0",
             sinew_status::Panic => "sinew panicked (a bug; please report it)\0",
         }
     }

@@ -27,6 +27,7 @@ mod error;
 pub mod ffi;
 pub mod fk;
 pub mod math;
+pub mod mix;
 pub mod procedural;
 pub mod skeleton;
 pub mod skin;

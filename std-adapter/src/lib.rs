@@ -8,7 +8,9 @@
 
 pub mod assets;
 pub mod baseline;
+pub mod blend_space;
 pub mod crowd;
+pub mod demo;
 pub mod import;
 pub mod render;
 pub mod synthetic;

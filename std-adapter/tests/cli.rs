@@ -240,3 +240,118 @@ fn every_data_file_inspects_plays_and_renders() {
     }
     std::fs::remove_file(&png).ok();
 }
+
+fn is_png(path: &Path) -> bool {
+    std::fs::read(path).is_ok_and(|b| b.starts_with(b"\x89PNG\r\n\x1a\n"))
+}
+
+#[test]
+fn mix_demo_on_the_humanoid() {
+    let png = std::env::temp_dir().join(format!("sinew-mix-{}.png", std::process::id()));
+    let o = sinew(&[
+        "mix",
+        "--frames",
+        "60",
+        "--every",
+        "10",
+        "--smooth",
+        "-o",
+        png.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    for needle in [
+        "idle: idle",
+        "fatigue: tired",
+        "arms(jog)",
+        "legs(walk)",
+        "(idle)",
+        "wrote ",
+    ] {
+        assert!(s.contains(needle), "{needle:?} missing in:\n{s}");
+    }
+    // Fatigue rises to 1 on the last frame.
+    assert!(
+        s.lines().any(|l| l.trim_start().starts_with("59    1.00")),
+        "{s}"
+    );
+    assert!(is_png(&png));
+    let _ = std::fs::remove_file(&png);
+    let o = sinew(&["mix", "--frames", "20", "--angles"]);
+    assert!(
+        o.status.success() && stdout(&o).contains("joint-angle"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn plot_draws_a_transition_chart() {
+    let png = std::env::temp_dir().join(format!("sinew-plot-{}.png", std::process::id()));
+    let o = sinew(&["plot", "-o", png.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let s = stdout(&o);
+    assert!(
+        s.contains("thigh_l") && s.contains("inertialization"),
+        "{s}"
+    );
+    assert!(is_png(&png));
+    let _ = std::fs::remove_file(&png);
+    let o = sinew(&["plot", "--joint", "tail", "-o", png.to_str().unwrap()]);
+    assert_one_line_error(&o, "no joint named \"tail\"");
+    let o = sinew(&["plot", "--from", "swim", "-o", png.to_str().unwrap()]);
+    assert_one_line_error(&o, "no clip named \"swim\"");
+    let o = sinew(&["plot", "--blend", "0", "-o", png.to_str().unwrap()]);
+    assert_one_line_error(&o, "--blend");
+    let o = sinew(&["mix", "--rate", "-3"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn mix_and_plot_on_real_clips() {
+    let Some(d) = data() else { return };
+    let ozz = d.join("ozz");
+    let bvh = d.join("bvh/cmu/daz-friendly");
+    let png = std::env::temp_dir().join(format!("sinew-mixdata-{}.png", std::process::id()));
+    let p = |f: &str, base: &Path| base.join(f).to_string_lossy().into_owned();
+    let ozz_files = [
+        p("pab_skeleton.ozz", &ozz),
+        p("pab_walk.ozz", &ozz),
+        p("pab_crossarms.ozz", &ozz),
+        p("pab_jog.ozz", &ozz),
+    ];
+    let mut args: Vec<&str> = vec!["mix", "--frames", "40", "--focus", "Spine"];
+    args.extend(ozz_files.iter().map(String::as_str));
+    let o = sinew(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("crossarms"), "{}", stdout(&o));
+    let bvh_files = [
+        p("07_01.bvh", &bvh),
+        p("13_39.bvh", &bvh),
+        p("09_01.bvh", &bvh),
+    ];
+    let mut args: Vec<&str> = vec![
+        "mix",
+        "--rate",
+        "30",
+        "--frames",
+        "40",
+        "-o",
+        png.to_str().unwrap(),
+    ];
+    args.extend(bvh_files.iter().map(String::as_str));
+    let o = sinew(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("root motion of 07_01"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(is_png(&png));
+    let mut args: Vec<&str> = vec!["plot", "--rate", "60", "-o", png.to_str().unwrap()];
+    args.extend([bvh_files[0].as_str(), bvh_files[2].as_str()]);
+    let o = sinew(&args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(is_png(&png));
+    let _ = std::fs::remove_file(&png);
+}

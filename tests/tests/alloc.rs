@@ -3,12 +3,12 @@
 //! counted by a global allocator.
 //!
 //! This is its own test binary because it replaces the global allocator. Only
-//! allocations made on the measuring thread while measuring are counted, so
-//! the test harness's own threads and output capture cannot disturb the count.
+//! allocations made on the measuring thread while measuring are counted (the
+//! counter is per thread), so the test harness's own threads, output capture
+//! and other tests measuring at the same time cannot disturb the count.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use sinew_core::blend::{self, BlendJob, BlendLayer, JointWeights};
 use sinew_core::clip::TimeMode;
@@ -20,16 +20,16 @@ use sinew_std::Humanoid;
 /// by a thread that has switched counting on.
 struct CountingAllocator;
 
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
 thread_local! {
     // `const` and without a destructor: reading it never allocates.
     static COUNTING: Cell<bool> = const { Cell::new(false) };
+    // Per thread, so tests measuring at the same time do not see each other.
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
 }
 
 fn note_allocation() {
     if COUNTING.try_with(Cell::get).unwrap_or(false) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        let _ = ALLOCATIONS.try_with(|a| a.set(a.get() + 1));
     }
 }
 
@@ -65,11 +65,11 @@ static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// Runs `f` with counting on (on this thread) and returns the allocations it made.
 fn count_allocations<R>(f: impl FnOnce() -> R) -> (usize, R) {
-    ALLOCATIONS.store(0, Ordering::SeqCst);
+    ALLOCATIONS.with(|a| a.set(0));
     COUNTING.with(|c| c.set(true));
     let r = f();
     COUNTING.with(|c| c.set(false));
-    (ALLOCATIONS.load(Ordering::SeqCst), r)
+    (ALLOCATIONS.with(Cell::get), r)
 }
 
 #[test]
@@ -153,5 +153,88 @@ fn pipeline_allocates_nothing_for_1000_frames() {
     assert_eq!(
         count, 0,
         "the per-frame pipeline allocated {count} times in 1000 frames"
+    );
+}
+
+#[test]
+fn mixer_blend_space_and_transitions_allocate_nothing() {
+    use sinew_core::mix::transition::{self, SwitchJob};
+    use sinew_core::mix::{
+        additive, BSplineSmoother, BlendSpace1D, Decay, InertialBlock, MixMode, Mixer, MotionUnit,
+        PhaseSync, Ramp, Sample1D,
+    };
+    let h = Humanoid::default_rate();
+    let skel = h.skeleton.view();
+    let clips = [h.clips[0].view(), h.clips[1].view(), h.clips[2].view()];
+    let blocks = skel.soa_count();
+    let mut pose = vec![SoaTransform::IDENTITY; blocks];
+    let mut other = vec![SoaTransform::IDENTITY; blocks];
+    let mut history = vec![SoaTransform::IDENTITY; 2 * blocks];
+    let mut state = vec![InertialBlock::default(); blocks];
+    let mask_values = vec![f32x4::splat(0.5); blocks];
+    let mask = JointWeights::new(&mask_values).unwrap();
+    let samples = [
+        Sample1D {
+            position: 1.4,
+            clip: 0,
+            duration: clips[0].duration(),
+            markers: &[],
+        },
+        Sample1D {
+            position: 3.0,
+            clip: 1,
+            duration: clips[1].duration(),
+            markers: &[],
+        },
+    ];
+    let space: BlendSpace1D<'_, 4> = BlendSpace1D::new(&samples).unwrap();
+    let mut mixer: Mixer<'_, 4> = Mixer::new(blocks, MixMode::Quaternion);
+    mixer
+        .set_idle(Some(MotionUnit::new(0, clips[0].frame_count() - 1)), &clips)
+        .unwrap();
+    mixer
+        .set_fatigue_unit(Some(MotionUnit::new(2, clips[2].frame_count() - 1)), &clips)
+        .unwrap();
+
+    let (count, result) = count_allocations(|| -> Result<f32, Error> {
+        let mut smoother = BSplineSmoother::new(&mut history);
+        let mut sync = PhaseSync::default();
+        let mut checksum = 0.0f32;
+        for frame in 0..300usize {
+            if frame % 20 == 0 {
+                let unit = MotionUnit::new(1, 15)
+                    .with_ramp(Ramp::Smooth { frames: 4 })
+                    .with_joint_weights(mask);
+                mixer.add(unit, &clips)?;
+            }
+            mixer.set_fatigue(frame as f32 / 300.0)?;
+            mixer.evaluate(&clips, skel.rest_pose(), &mut pose)?;
+            mixer.advance();
+            smoother.apply(&mut pose)?;
+            let w = space.weights_for_speed(2.0)?;
+            sync.advance(&space, &w, 1.0 / 30.0)?;
+            clips[1].sample(sync.clip_time(&space, 1), TimeMode::Loop, &mut other)?;
+            additive::apply_additive(&mut pose, &other, 0.0, Some(mask))?;
+            if frame == 100 {
+                let job = SwitchJob {
+                    old: &pose,
+                    old_prev: &pose,
+                    new: &other,
+                    new_prev: &other,
+                    dt: 1.0 / 30.0,
+                    duration: 0.3,
+                };
+                transition::start(&mut state, &job)?;
+            }
+            transition::apply(&state, 0.1, Decay::Quintic, &mut other)?;
+            checksum += pose[0].translation.y.as_array()[0] + other[1].rotation.w.as_array()[0];
+        }
+        Ok(checksum)
+    });
+    let checksum = result.expect("mixer runs without errors");
+    assert!(checksum.is_finite());
+    assert_eq!(
+        count, 0,
+        "the mix features allocated {count} times in 300 frames"
     );
 }

@@ -40,6 +40,10 @@ enum Command {
     Inspect(InspectArgs),
     /// Draw a clip's poses at evenly spaced times as a filmstrip PNG.
     Render(RenderArgs),
+    /// Motion-unit mixer demo: an idle, units added mid-way, fatigue rising.
+    Mix(sinew_std::demo::MixArgs),
+    /// Chart one joint's angle across a transition (old, new, cross-fade, inertialization) as a PNG.
+    Plot(sinew_std::demo::PlotArgs),
 }
 
 #[derive(Args, Debug, Clone, Copy)]
@@ -182,6 +186,8 @@ fn main() -> ExitCode {
         Some(Command::Bench(b)) => bench(&b),
         Some(Command::Inspect(i)) => inspect(&i),
         Some(Command::Render(r)) => render_strip(&r),
+        Some(Command::Mix(m)) => sinew_std::demo::mix_command(&m, &emit),
+        Some(Command::Plot(p)) => sinew_std::demo::plot_command(&p, &emit),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,191 @@
+//! Offline 2D blend-space build: Delaunay triangulation of the samples
+//! (Bowyer–Watson in f64), emitted as the core's fixed-capacity
+//! [`BlendSpace2D`].
+
+use sinew_core::mix::BlendSpace2D;
+use sinew_core::Error;
+
+/// Delaunay triangles (counter-clockwise vertex indices) of `points`.
+///
+/// Cocircular points (e.g. a grid) get one of the valid triangulations,
+/// chosen deterministically by input order.
+///
+/// # Errors
+/// [`Error::EmptyBlendSpace`] (no points), [`Error::NonFinite`],
+/// [`Error::DuplicateSample`], [`Error::DegenerateBlendSpace`] (fewer than 3
+/// points or all collinear), [`Error::CapacityExceeded`] (more than 65535).
+pub fn delaunay(points: &[[f32; 2]]) -> Result<Vec<[u16; 3]>, Error> {
+    if points.is_empty() {
+        return Err(Error::EmptyBlendSpace);
+    }
+    if points.len() > u16::MAX as usize {
+        return Err(Error::CapacityExceeded {
+            capacity: u16::MAX as usize,
+        });
+    }
+    if !points.iter().flatten().all(|v| v.is_finite()) {
+        return Err(Error::NonFinite {
+            what: "blend-space position",
+        });
+    }
+    for i in 0..points.len() {
+        for k in i + 1..points.len() {
+            if points[i] == points[k] {
+                return Err(Error::DuplicateSample {
+                    first: i,
+                    second: k,
+                });
+            }
+        }
+    }
+    let p: Vec<[f64; 2]> = points.iter().map(|q| [q[0] as f64, q[1] as f64]).collect();
+    // Collinear (or fewer than 3): no triangle has area.
+    let (min, max) = bounds(&p);
+    let extent = (max[0] - min[0]).max(max[1] - min[1]).max(1e-12);
+    let a = p[0];
+    let far = (1..p.len())
+        .max_by(|&i, &k| dist2(a, p[i]).total_cmp(&dist2(a, p[k])))
+        .unwrap_or(0);
+    let collinear = p
+        .iter()
+        .all(|&c| orient(a, p[far], c).abs() <= 1e-9 * extent * extent);
+    if p.len() < 3 || collinear {
+        return Err(Error::DegenerateBlendSpace);
+    }
+    // Bowyer–Watson with a super triangle far outside the points.
+    let n = p.len();
+    let c = [(min[0] + max[0]) * 0.5, (min[1] + max[1]) * 0.5];
+    let big = extent * 1e4;
+    let mut v = p.clone();
+    v.push([c[0] - 2.0 * big, c[1] - big]);
+    v.push([c[0] + 2.0 * big, c[1] - big]);
+    v.push([c[0], c[1] + 2.0 * big]);
+    let mut tris: Vec<[usize; 3]> = vec![[n, n + 1, n + 2]];
+    for i in 0..n {
+        let q = v[i];
+        let (bad, good): (Vec<[usize; 3]>, Vec<[usize; 3]>) =
+            tris.iter().partition(|t| in_circumcircle(&v, t, q, extent));
+        let mut edges: Vec<[usize; 2]> = Vec::new();
+        for t in &bad {
+            for e in 0..3 {
+                let edge = [t[e], t[(e + 1) % 3]];
+                let shared = bad.iter().any(|o| {
+                    o != t && (0..3).any(|k| o[k] == edge[1] && o[(k + 1) % 3] == edge[0])
+                });
+                if !shared {
+                    edges.push(edge);
+                }
+            }
+        }
+        tris = good;
+        for e in edges {
+            tris.push([e[0], e[1], i]);
+        }
+    }
+    let out: Vec<[u16; 3]> = tris
+        .into_iter()
+        .filter(|t| t.iter().all(|&k| k < n))
+        .filter(|t| orient(v[t[0]], v[t[1]], v[t[2]]).abs() > 1e-12 * extent * extent)
+        .map(|t| t.map(|k| k as u16))
+        .collect();
+    if out.is_empty() {
+        return Err(Error::DegenerateBlendSpace);
+    }
+    Ok(out)
+}
+
+/// Builds the core's 2D blend space: samples at `points` play `clips`.
+///
+/// # Errors
+/// As [`delaunay`] and [`BlendSpace2D::new`] (e.g. [`Error::CapacityExceeded`]
+/// when there are more than `S` samples or `T` triangles).
+pub fn build_2d<const S: usize, const T: usize>(
+    points: &[[f32; 2]],
+    clips: &[usize],
+) -> Result<BlendSpace2D<S, T>, Error> {
+    let tris = delaunay(points)?;
+    BlendSpace2D::new(points, clips, &tris)
+}
+
+fn bounds(p: &[[f64; 2]]) -> ([f64; 2], [f64; 2]) {
+    p.iter().fold(
+        ([f64::INFINITY; 2], [f64::NEG_INFINITY; 2]),
+        |(lo, hi), q| {
+            (
+                [lo[0].min(q[0]), lo[1].min(q[1])],
+                [hi[0].max(q[0]), hi[1].max(q[1])],
+            )
+        },
+    )
+}
+
+fn dist2(a: [f64; 2], b: [f64; 2]) -> f64 {
+    (a[0] - b[0]).powi(2) + (a[1] - b[1]).powi(2)
+}
+
+/// Twice the signed area of `abc` (positive counter-clockwise).
+fn orient(a: [f64; 2], b: [f64; 2], c: [f64; 2]) -> f64 {
+    (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0])
+}
+
+/// True when `q` is strictly inside the circumcircle of `t` (counter-clockwise).
+fn in_circumcircle(v: &[[f64; 2]], t: &[usize; 3], q: [f64; 2], extent: f64) -> bool {
+    let (mut a, mut b, c) = (v[t[0]], v[t[1]], v[t[2]]);
+    if orient(a, b, c) < 0.0 {
+        std::mem::swap(&mut a, &mut b);
+    }
+    let row = |p: [f64; 2]| {
+        let (dx, dy) = (p[0] - q[0], p[1] - q[1]);
+        [dx, dy, dx * dx + dy * dy]
+    };
+    let (ra, rb, rc) = (row(a), row(b), row(c));
+    let det = ra[0] * (rb[1] * rc[2] - rb[2] * rc[1]) - ra[1] * (rb[0] * rc[2] - rb[2] * rc[0])
+        + ra[2] * (rb[0] * rc[1] - rb[1] * rc[0]);
+    // Points on the circle are not inside (a tolerance relative to the scale).
+    det > 1e-10 * extent.powi(4)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn area(points: &[[f32; 2]], tris: &[[u16; 3]]) -> f64 {
+        tris.iter()
+            .map(|t| {
+                let [a, b, c] = t.map(|k| {
+                    let p = points[k as usize];
+                    [p[0] as f64, p[1] as f64]
+                });
+                orient(a, b, c).abs() * 0.5
+            })
+            .sum()
+    }
+
+    #[test]
+    fn grid_of_nine_covers_the_square() {
+        let pts: Vec<[f32; 2]> = (0..9).map(|i| [(i % 3) as f32, (i / 3) as f32]).collect();
+        let t = delaunay(&pts).unwrap();
+        assert_eq!(t.len(), 8);
+        assert!((area(&pts, &t) - 4.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn errors() {
+        assert_eq!(delaunay(&[]), Err(Error::EmptyBlendSpace));
+        assert_eq!(
+            delaunay(&[[0.0, 0.0], [1.0, 1.0], [2.0, 2.0]]),
+            Err(Error::DegenerateBlendSpace)
+        );
+        assert_eq!(
+            delaunay(&[[0.0, 0.0], [1.0, 0.0]]),
+            Err(Error::DegenerateBlendSpace)
+        );
+        assert_eq!(
+            delaunay(&[[0.0, 0.0], [1.0, 0.0], [0.0, 0.0]]),
+            Err(Error::DuplicateSample {
+                first: 0,
+                second: 2
+            })
+        );
+    }
+}

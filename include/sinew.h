@@ -58,6 +58,30 @@
 // A `sinew_vertex_layout` offset meaning "this attribute is absent".
 #define SINEW_NO_ATTRIBUTE 4294967295
 
+// Most one-shot units one `sinew_pose_mix` call takes (besides fatigue and idle).
+#define SINEW_MAX_MIX_UNITS 16
+
+// Mix mode: normalised weighted sum of sign-aligned quaternions.
+#define SINEW_MIX_QUATERNION 0
+
+// Mix mode: ZXY Euler angles (θz, θx, θy) mixed literally.
+#define SINEW_MIX_JOINT_ANGLES 1
+
+// Frame-weight ramp: weight 1 on every frame.
+#define SINEW_RAMP_NONE 0
+
+// Frame-weight ramp: linear ramps of `ramp_frames` frames at both ends.
+#define SINEW_RAMP_LINEAR 1
+
+// Frame-weight ramp: the linear ramp passed through smoothstep.
+#define SINEW_RAMP_SMOOTH 2
+
+// Inertialization decay: the quintic that reaches zero at the duration.
+#define SINEW_DECAY_QUINTIC 0
+
+// Inertialization decay: a critically damped spring with a half-life.
+#define SINEW_DECAY_SPRING 1
+
 // Time mode for `sinew_clip_sample`: wrap around (loop).
 #define SINEW_TIME_LOOP 0
 
@@ -281,6 +305,13 @@ typedef struct sinew_vertex_layout {
   // Offset of the tangent (4 floats), or `SINEW_NO_ATTRIBUTE`.
   uint32_t tangent;
 } sinew_vertex_layout;
+
+// Inertialization state of four joints (one per pose block); its contents
+// are private. 288 bytes, 16-byte aligned.
+typedef struct SINEW_ALIGNED(16) sinew_inertial_block {
+  // Private state (offset directions, decay coefficients).
+  float opaque[18][4];
+} sinew_inertial_block;
 
 
 
@@ -607,6 +638,90 @@ sinew_status sinew_skin_check_influences(const uint16_t *joints,
                                          const float *weights,
                                          size_t vertex_count,
                                          size_t joint_count);
+
+// The motion-unit mixing kernel: per joint, `Σ(wF·wJ·x) / Σ(wF·wJ)` over
+// up to `SINEW_MAX_MIX_UNITS` running units and the optional fatigue unit
+// (its `weight` is the fatigue factor), then the optional idle unit fills
+// in with weight `wJ · max(0, 1 − W)`; joints whose total weight stays under
+// 1e-4 take `rest`. Each unit is a `sinew_blend_layer`: its pose this
+// frame, its frame weight `wF` (e.g. `sinew_mix_ramp_weight`) and optional
+// per-joint priorities `wJ`. `mode` is `SINEW_MIX_QUATERNION` (normalised
+// sum of sign-aligned quaternions) or `SINEW_MIX_JOINT_ANGLES` (ZXY Euler
+// angles mixed literally). The queue itself (which units run, their frame
+// cursors) is the caller's: this is the per-frame math.
+//
+// Errors: NULL_PARAMETER, TOO_MANY_LAYERS, INVALID_ARGUMENT (negative or
+// NaN weight, unknown mode, bad joint weight), MISALIGNED, BAD_LENGTH,
+// OVERLAPPING_BUFFERS. `out` is untouched on error.
+sinew_status sinew_pose_mix(const struct sinew_blend_layer *units,
+                            size_t unit_count,
+                            const struct sinew_blend_layer *fatigue,
+                            const struct sinew_blend_layer *idle,
+                            const struct sinew_soa_transform *rest,
+                            size_t rest_len,
+                            uint32_t mode,
+                            struct sinew_soa_transform *out,
+                            size_t out_len);
+
+// Writes a motion unit's frame weight `wF` at `frame` of a `length`-frame
+// unit (0 past the end): `SINEW_RAMP_NONE` gives 1; `SINEW_RAMP_LINEAR`
+// gives `min(1, (frame + 1) / (ramp_frames + 1), (length − frame) /
+// (ramp_frames + 1))`; `SINEW_RAMP_SMOOTH` passes that through smoothstep.
+//
+// Errors: NULL_PARAMETER, INVALID_ARGUMENT (unknown ramp, `length` 0,
+// `2 * ramp_frames > length`).
+sinew_status sinew_mix_ramp_weight(uint32_t ramp,
+                                   size_t ramp_frames,
+                                   size_t frame,
+                                   size_t length,
+                                   float *weight);
+
+// Cross-fades two poses of `len` blocks: `(1 − alpha) from + alpha to`
+// (rotations by sign-aligned nlerp), `alpha` in 0..1.
+//
+// Errors: NULL_PARAMETER, INVALID_ARGUMENT (alpha), MISALIGNED,
+// BAD_LENGTH, OVERLAPPING_BUFFERS.
+sinew_status sinew_pose_crossfade(const struct sinew_soa_transform *from,
+                                  const struct sinew_soa_transform *to,
+                                  size_t len,
+                                  float alpha,
+                                  struct sinew_soa_transform *out,
+                                  size_t out_len);
+
+// Starts an inertialized transition: from the old animation's pose now and
+// `dt` seconds earlier, and the new animation's (pass `new` twice if its
+// previous pose is unknown), records per joint the offset and its velocity
+// (clamped to 0 when it moves away from zero) into `state` (`pose_len`
+// blocks, caller-owned). `duration` is the blend time T in seconds (per
+// joint it is shortened so the quintic cannot overshoot); the longest
+// per-joint duration is written to `*longest` when it is not NULL.
+//
+// Errors: NULL_PARAMETER, INVALID_ARGUMENT (`dt` or `duration` not finite
+// and > 0), MISALIGNED, BAD_LENGTH, OVERLAPPING_BUFFERS.
+sinew_status sinew_inertialize_start(struct sinew_inertial_block *state,
+                                     const struct sinew_soa_transform *old,
+                                     const struct sinew_soa_transform *old_prev,
+                                     const struct sinew_soa_transform *new_,
+                                     const struct sinew_soa_transform *new_prev,
+                                     size_t pose_len,
+                                     float dt,
+                                     float duration,
+                                     float *longest);
+
+// Adds the inertialization offsets `time` seconds after the switch to
+// `pose` (the new animation's pose this frame), in place. `decay` is
+// `SINEW_DECAY_QUINTIC` (reaches zero with zero velocity at each joint's
+// duration) or `SINEW_DECAY_SPRING` (critically damped, `half_life`
+// seconds).
+//
+// Errors: NULL_PARAMETER, INVALID_ARGUMENT (unknown decay, bad half-life,
+// NaN or negative time), MISALIGNED, BAD_LENGTH, OVERLAPPING_BUFFERS.
+sinew_status sinew_inertialize_apply(const struct sinew_inertial_block *state,
+                                     float time,
+                                     uint32_t decay,
+                                     float half_life,
+                                     struct sinew_soa_transform *pose,
+                                     size_t pose_len);
 
 #ifdef __cplusplus
 }  // extern "C"

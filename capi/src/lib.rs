@@ -22,8 +22,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use sinew_core::ffi as imp;
 pub use sinew_core::ffi::{
     sinew_blend_layer, sinew_clip, sinew_dual_quat, sinew_float3x4, sinew_float4x4,
-    sinew_joint_def, sinew_skeleton, sinew_skin_mesh, sinew_skin_target, sinew_soa_transform,
-    sinew_status, sinew_vertex_layout,
+    sinew_inertial_block, sinew_joint_def, sinew_skeleton, sinew_skin_mesh, sinew_skin_target,
+    sinew_soa_transform, sinew_status, sinew_vertex_layout,
 };
 
 // The constants of the C API (cbindgen emits a crate's own constants, so
@@ -41,6 +41,22 @@ pub const SINEW_HUMANOID_JOINT_COUNT: usize = 70;
 pub const SINEW_NO_PARENT: u16 = 0xFFFF;
 /// A `sinew_vertex_layout` offset meaning "this attribute is absent".
 pub const SINEW_NO_ATTRIBUTE: u32 = 0xFFFF_FFFF;
+/// Most one-shot units one `sinew_pose_mix` call takes (besides fatigue and idle).
+pub const SINEW_MAX_MIX_UNITS: usize = 16;
+/// Mix mode: normalised weighted sum of sign-aligned quaternions.
+pub const SINEW_MIX_QUATERNION: u32 = 0;
+/// Mix mode: ZXY Euler angles (θz, θx, θy) mixed literally.
+pub const SINEW_MIX_JOINT_ANGLES: u32 = 1;
+/// Frame-weight ramp: weight 1 on every frame.
+pub const SINEW_RAMP_NONE: u32 = 0;
+/// Frame-weight ramp: linear ramps of `ramp_frames` frames at both ends.
+pub const SINEW_RAMP_LINEAR: u32 = 1;
+/// Frame-weight ramp: the linear ramp passed through smoothstep.
+pub const SINEW_RAMP_SMOOTH: u32 = 2;
+/// Inertialization decay: the quintic that reaches zero at the duration.
+pub const SINEW_DECAY_QUINTIC: u32 = 0;
+/// Inertialization decay: a critically damped spring with a half-life.
+pub const SINEW_DECAY_SPRING: u32 = 1;
 /// Time mode for `sinew_clip_sample`: wrap around (loop).
 pub const SINEW_TIME_LOOP: u32 = 0;
 /// Time mode for `sinew_clip_sample`: hold the first or last frame.
@@ -64,6 +80,14 @@ const _: () = {
     assert!(SINEW_GAIT_WALK == imp::SINEW_GAIT_WALK);
     assert!(SINEW_GAIT_JOG == imp::SINEW_GAIT_JOG);
     assert!(SINEW_GAIT_RUN == imp::SINEW_GAIT_RUN);
+    assert!(SINEW_MAX_MIX_UNITS == imp::SINEW_MAX_MIX_UNITS);
+    assert!(SINEW_MIX_QUATERNION == imp::SINEW_MIX_QUATERNION);
+    assert!(SINEW_MIX_JOINT_ANGLES == imp::SINEW_MIX_JOINT_ANGLES);
+    assert!(SINEW_RAMP_NONE == imp::SINEW_RAMP_NONE);
+    assert!(SINEW_RAMP_LINEAR == imp::SINEW_RAMP_LINEAR);
+    assert!(SINEW_RAMP_SMOOTH == imp::SINEW_RAMP_SMOOTH);
+    assert!(SINEW_DECAY_QUINTIC == imp::SINEW_DECAY_QUINTIC);
+    assert!(SINEW_DECAY_SPRING == imp::SINEW_DECAY_SPRING);
 };
 
 /// Runs `f`, turning a panic into `fallback`.
@@ -599,6 +623,125 @@ pub unsafe extern "C" fn sinew_skin_check_influences(
 ) -> sinew_status {
     status(|| unsafe {
         imp::sinew_skin_check_influences(joints, weights, vertex_count, joint_count)
+    })
+}
+
+/// The motion-unit mixing kernel: per joint, `Σ(wF·wJ·x) / Σ(wF·wJ)` over
+/// up to `SINEW_MAX_MIX_UNITS` running units and the optional fatigue unit
+/// (its `weight` is the fatigue factor), then the optional idle unit fills
+/// in with weight `wJ · max(0, 1 − W)`; joints whose total weight stays under
+/// 1e-4 take `rest`. Each unit is a `sinew_blend_layer`: its pose this
+/// frame, its frame weight `wF` (e.g. `sinew_mix_ramp_weight`) and optional
+/// per-joint priorities `wJ`. `mode` is `SINEW_MIX_QUATERNION` (normalised
+/// sum of sign-aligned quaternions) or `SINEW_MIX_JOINT_ANGLES` (ZXY Euler
+/// angles mixed literally). The queue itself (which units run, their frame
+/// cursors) is the caller's: this is the per-frame math.
+///
+/// Errors: NULL_PARAMETER, TOO_MANY_LAYERS, INVALID_ARGUMENT (negative or
+/// NaN weight, unknown mode, bad joint weight), MISALIGNED, BAD_LENGTH,
+/// OVERLAPPING_BUFFERS. `out` is untouched on error.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_pose_mix(
+    units: *const sinew_blend_layer,
+    unit_count: usize,
+    fatigue: *const sinew_blend_layer,
+    idle: *const sinew_blend_layer,
+    rest: *const sinew_soa_transform,
+    rest_len: usize,
+    mode: u32,
+    out: *mut sinew_soa_transform,
+    out_len: usize,
+) -> sinew_status {
+    status(|| unsafe {
+        imp::sinew_pose_mix(
+            units, unit_count, fatigue, idle, rest, rest_len, mode, out, out_len,
+        )
+    })
+}
+
+/// Writes a motion unit's frame weight `wF` at `frame` of a `length`-frame
+/// unit (0 past the end): `SINEW_RAMP_NONE` gives 1; `SINEW_RAMP_LINEAR`
+/// gives `min(1, (frame + 1) / (ramp_frames + 1), (length − frame) /
+/// (ramp_frames + 1))`; `SINEW_RAMP_SMOOTH` passes that through smoothstep.
+///
+/// Errors: NULL_PARAMETER, INVALID_ARGUMENT (unknown ramp, `length` 0,
+/// `2 * ramp_frames > length`).
+#[no_mangle]
+pub unsafe extern "C" fn sinew_mix_ramp_weight(
+    ramp: u32,
+    ramp_frames: usize,
+    frame: usize,
+    length: usize,
+    weight: *mut f32,
+) -> sinew_status {
+    status(|| unsafe { imp::sinew_mix_ramp_weight(ramp, ramp_frames, frame, length, weight) })
+}
+
+/// Cross-fades two poses of `len` blocks: `(1 − alpha) from + alpha to`
+/// (rotations by sign-aligned nlerp), `alpha` in 0..1.
+///
+/// Errors: NULL_PARAMETER, INVALID_ARGUMENT (alpha), MISALIGNED,
+/// BAD_LENGTH, OVERLAPPING_BUFFERS.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_pose_crossfade(
+    from: *const sinew_soa_transform,
+    to: *const sinew_soa_transform,
+    len: usize,
+    alpha: f32,
+    out: *mut sinew_soa_transform,
+    out_len: usize,
+) -> sinew_status {
+    status(|| unsafe { imp::sinew_pose_crossfade(from, to, len, alpha, out, out_len) })
+}
+
+/// Starts an inertialized transition: from the old animation's pose now and
+/// `dt` seconds earlier, and the new animation's (pass `new` twice if its
+/// previous pose is unknown), records per joint the offset and its velocity
+/// (clamped to 0 when it moves away from zero) into `state` (`pose_len`
+/// blocks, caller-owned). `duration` is the blend time T in seconds (per
+/// joint it is shortened so the quintic cannot overshoot); the longest
+/// per-joint duration is written to `*longest` when it is not NULL.
+///
+/// Errors: NULL_PARAMETER, INVALID_ARGUMENT (`dt` or `duration` not finite
+/// and > 0), MISALIGNED, BAD_LENGTH, OVERLAPPING_BUFFERS.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_inertialize_start(
+    state: *mut sinew_inertial_block,
+    old: *const sinew_soa_transform,
+    old_prev: *const sinew_soa_transform,
+    new: *const sinew_soa_transform,
+    new_prev: *const sinew_soa_transform,
+    pose_len: usize,
+    dt: f32,
+    duration: f32,
+    longest: *mut f32,
+) -> sinew_status {
+    status(|| unsafe {
+        imp::sinew_inertialize_start(
+            state, old, old_prev, new, new_prev, pose_len, dt, duration, longest,
+        )
+    })
+}
+
+/// Adds the inertialization offsets `time` seconds after the switch to
+/// `pose` (the new animation's pose this frame), in place. `decay` is
+/// `SINEW_DECAY_QUINTIC` (reaches zero with zero velocity at each joint's
+/// duration) or `SINEW_DECAY_SPRING` (critically damped, `half_life`
+/// seconds).
+///
+/// Errors: NULL_PARAMETER, INVALID_ARGUMENT (unknown decay, bad half-life,
+/// NaN or negative time), MISALIGNED, BAD_LENGTH, OVERLAPPING_BUFFERS.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_inertialize_apply(
+    state: *const sinew_inertial_block,
+    time: f32,
+    decay: u32,
+    half_life: f32,
+    pose: *mut sinew_soa_transform,
+    pose_len: usize,
+) -> sinew_status {
+    status(|| unsafe {
+        imp::sinew_inertialize_apply(state, time, decay, half_life, pose, pose_len)
     })
 }
 

@@ -32,6 +32,7 @@ use core::mem::{align_of, size_of};
 use crate::blend::{BlendJob, BlendLayer, JointWeights};
 use crate::clip::{clip_container_size, write_container_with, RawClip, TimeMode};
 use crate::fk::{local_to_model, FkJob};
+use crate::mix::{self, Decay, InertialBlock, MixInput, MixJob, MixMode, Ramp};
 use crate::procedural::{self, Gait};
 use crate::skeleton::{build_with, JointDef, Skeleton};
 use crate::skin::{
@@ -57,6 +58,23 @@ pub const SINEW_NO_PARENT: u16 = 0xFFFF;
 
 /// A `sinew_vertex_layout` attribute offset meaning "absent".
 pub const SINEW_NO_ATTRIBUTE: u32 = 0xFFFF_FFFF;
+
+/// Most one-shot units one `sinew_pose_mix` call takes (besides fatigue and idle).
+pub const SINEW_MAX_MIX_UNITS: usize = 16;
+/// Mix mode: normalised weighted sum of sign-aligned quaternions.
+pub const SINEW_MIX_QUATERNION: u32 = 0;
+/// Mix mode: ZXY Euler angles (θz, θx, θy) mixed literally.
+pub const SINEW_MIX_JOINT_ANGLES: u32 = 1;
+/// Frame-weight ramp: weight 1 on every frame.
+pub const SINEW_RAMP_NONE: u32 = 0;
+/// Frame-weight ramp: linear ramps of `ramp_frames` at both ends.
+pub const SINEW_RAMP_LINEAR: u32 = 1;
+/// Frame-weight ramp: the linear ramp through smoothstep.
+pub const SINEW_RAMP_SMOOTH: u32 = 2;
+/// Inertialization decay: the quintic that reaches zero at the duration.
+pub const SINEW_DECAY_QUINTIC: u32 = 0;
+/// Inertialization decay: a critically damped spring with a half-life.
+pub const SINEW_DECAY_SPRING: u32 = 1;
 
 /// Time mode for `sinew_clip_sample`: wrap around (loop).
 pub const SINEW_TIME_LOOP: u32 = 0;
@@ -282,6 +300,20 @@ pub struct sinew_joint_def {
     /// Rest scale.
     pub scale: [f32; 3],
 }
+
+/// Inertialization state of four joints (one per pose block); its contents
+/// are private. 288 bytes, 16-byte aligned.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct sinew_inertial_block {
+    /// Private state (offset directions, decay coefficients).
+    pub opaque: [[f32; 4]; 18],
+}
+
+const _: () = {
+    assert!(size_of::<sinew_inertial_block>() == size_of::<InertialBlock>());
+    assert!(align_of::<sinew_inertial_block>() == align_of::<InertialBlock>());
+};
 
 /// A loaded skeleton: a caller-owned view of a validated skeleton container.
 ///
@@ -1089,6 +1121,36 @@ pub unsafe extern "C-unwind" fn sinew_humanoid_clip_write(
 
 // ---------------------------------------------------------------- blend
 
+/// Views one C layer as the core's layer (pose, weight, joint weights),
+/// checking that none of it overlaps `out`.
+///
+/// # Safety
+/// The layer's pointers are valid for their lengths.
+unsafe fn layer<'a>(l: &sinew_blend_layer, out: Span) -> Result<BlendLayer<'a>, sinew_status> {
+    // Safety: caller contract.
+    let pose = unsafe { slice(l.pose, l.pose_len)? };
+    disjoint(out, &[Span::of(pose)])?;
+    let pose = poses(pose);
+    if l.joint_weights.is_null() && l.joint_weights_len == 0 {
+        return Ok(BlendLayer::new(pose, l.weight));
+    }
+    // Safety: caller contract.
+    let w = unsafe { slice(l.joint_weights, l.joint_weights_len)? };
+    disjoint(out, &[Span::of(w)])?;
+    let lanes = bytemuck::try_cast_slice(w).map_err(|_| {
+        if w.len().is_multiple_of(4) {
+            sinew_status::Misaligned
+        } else {
+            sinew_status::BadLength
+        }
+    })?;
+    Ok(BlendLayer::masked(
+        pose,
+        l.weight,
+        JointWeights::new(lanes)?,
+    ))
+}
+
 /// Converts C layers into core layers (at most [`SINEW_MAX_BLEND_LAYERS`],
 /// on the stack), checking that none overlaps `out`.
 ///
@@ -1101,24 +1163,7 @@ unsafe fn layers<'a>(
     let mut store = heapless::Vec::new();
     for l in src {
         // Safety: caller contract.
-        let pose = unsafe { slice(l.pose, l.pose_len)? };
-        disjoint(out, &[Span::of(pose)])?;
-        let pose = poses(pose);
-        let layer = if l.joint_weights.is_null() && l.joint_weights_len == 0 {
-            BlendLayer::new(pose, l.weight)
-        } else {
-            // Safety: caller contract.
-            let w = unsafe { slice(l.joint_weights, l.joint_weights_len)? };
-            disjoint(out, &[Span::of(w)])?;
-            let lanes = bytemuck::try_cast_slice(w).map_err(|_| {
-                if w.len().is_multiple_of(4) {
-                    sinew_status::Misaligned
-                } else {
-                    sinew_status::BadLength
-                }
-            })?;
-            BlendLayer::masked(pose, l.weight, JointWeights::new(lanes)?)
-        };
+        let layer = unsafe { layer(l, out)? };
         store.push(layer).map_err(|_| sinew_status::TooManyLayers)?;
     }
     Ok(store)
@@ -1572,5 +1617,211 @@ pub unsafe extern "C-unwind" fn sinew_skin_dqs_strided(
                 |j, w, s, d| skin::skin_dqs_strided(bytemuck::cast_slice(p), j, w, s, d),
             )
         }
+    })())
+}
+
+// ---------------------------------------------------------------- mixing and transitions
+
+fn mix_input(l: BlendLayer<'_>) -> MixInput<'_> {
+    MixInput {
+        pose: l.pose,
+        weight: l.weight,
+        joint_weights: l.joint_weights,
+    }
+}
+
+/// Implements `sinew_pose_mix`.
+///
+/// # Safety
+/// `units` has `unit_count` entries; `fatigue` and `idle` are NULL or one
+/// entry; their pointers, `rest` and `out` are valid for their lengths.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C-unwind" fn sinew_pose_mix(
+    units: *const sinew_blend_layer,
+    unit_count: usize,
+    fatigue: *const sinew_blend_layer,
+    idle: *const sinew_blend_layer,
+    rest: *const sinew_soa_transform,
+    rest_len: usize,
+    mode: u32,
+    out: *mut sinew_soa_transform,
+    out_len: usize,
+) -> sinew_status {
+    finish((|| {
+        let mode = match mode {
+            SINEW_MIX_QUATERNION => MixMode::Quaternion,
+            SINEW_MIX_JOINT_ANGLES => MixMode::JointAngles,
+            _ => return Err(sinew_status::InvalidArgument),
+        };
+        if unit_count > SINEW_MAX_MIX_UNITS {
+            return Err(sinew_status::TooManyLayers);
+        }
+        // Safety: caller contract.
+        let (src, rest, out) = unsafe {
+            (
+                slice(units, unit_count)?,
+                slice(rest, rest_len)?,
+                slice_mut(out, out_len)?,
+            )
+        };
+        let o = Span::of(out);
+        disjoint(o, &[Span::of(rest)])?;
+        let mut inputs: heapless::Vec<MixInput<'_>, SINEW_MAX_MIX_UNITS> = heapless::Vec::new();
+        for l in src {
+            // Safety: caller contract.
+            let input = mix_input(unsafe { layer(l, o)? });
+            inputs
+                .push(input)
+                .map_err(|_| sinew_status::TooManyLayers)?;
+        }
+        let optional = |p: *const sinew_blend_layer| -> Result<Option<MixInput<'_>>, sinew_status> {
+            if p.is_null() {
+                return Ok(None);
+            }
+            // Safety: caller contract (non-NULL: one readable entry with valid pointers).
+            let l = unsafe { read(p)? };
+            // Safety: as above.
+            Ok(Some(mix_input(unsafe { layer(&l, o)? })))
+        };
+        let job = MixJob {
+            units: &inputs,
+            fatigue: optional(fatigue)?,
+            idle: optional(idle)?,
+            rest: poses(rest),
+            mode,
+        };
+        mix::mix(&job, poses_mut(out))?;
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_mix_ramp_weight`.
+///
+/// # Safety
+/// `weight` is writable.
+pub unsafe extern "C-unwind" fn sinew_mix_ramp_weight(
+    ramp: u32,
+    ramp_frames: usize,
+    frame: usize,
+    length: usize,
+    weight: *mut f32,
+) -> sinew_status {
+    finish((|| {
+        out_param(weight)?;
+        let r = match ramp {
+            SINEW_RAMP_NONE => Ramp::None,
+            SINEW_RAMP_LINEAR => Ramp::Linear {
+                frames: ramp_frames,
+            },
+            SINEW_RAMP_SMOOTH => Ramp::Smooth {
+                frames: ramp_frames,
+            },
+            _ => return Err(sinew_status::InvalidArgument),
+        };
+        if length == 0 || ramp_frames.saturating_mul(2) > length {
+            return Err(sinew_status::InvalidArgument);
+        }
+        // Safety: checked by `out_param`.
+        unsafe { write(weight, r.weight(frame, length)) };
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_pose_crossfade`.
+///
+/// # Safety
+/// Each pointer is valid for the length that follows it.
+pub unsafe extern "C-unwind" fn sinew_pose_crossfade(
+    from: *const sinew_soa_transform,
+    to: *const sinew_soa_transform,
+    len: usize,
+    alpha: f32,
+    out: *mut sinew_soa_transform,
+    out_len: usize,
+) -> sinew_status {
+    finish((|| {
+        // Safety: caller contract.
+        let (a, b, out) = unsafe { (slice(from, len)?, slice(to, len)?, slice_mut(out, out_len)?) };
+        disjoint(Span::of(out), &[Span::of(a), Span::of(b)])?;
+        mix::crossfade(poses(a), poses(b), alpha, poses_mut(out))?;
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_inertialize_start`.
+///
+/// # Safety
+/// `state` has `pose_len` writable blocks; the four poses have `pose_len`
+/// blocks each; `longest` is NULL or writable.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C-unwind" fn sinew_inertialize_start(
+    state: *mut sinew_inertial_block,
+    old: *const sinew_soa_transform,
+    old_prev: *const sinew_soa_transform,
+    new: *const sinew_soa_transform,
+    new_prev: *const sinew_soa_transform,
+    pose_len: usize,
+    dt: f32,
+    duration: f32,
+    longest: *mut f32,
+) -> sinew_status {
+    finish((|| {
+        if !longest.is_null() {
+            out_param(longest)?;
+        }
+        // Safety: caller contract.
+        let (st, o, op, n, np) = unsafe {
+            (
+                slice_mut(state, pose_len)?,
+                slice(old, pose_len)?,
+                slice(old_prev, pose_len)?,
+                slice(new, pose_len)?,
+                slice(new_prev, pose_len)?,
+            )
+        };
+        disjoint(
+            Span::of(st),
+            &[Span::of(o), Span::of(op), Span::of(n), Span::of(np)],
+        )?;
+        let job = mix::transition::SwitchJob {
+            old: poses(o),
+            old_prev: poses(op),
+            new: poses(n),
+            new_prev: poses(np),
+            dt,
+            duration,
+        };
+        let t = mix::transition::start(bytemuck::cast_slice_mut(st), &job)?;
+        if !longest.is_null() {
+            // Safety: checked by `out_param`.
+            unsafe { write(longest, t) };
+        }
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_inertialize_apply`.
+///
+/// # Safety
+/// `state` and `pose` have `pose_len` blocks each (`pose` writable).
+pub unsafe extern "C-unwind" fn sinew_inertialize_apply(
+    state: *const sinew_inertial_block,
+    time: f32,
+    decay: u32,
+    half_life: f32,
+    pose: *mut sinew_soa_transform,
+    pose_len: usize,
+) -> sinew_status {
+    finish((|| {
+        let decay = match decay {
+            SINEW_DECAY_QUINTIC => Decay::Quintic,
+            SINEW_DECAY_SPRING => Decay::Spring { half_life },
+            _ => return Err(sinew_status::InvalidArgument),
+        };
+        // Safety: caller contract.
+        let (st, p) = unsafe { (slice(state, pose_len)?, slice_mut(pose, pose_len)?) };
+        disjoint(Span::of(p), &[Span::of(st)])?;
+        mix::transition::apply(bytemuck::cast_slice(st), time, decay, poses_mut(p))?;
+        Ok(())
     })())
 }

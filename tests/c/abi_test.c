@@ -136,6 +136,58 @@ static void frame(void) {
   printf("dqs_positions %.17g\ndqs_normals %.17g\n", sum_floats(&out_positions[0][0], 3 * VERTICES),
          sum_floats(&out_normals[0][0], 3 * VERTICES));
 
+  /* Mixing: walk as a ramped one-shot unit, jog at fatigue 0.3, the rest
+   * pose as idle; then a cross-fade and an inertialized switch. */
+  float w = 0.0f;
+  CHECK(sinew_mix_ramp_weight(SINEW_RAMP_LINEAR, 5, 3, 20, &w), SINEW_STATUS_OK);
+  printf("ramp_weight %.9g\n", (double)w);
+  sinew_blend_layer unit = {walk_pose, skel.soa_count, w, NULL, 0};
+  sinew_blend_layer tired = {jog_pose, skel.soa_count, 0.3f, NULL, 0};
+  sinew_blend_layer idle = {skel.rest_pose, skel.soa_count, 1.0f, NULL, 0};
+  static sinew_soa_transform mixed[32], faded[32], prev_walk[32], prev_jog[32];
+  CHECK(sinew_pose_mix(&unit, 1, &tired, &idle, skel.rest_pose, skel.soa_count,
+                       SINEW_MIX_QUATERNION, mixed, skel.soa_count),
+        SINEW_STATUS_OK);
+  printf("mix_sum %.17g\n", sum_floats(&mixed[0].translation[0][0], 40 * skel.soa_count));
+  CHECK(sinew_pose_crossfade(walk_pose, jog_pose, skel.soa_count, 0.25f, faded, skel.soa_count),
+        SINEW_STATUS_OK);
+  printf("crossfade_sum %.17g\n", sum_floats(&faded[0].translation[0][0], 40 * skel.soa_count));
+  static sinew_inertial_block state[32];
+  float longest = 0.0f;
+  CHECK(sinew_clip_sample(&walk, 0.37f - 1.0f / 60.0f, SINEW_TIME_LOOP, prev_walk, skel.soa_count),
+        SINEW_STATUS_OK);
+  CHECK(sinew_clip_sample(&jog, 1.9f - 1.0f / 60.0f, SINEW_TIME_LOOP, prev_jog, skel.soa_count),
+        SINEW_STATUS_OK);
+  CHECK(sinew_inertialize_start(state, walk_pose, prev_walk, jog_pose, prev_jog, skel.soa_count,
+                                1.0f / 60.0f, 0.5f, &longest),
+        SINEW_STATUS_OK);
+  memcpy(faded, jog_pose, sizeof(sinew_soa_transform) * skel.soa_count);
+  CHECK(sinew_inertialize_apply(state, 0.1f, SINEW_DECAY_QUINTIC, 0.0f, faded, skel.soa_count),
+        SINEW_STATUS_OK);
+  printf("inertialized_sum %.17g\nlongest %.9g\n",
+         sum_floats(&faded[0].translation[0][0], 40 * skel.soa_count), (double)longest);
+  CHECK(sinew_pose_mix(&unit, 1, NULL, NULL, skel.rest_pose, skel.soa_count, 5, mixed,
+                       skel.soa_count),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_pose_mix(&unit, 1, NULL, NULL, skel.rest_pose, skel.soa_count,
+                       SINEW_MIX_QUATERNION, walk_pose, skel.soa_count),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
+  CHECK(sinew_pose_mix(&unit, SINEW_MAX_MIX_UNITS + 1, NULL, NULL, skel.rest_pose, skel.soa_count,
+                       SINEW_MIX_QUATERNION, mixed, skel.soa_count),
+        SINEW_STATUS_TOO_MANY_LAYERS);
+  CHECK(sinew_mix_ramp_weight(SINEW_RAMP_SMOOTH, 11, 0, 20, &w), SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_pose_crossfade(walk_pose, jog_pose, skel.soa_count, 1.5f, faded, skel.soa_count),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_inertialize_start(state, walk_pose, prev_walk, jog_pose, prev_jog, skel.soa_count,
+                                0.0f, 0.5f, NULL),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_inertialize_apply(state, NAN, SINEW_DECAY_QUINTIC, 0.0f, faded, skel.soa_count),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_inertialize_apply(state, 0.1f, SINEW_DECAY_SPRING, -1.0f, faded, skel.soa_count),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_inertialize_apply(state, 0.1f, 9, 0.0f, faded, skel.soa_count),
+        SINEW_STATUS_INVALID_ARGUMENT);
+
   /* The same DQS skin over an interleaved buffer: position, normal, uv. */
   static float src[VERTICES * 8], dst[VERTICES * 8];
   for (int v = 0; v < VERTICES; v++) {

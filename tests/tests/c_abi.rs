@@ -12,6 +12,7 @@ use std::process::Command;
 use sinew_core::blend::{blend, BlendJob, BlendLayer};
 use sinew_core::clip::TimeMode;
 use sinew_core::fk::{local_to_model, FkJob};
+use sinew_core::mix;
 use sinew_core::procedural::{self, Gait};
 use sinew_core::skin::{self, DualQuat, Mat3x4, SkinInput, SkinOutput};
 use sinew_core::{Mat4, Skeleton, SoaTransform};
@@ -172,6 +173,33 @@ fn expected() -> HashMap<&'static str, f64> {
     };
     let (walk, walk_duration) = sample(Gait::Walk, 0.37);
     let (jog, _) = sample(Gait::Jog, 1.9);
+    let (prev_walk, _) = sample(Gait::Walk, 0.37 - 1.0 / 60.0);
+    let (prev_jog, _) = sample(Gait::Jog, 1.9 - 1.0 / 60.0);
+    let ramp = mix::Ramp::Linear { frames: 5 }.weight(3, 20);
+    let mut mixed = vec![SoaTransform::default(); n];
+    let units = [unit(&walk, ramp)];
+    let job = mix::MixJob {
+        units: &units,
+        fatigue: Some(unit(&jog, 0.3)),
+        idle: Some(unit(skel.rest_pose(), 1.0)),
+        rest: skel.rest_pose(),
+        mode: mix::MixMode::Quaternion,
+    };
+    mix::mix(&job, &mut mixed).unwrap();
+    let mut faded = vec![SoaTransform::default(); n];
+    mix::crossfade(&walk, &jog, 0.25, &mut faded).unwrap();
+    let mut state = vec![mix::InertialBlock::default(); n];
+    let switch = mix::transition::SwitchJob {
+        old: &walk,
+        old_prev: &prev_walk,
+        new: &jog,
+        new_prev: &prev_jog,
+        dt: 1.0 / 60.0,
+        duration: 0.5,
+    };
+    let longest = mix::transition::start(&mut state, &switch).unwrap();
+    let mut inertialized = jog.clone();
+    mix::transition::apply(&state, 0.1, mix::Decay::Quintic, &mut inertialized).unwrap();
     let layers = [BlendLayer::new(&walk, 0.7), BlendLayer::new(&jog, 0.3)];
     let mut pose = vec![SoaTransform::default(); n];
     blend(&BlendJob::new(&layers, &[], skel.rest_pose()), &mut pose).unwrap();
@@ -235,6 +263,11 @@ fn expected() -> HashMap<&'static str, f64> {
         ("lbs_normals", ln),
         ("dqs_positions", dp),
         ("dqs_normals", dn),
+        ("ramp_weight", f64::from(ramp)),
+        ("mix_sum", sum(bytemuck::cast_slice(&mixed))),
+        ("crossfade_sum", sum(bytemuck::cast_slice(&faded))),
+        ("inertialized_sum", sum(bytemuck::cast_slice(&inertialized))),
+        ("longest", f64::from(longest)),
         // Shoulder at 0, elbow 0.5 along x, hand 0.5 further.
         ("built_hand_x", 1.0),
         ("strided_lbs_positions_0", f64::from(first_lbs)),
@@ -264,7 +297,7 @@ fn c_program_runs_a_frame_and_checks_every_status() {
     assert_eq!(printed.get("joint15"), Some(&"hand_l"));
     assert_eq!(printed.get("version"), Some(&env!("CARGO_PKG_VERSION")));
     let checks: u32 = printed["checks"].parse().unwrap();
-    assert!(checks >= 85, "only {checks} status checks ran");
+    assert!(checks >= 100, "only {checks} status checks ran");
 }
 
 #[test]
@@ -285,4 +318,12 @@ fn readme_c_example_compiles_and_runs() {
         out.starts_with("left hand at ("),
         "unexpected output: {out}"
     );
+}
+
+fn unit(pose: &[SoaTransform], weight: f32) -> mix::MixInput<'_> {
+    mix::MixInput {
+        pose,
+        weight,
+        joint_weights: None,
+    }
 }

@@ -191,9 +191,34 @@ impl<'a> RawClip<'a> {
         )
     }
 
+    /// Byte offset of the keys in a container.
+    pub(crate) const KEYS_OFFSET: usize = CLIP_HEADER;
+
+    /// A view of keys that were validated before (by [`RawClip::from_bytes`]),
+    /// without the finiteness scan: the C ABI's handles.
+    pub(crate) fn from_trusted_parts(
+        sample_rate: f32,
+        soa_count: usize,
+        keys: &'a [SoaTransform],
+    ) -> Result<Self, Error> {
+        if !(sample_rate.is_finite() && sample_rate > 0.0) || soa_count == 0 || keys.is_empty() {
+            return Err(Error::InvalidSampleRate);
+        }
+        let frame_count = keys.len() / soa_count;
+        check_len("clip keys", frame_count * soa_count, keys.len())?;
+        Ok(RawClip {
+            sample_rate,
+            frame_count,
+            soa_count,
+            keys,
+            name: "",
+        })
+    }
+
     /// Views a container after the O(1) header and layout checks, without
-    /// the finiteness scan of [`RawClip::from_bytes`]: for bytes that
-    /// `from_bytes` already accepted (the C ABI's handles).
+    /// the finiteness scan and name check of [`RawClip::from_bytes`] (the
+    /// view's name is empty): for bytes that `from_bytes` already accepted
+    /// (the C ABI's handles).
     pub(crate) fn view_trusted(bytes: &'a [u8]) -> Result<Self, Error> {
         if cfg!(target_endian = "big") {
             return Err(Error::UnsupportedPlatform);
@@ -253,14 +278,14 @@ impl<'a> RawClip<'a> {
             .map_err(|_| Error::Corrupt {
                 what: "key section size",
             })?;
-        let name = core::str::from_utf8(&bytes[keys_end..keys_end + name_len])
-            .map_err(|_| Error::InvalidName { joint: 0 })?;
+        // The name is not needed to sample; `from_bytes` checks and sets it.
+        let _ = name_len;
         Ok(RawClip {
             sample_rate: rate,
             frame_count: frames,
             soa_count: blocks,
             keys,
-            name,
+            name: "",
         })
     }
 
@@ -276,10 +301,15 @@ impl<'a> RawClip<'a> {
     /// [`Error::UnsupportedPlatform`].
     pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
         let clip = RawClip::view_trusted(bytes)?;
+        // `view_trusted` checked that the name fits inside `bytes`.
+        let keys_end = CLIP_HEADER + BLOCK_BYTES * clip.keys.len();
+        let name_len = le_u32(bytes, 28) as usize;
+        let name = core::str::from_utf8(&bytes[keys_end..keys_end + name_len])
+            .map_err(|_| Error::InvalidName { joint: 0 })?;
         if !clip.keys.iter().all(SoaTransform::is_finite) {
             return Err(Error::NonFinite { what: "clip key" });
         }
-        Ok(clip)
+        Ok(clip.with_name(name))
     }
 
     /// Frames per second.

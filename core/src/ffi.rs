@@ -569,16 +569,36 @@ unsafe fn skeleton<'a>(handle: *const sinew_skeleton) -> Result<Skeleton<'a>, si
 unsafe fn clip<'a>(handle: *const sinew_clip) -> Result<RawClip<'a>, sinew_status> {
     // Safety: forwarded contract.
     let h = unsafe { read(handle)? };
-    if h.check != handle_check(h.data, h.size, h.frame_count, CLIP_TAG) {
+    if h.check != clip_check(&h) {
         return Err(sinew_status::InvalidHandle);
     }
+    // The check covers every field, so they are what `_load` read from the
+    // header: view the keys directly (O(1), no header parse).
+    let (blocks, frames) = (h.soa_count as usize, h.frame_count as usize);
+    let keys_end = blocks
+        .checked_mul(frames)
+        .and_then(|k| k.checked_mul(size_of::<SoaTransform>()))
+        .and_then(|k| k.checked_add(RawClip::KEYS_OFFSET))
+        .filter(|&end| end <= h.size)
+        .ok_or(sinew_status::InvalidHandle)?;
     // Safety: as in `skeleton`.
-    let bytes = unsafe { slice(h.data, h.size)? };
-    let c = RawClip::view_trusted(bytes).map_err(|_| sinew_status::InvalidHandle)?;
-    if c.frame_count() != h.frame_count as usize {
-        return Err(sinew_status::InvalidHandle);
-    }
-    Ok(c)
+    let bytes = unsafe { slice(h.data, keys_end)? };
+    let keys = bytemuck::try_cast_slice(&bytes[RawClip::KEYS_OFFSET..])
+        .map_err(|_| sinew_status::InvalidHandle)?;
+    RawClip::from_trusted_parts(h.sample_rate, blocks, keys)
+        .map_err(|_| sinew_status::InvalidHandle)
+}
+
+/// The check word of a clip handle: every field `sinew_clip_load` fills.
+fn clip_check(h: &sinew_clip) -> u64 {
+    let shape = u64::from(h.soa_count) << 32 | u64::from(h.frame_count);
+    let rates = u64::from(h.sample_rate.to_bits()) << 32 | u64::from(h.duration.to_bits());
+    handle_check(
+        h.data,
+        h.size,
+        0,
+        CLIP_TAG ^ shape.rotate_left(7) ^ rates.rotate_left(29),
+    )
 }
 
 fn poses(s: &[sinew_soa_transform]) -> &[SoaTransform] {
@@ -921,15 +941,16 @@ pub unsafe extern "C-unwind" fn sinew_clip_load(
         }
         let c = RawClip::from_bytes(data)?;
         let frame_count = c.frame_count() as u32;
-        let handle = sinew_clip {
+        let mut handle = sinew_clip {
             data: data.as_ptr(),
             size: data.len(),
             soa_count: c.soa_count() as u32,
             frame_count,
             sample_rate: c.sample_rate(),
             duration: c.duration(),
-            check: handle_check(data.as_ptr(), data.len(), frame_count, CLIP_TAG),
+            check: 0,
         };
+        handle.check = clip_check(&handle);
         // Safety: checked by `out_param`.
         unsafe { write(out, handle) };
         Ok(())
@@ -1151,22 +1172,23 @@ unsafe fn layer<'a>(l: &sinew_blend_layer, out: Span) -> Result<BlendLayer<'a>, 
     ))
 }
 
-/// Converts C layers into core layers (at most [`SINEW_MAX_BLEND_LAYERS`],
-/// on the stack), checking that none overlaps `out`.
+/// Converts C layers into core layers in `store` (at most
+/// [`SINEW_MAX_BLEND_LAYERS`], on the caller's stack, filled in place),
+/// checking that none overlaps `out`.
 ///
 /// # Safety
 /// Every layer's pointers are valid for their lengths.
 unsafe fn layers<'a>(
     src: &[sinew_blend_layer],
     out: Span,
-) -> Result<heapless::Vec<BlendLayer<'a>, SINEW_MAX_BLEND_LAYERS>, sinew_status> {
-    let mut store = heapless::Vec::new();
+    store: &mut heapless::Vec<BlendLayer<'a>, SINEW_MAX_BLEND_LAYERS>,
+) -> Status {
     for l in src {
         // Safety: caller contract.
         let layer = unsafe { layer(l, out)? };
         store.push(layer).map_err(|_| sinew_status::TooManyLayers)?;
     }
-    Ok(store)
+    Ok(())
 }
 
 /// Implements `sinew_pose_blend`.
@@ -1202,11 +1224,16 @@ pub unsafe extern "C-unwind" fn sinew_pose_blend(
         };
         let o = Span::of(out);
         disjoint(o, &[Span::of(rest)])?;
+        let mut normal_store = heapless::Vec::new();
+        let mut add_store = heapless::Vec::new();
         // Safety: caller contract.
-        let (normal, add) = unsafe { (self::layers(normal, o)?, self::layers(add, o)?) };
+        unsafe {
+            self::layers(normal, o, &mut normal_store)?;
+            self::layers(add, o, &mut add_store)?;
+        }
         let job = BlendJob {
-            layers: &normal,
-            additive: &add,
+            layers: &normal_store,
+            additive: &add_store,
             rest: poses(rest),
             threshold,
         };

@@ -367,6 +367,10 @@ static void bad_input(void) {
 
   /* Out-of-domain arguments. */
   CHECK(sinew_clip_load(walk_bytes, written, &walk), OK);
+  sinew_clip forged_clip = walk;
+  forged_clip.frame_count += 1; /* would read past the keys */
+  CHECK(sinew_clip_sample(&forged_clip, 0.0f, SINEW_TIME_LOOP, walk_pose, skel.soa_count),
+        SINEW_STATUS_INVALID_HANDLE);
   CHECK(sinew_clip_sample(&walk, NAN, SINEW_TIME_LOOP, walk_pose, skel.soa_count),
         SINEW_STATUS_INVALID_ARGUMENT);
   CHECK(sinew_clip_sample(&walk, 0.0f, 7, walk_pose, skel.soa_count),

@@ -4,7 +4,8 @@ use wide::f32x4;
 
 use super::layout::{self, load, Block3, Block4, Plan, Sink, Source};
 use super::{
-    DualQuat, Influences, Mat3x4, SkinInput, SkinOutput, StridedVertices, StridedVerticesMut,
+    CheckedInfluences, DualQuat, Influences, Mat3x4, SkinInput, SkinOutput, SkinVertices,
+    StridedVertices, StridedVerticesMut,
 };
 use crate::error::Error;
 use crate::soa::check_len;
@@ -48,7 +49,12 @@ impl V3 {
     #[inline(always)]
     fn to_block3(self) -> Block3 {
         let (x, y, z) = (self.x.to_array(), self.y.to_array(), self.z.to_array());
-        core::array::from_fn(|i| [x[i], y[i], z[i]])
+        [
+            [x[0], y[0], z[0]],
+            [x[1], y[1], z[1]],
+            [x[2], y[2], z[2]],
+            [x[3], y[3], z[3]],
+        ]
     }
 
     #[inline(always)]
@@ -59,7 +65,12 @@ impl V3 {
             self.z.to_array(),
             w.to_array(),
         );
-        core::array::from_fn(|i| [x[i], y[i], z[i], w[i]])
+        [
+            [x[0], y[0], z[0], w[0]],
+            [x[1], y[1], z[1], w[1]],
+            [x[2], y[2], z[2], w[2]],
+            [x[3], y[3], z[3], w[3]],
+        ]
     }
 
     #[inline(always)]
@@ -123,29 +134,47 @@ const ZERO_DQ: DualQuat = DualQuat {
     dual: [0.0; 4],
 };
 
+/// Palette entry `j` (validated in range; the fallback is never taken but
+/// keeps the lookup panic-free).
+#[inline(always)]
+fn entry<'a, T>(palette: &'a [T], j: u16, zero: &'a T) -> &'a T {
+    palette.get(usize::from(j)).unwrap_or(zero)
+}
+
+/// One vertex's blended rows `Σ w_k palette[j_k].rows`.
+#[inline(always)]
+fn lbs_rows(palette: &[Mat3x4], j: &[u16; 4], w: &[f32; 4]) -> [f32x4; 3] {
+    let m0 = entry(palette, j[0], &ZERO_MAT);
+    let m1 = entry(palette, j[1], &ZERO_MAT);
+    let m2 = entry(palette, j[2], &ZERO_MAT);
+    let m3 = entry(palette, j[3], &ZERO_MAT);
+    let (w0, w1, w2, w3) = (
+        f32x4::splat(w[0]),
+        f32x4::splat(w[1]),
+        f32x4::splat(w[2]),
+        f32x4::splat(w[3]),
+    );
+    let row = |r: usize| {
+        let a = f32x4::new(m0.rows[r]).mul_add(w0, f32x4::new(m1.rows[r]) * w1);
+        let b = f32x4::new(m2.rows[r]).mul_add(w2, f32x4::new(m3.rows[r]) * w3);
+        a + b
+    };
+    [row(0), row(1), row(2)]
+}
+
 /// Blends each vertex's four palette rows (weights broadcast) and
 /// transposes the four blended matrices into lanes.
 #[inline(always)]
 fn lbs_matrix(palette: &[Mat3x4], joints: &[[u16; 4]; 4], weights: &[[f32; 4]; 4]) -> LaneMat {
-    let blended: [[f32x4; 3]; 4] = core::array::from_fn(|v| {
-        let (j, w) = (&joints[v], &weights[v]);
-        let m = |k: usize| palette.get(usize::from(j[k])).unwrap_or(&ZERO_MAT);
-        let (m0, m1, m2, m3) = (m(0), m(1), m(2), m(3));
-        let (w0, w1, w2, w3) = (
-            f32x4::splat(w[0]),
-            f32x4::splat(w[1]),
-            f32x4::splat(w[2]),
-            f32x4::splat(w[3]),
-        );
-        core::array::from_fn(|r| {
-            let a = f32x4::new(m0.rows[r]).mul_add(w0, f32x4::new(m1.rows[r]) * w1);
-            let b = f32x4::new(m2.rows[r]).mul_add(w2, f32x4::new(m3.rows[r]) * w3);
-            a + b
-        })
-    });
-    LaneMat(core::array::from_fn(|r| {
-        f32x4::transpose([blended[0][r], blended[1][r], blended[2][r], blended[3][r]])
-    }))
+    let b0 = lbs_rows(palette, &joints[0], &weights[0]);
+    let b1 = lbs_rows(palette, &joints[1], &weights[1]);
+    let b2 = lbs_rows(palette, &joints[2], &weights[2]);
+    let b3 = lbs_rows(palette, &joints[3], &weights[3]);
+    LaneMat([
+        f32x4::transpose([b0[0], b1[0], b2[0], b3[0]]),
+        f32x4::transpose([b0[1], b1[1], b2[1], b3[1]]),
+        f32x4::transpose([b0[2], b1[2], b2[2], b3[2]]),
+    ])
 }
 
 /// A blended, normalised dual quaternion per lane: real `(x, y, z, w)` and dual.
@@ -188,10 +217,22 @@ impl LaneDq {
 
 #[inline(always)]
 fn gather_dq(palette: &[DualQuat], joints: &[[u16; 4]; 4], k: usize) -> ([f32x4; 4], [f32x4; 4]) {
-    let dq: [&DualQuat; 4] =
-        core::array::from_fn(|v| palette.get(usize::from(joints[v][k])).unwrap_or(&ZERO_DQ));
-    let real = f32x4::transpose(dq.map(|d| f32x4::new(d.real)));
-    let dual = f32x4::transpose(dq.map(|d| f32x4::new(d.dual)));
+    let d0 = entry(palette, joints[0][k], &ZERO_DQ);
+    let d1 = entry(palette, joints[1][k], &ZERO_DQ);
+    let d2 = entry(palette, joints[2][k], &ZERO_DQ);
+    let d3 = entry(palette, joints[3][k], &ZERO_DQ);
+    let real = f32x4::transpose([
+        f32x4::new(d0.real),
+        f32x4::new(d1.real),
+        f32x4::new(d2.real),
+        f32x4::new(d3.real),
+    ]);
+    let dual = f32x4::transpose([
+        f32x4::new(d0.dual),
+        f32x4::new(d1.dual),
+        f32x4::new(d2.dual),
+        f32x4::new(d3.dual),
+    ]);
     (real, dual)
 }
 
@@ -412,6 +453,10 @@ pub(crate) fn check_mix(n: usize, mix: &[f32]) -> Result<(), Error> {
 /// are transformed as points; normals and tangent directions by the blended
 /// 3x3 part, not renormalised; tangent `w` is copied.
 ///
+/// This checks the influences on every call (O(vertices)); a mesh skinned
+/// every frame can check them once into a [`CheckedInfluences`] and call
+/// [`skin_lbs_checked`], which computes the same result.
+///
 /// # Errors
 /// In this order: [`Error::BadLength`] — `"positions"`, `"normals"`,
 /// `"tangents"` (present input arrays, and input arrays the output asks for:
@@ -424,9 +469,29 @@ pub fn skin_lbs(
     input: &SkinInput<'_>,
     out: &mut SkinOutput<'_>,
 ) -> Result<(), Error> {
-    let plan = layout::check_arrays(input.joints.len(), input, out)?;
+    let vertices = input.vertices();
+    layout::check_arrays(input.joints.len(), &vertices, out)?;
     let infl = Influences::new(input.joints, input.weights, palette.len())?;
-    run(&Lbs(palette), &infl, input, out, plan);
+    skin_lbs_checked(palette, &infl, &vertices, out)
+}
+
+/// [`skin_lbs`] with influences checked beforehand: only the palette length
+/// (O(1)) and the attribute lengths are checked.
+///
+/// # Errors
+/// In this order: [`Error::BadLength`] — `"palette"` (not
+/// `influences.joint_count()` entries), then the attribute errors of
+/// [`skin_lbs`] (the vertex count is `influences.len()`). On error the
+/// output is untouched.
+pub fn skin_lbs_checked(
+    palette: &[Mat3x4],
+    influences: &CheckedInfluences<'_>,
+    input: &SkinVertices<'_>,
+    out: &mut SkinOutput<'_>,
+) -> Result<(), Error> {
+    influences.check_palette(palette.len())?;
+    let plan = layout::check_arrays(influences.len(), input, out)?;
+    run(&Lbs(palette), influences, input, out, plan);
     Ok(())
 }
 
@@ -436,7 +501,8 @@ pub fn skin_lbs(
 /// directions are rotated by the real part only.
 ///
 /// `palette` is a [`super::dqs_palette`]. A blended real part of length 0
-/// (only possible with influences exactly 180° apart) gives NaN.
+/// (only possible with influences exactly 180° apart) gives NaN. See
+/// [`skin_dqs_checked`] to check the influences once per mesh.
 ///
 /// # Errors
 /// As [`skin_lbs`].
@@ -445,9 +511,25 @@ pub fn skin_dqs(
     input: &SkinInput<'_>,
     out: &mut SkinOutput<'_>,
 ) -> Result<(), Error> {
-    let plan = layout::check_arrays(input.joints.len(), input, out)?;
+    let vertices = input.vertices();
+    layout::check_arrays(input.joints.len(), &vertices, out)?;
     let infl = Influences::new(input.joints, input.weights, palette.len())?;
-    run(&Dqs(palette), &infl, input, out, plan);
+    skin_dqs_checked(palette, &infl, &vertices, out)
+}
+
+/// [`skin_dqs`] with influences checked beforehand.
+///
+/// # Errors
+/// As [`skin_lbs_checked`].
+pub fn skin_dqs_checked(
+    palette: &[DualQuat],
+    influences: &CheckedInfluences<'_>,
+    input: &SkinVertices<'_>,
+    out: &mut SkinOutput<'_>,
+) -> Result<(), Error> {
+    influences.check_palette(palette.len())?;
+    let plan = layout::check_arrays(influences.len(), input, out)?;
+    run(&Dqs(palette), influences, input, out, plan);
     Ok(())
 }
 
@@ -455,7 +537,8 @@ pub fn skin_dqs(
 /// normals and tangent directions (0 = pure LBS, 1 = pure DQS).
 ///
 /// `lbs` and `dqs` are palettes of the same joints (e.g. from the same
-/// models and inverse binds).
+/// models and inverse binds). See [`skin_mixed_checked`] to check the
+/// influences once per mesh.
 ///
 /// # Errors
 /// [`Error::BadLength`] (`"dqs palette"` not as long as `lbs`, `"mix"` not
@@ -470,9 +553,33 @@ pub fn skin_mixed(
 ) -> Result<(), Error> {
     check_len("dqs palette", lbs.len(), dqs.len())?;
     check_mix(input.joints.len(), mix)?;
-    let plan = layout::check_arrays(input.joints.len(), input, out)?;
+    let vertices = input.vertices();
+    layout::check_arrays(input.joints.len(), &vertices, out)?;
     let infl = Influences::new(input.joints, input.weights, lbs.len())?;
-    run(&Mixed { lbs, dqs, mix }, &infl, input, out, plan);
+    skin_mixed_checked(lbs, dqs, mix, &infl, &vertices, out)
+}
+
+/// [`skin_mixed`] with influences checked beforehand (the mix weights are
+/// still checked, O(vertices)).
+///
+/// # Errors
+/// In this order: [`Error::BadLength`] `"palette"` (`lbs` not
+/// `influences.joint_count()` entries) and `"dqs palette"` (not as long as
+/// `lbs`), then the mix errors of [`skin_mixed`], then the attribute errors
+/// of [`skin_lbs`].
+pub fn skin_mixed_checked(
+    lbs: &[Mat3x4],
+    dqs: &[DualQuat],
+    mix: &[f32],
+    influences: &CheckedInfluences<'_>,
+    input: &SkinVertices<'_>,
+    out: &mut SkinOutput<'_>,
+) -> Result<(), Error> {
+    influences.check_palette(lbs.len())?;
+    check_len("dqs palette", lbs.len(), dqs.len())?;
+    check_mix(influences.len(), mix)?;
+    let plan = layout::check_arrays(influences.len(), input, out)?;
+    run(&Mixed { lbs, dqs, mix }, influences, input, out, plan);
     Ok(())
 }
 
@@ -480,7 +587,8 @@ pub fn skin_mixed(
 ///
 /// The vertex count is `joints.len()`; `src` and `dst` may have different
 /// strides and offsets. Only the attributes `dst` names are written (other
-/// floats of `dst` are left alone).
+/// floats of `dst` are left alone). See [`skin_lbs_strided_checked`] to
+/// check the influences once per mesh.
 ///
 /// # Errors
 /// In this order: [`Error::InvalidLayout`] (a stride of 0, an attribute
@@ -496,9 +604,27 @@ pub fn skin_lbs_strided(
     src: &StridedVertices<'_>,
     dst: &mut StridedVerticesMut<'_>,
 ) -> Result<(), Error> {
-    let plan = layout::check_strided(joints.len(), src, dst)?;
+    layout::check_strided(joints.len(), src, dst)?;
     let infl = Influences::new(joints, weights, palette.len())?;
-    run(&Lbs(palette), &infl, src, dst, plan);
+    skin_lbs_strided_checked(palette, &infl, src, dst)
+}
+
+/// [`skin_lbs_strided`] with influences checked beforehand.
+///
+/// # Errors
+/// In this order: [`Error::BadLength`] `"palette"` (not
+/// `influences.joint_count()` entries), then the layout and length errors
+/// of [`skin_lbs_strided`] (the vertex count is `influences.len()`). On
+/// error `dst` is untouched.
+pub fn skin_lbs_strided_checked(
+    palette: &[Mat3x4],
+    influences: &CheckedInfluences<'_>,
+    src: &StridedVertices<'_>,
+    dst: &mut StridedVerticesMut<'_>,
+) -> Result<(), Error> {
+    influences.check_palette(palette.len())?;
+    let plan = layout::check_strided(influences.len(), src, dst)?;
+    run(&Lbs(palette), influences, src, dst, plan);
     Ok(())
 }
 
@@ -513,9 +639,24 @@ pub fn skin_dqs_strided(
     src: &StridedVertices<'_>,
     dst: &mut StridedVerticesMut<'_>,
 ) -> Result<(), Error> {
-    let plan = layout::check_strided(joints.len(), src, dst)?;
+    layout::check_strided(joints.len(), src, dst)?;
     let infl = Influences::new(joints, weights, palette.len())?;
-    run(&Dqs(palette), &infl, src, dst, plan);
+    skin_dqs_strided_checked(palette, &infl, src, dst)
+}
+
+/// [`skin_dqs_strided`] with influences checked beforehand.
+///
+/// # Errors
+/// As [`skin_lbs_strided_checked`].
+pub fn skin_dqs_strided_checked(
+    palette: &[DualQuat],
+    influences: &CheckedInfluences<'_>,
+    src: &StridedVertices<'_>,
+    dst: &mut StridedVerticesMut<'_>,
+) -> Result<(), Error> {
+    influences.check_palette(palette.len())?;
+    let plan = layout::check_strided(influences.len(), src, dst)?;
+    run(&Dqs(palette), influences, src, dst, plan);
     Ok(())
 }
 
@@ -535,8 +676,29 @@ pub fn skin_mixed_strided(
 ) -> Result<(), Error> {
     check_len("dqs palette", lbs.len(), dqs.len())?;
     check_mix(joints.len(), mix)?;
-    let plan = layout::check_strided(joints.len(), src, dst)?;
+    layout::check_strided(joints.len(), src, dst)?;
     let infl = Influences::new(joints, weights, lbs.len())?;
-    run(&Mixed { lbs, dqs, mix }, &infl, src, dst, plan);
+    skin_mixed_strided_checked(lbs, dqs, mix, &infl, src, dst)
+}
+
+/// [`skin_mixed_strided`] with influences checked beforehand.
+///
+/// # Errors
+/// In this order: [`Error::BadLength`] `"palette"` and `"dqs palette"`,
+/// the mix errors (as [`skin_mixed_checked`]), then the layout and length
+/// errors of [`skin_lbs_strided`].
+pub fn skin_mixed_strided_checked(
+    lbs: &[Mat3x4],
+    dqs: &[DualQuat],
+    mix: &[f32],
+    influences: &CheckedInfluences<'_>,
+    src: &StridedVertices<'_>,
+    dst: &mut StridedVerticesMut<'_>,
+) -> Result<(), Error> {
+    influences.check_palette(lbs.len())?;
+    check_len("dqs palette", lbs.len(), dqs.len())?;
+    check_mix(influences.len(), mix)?;
+    let plan = layout::check_strided(influences.len(), src, dst)?;
+    run(&Mixed { lbs, dqs, mix }, influences, src, dst, plan);
     Ok(())
 }

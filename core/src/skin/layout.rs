@@ -4,7 +4,7 @@
 //! Blocks are read and written four vertices at a time; `count < 4` is the
 //! tail, whose missing vertices read as zeros and are not written.
 
-use super::{SkinInput, SkinOutput, StridedVertices, StridedVerticesMut};
+use super::{SkinInput, SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut};
 use crate::error::Error;
 use crate::soa::check_len;
 
@@ -59,7 +59,7 @@ fn store<const W: usize>(d: &mut [[f32; W]], first: usize, count: usize, v: &[[f
     }
 }
 
-impl Source for SkinInput<'_> {
+impl Source for SkinVertices<'_> {
     #[inline(always)]
     fn positions(&self, first: usize, count: usize) -> Block3 {
         load(self.positions, first, count)
@@ -73,6 +73,21 @@ impl Source for SkinInput<'_> {
     fn tangents(&self, first: usize, count: usize) -> Block4 {
         self.tangents
             .map_or([[0.0; 4]; 4], |t| load(t, first, count))
+    }
+}
+
+impl Source for SkinInput<'_> {
+    #[inline(always)]
+    fn positions(&self, first: usize, count: usize) -> Block3 {
+        self.vertices().positions(first, count)
+    }
+    #[inline(always)]
+    fn normals(&self, first: usize, count: usize) -> Block3 {
+        self.vertices().normals(first, count)
+    }
+    #[inline(always)]
+    fn tangents(&self, first: usize, count: usize) -> Block4 {
+        self.vertices().tangents(first, count)
     }
 }
 
@@ -180,7 +195,7 @@ pub(crate) struct Plan {
 /// attribute that the output asks for counts as an array of length 0.
 pub(crate) fn check_arrays(
     n: usize,
-    input: &SkinInput<'_>,
+    input: &SkinVertices<'_>,
     out: &SkinOutput<'_>,
 ) -> Result<Plan, Error> {
     check_len("positions", n, input.positions.len())?;

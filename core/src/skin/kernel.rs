@@ -25,12 +25,23 @@ impl V3 {
         z: f32x4::ZERO,
     };
 
+    /// De-interleaves four `xyz` vectors: three 4-float loads and a few
+    /// shuffles instead of twelve scalar loads.
     #[inline(always)]
     fn from_block3(b: &Block3) -> V3 {
+        let f: &[f32; 12] = bytemuck::cast_ref(b);
+        let a = [f[0], f[1], f[2], f[3]]; // x0 y0 z0 x1
+        let c = [f[4], f[5], f[6], f[7]]; // y1 z1 x2 y2
+        let d = [f[8], f[9], f[10], f[11]]; // z2 x3 y3 z3
+        let (a, c, d) = (
+            f32x4::new(a).to_array(),
+            f32x4::new(c).to_array(),
+            f32x4::new(d).to_array(),
+        );
         V3 {
-            x: f32x4::new([b[0][0], b[1][0], b[2][0], b[3][0]]),
-            y: f32x4::new([b[0][1], b[1][1], b[2][1], b[3][1]]),
-            z: f32x4::new([b[0][2], b[1][2], b[2][2], b[3][2]]),
+            x: f32x4::new([a[0], a[3], c[2], d[1]]),
+            y: f32x4::new([a[1], c[0], c[3], d[2]]),
+            z: f32x4::new([a[2], c[1], d[0], d[3]]),
         }
     }
 
@@ -46,15 +57,16 @@ impl V3 {
         )
     }
 
+    /// Interleaves the lanes into four `xyz` vectors (three 4-float stores).
     #[inline(always)]
     fn to_block3(self) -> Block3 {
         let (x, y, z) = (self.x.to_array(), self.y.to_array(), self.z.to_array());
-        [
-            [x[0], y[0], z[0]],
-            [x[1], y[1], z[1]],
-            [x[2], y[2], z[2]],
-            [x[3], y[3], z[3]],
-        ]
+        let a = f32x4::new([x[0], y[0], z[0], x[1]]).to_array();
+        let c = f32x4::new([y[1], z[1], x[2], y[2]]).to_array();
+        let d = f32x4::new([z[2], x[3], y[3], z[3]]).to_array();
+        bytemuck::cast([
+            a[0], a[1], a[2], a[3], c[0], c[1], c[2], c[3], d[0], d[1], d[2], d[3],
+        ])
     }
 
     #[inline(always)]

@@ -109,14 +109,18 @@ fn dqs(models: &[Mat4], ibm: &[Mat4], out: &mut [DualQuat], mut scale: Option<&m
         .zip(out.chunks_mut(4))
         .enumerate()
     {
-        let cols: [[f32x4; 4]; 4] = core::array::from_fn(|l| match (ms.get(l), bs.get(l)) {
+        let cols = |l: usize| match (ms.get(l), bs.get(l)) {
             (Some(m), Some(i)) => mul_cols(m, i),
             _ => IDENTITY_COLS,
-        });
+        };
+        let (k0, k1, k2, k3) = (cols(0), cols(1), cols(2), cols(3));
         // a[c][r]: element (r, c) of the four joints' matrices, one per lane.
-        let a: [[f32x4; 4]; 4] = core::array::from_fn(|c| {
-            f32x4::transpose([cols[0][c], cols[1][c], cols[2][c], cols[3][c]])
-        });
+        let a = [
+            f32x4::transpose([k0[0], k1[0], k2[0], k3[0]]),
+            f32x4::transpose([k0[1], k1[1], k2[1], k3[1]]),
+            f32x4::transpose([k0[2], k1[2], k2[2], k3[2]]),
+            f32x4::transpose([k0[3], k1[3], k2[3], k3[3]]),
+        ];
         let (real, dual, s) = detail::rigid(&a);
         let real = f32x4::transpose(real);
         let dual = f32x4::transpose(dual);
@@ -155,12 +159,16 @@ pub(crate) mod detail {
         let c1 = [a[1][0], a[1][1], a[1][2]];
         let c2 = [a[2][0], a[2][1], a[2][2]];
         // Gram–Schmidt: x = c0 / |c0|, y = (c1 - (x·c1) x) / |..|, z = x × y.
+        // One division per axis (a reciprocal, then multiplies): the
+        // sqrt → divide → dot chain is the latency of the whole palette.
         let s0 = dot3(c0, c0).sqrt();
-        let x = c0.map(|v| v / s0);
+        let i0 = f32x4::ONE / s0;
+        let x = [c0[0] * i0, c0[1] * i0, c0[2] * i0];
         let d = dot3(x, c1);
         let y1 = [c1[0] - d * x[0], c1[1] - d * x[1], c1[2] - d * x[2]];
         let s1 = dot3(y1, y1).sqrt();
-        let y = y1.map(|v| v / s1);
+        let i1 = f32x4::ONE / s1;
+        let y = [y1[0] * i1, y1[1] * i1, y1[2] * i1];
         let z = [
             x[1] * y[2] - x[2] * y[1],
             x[2] * y[0] - x[0] * y[2],

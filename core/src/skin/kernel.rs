@@ -380,36 +380,37 @@ impl Method for Mixed<'_> {
     }
 }
 
+/// Skins one block: `joints`/`weights` and the attributes read are those
+/// of vertices `first .. first + count` (zero-padded past `count`).
 #[inline(always)]
-fn block<M: Method, S: Source, D: Sink, const N: bool, const T: bool>(
+#[allow(clippy::too_many_arguments)]
+fn compute<M: Method, const N: bool, const T: bool>(
     m: &M,
-    infl: &Influences<'_>,
-    src: &S,
-    dst: &mut D,
     first: usize,
     count: usize,
-) {
-    let joints = load(infl.joints, first, count);
-    let weights = load(infl.weights, first, count);
-    let p = V3::from_block3(&src.positions(first, count));
-    let n = if N {
-        V3::from_block3(&src.normals(first, count))
-    } else {
-        V3::ZERO
-    };
+    joints: &[[u16; 4]; 4],
+    weights: &[[f32; 4]; 4],
+    p: &Block3,
+    n: &Block3,
+    t: &Block4,
+) -> (Block3, Block3, Block4) {
+    let p = V3::from_block3(p);
+    let n = if N { V3::from_block3(n) } else { V3::ZERO };
     let (t, tw) = if T {
-        V3::from_block4(&src.tangents(first, count))
+        V3::from_block4(t)
     } else {
         (V3::ZERO, f32x4::ZERO)
     };
-    let out = m.block::<N, T>(first, count, &joints, &weights, &Verts { p, n, t });
-    dst.set_positions(first, count, &out.p.to_block3());
-    if N {
-        dst.set_normals(first, count, &out.n.to_block3());
-    }
-    if T {
-        dst.set_tangents(first, count, &out.t.to_block4(tw));
-    }
+    let out = m.block::<N, T>(first, count, joints, weights, &Verts { p, n, t });
+    (
+        out.p.to_block3(),
+        if N { out.n.to_block3() } else { [[0.0; 3]; 4] },
+        if T {
+            out.t.to_block4(tw)
+        } else {
+            [[0.0; 4]; 4]
+        },
+    )
 }
 
 fn run_with<M: Method, S: Source, D: Sink, const N: bool, const T: bool>(
@@ -418,15 +419,49 @@ fn run_with<M: Method, S: Source, D: Sink, const N: bool, const T: bool>(
     src: &S,
     dst: &mut D,
 ) {
-    let n = infl.len();
-    let full = n - n % 4;
-    let mut first = 0;
-    while first < full {
-        block::<M, S, D, N, T>(m, infl, src, dst, first, 4);
-        first += 4;
+    // Full blocks: influences by reference straight from the slices (no
+    // copies, no padding path), attributes through the block accessors.
+    let (jb, _) = infl.joints.as_chunks::<4>();
+    let (wb, _) = infl.weights.as_chunks::<4>();
+    for (b, (j, w)) in jb.iter().zip(wb).enumerate() {
+        let p = src.block_positions(b);
+        let n = if N {
+            src.block_normals(b)
+        } else {
+            [[0.0; 3]; 4]
+        };
+        let t = if T {
+            src.block_tangents(b)
+        } else {
+            [[0.0; 4]; 4]
+        };
+        let (p, n, t) = compute::<M, N, T>(m, b * 4, 4, j, w, &p, &n, &t);
+        dst.set_block_positions(b, &p);
+        if N {
+            dst.set_block_normals(b, &n);
+        }
+        if T {
+            dst.set_block_tangents(b, &t);
+        }
     }
-    if full < n {
-        block::<M, S, D, N, T>(m, infl, src, dst, full, n - full);
+    // Tail of 1-3 vertices, zero-padded (joint 0 of an empty palette reads
+    // as a zero entry; padding lanes are not stored).
+    let first = jb.len() * 4;
+    let count = infl.len() - first;
+    if count > 0 {
+        let j = load(infl.joints, first, count);
+        let w = load(infl.weights, first, count);
+        let p = src.positions(first, count);
+        let n = src.normals(first, count);
+        let t = src.tangents(first, count);
+        let (p, n, t) = compute::<M, N, T>(m, first, count, &j, &w, &p, &n, &t);
+        dst.set_positions(first, count, &p);
+        if N {
+            dst.set_normals(first, count, &n);
+        }
+        if T {
+            dst.set_tangents(first, count, &t);
+        }
     }
 }
 

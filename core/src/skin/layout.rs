@@ -18,6 +18,21 @@ pub(crate) trait Source {
     fn positions(&self, first: usize, count: usize) -> Block3;
     fn normals(&self, first: usize, count: usize) -> Block3;
     fn tangents(&self, first: usize, count: usize) -> Block4;
+    /// Full block `b` (vertices `4b .. 4b + 4`).
+    #[inline(always)]
+    fn block_positions(&self, b: usize) -> Block3 {
+        self.positions(b * 4, 4)
+    }
+    /// Full block `b`.
+    #[inline(always)]
+    fn block_normals(&self, b: usize) -> Block3 {
+        self.normals(b * 4, 4)
+    }
+    /// Full block `b`.
+    #[inline(always)]
+    fn block_tangents(&self, b: usize) -> Block4 {
+        self.tangents(b * 4, 4)
+    }
 }
 
 /// Where the kernels write skinned attributes to.
@@ -25,6 +40,38 @@ pub(crate) trait Sink {
     fn set_positions(&mut self, first: usize, count: usize, v: &Block3);
     fn set_normals(&mut self, first: usize, count: usize, v: &Block3);
     fn set_tangents(&mut self, first: usize, count: usize, v: &Block4);
+    /// Full block `b` (vertices `4b .. 4b + 4`).
+    #[inline(always)]
+    fn set_block_positions(&mut self, b: usize, v: &Block3) {
+        self.set_positions(b * 4, 4, v);
+    }
+    /// Full block `b`.
+    #[inline(always)]
+    fn set_block_normals(&mut self, b: usize, v: &Block3) {
+        self.set_normals(b * 4, 4, v);
+    }
+    /// Full block `b`.
+    #[inline(always)]
+    fn set_block_tangents(&mut self, b: usize, v: &Block4) {
+        self.set_tangents(b * 4, 4, v);
+    }
+}
+
+/// Full block `b` of `s` (zeros if out of range, which validated calls never are).
+#[inline(always)]
+fn load_block<const W: usize>(s: &[[f32; W]], b: usize) -> [[f32; W]; 4] {
+    s.as_chunks::<4>()
+        .0
+        .get(b)
+        .copied()
+        .unwrap_or([[0.0; W]; 4])
+}
+
+#[inline(always)]
+fn store_block<const W: usize>(d: &mut [[f32; W]], b: usize, v: &[[f32; W]; 4]) {
+    if let Some(c) = d.as_chunks_mut::<4>().0.get_mut(b) {
+        *c = *v;
+    }
 }
 
 /// Vertices `first .. first + count` of `s` (`count <= 4`), zero-padded.
@@ -61,6 +108,18 @@ fn store<const W: usize>(d: &mut [[f32; W]], first: usize, count: usize, v: &[[f
 
 impl Source for SkinVertices<'_> {
     #[inline(always)]
+    fn block_positions(&self, b: usize) -> Block3 {
+        load_block(self.positions, b)
+    }
+    #[inline(always)]
+    fn block_normals(&self, b: usize) -> Block3 {
+        self.normals.map_or([[0.0; 3]; 4], |n| load_block(n, b))
+    }
+    #[inline(always)]
+    fn block_tangents(&self, b: usize) -> Block4 {
+        self.tangents.map_or([[0.0; 4]; 4], |t| load_block(t, b))
+    }
+    #[inline(always)]
     fn positions(&self, first: usize, count: usize) -> Block3 {
         load(self.positions, first, count)
     }
@@ -92,6 +151,22 @@ impl Source for SkinInput<'_> {
 }
 
 impl Sink for SkinOutput<'_> {
+    #[inline(always)]
+    fn set_block_positions(&mut self, b: usize, v: &Block3) {
+        store_block(self.positions, b, v);
+    }
+    #[inline(always)]
+    fn set_block_normals(&mut self, b: usize, v: &Block3) {
+        if let Some(n) = self.normals.as_deref_mut() {
+            store_block(n, b, v);
+        }
+    }
+    #[inline(always)]
+    fn set_block_tangents(&mut self, b: usize, v: &Block4) {
+        if let Some(t) = self.tangents.as_deref_mut() {
+            store_block(t, b, v);
+        }
+    }
     #[inline(always)]
     fn set_positions(&mut self, first: usize, count: usize, v: &Block3) {
         store(self.positions, first, count, v);

@@ -12,17 +12,22 @@
 //!    over interleaved vertex buffers ([`StridedVertices`]).
 //!
 //! # Validation
-//! Every call checks its sizes, then the influences: each joint index must
-//! be below the palette length, each weight finite and `>= 0`, each vertex's
-//! weights must sum to 1. That is O(vertices), but it is a branch-free
-//! streaming pass over 24 bytes per vertex (the precise, vertex-naming error
-//! is searched for only when the pass fails), a few percent of the skinning
-//! itself. A once-per-mesh checked handle (like
-//! [`crate::blend::JointWeights`]) would save those few percent, but the
-//! influences are plain slices that the caller may rewrite between frames
-//! (streaming, LOD swaps, editing tools), and a checked handle only stays
-//! valid if it also pins the palette length; checking per call keeps the API
-//! to plain slices and makes an out-of-range index impossible to miss.
+//! The plain-slice kernels check their sizes, then the influences, on every
+//! call: each joint index must be below the palette length, each weight
+//! finite and `>= 0`, each vertex's weights must sum to 1. That pass is
+//! O(vertices) (branch-free, four vertices' weights per lane group; the
+//! precise, vertex-naming error is searched for only when it fails), which
+//! suits influences that the caller rewrites between frames (streaming, LOD
+//! swaps, editing tools).
+//!
+//! A mesh skinned every frame checks its influences once into a
+//! [`CheckedInfluences`] (for a joint count) and calls the `*_checked`
+//! kernels ([`skin_lbs_checked`], [`skin_dqs_checked`],
+//! [`skin_mixed_checked`], and the `_strided_checked` forms over
+//! [`SkinVertices`] / [`StridedVertices`]). They check only that the palette
+//! has exactly the handle's joint count (O(1)) and the attribute lengths, and
+//! compute the same result as the plain kernels, which delegate to them. The
+//! handle borrows the influences, so they cannot change under it.
 //! [`check_influences`] runs the same check at load time, to report bad
 //! meshes early.
 //!

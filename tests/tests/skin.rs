@@ -1849,3 +1849,52 @@ proptest! {
         }
     }
 }
+
+/// Blocks whose trailing slots all have weight 0 (skipped by the SIMD
+/// kernels) skin as the scalar twins, which read every slot.
+#[test]
+fn zero_weight_slots_match_reference() {
+    let joints = 5;
+    let models: Vec<Mat4> = (0..joints)
+        .map(|j| {
+            Mat4::from_trs(
+                Vec3::new(0.1 * j as f32, -0.2, 0.3),
+                rot(Vec3::new(0.6, 0.8, 0.0), 25.0 * j as f32),
+                Vec3::splat(1.0 + 0.1 * j as f32),
+            )
+        })
+        .collect();
+    let ibm = vec![translation(0.0, -0.5, 0.1); joints];
+    let (lbs, dqs) = (lbs_palette_of(&models, &ibm), dqs_palette_of(&models, &ibm));
+    // Blocks of 1, 2, 3 and 4 used slots, one block mixing them, a tail of 3.
+    let per_block: [[usize; 4]; 5] = [[1; 4], [2, 1, 2, 1], [3, 1, 1, 2], [4; 4], [1, 4, 2, 3]];
+    let mut m = small_mesh(23, joints as u16);
+    for v in 0..23 {
+        let used = per_block.get(v / 4).map_or(v % 4 + 1, |b| b[v % 4]);
+        let mut w = [0.0f32; 4];
+        for (k, x) in w.iter_mut().enumerate().take(used) {
+            *x = (4 - k) as f32;
+        }
+        let sum: f32 = w.iter().sum();
+        m.weights[v] = w.map(|x| x / sum);
+    }
+    let input = m.input(joints);
+    assert_skinned_close(
+        &lbs_run(skin::skin_lbs, &lbs, &input),
+        &lbs_run(reference::skin_lbs, &lbs, &input),
+        1e-5,
+        "lbs",
+    );
+    assert_skinned_close(
+        &dqs_run(skin::skin_dqs, &dqs, &input),
+        &dqs_run(reference::skin_dqs, &dqs, &input),
+        1e-5,
+        "dqs",
+    );
+    let mix = vec![0.25; 23];
+    let mut a = Skinned::sentinel(23);
+    let mut b = Skinned::sentinel(23);
+    skin::skin_mixed(&lbs, &dqs, &mix, &input, &mut a.output()).unwrap();
+    reference::skin_mixed(&lbs, &dqs, &mix, &input, &mut b.output()).unwrap();
+    assert_skinned_close(&a, &b, 1e-5, "mixed");
+}

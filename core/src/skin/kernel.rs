@@ -153,9 +153,11 @@ fn entry<'a, T>(palette: &'a [T], j: u16, zero: &'a T) -> &'a T {
     palette.get(usize::from(j)).unwrap_or(zero)
 }
 
-/// One vertex's blended rows `Σ w_k palette[j_k].rows`.
+/// One vertex's blended rows `Σ w_k palette[j_k].rows` over the first `K`
+/// influence slots (the others have weight 0 in the whole block).
 #[inline(always)]
-fn lbs_rows(palette: &[Mat3x4], j: &[u16; 4], w: &[f32; 4]) -> [f32x4; 3] {
+fn lbs_rows<const K: usize>(palette: &[Mat3x4], j: &[u16; 4], w: &[f32; 4]) -> [f32x4; 3] {
+    // Unused slots' lookups are dead code for small `K` and vanish.
     let m0 = entry(palette, j[0], &ZERO_MAT);
     let m1 = entry(palette, j[1], &ZERO_MAT);
     let m2 = entry(palette, j[2], &ZERO_MAT);
@@ -167,26 +169,48 @@ fn lbs_rows(palette: &[Mat3x4], j: &[u16; 4], w: &[f32; 4]) -> [f32x4; 3] {
         f32x4::splat(w[3]),
     );
     let row = |r: usize| {
-        let a = f32x4::new(m0.rows[r]).mul_add(w0, f32x4::new(m1.rows[r]) * w1);
-        let b = f32x4::new(m2.rows[r]).mul_add(w2, f32x4::new(m3.rows[r]) * w3);
-        a + b
+        let x = |m: &Mat3x4| f32x4::new(m.rows[r]);
+        match K {
+            1 => x(m0) * w0,
+            2 => x(m0).mul_add(w0, x(m1) * w1),
+            3 => x(m0).mul_add(w0, x(m1) * w1) + x(m2) * w2,
+            _ => x(m0).mul_add(w0, x(m1) * w1) + x(m2).mul_add(w2, x(m3) * w3),
+        }
     };
     [row(0), row(1), row(2)]
 }
 
-/// Blends each vertex's four palette rows (weights broadcast) and
-/// transposes the four blended matrices into lanes.
+/// Blends each vertex's palette rows (weights broadcast) and transposes the
+/// four blended matrices into lanes.
 #[inline(always)]
-fn lbs_matrix(palette: &[Mat3x4], joints: &[[u16; 4]; 4], weights: &[[f32; 4]; 4]) -> LaneMat {
-    let b0 = lbs_rows(palette, &joints[0], &weights[0]);
-    let b1 = lbs_rows(palette, &joints[1], &weights[1]);
-    let b2 = lbs_rows(palette, &joints[2], &weights[2]);
-    let b3 = lbs_rows(palette, &joints[3], &weights[3]);
+fn lbs_matrix<const K: usize>(
+    palette: &[Mat3x4],
+    joints: &[[u16; 4]; 4],
+    weights: &[[f32; 4]; 4],
+) -> LaneMat {
+    let b0 = lbs_rows::<K>(palette, &joints[0], &weights[0]);
+    let b1 = lbs_rows::<K>(palette, &joints[1], &weights[1]);
+    let b2 = lbs_rows::<K>(palette, &joints[2], &weights[2]);
+    let b3 = lbs_rows::<K>(palette, &joints[3], &weights[3]);
     LaneMat([
         f32x4::transpose([b0[0], b1[0], b2[0], b3[0]]),
         f32x4::transpose([b0[1], b1[1], b2[1], b3[1]]),
         f32x4::transpose([b0[2], b1[2], b2[2], b3[2]]),
     ])
+}
+
+/// How many leading influence slots a block uses (1-4): slots past the last
+/// one with a non-zero weight in any of the four vertices are skipped (they
+/// would add `0 · entry`). Meshes list their influences by decreasing
+/// weight, so blocks of 1- and 2-influence vertices are common.
+#[inline(always)]
+fn slots_used(weights: &[[f32; 4]; 4]) -> u32 {
+    let any = f32x4::new(weights[0])
+        | f32x4::new(weights[1])
+        | f32x4::new(weights[2])
+        | f32x4::new(weights[3]);
+    let mask = any.simd_ne(f32x4::ZERO).to_bitmask();
+    32 - (mask & 0xF).leading_zeros()
 }
 
 /// A blended, normalised dual quaternion per lane: real `(x, y, z, w)` and dual.
@@ -251,12 +275,16 @@ fn gather_dq(palette: &[DualQuat], joints: &[[u16; 4]; 4], k: usize) -> ([f32x4;
 /// Sign-aligns each influence's dual quaternion with the first one, blends,
 /// normalises by the real part's length and extracts the translation.
 #[inline(always)]
-fn dqs_transform(palette: &[DualQuat], joints: &[[u16; 4]; 4], weights: &[[f32; 4]; 4]) -> LaneDq {
+fn dqs_transform<const K: usize>(
+    palette: &[DualQuat],
+    joints: &[[u16; 4]; 4],
+    weights: &[[f32; 4]; 4],
+) -> LaneDq {
     let w = f32x4::transpose(weights.map(f32x4::new));
     let (r0, d0) = gather_dq(palette, joints, 0);
     let mut br = r0.map(|c| c * w[0]);
     let mut bd = d0.map(|c| c * w[0]);
-    for (k, &wk) in w.iter().enumerate().skip(1) {
+    for (k, &wk) in w.iter().enumerate().take(K).skip(1) {
         let (r, d) = gather_dq(palette, joints, k);
         let dot = r[0].mul_add(
             r0[0],
@@ -302,7 +330,7 @@ fn dqs_transform(palette: &[DualQuat], joints: &[[u16; 4]; 4], weights: &[[f32; 
 
 /// A skinning method: maps one block of vertices.
 trait Method {
-    fn block<const N: bool, const T: bool>(
+    fn block<const N: bool, const T: bool, const K: usize>(
         &self,
         first: usize,
         count: usize,
@@ -322,7 +350,7 @@ struct Mixed<'a> {
 
 impl Method for Lbs<'_> {
     #[inline(always)]
-    fn block<const N: bool, const T: bool>(
+    fn block<const N: bool, const T: bool, const K: usize>(
         &self,
         _first: usize,
         _count: usize,
@@ -330,7 +358,7 @@ impl Method for Lbs<'_> {
         weights: &[[f32; 4]; 4],
         v: &Verts,
     ) -> Verts {
-        let m = lbs_matrix(self.0, joints, weights);
+        let m = lbs_matrix::<K>(self.0, joints, weights);
         Verts {
             p: m.point(v.p),
             n: if N { m.vector(v.n) } else { V3::ZERO },
@@ -341,7 +369,7 @@ impl Method for Lbs<'_> {
 
 impl Method for Dqs<'_> {
     #[inline(always)]
-    fn block<const N: bool, const T: bool>(
+    fn block<const N: bool, const T: bool, const K: usize>(
         &self,
         _first: usize,
         _count: usize,
@@ -349,7 +377,7 @@ impl Method for Dqs<'_> {
         weights: &[[f32; 4]; 4],
         v: &Verts,
     ) -> Verts {
-        let q = dqs_transform(self.0, joints, weights);
+        let q = dqs_transform::<K>(self.0, joints, weights);
         Verts {
             p: q.point(v.p),
             n: if N { q.rotate(v.n) } else { V3::ZERO },
@@ -360,7 +388,7 @@ impl Method for Dqs<'_> {
 
 impl Method for Mixed<'_> {
     #[inline(always)]
-    fn block<const N: bool, const T: bool>(
+    fn block<const N: bool, const T: bool, const K: usize>(
         &self,
         first: usize,
         count: usize,
@@ -368,8 +396,8 @@ impl Method for Mixed<'_> {
         weights: &[[f32; 4]; 4],
         v: &Verts,
     ) -> Verts {
-        let a = Lbs(self.lbs).block::<N, T>(first, count, joints, weights, v);
-        let b = Dqs(self.dqs).block::<N, T>(first, count, joints, weights, v);
+        let a = Lbs(self.lbs).block::<N, T, K>(first, count, joints, weights, v);
+        let b = Dqs(self.dqs).block::<N, T, K>(first, count, joints, weights, v);
         let mix = load::<f32, 1>(bytemuck::cast_slice(self.mix), first, count);
         let s = f32x4::new(mix.map(|m| m[0]));
         Verts {
@@ -401,7 +429,13 @@ fn compute<M: Method, const N: bool, const T: bool>(
     } else {
         (V3::ZERO, f32x4::ZERO)
     };
-    let out = m.block::<N, T>(first, count, joints, weights, &Verts { p, n, t });
+    let v = Verts { p, n, t };
+    let out = match slots_used(weights) {
+        0 | 1 => m.block::<N, T, 1>(first, count, joints, weights, &v),
+        2 => m.block::<N, T, 2>(first, count, joints, weights, &v),
+        3 => m.block::<N, T, 3>(first, count, joints, weights, &v),
+        _ => m.block::<N, T, 4>(first, count, joints, weights, &v),
+    };
     (
         out.p.to_block3(),
         if N { out.n.to_block3() } else { [[0.0; 3]; 4] },

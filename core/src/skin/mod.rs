@@ -39,8 +39,11 @@
 //! accessor). Sums within the tolerance are used as they are (LBS then scales
 //! a vertex by its weight sum, at most 1e-3; DQS is unaffected since it
 //! normalises). [`normalize_weights`] renormalises a mesh offline. Unused
-//! slots must still name a valid joint (0 is customary) with weight 0: the
-//! kernels read all four slots, without branches.
+//! slots must still name a valid joint (0 is customary) with weight 0. A
+//! slot of weight 0 adds nothing, and the SIMD kernels skip, per block of
+//! four vertices, the slots past the last one with a non-zero weight (the
+//! scalar twins read all four), so list influences by decreasing weight, as
+//! glTF exporters do.
 //!
 //! # DQS and scale
 //! A dual quaternion is a rigid transform. [`dqs_palette`] keeps the rigid
@@ -76,7 +79,8 @@
 //! specification); SIMD and scalar agree within 1e-5.
 //!
 //! NaN in palettes or vertex data propagates to the vertices it touches and
-//! never panics. Output entries of attributes that are not requested (an
+//! never panics (a palette entry that a vertex names only with weight 0 may
+//! or may not reach it, as its slot may be skipped). Output entries of attributes that are not requested (an
 //! output `None`) are not written; every vertex of every requested output
 //! attribute is.
 

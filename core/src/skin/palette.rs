@@ -2,15 +2,13 @@
 //! dual quaternions.
 //!
 //! Both matrices are taken as affine (their last row is ignored and read as
-//! `0 0 0 1`), like everywhere else in sinew. The product is computed per
-//! joint with the model matrix's columns in registers and the inverse bind
-//! elements broadcast (12 multiply-adds). The LBS palette then transposes
-//! the columns into rows and stores them: per joint, because a 4-joint SoA
-//! product would need more shuffles (transposing both inputs and the output)
-//! than it saves. The DQS palette works on 4 joints at a time: the four
-//! products are transposed into lanes, and the orthonormalisation, the
-//! branch-free matrix-to-quaternion conversion and the dual part run
-//! lane-wise.
+//! `0 0 0 1`), like everywhere else in sinew. Both palettes work on four
+//! joints at a time: the four model and four inverse bind matrices are
+//! transposed into lanes (one joint per lane) and multiplied lane-wise (36
+//! multiply-adds, no per-element broadcasts). The LBS palette transposes
+//! the product's rows back out; the DQS palette runs the
+//! orthonormalisation, the branch-free matrix-to-quaternion conversion and
+//! the dual part lane-wise on it.
 
 use wide::f32x4;
 
@@ -19,14 +17,53 @@ use crate::error::Error;
 use crate::math::Mat4;
 use crate::soa::check_len;
 
-/// Columns of `m * b` for affine `m` and `b` (lane 3 of each column is not used).
+/// `m * b` for four pairs of affine matrices at once, one joint per lane:
+/// `a[c][r]` holds element `(r, c)` (rows 0-2; row 3 is not computed and is
+/// zero). Both inputs are transposed into lanes (no per-element
+/// broadcasts), the products are 36 lane-wise multiply-adds.
 #[inline(always)]
-fn mul_cols(m: &Mat4, b: &Mat4) -> [f32x4; 4] {
-    let m = m.to_lanes();
-    let e = |c: usize, r: usize| f32x4::splat(b.cols[c][r]);
-    let col = |c: usize| m[0].mul_add(e(c, 0), m[1].mul_add(e(c, 1), m[2] * e(c, 2)));
-    let t = m[0].mul_add(e(3, 0), m[1].mul_add(e(3, 1), m[2].mul_add(e(3, 2), m[3])));
-    [col(0), col(1), col(2), t]
+fn mul_lanes(m: [&Mat4; 4], b: [&Mat4; 4]) -> [[f32x4; 4]; 4] {
+    // e(x, c)[r]: element (r, c) of the four matrices of `x`.
+    let e = |x: &[&Mat4; 4], c: usize| {
+        f32x4::transpose([
+            f32x4::new(x[0].cols[c]),
+            f32x4::new(x[1].cols[c]),
+            f32x4::new(x[2].cols[c]),
+            f32x4::new(x[3].cols[c]),
+        ])
+    };
+    let me = [e(&m, 0), e(&m, 1), e(&m, 2), e(&m, 3)];
+    let be = [e(&b, 0), e(&b, 1), e(&b, 2), e(&b, 3)];
+    let el = |r: usize, c: usize| {
+        let t = if c == 3 {
+            me[2][r].mul_add(be[c][2], me[3][r])
+        } else {
+            me[2][r] * be[c][2]
+        };
+        me[0][r].mul_add(be[c][0], me[1][r].mul_add(be[c][1], t))
+    };
+    let col = |c: usize| [el(0, c), el(1, c), el(2, c), f32x4::ZERO];
+    [col(0), col(1), col(2), col(3)]
+}
+
+/// Runs `f` over the joints four at a time (the last group padded with
+/// identities): `f(group, count, products)`.
+#[inline(always)]
+fn each_group(models: &[Mat4], ibm: &[Mat4], mut f: impl FnMut(usize, usize, [[f32x4; 4]; 4])) {
+    let (mb, mt) = models.as_chunks::<4>();
+    let (bb, bt) = ibm.as_chunks::<4>();
+    for (g, (m, b)) in mb.iter().zip(bb).enumerate() {
+        let a = mul_lanes([&m[0], &m[1], &m[2], &m[3]], [&b[0], &b[1], &b[2], &b[3]]);
+        f(g, 4, a);
+    }
+    let count = mt.len().min(bt.len());
+    if count > 0 {
+        fn pick(s: &[Mat4], l: usize) -> &Mat4 {
+            s.get(l).unwrap_or(&Mat4::IDENTITY)
+        }
+        let pad = |s| [pick(s, 0), pick(s, 1), pick(s, 2), pick(s, 3)];
+        f(mb.len(), count, mul_lanes(pad(mt), pad(bt)));
+    }
 }
 
 fn check(models: &[Mat4], inverse_bind: &[Mat4], out_len: usize) -> Result<(), Error> {
@@ -48,10 +85,15 @@ pub fn lbs_palette(
     out: &mut [Mat3x4],
 ) -> Result<(), Error> {
     check(models, inverse_bind, out.len())?;
-    for ((m, b), o) in models.iter().zip(inverse_bind).zip(out.iter_mut()) {
-        let r = f32x4::transpose(mul_cols(m, b));
-        o.rows = [r[0].to_array(), r[1].to_array(), r[2].to_array()];
-    }
+    each_group(models, inverse_bind, |g, count, a| {
+        // Row r of joint l is lane l of a[0..4][r].
+        let r0 = f32x4::transpose([a[0][0], a[1][0], a[2][0], a[3][0]]);
+        let r1 = f32x4::transpose([a[0][1], a[1][1], a[2][1], a[3][1]]);
+        let r2 = f32x4::transpose([a[0][2], a[1][2], a[2][2], a[3][2]]);
+        for (l, o) in out.iter_mut().skip(g * 4).take(count).enumerate() {
+            o.rows = [r0[l].to_array(), r1[l].to_array(), r2[l].to_array()];
+        }
+    });
     Ok(())
 }
 
@@ -97,44 +139,21 @@ pub fn dqs_palette_with_scale(
 }
 
 fn dqs(models: &[Mat4], ibm: &[Mat4], out: &mut [DualQuat], mut scale: Option<&mut [[f32; 3]]>) {
-    const IDENTITY_COLS: [f32x4; 4] = [
-        f32x4::new([1.0, 0.0, 0.0, 0.0]),
-        f32x4::new([0.0, 1.0, 0.0, 0.0]),
-        f32x4::new([0.0, 0.0, 1.0, 0.0]),
-        f32x4::new([0.0, 0.0, 0.0, 1.0]),
-    ];
-    for (b, ((ms, bs), os)) in models
-        .chunks(4)
-        .zip(ibm.chunks(4))
-        .zip(out.chunks_mut(4))
-        .enumerate()
-    {
-        let cols = |l: usize| match (ms.get(l), bs.get(l)) {
-            (Some(m), Some(i)) => mul_cols(m, i),
-            _ => IDENTITY_COLS,
-        };
-        let (k0, k1, k2, k3) = (cols(0), cols(1), cols(2), cols(3));
-        // a[c][r]: element (r, c) of the four joints' matrices, one per lane.
-        let a = [
-            f32x4::transpose([k0[0], k1[0], k2[0], k3[0]]),
-            f32x4::transpose([k0[1], k1[1], k2[1], k3[1]]),
-            f32x4::transpose([k0[2], k1[2], k2[2], k3[2]]),
-            f32x4::transpose([k0[3], k1[3], k2[3], k3[3]]),
-        ];
+    each_group(models, ibm, |g, count, a| {
         let (real, dual, s) = detail::rigid(&a);
         let real = f32x4::transpose(real);
         let dual = f32x4::transpose(dual);
-        for (l, o) in os.iter_mut().enumerate() {
+        for (l, o) in out.iter_mut().skip(g * 4).take(count).enumerate() {
             o.real = real[l].to_array();
             o.dual = dual[l].to_array();
         }
         if let Some(scale) = scale.as_deref_mut() {
             let (sx, sy, sz) = (s[0].to_array(), s[1].to_array(), s[2].to_array());
-            for (l, o) in scale.iter_mut().skip(b * 4).take(os.len()).enumerate() {
+            for (l, o) in scale.iter_mut().skip(g * 4).take(count).enumerate() {
                 *o = [sx[l], sy[l], sz[l]];
             }
         }
-    }
+    });
 }
 
 pub(crate) mod detail {

@@ -9,10 +9,12 @@
 //! 15% more instructions (transposing both inputs and the output costs more
 //! than the broadcasts it saves). The DQS palette works on 4 joints at a
 //! time: the four model and four inverse bind matrices are transposed into
-//! lanes (one joint per lane) and multiplied lane-wise (half the
-//! instructions of four per-joint products and their transposes), and the
-//! orthonormalisation, the branch-free matrix-to-quaternion conversion and
-//! the dual part run lane-wise on the result.
+//! lanes (one joint per lane) and multiplied lane-wise (as many
+//! instructions as four per-joint products and their transposes into lanes,
+//! under callgrind, and no per-element broadcasts), and the
+//! orthonormalisation (one reciprocal per axis), the branch-free
+//! matrix-to-quaternion conversion and the dual part run lane-wise on the
+//! result.
 
 use wide::f32x4;
 

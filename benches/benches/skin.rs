@@ -3,6 +3,12 @@
 //! mesh and on the real MakeHuman and mannequin meshes when
 //! `../shared/data` is present.
 //!
+//! Every `skin/*` figure is one whole call: length checks, the influence
+//! check (except the `-checked` variants, which take a [`CheckedInfluences`]
+//! built once per mesh and check only the palette length), and skinning of
+//! every vertex with 4 influences (positions + normals, or positions only),
+//! written to the output arrays.
+//!
 //! Ids are `<group>/<mesh>/<variant>`; throughput is in joints (palettes) or
 //! vertices (skinning), so criterion's "thrpt" line inverts to ns per element.
 //!
@@ -18,7 +24,8 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use sinew_benches::POSE_ANGLE;
 use sinew_core::fk::{self, FkJob};
 use sinew_core::skin::{
-    self, DualQuat, Mat3x4, SkinInput, SkinOutput, StridedVertices, StridedVerticesMut,
+    self, CheckedInfluences, DualQuat, Mat3x4, SkinInput, SkinOutput, StridedVertices,
+    StridedVerticesMut,
 };
 use sinew_core::{Mat4, Skeleton};
 use sinew_std::synthetic;
@@ -179,6 +186,9 @@ fn bench_skin(c: &mut Criterion) {
             joints: &m.joints,
             weights: &m.weights,
         };
+        // Checked once per mesh, as a game would at load time.
+        let infl = CheckedInfluences::new(&m.joints, &m.weights, joints).expect("valid");
+        let verts = input.vertices();
         let mut pos = vec![[0.0f32; 3]; n];
         let mut nrm = vec![[0.0f32; 3]; n];
         let mix: Vec<f32> = (0..n).map(|i| (i % 2) as f32).collect();
@@ -194,6 +204,36 @@ fn bench_skin(c: &mut Criterion) {
                         tangents: None,
                     };
                     skin::skin_lbs(black_box(&lbs), black_box(&input), &mut out)
+                })
+            });
+            group.bench_function(id("lbs-pos-nrm-checked"), |b| {
+                b.iter(|| {
+                    let mut out = SkinOutput {
+                        positions: &mut pos,
+                        normals: Some(&mut nrm),
+                        tangents: None,
+                    };
+                    skin::skin_lbs_checked(
+                        black_box(&lbs),
+                        black_box(&infl),
+                        black_box(&verts),
+                        &mut out,
+                    )
+                })
+            });
+            group.bench_function(id("dqs-pos-nrm-checked"), |b| {
+                b.iter(|| {
+                    let mut out = SkinOutput {
+                        positions: &mut pos,
+                        normals: Some(&mut nrm),
+                        tangents: None,
+                    };
+                    skin::skin_dqs_checked(
+                        black_box(&dqs),
+                        black_box(&infl),
+                        black_box(&verts),
+                        &mut out,
+                    )
                 })
             });
             group.bench_function(id("dqs-pos-nrm"), |b| {

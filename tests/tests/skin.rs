@@ -1,7 +1,8 @@
 //! Skinning: validity (every bad input gives its exact error and leaves the
 //! output alone), the worked examples (elbow, twists, 2D LBS), the DQS scale
 //! policy, properties (one influence, rigid DQS, bind pose, SIMD == scalar,
-//! strided == separate arrays) and the real glTF meshes in `../shared/data`.
+//! strided == separate arrays, checked-influence kernels == plain ones) and
+//! the real glTF meshes in `../shared/data`.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -11,8 +12,8 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use sinew_core::fk::{self, FkJob};
 use sinew_core::skin::{
-    self, check_influences, normalize_weights, reference, DualQuat, Mat3x4, SkinInput, SkinOutput,
-    StridedVertices, StridedVerticesMut,
+    self, check_influences, normalize_weights, reference, CheckedInfluences, DualQuat, Mat3x4,
+    SkinInput, SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut, WEIGHT_SUM_TOLERANCE,
 };
 use sinew_core::{Error, Mat4, Quat, Transform, Vec3};
 use support::*;
@@ -1496,4 +1497,404 @@ fn data_meshes_skin_to_their_bind_pose() {
         }
     }
     assert!(meshes > 0, "no skinned meshes found");
+}
+
+// ---------------------------------------------------------------------------
+// Checked influences: the once-per-mesh handle and the `*_checked` kernels
+// ---------------------------------------------------------------------------
+
+/// The per-vertex check, written plainly (the specification of the fast pass).
+fn naive_check(joints: &[[u16; 4]], weights: &[[f32; 4]], count: usize) -> Result<(), Error> {
+    if joints.len() != weights.len() {
+        return Err(Error::BadLength {
+            buffer: "weights",
+            expected: joints.len(),
+            actual: weights.len(),
+        });
+    }
+    for (vertex, (js, ws)) in joints.iter().zip(weights).enumerate() {
+        if let Some(&j) = js.iter().find(|&&j| usize::from(j) >= count) {
+            return Err(Error::InfluenceOutOfRange {
+                vertex,
+                joint: usize::from(j),
+                count,
+            });
+        }
+        if !ws.iter().all(|w| w.is_finite() && *w >= 0.0) {
+            return Err(Error::InvalidVertexWeight { vertex });
+        }
+        let sum = (ws[0] + ws[1]) + (ws[2] + ws[3]);
+        if (sum - 1.0).abs() > WEIGHT_SUM_TOLERANCE {
+            return Err(Error::VertexWeightSum { vertex });
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn checked_influences_accessors_and_errors() {
+    let m = small_mesh(7, 3);
+    let c = CheckedInfluences::new(&m.joints, &m.weights, 3).unwrap();
+    assert_eq!((c.len(), c.is_empty(), c.joint_count()), (7, false, 3));
+    assert_eq!((c.joints(), c.weights()), (&m.joints[..], &m.weights[..]));
+    assert!(CheckedInfluences::new(&[], &[], 0).unwrap().is_empty());
+    assert_eq!(
+        CheckedInfluences::new(&m.joints, &m.weights[..6], 3).unwrap_err(),
+        Error::BadLength {
+            buffer: "weights",
+            expected: 7,
+            actual: 6
+        }
+    );
+    // Every bad vertex position (in a block of four and in the tail) and
+    // every kind of error gives the plain check's error.
+    for vertex in 0..7 {
+        let mut j = m.joints.clone();
+        j[vertex][2] = 3;
+        let e = Error::InfluenceOutOfRange {
+            vertex,
+            joint: 3,
+            count: 3,
+        };
+        assert_eq!(CheckedInfluences::new(&j, &m.weights, 3).unwrap_err(), e);
+        for (bad, e) in [
+            (-0.1, Error::InvalidVertexWeight { vertex }),
+            (f32::NAN, Error::InvalidVertexWeight { vertex }),
+            (f32::INFINITY, Error::InvalidVertexWeight { vertex }),
+            (0.2 + 2e-3, Error::VertexWeightSum { vertex }),
+        ] {
+            let mut w = m.weights.clone();
+            w[vertex][2] = bad;
+            assert_eq!(
+                CheckedInfluences::new(&m.joints, &w, 3).unwrap_err(),
+                e,
+                "{bad}"
+            );
+            assert_eq!(check_influences(&m.joints, &w, 3).unwrap_err(), e);
+        }
+    }
+}
+
+/// One checked kernel on `m` into a sentinel output; `k`: 0 LBS, 1 DQS,
+/// 2 mixed, 3-5 their strided forms (stride 10: pos 0, nrm 3, tan 6).
+fn run_checked(
+    k: usize,
+    lbs: &[Mat3x4],
+    dqs: &[DualQuat],
+    mix: &[f32],
+    infl: &CheckedInfluences<'_>,
+    m: &TestMesh,
+) -> (Result<(), Error>, Skinned) {
+    let vertices = SkinVertices {
+        positions: &m.positions,
+        normals: Some(&m.normals),
+        tangents: Some(&m.tangents),
+    };
+    let mut s = Skinned::sentinel(m.len());
+    if k < 3 {
+        let mut out = s.output();
+        let r = match k {
+            0 => skin::skin_lbs_checked(lbs, infl, &vertices, &mut out),
+            1 => skin::skin_dqs_checked(dqs, infl, &vertices, &mut out),
+            _ => skin::skin_mixed_checked(lbs, dqs, mix, infl, &vertices, &mut out),
+        };
+        return (r, s);
+    }
+    let n = m.len();
+    let mut src = vec![0.0f32; n * 10];
+    for v in 0..n {
+        src[v * 10..v * 10 + 3].copy_from_slice(&m.positions[v]);
+        src[v * 10 + 3..v * 10 + 6].copy_from_slice(&m.normals[v]);
+        src[v * 10 + 6..v * 10 + 10].copy_from_slice(&m.tangents[v]);
+    }
+    let sv = StridedVertices {
+        data: &src,
+        stride: 10,
+        position: 0,
+        normal: Some(3),
+        tangent: Some(6),
+    };
+    let mut dst = vec![SENTINEL; n * 10];
+    let mut dv = StridedVerticesMut {
+        data: &mut dst,
+        stride: 10,
+        position: 0,
+        normal: Some(3),
+        tangent: Some(6),
+    };
+    let r = match k {
+        3 => skin::skin_lbs_strided_checked(lbs, infl, &sv, &mut dv),
+        4 => skin::skin_dqs_strided_checked(dqs, infl, &sv, &mut dv),
+        _ => skin::skin_mixed_strided_checked(lbs, dqs, mix, infl, &sv, &mut dv),
+    };
+    for v in 0..n {
+        let d = &dst[v * 10..v * 10 + 10];
+        s.positions[v] = [d[0], d[1], d[2]];
+        s.normals[v] = [d[3], d[4], d[5]];
+        s.tangents[v] = [d[6], d[7], d[8], d[9]];
+    }
+    (r, s)
+}
+
+#[test]
+fn validity_checked_kernels() {
+    let m = small_mesh(6, 3);
+    let infl = CheckedInfluences::new(&m.joints, &m.weights, 3).unwrap();
+    let (lbs, dqs) = some_palettes(3);
+    let (lbs4, dqs4) = some_palettes(4);
+    let mix = vec![0.5; 6];
+    let untouched = Skinned::sentinel(6);
+    for k in 0..6 {
+        // A palette of another size than the influences were checked for,
+        // longer or shorter, is an error (O(1)), and nothing is written.
+        for (l, d, expected) in [(&lbs4[..], &dqs4[..], 4), (&lbs[..2], &dqs[..2], 2)] {
+            let (r, s) = run_checked(k, l, d, &mix, &infl, &m);
+            assert_eq!(
+                r,
+                Err(Error::BadLength {
+                    buffer: "palette",
+                    expected: 3,
+                    actual: expected
+                }),
+                "kernel {k}"
+            );
+            assert_eq!(s, untouched, "kernel {k}: written on error");
+        }
+        if k % 3 == 1 {
+            // DQS has no "dqs palette" argument to mismatch, nor a mix.
+            let (r, s) = run_checked(k, &lbs4, &dqs[..2], &mix, &infl, &m);
+            assert_eq!(
+                r,
+                Err(Error::BadLength {
+                    buffer: "palette",
+                    expected: 3,
+                    actual: 2
+                })
+            );
+            assert_eq!(s, untouched);
+            continue;
+        }
+        if k % 3 == 2 {
+            let (r, s) = run_checked(k, &lbs, &dqs4, &mix, &infl, &m);
+            assert_eq!(
+                r,
+                Err(Error::BadLength {
+                    buffer: "dqs palette",
+                    expected: 3,
+                    actual: 4
+                }),
+                "kernel {k}"
+            );
+            assert_eq!(s, untouched);
+            let mut bad_mix = mix.clone();
+            bad_mix[4] = 1.5;
+            let (r, s) = run_checked(k, &lbs, &dqs, &bad_mix, &infl, &m);
+            assert_eq!(r, Err(Error::InvalidMixWeight { vertex: 4 }), "kernel {k}");
+            assert_eq!(s, untouched);
+            let (r, _) = run_checked(k, &lbs, &dqs, &mix[..5], &infl, &m);
+            assert_eq!(
+                r,
+                Err(Error::BadLength {
+                    buffer: "mix",
+                    expected: 6,
+                    actual: 5
+                }),
+                "kernel {k}"
+            );
+        }
+        let (r, _) = run_checked(k, &lbs, &dqs, &mix, &infl, &m);
+        assert_eq!(r, Ok(()), "kernel {k}");
+    }
+    // Attribute lengths are still checked against the influences' vertex count.
+    let short = SkinVertices {
+        positions: &m.positions[..5],
+        normals: Some(&m.normals),
+        tangents: None,
+    };
+    let mut s = Skinned::sentinel(6);
+    let mut out = SkinOutput {
+        positions: &mut s.positions,
+        normals: None,
+        tangents: None,
+    };
+    assert_eq!(
+        skin::skin_lbs_checked(&lbs, &infl, &short, &mut out),
+        Err(Error::BadLength {
+            buffer: "positions",
+            expected: 6,
+            actual: 5
+        })
+    );
+    let no_normals = SkinVertices {
+        positions: &m.positions,
+        normals: None,
+        tangents: None,
+    };
+    let mut out = s.output();
+    assert_eq!(
+        skin::skin_dqs_checked(&dqs, &infl, &no_normals, &mut out),
+        Err(Error::BadLength {
+            buffer: "normals",
+            expected: 6,
+            actual: 0
+        })
+    );
+    assert_eq!(s, Skinned::sentinel(6));
+    let sv = StridedVertices {
+        data: &[],
+        stride: 0,
+        position: 0,
+        normal: None,
+        tangent: None,
+    };
+    let mut dst = [0.0f32; 18];
+    let mut dv = StridedVerticesMut {
+        data: &mut dst,
+        stride: 3,
+        position: 0,
+        normal: None,
+        tangent: None,
+    };
+    assert_eq!(
+        skin::skin_lbs_strided_checked(&lbs, &infl, &sv, &mut dv),
+        Err(Error::InvalidLayout {
+            what: "source stride is 0"
+        })
+    );
+}
+
+/// Weights near the sum tolerance, sometimes NaN, negative or infinite.
+fn edgy_weights() -> impl Strategy<Value = [f32; 4]> {
+    (
+        prop::array::uniform4(0.0f32..0.5),
+        -3e-3f32..3e-3,
+        0usize..24,
+        prop_oneof![
+            Just(f32::NAN),
+            Just(-1e-3f32),
+            Just(f32::INFINITY),
+            Just(f32::MAX)
+        ],
+    )
+        .prop_map(|(w, off, k, bad)| {
+            let sum: f32 = w.iter().sum();
+            let mut w = if sum > 0.0 {
+                w.map(|x| x / sum)
+            } else {
+                [1.0, 0.0, 0.0, 0.0]
+            };
+            w[0] += off;
+            if k < 4 {
+                w[k] = bad;
+            }
+            w
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// The fast (lane-wise) check accepts and rejects exactly as the plain
+    /// per-vertex check, with the same error.
+    #[test]
+    fn influence_check_matches_plain_check(
+        v in prop::collection::vec(
+            (prop::array::uniform4(0u16..12), edgy_weights()),
+            0..19,
+        ),
+        count in 0usize..13,
+    ) {
+        let joints: Vec<[u16; 4]> = v.iter().map(|x| x.0).collect();
+        let weights: Vec<[f32; 4]> = v.iter().map(|x| x.1).collect();
+        let fast = check_influences(&joints, &weights, count);
+        prop_assert_eq!(fast, naive_check(&joints, &weights, count));
+        prop_assert_eq!(
+            CheckedInfluences::new(&joints, &weights, count).map(|c| c.len()),
+            fast.map(|()| joints.len())
+        );
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The checked kernels compute exactly what the plain ones compute.
+    #[test]
+    fn checked_kernels_match_plain(
+        (models, ibm, m) in palettes_and_mesh(0.5, 2.0),
+    ) {
+        let n = models.len();
+        let lbs = lbs_palette_of(&models, &ibm);
+        let dqs = dqs_palette_of(&models, &ibm);
+        let input = m.input(n);
+        let infl = CheckedInfluences::new(&m.joints, &m.weights, n).unwrap();
+        let mix: Vec<f32> = (0..m.len()).map(|i| (i % 3) as f32 * 0.5).collect();
+        let plain = [
+            lbs_run(skin::skin_lbs, &lbs, &input),
+            dqs_run(skin::skin_dqs, &dqs, &input),
+            {
+                let mut s = Skinned::sentinel(m.len());
+                skin::skin_mixed(&lbs, &dqs, &mix, &input, &mut s.output()).unwrap();
+                s
+            },
+        ];
+        for k in 0..6 {
+            let (r, s) = run_checked(k, &lbs, &dqs, &mix, &infl, &m);
+            prop_assert_eq!(r, Ok(()));
+            if k < 3 {
+                prop_assert_eq!(&s, &plain[k], "kernel {}", k);
+            } else {
+                assert_skinned_close(&s, &plain[k - 3], 1e-6, &format!("kernel {k}"));
+            }
+        }
+    }
+}
+
+/// Blocks whose trailing slots all have weight 0 (skipped by the SIMD
+/// kernels) skin as the scalar twins, which read every slot.
+#[test]
+fn zero_weight_slots_match_reference() {
+    let joints = 5;
+    let models: Vec<Mat4> = (0..joints)
+        .map(|j| {
+            Mat4::from_trs(
+                Vec3::new(0.1 * j as f32, -0.2, 0.3),
+                rot(Vec3::new(0.6, 0.8, 0.0), 25.0 * j as f32),
+                Vec3::splat(1.0 + 0.1 * j as f32),
+            )
+        })
+        .collect();
+    let ibm = vec![translation(0.0, -0.5, 0.1); joints];
+    let (lbs, dqs) = (lbs_palette_of(&models, &ibm), dqs_palette_of(&models, &ibm));
+    // Blocks of 1, 2, 3 and 4 used slots, one block mixing them, a tail of 3.
+    let per_block: [[usize; 4]; 5] = [[1; 4], [2, 1, 2, 1], [3, 1, 1, 2], [4; 4], [1, 4, 2, 3]];
+    let mut m = small_mesh(23, joints as u16);
+    for v in 0..23 {
+        let used = per_block.get(v / 4).map_or(v % 4 + 1, |b| b[v % 4]);
+        let mut w = [0.0f32; 4];
+        for (k, x) in w.iter_mut().enumerate().take(used) {
+            *x = (4 - k) as f32;
+        }
+        let sum: f32 = w.iter().sum();
+        m.weights[v] = w.map(|x| x / sum);
+    }
+    let input = m.input(joints);
+    assert_skinned_close(
+        &lbs_run(skin::skin_lbs, &lbs, &input),
+        &lbs_run(reference::skin_lbs, &lbs, &input),
+        1e-5,
+        "lbs",
+    );
+    assert_skinned_close(
+        &dqs_run(skin::skin_dqs, &dqs, &input),
+        &dqs_run(reference::skin_dqs, &dqs, &input),
+        1e-5,
+        "dqs",
+    );
+    let mix = vec![0.25; 23];
+    let mut a = Skinned::sentinel(23);
+    let mut b = Skinned::sentinel(23);
+    skin::skin_mixed(&lbs, &dqs, &mix, &input, &mut a.output()).unwrap();
+    reference::skin_mixed(&lbs, &dqs, &mix, &input, &mut b.output()).unwrap();
+    assert_skinned_close(&a, &b, 1e-5, "mixed");
 }

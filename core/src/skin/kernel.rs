@@ -4,7 +4,8 @@ use wide::f32x4;
 
 use super::layout::{self, load, Block3, Block4, Plan, Sink, Source};
 use super::{
-    DualQuat, Influences, Mat3x4, SkinInput, SkinOutput, StridedVertices, StridedVerticesMut,
+    CheckedInfluences, DualQuat, Influences, Mat3x4, SkinInput, SkinOutput, SkinVertices,
+    StridedVertices, StridedVerticesMut,
 };
 use crate::error::Error;
 use crate::soa::check_len;
@@ -24,12 +25,23 @@ impl V3 {
         z: f32x4::ZERO,
     };
 
+    /// De-interleaves four `xyz` vectors: three 4-float loads and a few
+    /// shuffles instead of twelve scalar loads.
     #[inline(always)]
     fn from_block3(b: &Block3) -> V3 {
+        let f: &[f32; 12] = bytemuck::cast_ref(b);
+        let a = [f[0], f[1], f[2], f[3]]; // x0 y0 z0 x1
+        let c = [f[4], f[5], f[6], f[7]]; // y1 z1 x2 y2
+        let d = [f[8], f[9], f[10], f[11]]; // z2 x3 y3 z3
+        let (a, c, d) = (
+            f32x4::new(a).to_array(),
+            f32x4::new(c).to_array(),
+            f32x4::new(d).to_array(),
+        );
         V3 {
-            x: f32x4::new([b[0][0], b[1][0], b[2][0], b[3][0]]),
-            y: f32x4::new([b[0][1], b[1][1], b[2][1], b[3][1]]),
-            z: f32x4::new([b[0][2], b[1][2], b[2][2], b[3][2]]),
+            x: f32x4::new([a[0], a[3], c[2], d[1]]),
+            y: f32x4::new([a[1], c[0], c[3], d[2]]),
+            z: f32x4::new([a[2], c[1], d[0], d[3]]),
         }
     }
 
@@ -45,10 +57,16 @@ impl V3 {
         )
     }
 
+    /// Interleaves the lanes into four `xyz` vectors (three 4-float stores).
     #[inline(always)]
     fn to_block3(self) -> Block3 {
         let (x, y, z) = (self.x.to_array(), self.y.to_array(), self.z.to_array());
-        core::array::from_fn(|i| [x[i], y[i], z[i]])
+        let a = f32x4::new([x[0], y[0], z[0], x[1]]).to_array();
+        let c = f32x4::new([y[1], z[1], x[2], y[2]]).to_array();
+        let d = f32x4::new([z[2], x[3], y[3], z[3]]).to_array();
+        bytemuck::cast([
+            a[0], a[1], a[2], a[3], c[0], c[1], c[2], c[3], d[0], d[1], d[2], d[3],
+        ])
     }
 
     #[inline(always)]
@@ -59,7 +77,12 @@ impl V3 {
             self.z.to_array(),
             w.to_array(),
         );
-        core::array::from_fn(|i| [x[i], y[i], z[i], w[i]])
+        [
+            [x[0], y[0], z[0], w[0]],
+            [x[1], y[1], z[1], w[1]],
+            [x[2], y[2], z[2], w[2]],
+            [x[3], y[3], z[3], w[3]],
+        ]
     }
 
     #[inline(always)]
@@ -123,29 +146,71 @@ const ZERO_DQ: DualQuat = DualQuat {
     dual: [0.0; 4],
 };
 
-/// Blends each vertex's four palette rows (weights broadcast) and
-/// transposes the four blended matrices into lanes.
+/// Palette entry `j` (validated in range; the fallback is never taken but
+/// keeps the lookup panic-free).
 #[inline(always)]
-fn lbs_matrix(palette: &[Mat3x4], joints: &[[u16; 4]; 4], weights: &[[f32; 4]; 4]) -> LaneMat {
-    let blended: [[f32x4; 3]; 4] = core::array::from_fn(|v| {
-        let (j, w) = (&joints[v], &weights[v]);
-        let m = |k: usize| palette.get(usize::from(j[k])).unwrap_or(&ZERO_MAT);
-        let (m0, m1, m2, m3) = (m(0), m(1), m(2), m(3));
-        let (w0, w1, w2, w3) = (
-            f32x4::splat(w[0]),
-            f32x4::splat(w[1]),
-            f32x4::splat(w[2]),
-            f32x4::splat(w[3]),
-        );
-        core::array::from_fn(|r| {
-            let a = f32x4::new(m0.rows[r]).mul_add(w0, f32x4::new(m1.rows[r]) * w1);
-            let b = f32x4::new(m2.rows[r]).mul_add(w2, f32x4::new(m3.rows[r]) * w3);
-            a + b
-        })
-    });
-    LaneMat(core::array::from_fn(|r| {
-        f32x4::transpose([blended[0][r], blended[1][r], blended[2][r], blended[3][r]])
-    }))
+fn entry<'a, T>(palette: &'a [T], j: u16, zero: &'a T) -> &'a T {
+    palette.get(usize::from(j)).unwrap_or(zero)
+}
+
+/// One vertex's blended rows `Σ w_k palette[j_k].rows` over the first `K`
+/// influence slots (the others have weight 0 in the whole block).
+#[inline(always)]
+fn lbs_rows<const K: usize>(palette: &[Mat3x4], j: &[u16; 4], w: &[f32; 4]) -> [f32x4; 3] {
+    // Unused slots' lookups are dead code for small `K` and vanish.
+    let m0 = entry(palette, j[0], &ZERO_MAT);
+    let m1 = entry(palette, j[1], &ZERO_MAT);
+    let m2 = entry(palette, j[2], &ZERO_MAT);
+    let m3 = entry(palette, j[3], &ZERO_MAT);
+    let (w0, w1, w2, w3) = (
+        f32x4::splat(w[0]),
+        f32x4::splat(w[1]),
+        f32x4::splat(w[2]),
+        f32x4::splat(w[3]),
+    );
+    let row = |r: usize| {
+        let x = |m: &Mat3x4| f32x4::new(m.rows[r]);
+        match K {
+            1 => x(m0) * w0,
+            2 => x(m0).mul_add(w0, x(m1) * w1),
+            3 => x(m0).mul_add(w0, x(m1) * w1) + x(m2) * w2,
+            _ => x(m0).mul_add(w0, x(m1) * w1) + x(m2).mul_add(w2, x(m3) * w3),
+        }
+    };
+    [row(0), row(1), row(2)]
+}
+
+/// Blends each vertex's palette rows (weights broadcast) and transposes the
+/// four blended matrices into lanes.
+#[inline(always)]
+fn lbs_matrix<const K: usize>(
+    palette: &[Mat3x4],
+    joints: &[[u16; 4]; 4],
+    weights: &[[f32; 4]; 4],
+) -> LaneMat {
+    let b0 = lbs_rows::<K>(palette, &joints[0], &weights[0]);
+    let b1 = lbs_rows::<K>(palette, &joints[1], &weights[1]);
+    let b2 = lbs_rows::<K>(palette, &joints[2], &weights[2]);
+    let b3 = lbs_rows::<K>(palette, &joints[3], &weights[3]);
+    LaneMat([
+        f32x4::transpose([b0[0], b1[0], b2[0], b3[0]]),
+        f32x4::transpose([b0[1], b1[1], b2[1], b3[1]]),
+        f32x4::transpose([b0[2], b1[2], b2[2], b3[2]]),
+    ])
+}
+
+/// How many leading influence slots a block uses (1-4): slots past the last
+/// one with a non-zero weight in any of the four vertices are skipped (they
+/// would add `0 · entry`). Meshes list their influences by decreasing
+/// weight, so blocks of 1- and 2-influence vertices are common.
+#[inline(always)]
+fn slots_used(weights: &[[f32; 4]; 4]) -> u32 {
+    let any = f32x4::new(weights[0])
+        | f32x4::new(weights[1])
+        | f32x4::new(weights[2])
+        | f32x4::new(weights[3]);
+    let mask = any.simd_ne(f32x4::ZERO).to_bitmask();
+    32 - (mask & 0xF).leading_zeros()
 }
 
 /// A blended, normalised dual quaternion per lane: real `(x, y, z, w)` and dual.
@@ -188,22 +253,38 @@ impl LaneDq {
 
 #[inline(always)]
 fn gather_dq(palette: &[DualQuat], joints: &[[u16; 4]; 4], k: usize) -> ([f32x4; 4], [f32x4; 4]) {
-    let dq: [&DualQuat; 4] =
-        core::array::from_fn(|v| palette.get(usize::from(joints[v][k])).unwrap_or(&ZERO_DQ));
-    let real = f32x4::transpose(dq.map(|d| f32x4::new(d.real)));
-    let dual = f32x4::transpose(dq.map(|d| f32x4::new(d.dual)));
+    let d0 = entry(palette, joints[0][k], &ZERO_DQ);
+    let d1 = entry(palette, joints[1][k], &ZERO_DQ);
+    let d2 = entry(palette, joints[2][k], &ZERO_DQ);
+    let d3 = entry(palette, joints[3][k], &ZERO_DQ);
+    let real = f32x4::transpose([
+        f32x4::new(d0.real),
+        f32x4::new(d1.real),
+        f32x4::new(d2.real),
+        f32x4::new(d3.real),
+    ]);
+    let dual = f32x4::transpose([
+        f32x4::new(d0.dual),
+        f32x4::new(d1.dual),
+        f32x4::new(d2.dual),
+        f32x4::new(d3.dual),
+    ]);
     (real, dual)
 }
 
 /// Sign-aligns each influence's dual quaternion with the first one, blends,
 /// normalises by the real part's length and extracts the translation.
 #[inline(always)]
-fn dqs_transform(palette: &[DualQuat], joints: &[[u16; 4]; 4], weights: &[[f32; 4]; 4]) -> LaneDq {
+fn dqs_transform<const K: usize>(
+    palette: &[DualQuat],
+    joints: &[[u16; 4]; 4],
+    weights: &[[f32; 4]; 4],
+) -> LaneDq {
     let w = f32x4::transpose(weights.map(f32x4::new));
     let (r0, d0) = gather_dq(palette, joints, 0);
     let mut br = r0.map(|c| c * w[0]);
     let mut bd = d0.map(|c| c * w[0]);
-    for (k, &wk) in w.iter().enumerate().skip(1) {
+    for (k, &wk) in w.iter().enumerate().take(K).skip(1) {
         let (r, d) = gather_dq(palette, joints, k);
         let dot = r[0].mul_add(
             r0[0],
@@ -249,7 +330,7 @@ fn dqs_transform(palette: &[DualQuat], joints: &[[u16; 4]; 4], weights: &[[f32; 
 
 /// A skinning method: maps one block of vertices.
 trait Method {
-    fn block<const N: bool, const T: bool>(
+    fn block<const N: bool, const T: bool, const K: usize>(
         &self,
         first: usize,
         count: usize,
@@ -269,7 +350,7 @@ struct Mixed<'a> {
 
 impl Method for Lbs<'_> {
     #[inline(always)]
-    fn block<const N: bool, const T: bool>(
+    fn block<const N: bool, const T: bool, const K: usize>(
         &self,
         _first: usize,
         _count: usize,
@@ -277,7 +358,7 @@ impl Method for Lbs<'_> {
         weights: &[[f32; 4]; 4],
         v: &Verts,
     ) -> Verts {
-        let m = lbs_matrix(self.0, joints, weights);
+        let m = lbs_matrix::<K>(self.0, joints, weights);
         Verts {
             p: m.point(v.p),
             n: if N { m.vector(v.n) } else { V3::ZERO },
@@ -288,7 +369,7 @@ impl Method for Lbs<'_> {
 
 impl Method for Dqs<'_> {
     #[inline(always)]
-    fn block<const N: bool, const T: bool>(
+    fn block<const N: bool, const T: bool, const K: usize>(
         &self,
         _first: usize,
         _count: usize,
@@ -296,7 +377,7 @@ impl Method for Dqs<'_> {
         weights: &[[f32; 4]; 4],
         v: &Verts,
     ) -> Verts {
-        let q = dqs_transform(self.0, joints, weights);
+        let q = dqs_transform::<K>(self.0, joints, weights);
         Verts {
             p: q.point(v.p),
             n: if N { q.rotate(v.n) } else { V3::ZERO },
@@ -307,7 +388,7 @@ impl Method for Dqs<'_> {
 
 impl Method for Mixed<'_> {
     #[inline(always)]
-    fn block<const N: bool, const T: bool>(
+    fn block<const N: bool, const T: bool, const K: usize>(
         &self,
         first: usize,
         count: usize,
@@ -315,8 +396,8 @@ impl Method for Mixed<'_> {
         weights: &[[f32; 4]; 4],
         v: &Verts,
     ) -> Verts {
-        let a = Lbs(self.lbs).block::<N, T>(first, count, joints, weights, v);
-        let b = Dqs(self.dqs).block::<N, T>(first, count, joints, weights, v);
+        let a = Lbs(self.lbs).block::<N, T, K>(first, count, joints, weights, v);
+        let b = Dqs(self.dqs).block::<N, T, K>(first, count, joints, weights, v);
         let mix = load::<f32, 1>(bytemuck::cast_slice(self.mix), first, count);
         let s = f32x4::new(mix.map(|m| m[0]));
         Verts {
@@ -327,36 +408,43 @@ impl Method for Mixed<'_> {
     }
 }
 
+/// Skins one block: `joints`/`weights` and the attributes read are those
+/// of vertices `first .. first + count` (zero-padded past `count`).
 #[inline(always)]
-fn block<M: Method, S: Source, D: Sink, const N: bool, const T: bool>(
+#[allow(clippy::too_many_arguments)]
+fn compute<M: Method, const N: bool, const T: bool>(
     m: &M,
-    infl: &Influences<'_>,
-    src: &S,
-    dst: &mut D,
     first: usize,
     count: usize,
-) {
-    let joints = load(infl.joints, first, count);
-    let weights = load(infl.weights, first, count);
-    let p = V3::from_block3(&src.positions(first, count));
-    let n = if N {
-        V3::from_block3(&src.normals(first, count))
-    } else {
-        V3::ZERO
-    };
+    joints: &[[u16; 4]; 4],
+    weights: &[[f32; 4]; 4],
+    p: &Block3,
+    n: &Block3,
+    t: &Block4,
+) -> (Block3, Block3, Block4) {
+    let p = V3::from_block3(p);
+    let n = if N { V3::from_block3(n) } else { V3::ZERO };
     let (t, tw) = if T {
-        V3::from_block4(&src.tangents(first, count))
+        V3::from_block4(t)
     } else {
         (V3::ZERO, f32x4::ZERO)
     };
-    let out = m.block::<N, T>(first, count, &joints, &weights, &Verts { p, n, t });
-    dst.set_positions(first, count, &out.p.to_block3());
-    if N {
-        dst.set_normals(first, count, &out.n.to_block3());
-    }
-    if T {
-        dst.set_tangents(first, count, &out.t.to_block4(tw));
-    }
+    let v = Verts { p, n, t };
+    let out = match slots_used(weights) {
+        0 | 1 => m.block::<N, T, 1>(first, count, joints, weights, &v),
+        2 => m.block::<N, T, 2>(first, count, joints, weights, &v),
+        3 => m.block::<N, T, 3>(first, count, joints, weights, &v),
+        _ => m.block::<N, T, 4>(first, count, joints, weights, &v),
+    };
+    (
+        out.p.to_block3(),
+        if N { out.n.to_block3() } else { [[0.0; 3]; 4] },
+        if T {
+            out.t.to_block4(tw)
+        } else {
+            [[0.0; 4]; 4]
+        },
+    )
 }
 
 fn run_with<M: Method, S: Source, D: Sink, const N: bool, const T: bool>(
@@ -365,15 +453,49 @@ fn run_with<M: Method, S: Source, D: Sink, const N: bool, const T: bool>(
     src: &S,
     dst: &mut D,
 ) {
-    let n = infl.len();
-    let full = n - n % 4;
-    let mut first = 0;
-    while first < full {
-        block::<M, S, D, N, T>(m, infl, src, dst, first, 4);
-        first += 4;
+    // Full blocks: influences by reference straight from the slices (no
+    // copies, no padding path), attributes through the block accessors.
+    let (jb, _) = infl.joints.as_chunks::<4>();
+    let (wb, _) = infl.weights.as_chunks::<4>();
+    for (b, (j, w)) in jb.iter().zip(wb).enumerate() {
+        let p = src.block_positions(b);
+        let n = if N {
+            src.block_normals(b)
+        } else {
+            [[0.0; 3]; 4]
+        };
+        let t = if T {
+            src.block_tangents(b)
+        } else {
+            [[0.0; 4]; 4]
+        };
+        let (p, n, t) = compute::<M, N, T>(m, b * 4, 4, j, w, &p, &n, &t);
+        dst.set_block_positions(b, &p);
+        if N {
+            dst.set_block_normals(b, &n);
+        }
+        if T {
+            dst.set_block_tangents(b, &t);
+        }
     }
-    if full < n {
-        block::<M, S, D, N, T>(m, infl, src, dst, full, n - full);
+    // Tail of 1-3 vertices, zero-padded (joint 0 of an empty palette reads
+    // as a zero entry; padding lanes are not stored).
+    let first = jb.len() * 4;
+    let count = infl.len() - first;
+    if count > 0 {
+        let j = load(infl.joints, first, count);
+        let w = load(infl.weights, first, count);
+        let p = src.positions(first, count);
+        let n = src.normals(first, count);
+        let t = src.tangents(first, count);
+        let (p, n, t) = compute::<M, N, T>(m, first, count, &j, &w, &p, &n, &t);
+        dst.set_positions(first, count, &p);
+        if N {
+            dst.set_normals(first, count, &n);
+        }
+        if T {
+            dst.set_tangents(first, count, &t);
+        }
     }
 }
 
@@ -412,6 +534,10 @@ pub(crate) fn check_mix(n: usize, mix: &[f32]) -> Result<(), Error> {
 /// are transformed as points; normals and tangent directions by the blended
 /// 3x3 part, not renormalised; tangent `w` is copied.
 ///
+/// This checks the influences on every call (O(vertices)); a mesh skinned
+/// every frame can check them once into a [`CheckedInfluences`] and call
+/// [`skin_lbs_checked`], which computes the same result.
+///
 /// # Errors
 /// In this order: [`Error::BadLength`] — `"positions"`, `"normals"`,
 /// `"tangents"` (present input arrays, and input arrays the output asks for:
@@ -424,9 +550,29 @@ pub fn skin_lbs(
     input: &SkinInput<'_>,
     out: &mut SkinOutput<'_>,
 ) -> Result<(), Error> {
-    let plan = layout::check_arrays(input.joints.len(), input, out)?;
+    let vertices = input.vertices();
+    layout::check_arrays(input.joints.len(), &vertices, out)?;
     let infl = Influences::new(input.joints, input.weights, palette.len())?;
-    run(&Lbs(palette), &infl, input, out, plan);
+    skin_lbs_checked(palette, &infl, &vertices, out)
+}
+
+/// [`skin_lbs`] with influences checked beforehand: only the palette length
+/// (O(1)) and the attribute lengths are checked.
+///
+/// # Errors
+/// In this order: [`Error::BadLength`] — `"palette"` (not
+/// `influences.joint_count()` entries), then the attribute errors of
+/// [`skin_lbs`] (the vertex count is `influences.len()`). On error the
+/// output is untouched.
+pub fn skin_lbs_checked(
+    palette: &[Mat3x4],
+    influences: &CheckedInfluences<'_>,
+    input: &SkinVertices<'_>,
+    out: &mut SkinOutput<'_>,
+) -> Result<(), Error> {
+    influences.check_palette(palette.len())?;
+    let plan = layout::check_arrays(influences.len(), input, out)?;
+    run(&Lbs(palette), influences, input, out, plan);
     Ok(())
 }
 
@@ -436,7 +582,8 @@ pub fn skin_lbs(
 /// directions are rotated by the real part only.
 ///
 /// `palette` is a [`super::dqs_palette`]. A blended real part of length 0
-/// (only possible with influences exactly 180° apart) gives NaN.
+/// (only possible with influences exactly 180° apart) gives NaN. See
+/// [`skin_dqs_checked`] to check the influences once per mesh.
 ///
 /// # Errors
 /// As [`skin_lbs`].
@@ -445,9 +592,25 @@ pub fn skin_dqs(
     input: &SkinInput<'_>,
     out: &mut SkinOutput<'_>,
 ) -> Result<(), Error> {
-    let plan = layout::check_arrays(input.joints.len(), input, out)?;
+    let vertices = input.vertices();
+    layout::check_arrays(input.joints.len(), &vertices, out)?;
     let infl = Influences::new(input.joints, input.weights, palette.len())?;
-    run(&Dqs(palette), &infl, input, out, plan);
+    skin_dqs_checked(palette, &infl, &vertices, out)
+}
+
+/// [`skin_dqs`] with influences checked beforehand.
+///
+/// # Errors
+/// As [`skin_lbs_checked`].
+pub fn skin_dqs_checked(
+    palette: &[DualQuat],
+    influences: &CheckedInfluences<'_>,
+    input: &SkinVertices<'_>,
+    out: &mut SkinOutput<'_>,
+) -> Result<(), Error> {
+    influences.check_palette(palette.len())?;
+    let plan = layout::check_arrays(influences.len(), input, out)?;
+    run(&Dqs(palette), influences, input, out, plan);
     Ok(())
 }
 
@@ -455,7 +618,8 @@ pub fn skin_dqs(
 /// normals and tangent directions (0 = pure LBS, 1 = pure DQS).
 ///
 /// `lbs` and `dqs` are palettes of the same joints (e.g. from the same
-/// models and inverse binds).
+/// models and inverse binds). See [`skin_mixed_checked`] to check the
+/// influences once per mesh.
 ///
 /// # Errors
 /// [`Error::BadLength`] (`"dqs palette"` not as long as `lbs`, `"mix"` not
@@ -470,9 +634,33 @@ pub fn skin_mixed(
 ) -> Result<(), Error> {
     check_len("dqs palette", lbs.len(), dqs.len())?;
     check_mix(input.joints.len(), mix)?;
-    let plan = layout::check_arrays(input.joints.len(), input, out)?;
+    let vertices = input.vertices();
+    layout::check_arrays(input.joints.len(), &vertices, out)?;
     let infl = Influences::new(input.joints, input.weights, lbs.len())?;
-    run(&Mixed { lbs, dqs, mix }, &infl, input, out, plan);
+    skin_mixed_checked(lbs, dqs, mix, &infl, &vertices, out)
+}
+
+/// [`skin_mixed`] with influences checked beforehand (the mix weights are
+/// still checked, O(vertices)).
+///
+/// # Errors
+/// In this order: [`Error::BadLength`] `"palette"` (`lbs` not
+/// `influences.joint_count()` entries) and `"dqs palette"` (not as long as
+/// `lbs`), then the mix errors of [`skin_mixed`], then the attribute errors
+/// of [`skin_lbs`].
+pub fn skin_mixed_checked(
+    lbs: &[Mat3x4],
+    dqs: &[DualQuat],
+    mix: &[f32],
+    influences: &CheckedInfluences<'_>,
+    input: &SkinVertices<'_>,
+    out: &mut SkinOutput<'_>,
+) -> Result<(), Error> {
+    influences.check_palette(lbs.len())?;
+    check_len("dqs palette", lbs.len(), dqs.len())?;
+    check_mix(influences.len(), mix)?;
+    let plan = layout::check_arrays(influences.len(), input, out)?;
+    run(&Mixed { lbs, dqs, mix }, influences, input, out, plan);
     Ok(())
 }
 
@@ -480,7 +668,8 @@ pub fn skin_mixed(
 ///
 /// The vertex count is `joints.len()`; `src` and `dst` may have different
 /// strides and offsets. Only the attributes `dst` names are written (other
-/// floats of `dst` are left alone).
+/// floats of `dst` are left alone). See [`skin_lbs_strided_checked`] to
+/// check the influences once per mesh.
 ///
 /// # Errors
 /// In this order: [`Error::InvalidLayout`] (a stride of 0, an attribute
@@ -496,9 +685,27 @@ pub fn skin_lbs_strided(
     src: &StridedVertices<'_>,
     dst: &mut StridedVerticesMut<'_>,
 ) -> Result<(), Error> {
-    let plan = layout::check_strided(joints.len(), src, dst)?;
+    layout::check_strided(joints.len(), src, dst)?;
     let infl = Influences::new(joints, weights, palette.len())?;
-    run(&Lbs(palette), &infl, src, dst, plan);
+    skin_lbs_strided_checked(palette, &infl, src, dst)
+}
+
+/// [`skin_lbs_strided`] with influences checked beforehand.
+///
+/// # Errors
+/// In this order: [`Error::BadLength`] `"palette"` (not
+/// `influences.joint_count()` entries), then the layout and length errors
+/// of [`skin_lbs_strided`] (the vertex count is `influences.len()`). On
+/// error `dst` is untouched.
+pub fn skin_lbs_strided_checked(
+    palette: &[Mat3x4],
+    influences: &CheckedInfluences<'_>,
+    src: &StridedVertices<'_>,
+    dst: &mut StridedVerticesMut<'_>,
+) -> Result<(), Error> {
+    influences.check_palette(palette.len())?;
+    let plan = layout::check_strided(influences.len(), src, dst)?;
+    run(&Lbs(palette), influences, src, dst, plan);
     Ok(())
 }
 
@@ -513,9 +720,24 @@ pub fn skin_dqs_strided(
     src: &StridedVertices<'_>,
     dst: &mut StridedVerticesMut<'_>,
 ) -> Result<(), Error> {
-    let plan = layout::check_strided(joints.len(), src, dst)?;
+    layout::check_strided(joints.len(), src, dst)?;
     let infl = Influences::new(joints, weights, palette.len())?;
-    run(&Dqs(palette), &infl, src, dst, plan);
+    skin_dqs_strided_checked(palette, &infl, src, dst)
+}
+
+/// [`skin_dqs_strided`] with influences checked beforehand.
+///
+/// # Errors
+/// As [`skin_lbs_strided_checked`].
+pub fn skin_dqs_strided_checked(
+    palette: &[DualQuat],
+    influences: &CheckedInfluences<'_>,
+    src: &StridedVertices<'_>,
+    dst: &mut StridedVerticesMut<'_>,
+) -> Result<(), Error> {
+    influences.check_palette(palette.len())?;
+    let plan = layout::check_strided(influences.len(), src, dst)?;
+    run(&Dqs(palette), influences, src, dst, plan);
     Ok(())
 }
 
@@ -535,8 +757,29 @@ pub fn skin_mixed_strided(
 ) -> Result<(), Error> {
     check_len("dqs palette", lbs.len(), dqs.len())?;
     check_mix(joints.len(), mix)?;
-    let plan = layout::check_strided(joints.len(), src, dst)?;
+    layout::check_strided(joints.len(), src, dst)?;
     let infl = Influences::new(joints, weights, lbs.len())?;
-    run(&Mixed { lbs, dqs, mix }, &infl, src, dst, plan);
+    skin_mixed_strided_checked(lbs, dqs, mix, &infl, src, dst)
+}
+
+/// [`skin_mixed_strided`] with influences checked beforehand.
+///
+/// # Errors
+/// In this order: [`Error::BadLength`] `"palette"` and `"dqs palette"`,
+/// the mix errors (as [`skin_mixed_checked`]), then the layout and length
+/// errors of [`skin_lbs_strided`].
+pub fn skin_mixed_strided_checked(
+    lbs: &[Mat3x4],
+    dqs: &[DualQuat],
+    mix: &[f32],
+    influences: &CheckedInfluences<'_>,
+    src: &StridedVertices<'_>,
+    dst: &mut StridedVerticesMut<'_>,
+) -> Result<(), Error> {
+    influences.check_palette(lbs.len())?;
+    check_len("dqs palette", lbs.len(), dqs.len())?;
+    check_mix(influences.len(), mix)?;
+    let plan = layout::check_strided(influences.len(), src, dst)?;
+    run(&Mixed { lbs, dqs, mix }, influences, src, dst, plan);
     Ok(())
 }

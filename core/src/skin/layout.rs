@@ -4,7 +4,7 @@
 //! Blocks are read and written four vertices at a time; `count < 4` is the
 //! tail, whose missing vertices read as zeros and are not written.
 
-use super::{SkinInput, SkinOutput, StridedVertices, StridedVerticesMut};
+use super::{SkinInput, SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut};
 use crate::error::Error;
 use crate::soa::check_len;
 
@@ -18,6 +18,21 @@ pub(crate) trait Source {
     fn positions(&self, first: usize, count: usize) -> Block3;
     fn normals(&self, first: usize, count: usize) -> Block3;
     fn tangents(&self, first: usize, count: usize) -> Block4;
+    /// Full block `b` (vertices `4b .. 4b + 4`).
+    #[inline(always)]
+    fn block_positions(&self, b: usize) -> Block3 {
+        self.positions(b * 4, 4)
+    }
+    /// Full block `b`.
+    #[inline(always)]
+    fn block_normals(&self, b: usize) -> Block3 {
+        self.normals(b * 4, 4)
+    }
+    /// Full block `b`.
+    #[inline(always)]
+    fn block_tangents(&self, b: usize) -> Block4 {
+        self.tangents(b * 4, 4)
+    }
 }
 
 /// Where the kernels write skinned attributes to.
@@ -25,6 +40,38 @@ pub(crate) trait Sink {
     fn set_positions(&mut self, first: usize, count: usize, v: &Block3);
     fn set_normals(&mut self, first: usize, count: usize, v: &Block3);
     fn set_tangents(&mut self, first: usize, count: usize, v: &Block4);
+    /// Full block `b` (vertices `4b .. 4b + 4`).
+    #[inline(always)]
+    fn set_block_positions(&mut self, b: usize, v: &Block3) {
+        self.set_positions(b * 4, 4, v);
+    }
+    /// Full block `b`.
+    #[inline(always)]
+    fn set_block_normals(&mut self, b: usize, v: &Block3) {
+        self.set_normals(b * 4, 4, v);
+    }
+    /// Full block `b`.
+    #[inline(always)]
+    fn set_block_tangents(&mut self, b: usize, v: &Block4) {
+        self.set_tangents(b * 4, 4, v);
+    }
+}
+
+/// Full block `b` of `s` (zeros if out of range, which validated calls never are).
+#[inline(always)]
+fn load_block<const W: usize>(s: &[[f32; W]], b: usize) -> [[f32; W]; 4] {
+    s.as_chunks::<4>()
+        .0
+        .get(b)
+        .copied()
+        .unwrap_or([[0.0; W]; 4])
+}
+
+#[inline(always)]
+fn store_block<const W: usize>(d: &mut [[f32; W]], b: usize, v: &[[f32; W]; 4]) {
+    if let Some(c) = d.as_chunks_mut::<4>().0.get_mut(b) {
+        *c = *v;
+    }
 }
 
 /// Vertices `first .. first + count` of `s` (`count <= 4`), zero-padded.
@@ -59,7 +106,19 @@ fn store<const W: usize>(d: &mut [[f32; W]], first: usize, count: usize, v: &[[f
     }
 }
 
-impl Source for SkinInput<'_> {
+impl Source for SkinVertices<'_> {
+    #[inline(always)]
+    fn block_positions(&self, b: usize) -> Block3 {
+        load_block(self.positions, b)
+    }
+    #[inline(always)]
+    fn block_normals(&self, b: usize) -> Block3 {
+        self.normals.map_or([[0.0; 3]; 4], |n| load_block(n, b))
+    }
+    #[inline(always)]
+    fn block_tangents(&self, b: usize) -> Block4 {
+        self.tangents.map_or([[0.0; 4]; 4], |t| load_block(t, b))
+    }
     #[inline(always)]
     fn positions(&self, first: usize, count: usize) -> Block3 {
         load(self.positions, first, count)
@@ -76,7 +135,38 @@ impl Source for SkinInput<'_> {
     }
 }
 
+impl Source for SkinInput<'_> {
+    #[inline(always)]
+    fn positions(&self, first: usize, count: usize) -> Block3 {
+        self.vertices().positions(first, count)
+    }
+    #[inline(always)]
+    fn normals(&self, first: usize, count: usize) -> Block3 {
+        self.vertices().normals(first, count)
+    }
+    #[inline(always)]
+    fn tangents(&self, first: usize, count: usize) -> Block4 {
+        self.vertices().tangents(first, count)
+    }
+}
+
 impl Sink for SkinOutput<'_> {
+    #[inline(always)]
+    fn set_block_positions(&mut self, b: usize, v: &Block3) {
+        store_block(self.positions, b, v);
+    }
+    #[inline(always)]
+    fn set_block_normals(&mut self, b: usize, v: &Block3) {
+        if let Some(n) = self.normals.as_deref_mut() {
+            store_block(n, b, v);
+        }
+    }
+    #[inline(always)]
+    fn set_block_tangents(&mut self, b: usize, v: &Block4) {
+        if let Some(t) = self.tangents.as_deref_mut() {
+            store_block(t, b, v);
+        }
+    }
     #[inline(always)]
     fn set_positions(&mut self, first: usize, count: usize, v: &Block3) {
         store(self.positions, first, count, v);
@@ -180,7 +270,7 @@ pub(crate) struct Plan {
 /// attribute that the output asks for counts as an array of length 0.
 pub(crate) fn check_arrays(
     n: usize,
-    input: &SkinInput<'_>,
+    input: &SkinVertices<'_>,
     out: &SkinOutput<'_>,
 ) -> Result<Plan, Error> {
     check_len("positions", n, input.positions.len())?;

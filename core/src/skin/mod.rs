@@ -12,17 +12,22 @@
 //!    over interleaved vertex buffers ([`StridedVertices`]).
 //!
 //! # Validation
-//! Every call checks its sizes, then the influences: each joint index must
-//! be below the palette length, each weight finite and `>= 0`, each vertex's
-//! weights must sum to 1. That is O(vertices), but it is a branch-free
-//! streaming pass over 24 bytes per vertex (the precise, vertex-naming error
-//! is searched for only when the pass fails), a few percent of the skinning
-//! itself. A once-per-mesh checked handle (like
-//! [`crate::blend::JointWeights`]) would save those few percent, but the
-//! influences are plain slices that the caller may rewrite between frames
-//! (streaming, LOD swaps, editing tools), and a checked handle only stays
-//! valid if it also pins the palette length; checking per call keeps the API
-//! to plain slices and makes an out-of-range index impossible to miss.
+//! The plain-slice kernels check their sizes, then the influences, on every
+//! call: each joint index must be below the palette length, each weight
+//! finite and `>= 0`, each vertex's weights must sum to 1. That pass is
+//! O(vertices) (branch-free, four vertices' weights per lane group; the
+//! precise, vertex-naming error is searched for only when it fails), which
+//! suits influences that the caller rewrites between frames (streaming, LOD
+//! swaps, editing tools).
+//!
+//! A mesh skinned every frame checks its influences once into a
+//! [`CheckedInfluences`] (for a joint count) and calls the `*_checked`
+//! kernels ([`skin_lbs_checked`], [`skin_dqs_checked`],
+//! [`skin_mixed_checked`], and the `_strided_checked` forms over
+//! [`SkinVertices`] / [`StridedVertices`]). They check only that the palette
+//! has exactly the handle's joint count (O(1)) and the attribute lengths, and
+//! compute the same result as the plain kernels, which delegate to them. The
+//! handle borrows the influences, so they cannot change under it.
 //! [`check_influences`] runs the same check at load time, to report bad
 //! meshes early.
 //!
@@ -34,8 +39,11 @@
 //! accessor). Sums within the tolerance are used as they are (LBS then scales
 //! a vertex by its weight sum, at most 1e-3; DQS is unaffected since it
 //! normalises). [`normalize_weights`] renormalises a mesh offline. Unused
-//! slots must still name a valid joint (0 is customary) with weight 0: the
-//! kernels read all four slots, without branches.
+//! slots must still name a valid joint (0 is customary) with weight 0. A
+//! slot of weight 0 adds nothing, and the SIMD kernels skip, per block of
+//! four vertices, the slots past the last one with a non-zero weight (the
+//! scalar twins read all four), so list influences by decreasing weight, as
+//! glTF exporters do.
 //!
 //! # DQS and scale
 //! A dual quaternion is a rigid transform. [`dqs_palette`] keeps the rigid
@@ -71,13 +79,15 @@
 //! specification); SIMD and scalar agree within 1e-5.
 //!
 //! NaN in palettes or vertex data propagates to the vertices it touches and
-//! never panics. Output entries of attributes that are not requested (an
+//! never panics (a palette entry that a vertex names only with weight 0 may
+//! or may not reach it, as its slot may be skipped). Output entries of attributes that are not requested (an
 //! output `None`) are not written; every vertex of every requested output
 //! attribute is.
 
 use crate::error::Error;
 use crate::math::{Mat4, Quat, Vec3};
 use crate::soa::check_len;
+use wide::f32x4;
 
 mod kernel;
 mod layout;
@@ -85,7 +95,9 @@ mod palette;
 pub mod reference;
 
 pub use kernel::{
-    skin_dqs, skin_dqs_strided, skin_lbs, skin_lbs_strided, skin_mixed, skin_mixed_strided,
+    skin_dqs, skin_dqs_checked, skin_dqs_strided, skin_dqs_strided_checked, skin_lbs,
+    skin_lbs_checked, skin_lbs_strided, skin_lbs_strided_checked, skin_mixed, skin_mixed_checked,
+    skin_mixed_strided, skin_mixed_strided_checked,
 };
 pub use palette::{dqs_palette, dqs_palette_with_scale, lbs_palette};
 
@@ -243,7 +255,9 @@ impl DualQuat {
 }
 
 /// Checks a mesh's influences for a palette of `joint_count` entries, as
-/// every skinning call does (use it at load time to report bad meshes early).
+/// every skinning call on plain slices does (use it at load time to report
+/// bad meshes early, or build a [`CheckedInfluences`] once and skin with the
+/// `*_checked` kernels, which skip the per-call check).
 ///
 /// Vertices are checked in order; for each, the joint indices first, then
 /// the weights, then their sum.
@@ -258,15 +272,28 @@ pub fn check_influences(
     weights: &[[f32; 4]],
     joint_count: usize,
 ) -> Result<(), Error> {
-    Influences::new(joints, weights, joint_count).map(|_| ())
+    CheckedInfluences::new(joints, weights, joint_count).map(|_| ())
 }
 
-/// Checked influences: four joint indices and four weights per vertex.
+/// A mesh's influences (four joint indices and four weights per vertex),
+/// checked once against a palette size: build it when the mesh is loaded
+/// and hand it to [`skin_lbs_checked`], [`skin_dqs_checked`],
+/// [`skin_mixed_checked`] and their `_strided` forms every frame; they
+/// then check only that the palette has [`CheckedInfluences::joint_count`]
+/// entries (O(1)) instead of every vertex (O(vertices)).
+///
+/// The handle borrows the slices immutably, so they cannot change while it
+/// lives; a mesh whose influences are rewritten (streaming, LOD swaps,
+/// editing) builds a new handle, or uses the plain-slice kernels.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Influences<'a> {
-    pub joints: &'a [[u16; 4]],
-    pub weights: &'a [[f32; 4]],
+pub struct CheckedInfluences<'a> {
+    pub(crate) joints: &'a [[u16; 4]],
+    pub(crate) weights: &'a [[f32; 4]],
+    pub(crate) joint_count: usize,
 }
+
+/// The crate-internal name the kernels use.
+pub(crate) use CheckedInfluences as Influences;
 
 #[inline]
 fn vertex_ok(js: &[u16; 4], ws: &[f32; 4], joint_count: usize) -> bool {
@@ -281,8 +308,46 @@ fn vertex_ok(js: &[u16; 4], ws: &[f32; 4], joint_count: usize) -> bool {
     index_ok & weight_ok & (libm::fabsf(sum - 1.0) <= WEIGHT_SUM_TOLERANCE)
 }
 
-impl<'a> Influences<'a> {
-    /// See [`check_influences`].
+/// The fast pass of the check: true when every vertex passes
+/// [`vertex_ok`]. Indices are checked through their maximum, weights four
+/// vertices at a time in lanes (the sum is computed in the same order as
+/// [`vertex_ok`], so both accept exactly the same vertices).
+fn all_ok(joints: &[[u16; 4]], weights: &[[f32; 4]], joint_count: usize) -> bool {
+    let flat: &[u16] = bytemuck::cast_slice(joints);
+    let max = flat.iter().fold(0u16, |m, &j| m.max(j));
+    let index_ok = flat.is_empty() || usize::from(max) < joint_count;
+    let (blocks, rest) = weights.as_chunks::<4>();
+    let zero = f32x4::ZERO;
+    let big = f32x4::splat(f32::MAX);
+    let one = f32x4::ONE;
+    let tol = f32x4::splat(WEIGHT_SUM_TOLERANCE);
+    let mut ok = f32x4::splat(f32::from_bits(u32::MAX));
+    for b in blocks {
+        let v = [
+            f32x4::new(b[0]),
+            f32x4::new(b[1]),
+            f32x4::new(b[2]),
+            f32x4::new(b[3]),
+        ];
+        for x in v {
+            ok &= x.simd_ge(zero) & x.simd_le(big);
+        }
+        let t = f32x4::transpose(v);
+        let sum = (t[0] + t[1]) + (t[2] + t[3]);
+        ok &= (sum - one).abs().simd_le(tol);
+    }
+    let rest_ok = rest
+        .iter()
+        .fold(true, |ok, ws| ok & vertex_ok(&[0; 4], ws, 1));
+    index_ok & rest_ok & ok.all()
+}
+
+impl<'a> CheckedInfluences<'a> {
+    /// Checks the influences for a palette of `joint_count` entries (see
+    /// [`check_influences`] for what is checked and in which order).
+    ///
+    /// # Errors
+    /// Those of [`check_influences`].
     pub fn new(
         joints: &'a [[u16; 4]],
         weights: &'a [[f32; 4]],
@@ -290,11 +355,7 @@ impl<'a> Influences<'a> {
     ) -> Result<Self, Error> {
         check_len("weights", joints.len(), weights.len())?;
         // Branch-free pass; the vertex is searched for only when it fails.
-        let ok = joints
-            .iter()
-            .zip(weights)
-            .fold(true, |ok, (js, ws)| ok & vertex_ok(js, ws, joint_count));
-        if !ok {
+        if !all_ok(joints, weights, joint_count) {
             for (vertex, (js, ws)) in joints.iter().zip(weights).enumerate() {
                 if let Some(&j) = js.iter().find(|&&j| usize::from(j) >= joint_count) {
                     return Err(Error::InfluenceOutOfRange {
@@ -311,13 +372,53 @@ impl<'a> Influences<'a> {
                 }
             }
         }
-        Ok(Influences { joints, weights })
+        Ok(CheckedInfluences {
+            joints,
+            weights,
+            joint_count,
+        })
     }
 
     /// Number of vertices.
     #[inline]
+    #[must_use]
     pub fn len(&self) -> usize {
         self.joints.len()
+    }
+
+    /// True when there are no vertices.
+    #[inline]
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.joints.is_empty()
+    }
+
+    /// The palette size the influences were checked against; the
+    /// `*_checked` kernels require palettes of exactly this length.
+    #[inline]
+    #[must_use]
+    pub fn joint_count(&self) -> usize {
+        self.joint_count
+    }
+
+    /// The joint indices, four per vertex.
+    #[inline]
+    #[must_use]
+    pub fn joints(&self) -> &'a [[u16; 4]] {
+        self.joints
+    }
+
+    /// The weights, four per vertex.
+    #[inline]
+    #[must_use]
+    pub fn weights(&self) -> &'a [[f32; 4]] {
+        self.weights
+    }
+
+    /// `Ok` when `palette_len` is the checked joint count.
+    #[inline]
+    pub(crate) fn check_palette(&self, palette_len: usize) -> Result<(), Error> {
+        check_len("palette", self.joint_count, palette_len)
     }
 }
 
@@ -365,6 +466,34 @@ pub struct SkinInput<'a> {
     pub joints: &'a [[u16; 4]],
     /// Four weights per vertex: finite, `>= 0`, summing to 1 within 1e-3.
     pub weights: &'a [[f32; 4]],
+}
+
+impl<'a> SkinInput<'a> {
+    /// The vertex attributes without the influences.
+    #[inline]
+    #[must_use]
+    pub fn vertices(&self) -> SkinVertices<'a> {
+        SkinVertices {
+            positions: self.positions,
+            normals: self.normals,
+            tangents: self.tangents,
+        }
+    }
+}
+
+/// Bind-space vertex attributes without influences: the input of the
+/// `*_checked` kernels, whose influences come in a [`CheckedInfluences`].
+///
+/// The vertex count is the influences' length; every present array has one
+/// entry per vertex.
+#[derive(Clone, Copy, Debug)]
+pub struct SkinVertices<'a> {
+    /// Positions.
+    pub positions: &'a [[f32; 3]],
+    /// Normals, if the mesh has them (needed only when the output asks for them).
+    pub normals: Option<&'a [[f32; 3]]>,
+    /// Tangents `(x, y, z, handedness)` (needed only when the output asks for them).
+    pub tangents: Option<&'a [[f32; 4]]>,
 }
 
 /// Skinned vertex attributes; `None` attributes are not computed.

@@ -243,7 +243,7 @@ pub fn skin_lbs(
     input: &SkinInput<'_>,
     out: &mut SkinOutput<'_>,
 ) -> Result<(), Error> {
-    let plan = layout::check_arrays(input.joints.len(), input, out)?;
+    let plan = layout::check_arrays(input.joints.len(), &input.vertices(), out)?;
     let infl = Influences::new(input.joints, input.weights, palette.len())?;
     each(&infl, input, out, plan, |_, j, w, v| {
         lbs_vertex(palette, j, w, v)
@@ -260,7 +260,7 @@ pub fn skin_dqs(
     input: &SkinInput<'_>,
     out: &mut SkinOutput<'_>,
 ) -> Result<(), Error> {
-    let plan = layout::check_arrays(input.joints.len(), input, out)?;
+    let plan = layout::check_arrays(input.joints.len(), &input.vertices(), out)?;
     let infl = Influences::new(input.joints, input.weights, palette.len())?;
     each(&infl, input, out, plan, |_, j, w, v| {
         dqs_vertex(palette, j, w, v)
@@ -281,7 +281,7 @@ pub fn skin_mixed(
 ) -> Result<(), Error> {
     check_len("dqs palette", lbs.len(), dqs.len())?;
     check_mix(input.joints.len(), mix)?;
-    let plan = layout::check_arrays(input.joints.len(), input, out)?;
+    let plan = layout::check_arrays(input.joints.len(), &input.vertices(), out)?;
     let infl = Influences::new(input.joints, input.weights, lbs.len())?;
     each(&infl, input, out, plan, |i, j, w, v| {
         let s = mix.get(i).copied().unwrap_or(0.0);

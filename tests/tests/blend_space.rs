@@ -244,8 +244,8 @@ proptest! {
         let mut far = PhaseSync { phase: start };
         far.advance(&space, &w, mean * 7.25).unwrap();
         let expect = (start + 0.25) % 1.0;
-        let d = (far.phase - expect).abs();
-        prop_assert!(d < 1e-3 || (d - 1.0).abs() < 1e-3, "{} {}", far.phase, expect);
+        let gap = (far.phase - expect).abs();
+        prop_assert!(gap < 1e-3 || (gap - 1.0).abs() < 1e-3, "{} {}", far.phase, expect);
         // Each clip time is its own normalised phase times its length.
         for (s, _, _) in w.iter() {
             prop_assert!((sync.clip_time(&space, s) - sync.phase * d[s]).abs() < 1e-4);

@@ -17,6 +17,8 @@
 //!
 //! The per-frame pipeline is: sample clips ([`clip`]) → [`blend`] layers →
 //! local-to-model ([`fk`]) → skinning.
+//! Above it, [`mix`] holds the motion-unit mixer, blend spaces, additive
+//! clips and masks, root motion and transitions (cross-fade, inertialization).
 #![no_std]
 #![deny(missing_docs)]
 #![deny(unsafe_code)]

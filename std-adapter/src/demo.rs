@@ -363,7 +363,7 @@ pub fn file_plan(
     })
 }
 
-/// Options of [`plot_transition`].
+/// Options of [`transition_curves`] and [`draw_curves`].
 #[derive(Clone, Copy, Debug)]
 pub struct PlotOptions {
     /// Time of the switch in seconds.

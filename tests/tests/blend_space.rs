@@ -240,6 +240,12 @@ proptest! {
         sync.advance(&space, &w, mean).unwrap();
         let diff = (sync.phase - start).abs();
         prop_assert!(diff < 1e-4 || (diff - 1.0).abs() < 1e-4, "{} {}", sync.phase, start);
+        // Many cycles at once: only the remainder moves the phase.
+        let mut far = PhaseSync { phase: start };
+        far.advance(&space, &w, mean * 7.25).unwrap();
+        let expect = (start + 0.25) % 1.0;
+        let gap = (far.phase - expect).abs();
+        prop_assert!(gap < 1e-3 || (gap - 1.0).abs() < 1e-3, "{} {}", far.phase, expect);
         // Each clip time is its own normalised phase times its length.
         for (s, _, _) in w.iter() {
             prop_assert!((sync.clip_time(&space, s) - sync.phase * d[s]).abs() < 1e-4);

@@ -22,10 +22,10 @@ fn walk(turn: f32) -> Vec<SoaTransform> {
         .flat_map(|f| {
             let s = f as f32 / (frames - 1) as f32;
             let yaw = turn * s;
-            // Move forward along the current heading (integrated exactly for a circle arc is
-            // not needed: tests with turns only compare composition laws).
+            // Straight ahead in clip space; the turning variant is only used
+            // to check that whole cycles compose.
             let root = Transform::from_translation_rotation(
-                Vec3::new(0.0, 0.9 + 0.02 * (s * 6.28).sin(), 1.8 * s),
+                Vec3::new(0.0, 0.9 + 0.02 * (s * std::f32::consts::TAU).sin(), 1.8 * s),
                 Quat::from_rotation_y(yaw),
             );
             to_soa(&[root, Transform::IDENTITY, Transform::IDENTITY])
@@ -123,7 +123,7 @@ fn validity() {
         Err(Error::BadLength { .. })
     ));
     assert!(matches!(
-        root_motion::make_in_place(&mut k[..B * 2 + 0], B, 7),
+        root_motion::make_in_place(&mut k[..B * 2], B, 7),
         Err(Error::JointOutOfRange { .. })
     ));
     assert_eq!(

@@ -253,9 +253,11 @@ impl PhaseSync {
             return Err(Error::NonFinite { what: "dt" });
         }
         let segs = space.segments();
-        let mut left = dt;
-        // Bounded: at most a few cycles per call (dt is one frame).
-        for _ in 0..segs * 64 {
+        // Whole cycles change nothing: keep the remainder, then walk at most
+        // one cycle's segments.
+        let cycle = space.cycle_duration(w);
+        let mut left = if cycle > 0.0 { dt % cycle } else { dt };
+        for _ in 0..=segs {
             let k = (self.phase as usize).min(segs - 1);
             let seg_len: f32 = w
                 .iter()

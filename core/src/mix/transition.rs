@@ -254,38 +254,37 @@ fn check_apply(state: usize, pose: usize, t: f32, decay: Decay) -> Result<f32, E
 /// with no range reduction (inputs are clamped to it).
 #[inline(always)]
 fn sin_cos_half_turn(x: f32x4) -> (f32x4, f32x4) {
-    let lim = f32x4::splat(core::f32::consts::FRAC_PI_2);
+    let k = |v: f32| f32x4::splat(v);
+    let lim = k(core::f32::consts::FRAC_PI_2);
     // Operand order keeps NaN: `fast_min`/`fast_max` return the second operand on NaN.
     let x = lim.fast_min((-lim).fast_max(x));
-    let x2 = x * x;
-    let s = x2.mul_add(
-        f32x4::splat(-1.0 / 39_916_800.0),
-        f32x4::splat(1.0 / 362_880.0),
-    );
-    let s = x2.mul_add(s, f32x4::splat(-1.0 / 5040.0));
-    let s = x2.mul_add(s, f32x4::splat(1.0 / 120.0));
-    let s = x2.mul_add(s, f32x4::splat(-1.0 / 6.0));
-    let s = x2.mul_add(s, f32x4::ONE) * x;
-    let c = x2.mul_add(
-        f32x4::splat(1.0 / 479_001_600.0),
-        f32x4::splat(-1.0 / 3_628_800.0),
-    );
-    let c = x2.mul_add(c, f32x4::splat(1.0 / 40_320.0));
-    let c = x2.mul_add(c, f32x4::splat(-1.0 / 720.0));
-    let c = x2.mul_add(c, f32x4::splat(1.0 / 24.0));
-    let c = x2.mul_add(c, f32x4::splat(-0.5));
-    let c = x2.mul_add(c, f32x4::ONE);
+    // Estrin's scheme in y = x²: short dependency chains, so consecutive
+    // blocks overlap in the pipeline.
+    let y = x * x;
+    let y2 = y * y;
+    let y4 = y2 * y2;
+    let s01 = y.mul_add(k(-1.0 / 6.0), f32x4::ONE);
+    let s23 = y.mul_add(k(-1.0 / 5040.0), k(1.0 / 120.0));
+    let s45 = y.mul_add(k(-1.0 / 39_916_800.0), k(1.0 / 362_880.0));
+    let s = y4.mul_add(s45, y2.mul_add(s23, s01)) * x;
+    let c01 = y.mul_add(k(-0.5), f32x4::ONE);
+    let c23 = y.mul_add(k(-1.0 / 720.0), k(1.0 / 24.0));
+    let c45 = y.mul_add(k(-1.0 / 3_628_800.0), k(1.0 / 40_320.0));
+    let c6 = k(1.0 / 479_001_600.0);
+    let c = y4.mul_add(y2.mul_add(c6, c45), y2.mul_add(c23, c01));
     (s, c)
 }
 
 #[inline(always)]
 fn channel(c: &[f32x4; 6], t: f32, y: f32, e: f32, quintic: bool) -> f32x4 {
     if quintic {
+        // x = (c0 + c1 s) + s³ ((c2 + c3 s) + c4 s²), Estrin form.
         let s = f32x4::ONE.fast_min(f32x4::splat(t) * c[5]);
-        let inner = s.mul_add(c[4], c[3]);
-        let inner = s.mul_add(inner, c[2]);
-        let inner = (s * s).mul_add(inner, c[1]);
-        s.mul_add(inner, c[0])
+        let s2 = s * s;
+        let s3 = s2 * s;
+        let lo = s.mul_add(c[1], c[0]);
+        let hi = s2.mul_add(c[4], s.mul_add(c[3], c[2]));
+        s3.mul_add(hi, lo)
     } else {
         let v0 = c[1] * c[5];
         let y = f32x4::splat(y);

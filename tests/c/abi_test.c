@@ -188,6 +188,54 @@ static void frame(void) {
   CHECK(sinew_inertialize_apply(state, 0.1f, 9, 0.0f, faded, skel.soa_count),
         SINEW_STATUS_INVALID_ARGUMENT);
 
+  /* A two-frame clip written from C: sampling half-way is the cross-fade. */
+  static sinew_soa_transform keys[64], half[32];
+  static alignas(16) uint8_t two_frames[16384];
+  memcpy(keys, walk_pose, sizeof(sinew_soa_transform) * skel.soa_count);
+  memcpy(keys + skel.soa_count, jog_pose, sizeof(sinew_soa_transform) * skel.soa_count);
+  size_t clip_size = 0, clip_written = 0;
+  CHECK(sinew_clip_container_size(skel.soa_count, 2, 3, &clip_size), SINEW_STATUS_OK);
+  CHECK(sinew_clip_write(keys, 2 * skel.soa_count, skel.soa_count, 10.0f, "mid", 3, two_frames,
+                         sizeof two_frames, &clip_written),
+        SINEW_STATUS_OK);
+  if (clip_written != clip_size) exit(1);
+  sinew_clip two;
+  CHECK(sinew_clip_load(two_frames, clip_written, &two), SINEW_STATUS_OK);
+  CHECK(sinew_clip_sample(&two, 0.05f, SINEW_TIME_CLAMP, half, skel.soa_count), SINEW_STATUS_OK);
+  CHECK(sinew_pose_crossfade(walk_pose, jog_pose, skel.soa_count, 0.5f, faded, skel.soa_count),
+        SINEW_STATUS_OK);
+  if (memcmp(half, faded, sizeof(sinew_soa_transform) * skel.soa_count) != 0) exit(1);
+  CHECK(sinew_clip_write(keys, 2 * skel.soa_count - 1, skel.soa_count, 10.0f, "mid", 3,
+                         two_frames, sizeof two_frames, &clip_written),
+        SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_clip_write(keys, 2 * skel.soa_count, skel.soa_count, NAN, "mid", 3, two_frames,
+                         sizeof two_frames, &clip_written),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_clip_write(keys, 2 * skel.soa_count, skel.soa_count, 10.0f, "mid", 3, two_frames,
+                         clip_size - 1, &clip_written),
+        SINEW_STATUS_BUFFER_TOO_SMALL);
+  CHECK(sinew_clip_container_size(SIZE_MAX / 2, 4, 0, &clip_size), SINEW_STATUS_INVALID_ARGUMENT);
+
+  /* LBS/DQS mix: 0 everywhere is LBS exactly, 1 is DQS within rounding. */
+  static float mix[VERTICES], mixed_positions[VERTICES][3];
+  sinew_skin_target mixed_target = {&mixed_positions[0][0], NULL, NULL};
+  CHECK(sinew_skin_mixed(lbs, dqs, skel.joint_count, mix, VERTICES, &mesh, &mixed_target),
+        SINEW_STATUS_OK);
+  CHECK(sinew_skin_lbs(lbs, skel.joint_count, &mesh, &target), SINEW_STATUS_OK);
+  if (memcmp(mixed_positions, out_positions, sizeof mixed_positions) != 0) exit(1);
+  for (int v = 0; v < VERTICES; v++) mix[v] = 1.0f;
+  CHECK(sinew_skin_mixed(lbs, dqs, skel.joint_count, mix, VERTICES, &mesh, &mixed_target),
+        SINEW_STATUS_OK);
+  CHECK(sinew_skin_dqs(dqs, skel.joint_count, &mesh, &target), SINEW_STATUS_OK);
+  for (int v = 0; v < VERTICES; v++)
+    for (int k = 0; k < 3; k++)
+      if (fabsf(mixed_positions[v][k] - out_positions[v][k]) > 1e-5f) exit(1);
+  mix[7] = 1.5f;
+  CHECK(sinew_skin_mixed(lbs, dqs, skel.joint_count, mix, VERTICES, &mesh, &mixed_target),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_skin_mixed(lbs, dqs, skel.joint_count, mix, VERTICES - 1, &mesh, &mixed_target),
+        SINEW_STATUS_BAD_LENGTH);
+
   /* The same DQS skin over an interleaved buffer: position, normal, uv. */
   static float src[VERTICES * 8], dst[VERTICES * 8];
   for (int v = 0; v < VERTICES; v++) {

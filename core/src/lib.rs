@@ -23,6 +23,7 @@
 
 pub mod blend;
 pub mod clip;
+pub mod compressed;
 mod error;
 pub mod ffi;
 pub mod fk;

@@ -8,6 +8,7 @@
 
 pub mod assets;
 pub mod baseline;
+pub mod compress;
 pub mod crowd;
 pub mod import;
 pub mod render;

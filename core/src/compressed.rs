@@ -31,13 +31,11 @@
 //! checks every offset, count, bit rate, range and raw value once; sampling
 //! then never reads outside the validated sections.
 
-use wide::f32x4;
-
 use crate::clip::{interpolate, locate_frames, TimeMode};
 use crate::error::Error;
 use crate::math::Quat;
 use crate::skeleton::MAX_JOINTS;
-use crate::soa::{check_len, soa_count, SoaQuat, SoaTransform, SoaVec3, LANES};
+use crate::soa::{check_len, soa_count, SoaTransform, LANES};
 
 /// Magic bytes that open a compressed clip container.
 pub const COMPRESSED_MAGIC: [u8; 8] = *b"SINEWCMP";
@@ -128,12 +126,21 @@ pub const fn track_frame_bits(rotation: bool, format: RotationFormat, bits: u8) 
 #[must_use]
 pub fn dequantize(min: f32, ext: f32, smin: u8, sext: u8, bits: u8, q: u32) -> f32 {
     let lo = min + ext * (f32::from(smin) * INV255);
-    if bits == 0 {
-        return lo;
-    }
-    let step = ext * (f32::from(sext) * INV255) / ((1u32 << bits) - 1) as f32;
+    let inv = INV_MAX_CODE.get(usize::from(bits)).copied().unwrap_or(0.0);
+    let step = ext * (f32::from(sext) * INV255) * inv;
     lo + step * q as f32
 }
+
+/// `1 / (2^bits − 1)` for `bits` in `0..=23` (0 for 0 bits: one value).
+const INV_MAX_CODE: [f32; MAX_QUANTIZED_BITS as usize + 1] = {
+    let mut t = [0.0f32; MAX_QUANTIZED_BITS as usize + 1];
+    let mut b = 1;
+    while b < t.len() {
+        t[b] = 1.0 / ((1u32 << b) - 1) as f32;
+        b += 1;
+    }
+    t
+};
 
 /// Rebuilds a rotation from x, y, z with `w = √max(0, 1 − x² − y² − z²)`.
 #[inline]
@@ -737,8 +744,14 @@ impl<'a> CompressedClip<'a> {
             }
             return v;
         }
-        let cr = self.clip_ranges.get(6 * k..6 * k + 6).unwrap_or(&[0.0; 6]);
-        let sr = cur.ranges.get(6 * k..6 * k + 6).unwrap_or(&[0; 6]);
+        let cr = match self.clip_ranges.get(6 * k..6 * k + 6) {
+            Some(&[a, b, c, d, e, f]) => [a, b, c, d, e, f],
+            _ => [0.0; 6],
+        };
+        let sr = match cur.ranges.get(6 * k..6 * k + 6) {
+            Some(&[a, b, c, d, e, f]) => [a, b, c, d, e, f],
+            _ => [0; 6],
+        };
         let n = u32::from(r);
         for (i, x) in v.iter_mut().enumerate() {
             let q = read_bits(self.data, cur.bit, n);
@@ -855,75 +868,58 @@ impl<'a> CompressedClip<'a> {
         let mut ca = self.cursor(i0);
         let mut cb = self.cursor(i1);
         let (mut k, mut c) = (0usize, 0usize);
+        let identity: [[f32; 4]; 10] = bytemuck::cast(SoaTransform::IDENTITY);
         for (b, o) in out.iter_mut().enumerate() {
-            // Component-major lanes of frames a and b: t xyz, r xyzw, s xyz.
-            let mut fa = [[0.0f32; 4]; 10];
-            let mut fb = [[0.0f32; 4]; 10];
-            for lane in 0..LANES {
-                let j = b * LANES + lane;
-                let kinds = match self.kinds.get(3 * j..3 * j + 3) {
-                    Some(&[kt, kr, ks]) => [kt, kr, ks],
-                    _ => {
-                        for f in [&mut fa, &mut fb] {
-                            f[6][lane] = 1.0;
-                            f[7][lane] = 1.0;
-                            f[8][lane] = 1.0;
-                            f[9][lane] = 1.0;
-                        }
-                        continue;
-                    }
-                };
-                let def = rest.and_then(|r| r.get(b)).map(|r| r.get(lane));
-                for (track, &kind) in kinds.iter().enumerate() {
-                    let (first, width) = match track {
-                        0 => (0, 3),
-                        1 => (3, 4),
-                        _ => (7, 3),
-                    };
-                    let mut va = [0.0f32; 4];
-                    let mut vb = [0.0f32; 4];
+            // Component-major lanes of frames a and b (t xyz, r xyzw, s xyz),
+            // starting from the defaults: the rest block or identity.
+            let base = match rest.and_then(|r| r.get(b)) {
+                Some(r) => bytemuck::cast(*r),
+                None => identity,
+            };
+            let mut fa: [[f32; 4]; 10] = base;
+            let mut fb = base;
+            let kinds = self.kinds.get(3 * LANES * b..).unwrap_or(&[]);
+            for (lane, kj) in kinds.chunks_exact(3).take(LANES).enumerate() {
+                let &[kt, kr, ks] = kj else { continue };
+                if kt | kr | ks == KIND_DEFAULT {
+                    continue;
+                }
+                for (first, kind) in [(0usize, kt), (3, kr), (7, ks)] {
                     match kind {
+                        KIND_CONSTANT if first == 3 => {
+                            let v = match self.constants.get(c..c + 4) {
+                                Some(&[x, y, z, w]) => [x, y, z, w],
+                                _ => [0.0, 0.0, 0.0, 1.0],
+                            };
+                            c += 4;
+                            put(&mut fa, &mut fb, first, lane, &v, &v);
+                        }
                         KIND_CONSTANT => {
-                            if let Some(v) = self.constants.get(c..c + width) {
-                                va[..width].copy_from_slice(v);
-                            }
-                            vb = va;
-                            c += width;
+                            let v = match self.constants.get(c..c + 3) {
+                                Some(&[x, y, z]) => [x, y, z],
+                                _ => [0.0; 3],
+                            };
+                            c += 3;
+                            put(&mut fa, &mut fb, first, lane, &v, &v);
+                        }
+                        KIND_ANIMATED if first == 3 => {
+                            let qa = self.decode_rotation(&mut ca, k).to_array();
+                            let qb = self.decode_rotation(&mut cb, k).to_array();
+                            k += 1;
+                            put(&mut fa, &mut fb, first, lane, &qa, &qb);
                         }
                         KIND_ANIMATED => {
-                            if track == 1 {
-                                va = self.decode_rotation(&mut ca, k).to_array();
-                                vb = self.decode_rotation(&mut cb, k).to_array();
-                            } else {
-                                let a = self.decode3(&mut ca, k);
-                                let bb = self.decode3(&mut cb, k);
-                                va[..3].copy_from_slice(&a);
-                                vb[..3].copy_from_slice(&bb);
-                            }
+                            let va = self.decode3(&mut ca, k);
+                            let vb = self.decode3(&mut cb, k);
                             k += 1;
+                            put(&mut fa, &mut fb, first, lane, &va, &vb);
                         }
-                        _ => {
-                            va = match (def, track) {
-                                (Some(d), 0) => {
-                                    [d.translation.x, d.translation.y, d.translation.z, 0.0]
-                                }
-                                (Some(d), 1) => d.rotation.to_array(),
-                                (Some(d), _) => [d.scale.x, d.scale.y, d.scale.z, 0.0],
-                                (None, 0) => [0.0; 4],
-                                (None, 1) => [0.0, 0.0, 0.0, 1.0],
-                                (None, _) => [1.0; 4],
-                            };
-                            vb = va;
-                        }
-                    }
-                    for i in 0..width {
-                        fa[first + i][lane] = va[i];
-                        fb[first + i][lane] = vb[i];
+                        _ => {}
                     }
                 }
             }
-            let a = block(&fa);
-            let bb = block(&fb);
+            let a: SoaTransform = bytemuck::cast(fa);
+            let bb: SoaTransform = bytemuck::cast(fb);
             interpolate(
                 core::slice::from_ref(&a),
                 core::slice::from_ref(&bb),
@@ -1067,26 +1063,23 @@ impl<'a> CompressedClip<'a> {
     }
 }
 
+/// Writes `va`/`vb` into lane `lane` of components `first..` of two blocks.
 #[inline(always)]
-fn block(f: &[[f32; 4]; 10]) -> SoaTransform {
-    let v = |i: usize| f32x4::new(f[i]);
-    SoaTransform {
-        translation: SoaVec3 {
-            x: v(0),
-            y: v(1),
-            z: v(2),
-        },
-        rotation: SoaQuat {
-            x: v(3),
-            y: v(4),
-            z: v(5),
-            w: v(6),
-        },
-        scale: SoaVec3 {
-            x: v(7),
-            y: v(8),
-            z: v(9),
-        },
+fn put(
+    fa: &mut [[f32; 4]; 10],
+    fb: &mut [[f32; 4]; 10],
+    first: usize,
+    lane: usize,
+    va: &[f32],
+    vb: &[f32],
+) {
+    for (i, (&a, &b)) in va.iter().zip(vb).enumerate() {
+        if let Some(x) = fa.get_mut(first + i) {
+            x[lane & 3] = a;
+        }
+        if let Some(x) = fb.get_mut(first + i) {
+            x[lane & 3] = b;
+        }
     }
 }
 

@@ -741,8 +741,8 @@ impl<'a> SegmentSearch<'a> {
                 *l = Affine::from_trs(t.translation, t.rotation, t.scale);
             }
             fk(&a.parents, &locals, &mut models);
-            for j in 0..n {
-                let e = shell_error(&self.raw_models[s * n + j], &models[j], shell);
+            for (r, m) in self.raw_models[s * n..(s + 1) * n].iter().zip(&models) {
+                let e = shell_error(r, m, shell);
                 worst = worst.max(if e.is_nan() { f32::INFINITY } else { e });
             }
         }

@@ -125,10 +125,17 @@ pub const fn track_frame_bits(rotation: bool, format: RotationFormat, bits: u8) 
 #[inline]
 #[must_use]
 pub fn dequantize(min: f32, ext: f32, smin: u8, sext: u8, bits: u8, q: u32) -> f32 {
+    let (lo, step) = dequantize_params(min, ext, smin, sext, bits);
+    lo + step * q as f32
+}
+
+/// The offset and step of [`dequantize`]: `value = lo + step · q`.
+#[inline]
+#[must_use]
+pub fn dequantize_params(min: f32, ext: f32, smin: u8, sext: u8, bits: u8) -> (f32, f32) {
     let lo = min + ext * (f32::from(smin) * INV255);
     let inv = INV_MAX_CODE.get(usize::from(bits)).copied().unwrap_or(0.0);
-    let step = ext * (f32::from(sext) * INV255) * inv;
-    lo + step * q as f32
+    (lo, ext * (f32::from(sext) * INV255) * inv)
 }
 
 /// `1 / (2^bits − 1)` for `bits` in `0..=23` (0 for 0 bits: one value).
@@ -447,6 +454,14 @@ fn read_bits(data: &[u8], bit: u64, n: u32) -> u32 {
     ((word >> (bit & 7)) & ((1u64 << n) - 1)) as u32
 }
 
+/// One track's bit rate and dequantization constants in one segment.
+#[derive(Clone, Copy)]
+struct Params {
+    bits: u8,
+    lo: [f32; 3],
+    step: [f32; 3],
+}
+
 /// Where one frame's bits start, and that segment's rates and ranges.
 #[derive(Clone, Copy)]
 struct Cursor<'a> {
@@ -732,18 +747,11 @@ impl<'a> CompressedClip<'a> {
         }
     }
 
-    /// Decodes animated track `k` (3 components) at `cur`, advancing it.
+    /// The rate and dequantization constants of animated track `k` in the
+    /// segment of `cur`.
     #[inline(always)]
-    fn decode3(&self, cur: &mut Cursor<'_>, k: usize) -> [f32; 3] {
-        let r = cur.rates.get(k).copied().unwrap_or(0);
-        let mut v = [0.0f32; 3];
-        if r == RAW_BITS {
-            for x in &mut v {
-                *x = f32::from_bits(read_bits(self.data, cur.bit, 32));
-                cur.bit += 32;
-            }
-            return v;
-        }
+    fn params(&self, cur: &Cursor<'_>, k: usize) -> Params {
+        let bits = cur.rates.get(k).copied().unwrap_or(0);
         let cr = match self.clip_ranges.get(6 * k..6 * k + 6) {
             Some(&[a, b, c, d, e, f]) => [a, b, c, d, e, f],
             _ => [0.0; 6],
@@ -752,37 +760,89 @@ impl<'a> CompressedClip<'a> {
             Some(&[a, b, c, d, e, f]) => [a, b, c, d, e, f],
             _ => [0; 6],
         };
-        let n = u32::from(r);
-        for (i, x) in v.iter_mut().enumerate() {
+        let mut p = Params {
+            bits,
+            lo: [0.0; 3],
+            step: [0.0; 3],
+        };
+        for i in 0..3 {
+            (p.lo[i], p.step[i]) =
+                dequantize_params(cr[2 * i], cr[2 * i + 1], sr[2 * i], sr[2 * i + 1], bits);
+        }
+        p
+    }
+
+    /// The constants of track `k` for both cursors (shared when both frames
+    /// lie in one segment, which is 15 times in 16 for 16-frame segments).
+    #[inline(always)]
+    fn params_pair(&self, ca: &Cursor<'_>, cb: &Cursor<'_>, k: usize) -> (Params, Params) {
+        let pa = self.params(ca, k);
+        if core::ptr::eq(ca.rates, cb.rates) {
+            (pa, pa)
+        } else {
+            (pa, self.params(cb, k))
+        }
+    }
+
+    /// Reads 3 (or, verbatim, `raw` ≤ 4) components at `cur`, advancing it.
+    #[inline(always)]
+    fn read(&self, cur: &mut Cursor<'_>, p: &Params, raw: usize) -> [f32; 4] {
+        let mut v = [0.0f32; 4];
+        if p.bits == RAW_BITS {
+            for x in v.iter_mut().take(raw) {
+                *x = f32::from_bits(read_bits(self.data, cur.bit, 32));
+                cur.bit += 32;
+            }
+            return v;
+        }
+        let n = u32::from(p.bits);
+        for i in 0..3 {
             let q = read_bits(self.data, cur.bit, n);
             cur.bit += u64::from(n);
-            *x = dequantize(cr[2 * i], cr[2 * i + 1], sr[2 * i], sr[2 * i + 1], r, q);
+            v[i] = p.lo[i] + p.step[i] * q as f32;
         }
         v
     }
 
-    /// Decodes animated rotation track `k` at `cur`, advancing it.
+    /// Decodes animated translation or scale track `k` at both cursors.
     #[inline(always)]
-    fn decode_rotation(&self, cur: &mut Cursor<'_>, k: usize) -> Quat {
-        let r = cur.rates.get(k).copied().unwrap_or(0);
-        if r == RAW_BITS {
-            let mut v = [0.0f32; 4];
-            for x in &mut v {
-                *x = f32::from_bits(read_bits(self.data, cur.bit, 32));
-                cur.bit += 32;
-            }
-            return Quat::new(v[0], v[1], v[2], v[3]);
+    fn decode3_pair(
+        &self,
+        ca: &mut Cursor<'_>,
+        cb: &mut Cursor<'_>,
+        k: usize,
+    ) -> ([f32; 4], [f32; 4]) {
+        let (pa, pb) = self.params_pair(ca, cb, k);
+        (self.read(ca, &pa, 3), self.read(cb, &pb, 3))
+    }
+
+    /// Decodes animated rotation track `k` at both cursors.
+    #[inline(always)]
+    fn rotation_pair(
+        &self,
+        ca: &mut Cursor<'_>,
+        cb: &mut Cursor<'_>,
+        k: usize,
+    ) -> ([f32; 4], [f32; 4]) {
+        let (pa, pb) = self.params_pair(ca, cb, k);
+        (self.read_rotation(ca, &pa), self.read_rotation(cb, &pb))
+    }
+
+    #[inline(always)]
+    fn read_rotation(&self, cur: &mut Cursor<'_>, p: &Params) -> [f32; 4] {
+        if p.bits == RAW_BITS {
+            return self.read(cur, p, 4);
         }
         match self.rotation {
             RotationFormat::DropW => {
-                let [x, y, z] = self.decode3(cur, k);
-                drop_w_rotation(x, y, z)
+                let [x, y, z, _] = self.read(cur, p, 3);
+                drop_w_rotation(x, y, z).to_array()
             }
             RotationFormat::SmallestThree => {
                 let idx = read_bits(self.data, cur.bit, 2);
                 cur.bit += 2;
-                let [a, b, c] = self.decode3(cur, k);
-                smallest_three_rotation(idx, a, b, c)
+                let [a, b, c, _] = self.read(cur, p, 3);
+                smallest_three_rotation(idx, a, b, c).to_array()
             }
         }
     }
@@ -903,16 +963,14 @@ impl<'a> CompressedClip<'a> {
                             put(&mut fa, &mut fb, first, lane, &v, &v);
                         }
                         KIND_ANIMATED if first == 3 => {
-                            let qa = self.decode_rotation(&mut ca, k).to_array();
-                            let qb = self.decode_rotation(&mut cb, k).to_array();
+                            let (qa, qb) = self.rotation_pair(&mut ca, &mut cb, k);
                             k += 1;
                             put(&mut fa, &mut fb, first, lane, &qa, &qb);
                         }
                         KIND_ANIMATED => {
-                            let va = self.decode3(&mut ca, k);
-                            let vb = self.decode3(&mut cb, k);
+                            let (va, vb) = self.decode3_pair(&mut ca, &mut cb, k);
                             k += 1;
-                            put(&mut fa, &mut fb, first, lane, &va, &vb);
+                            put(&mut fa, &mut fb, first, lane, &va[..3], &vb[..3]);
                         }
                         _ => {}
                     }

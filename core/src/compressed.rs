@@ -796,10 +796,10 @@ impl<'a> CompressedClip<'a> {
             return v;
         }
         let n = u32::from(p.bits);
-        for i in 0..3 {
+        for ((x, lo), step) in v.iter_mut().zip(p.lo).zip(p.step) {
             let q = read_bits(self.data, cur.bit, n);
             cur.bit += u64::from(n);
-            v[i] = p.lo[i] + p.step[i] * q as f32;
+            *x = lo + step * q as f32;
         }
         v
     }

@@ -15,7 +15,7 @@
 //!   every SIMD kernel has a scalar twin in a `reference` module that is its
 //!   readable specification, and the two agree within 1e-5.
 //!
-//! The per-frame pipeline is: sample clips ([`clip`]) → [`blend`] layers →
+//! The per-frame pipeline is: sample clips ([`clip`], or [`compressed`] ones) → [`blend`] layers →
 //! local-to-model ([`fk`]) → skinning.
 #![no_std]
 #![deny(missing_docs)]

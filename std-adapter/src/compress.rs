@@ -561,32 +561,106 @@ fn analyse(
             }
         }
     }
-    let anim: Vec<usize> = kinds
-        .iter()
-        .map(|k| k.iter().filter(|&&x| x == KIND_ANIMATED).count())
-        .collect();
-    let mut up = vec![0usize; n];
-    for j in 0..n {
-        up[j] = anim[j] + parents[j].map_or(0, |p| up[p]);
+    // Chains share the bound among their animated tracks. Quiet tracks
+    // (whose error stays under 5% of their first share even at 0 bits over
+    // the whole clip) take that small share; the rest split 95% of the bound.
+    let share = |counts: &[usize], frac: f32| -> Vec<f32> {
+        let mut up = vec![0usize; n];
+        for j in 0..n {
+            up[j] = counts[j] + parents[j].map_or(0, |p| up[p]);
+        }
+        let mut down = counts.to_vec();
+        for j in (0..n).rev() {
+            if let Some(p) = parents[j] {
+                down[p] = down[p].max(counts[p] + down[j]);
+            }
+        }
+        (0..n)
+            .map(|j| opts.error * frac / (up[j] + down[j] - counts[j]).max(1) as f32)
+            .collect()
+    };
+    let local = |t: &Track, e: f32| match t.kind {
+        Kind::Rotation => e / d[t.joint],
+        Kind::Translation => e / sigma_parent[t.joint].max(1e-6),
+        Kind::Scale => e * smin[t.joint].max(1e-6) / (3f32.sqrt() * d[t.joint]),
+    };
+    let mut anim = vec![0usize; n];
+    for t in &tracks {
+        anim[t.joint] += 1;
     }
-    let mut down = anim.clone();
-    for j in (0..n).rev() {
-        if let Some(p) = parents[j] {
-            down[p] = down[p].max(anim[p] + down[j]);
+    let first = share(&anim, 1.0);
+    let b0: Vec<f32> = tracks.iter().map(|t| local(t, first[t.joint])).collect();
+    let quiet: Vec<bool> = tracks
+        .iter()
+        .zip(&b0)
+        .map(|(t, &b)| t.encode(0..frames, 0, opts.rotation).err <= 0.05 * b)
+        .collect();
+    // Quiet tracks whose 0-bit value fits their share at every frame become
+    // constants: no per-segment rate and ranges at all.
+    let mut kinds = kinds;
+    let mut fixed = fixed;
+    let mut keep = vec![true; tracks.len()];
+    for (k, t) in tracks.iter().enumerate() {
+        if !quiet[k] {
+            continue;
+        }
+        let v = t.encode(0..1, 0, opts.rotation).decoded[0];
+        let fits = t.raw.iter().all(|r| {
+            let e = match t.kind {
+                Kind::Rotation => angle_between(
+                    Quat::new(r[0], r[1], r[2], r[3]),
+                    Quat::new(v[0], v[1], v[2], v[3]).normalize(),
+                ),
+                _ => norm(sub([v[0], v[1], v[2]], [r[0], r[1], r[2]])),
+            };
+            e <= 0.05 * b0[k]
+        });
+        if !fits {
+            continue;
+        }
+        let f = &mut fixed[t.joint];
+        let slot = match t.kind {
+            Kind::Translation => {
+                f.translation = Vec3::new(v[0], v[1], v[2]);
+                0
+            }
+            Kind::Rotation => {
+                f.rotation = Quat::new(v[0], v[1], v[2], v[3]).normalize();
+                1
+            }
+            Kind::Scale => {
+                f.scale = Vec3::new(v[0], v[1], v[2]);
+                2
+            }
+        };
+        kinds[t.joint][slot] = KIND_CONSTANT;
+        keep[k] = false;
+    }
+    let mut loud = vec![0usize; n];
+    for (t, &q) in tracks.iter().zip(&quiet) {
+        if !q {
+            loud[t.joint] += 1;
         }
     }
+    let second = share(&loud, 0.95);
     let budget = tracks
         .iter()
-        .map(|t| {
-            let j = t.joint;
-            let chain = (up[j] + down[j] - anim[j]).max(1) as f32;
-            let e = opts.error / chain;
-            match t.kind {
-                Kind::Rotation => e / d[j],
-                Kind::Translation => e / sigma_parent[j].max(1e-6),
-                Kind::Scale => e * smin[j].max(1e-6) / (3f32.sqrt() * d[j]),
+        .zip(&quiet)
+        .zip(&b0)
+        .map(|((t, &q), &b)| {
+            if q {
+                0.05 * b
+            } else {
+                local(t, second[t.joint])
             }
         })
+        .zip(&keep)
+        .filter_map(|(b, &k)| k.then_some(b))
+        .collect();
+    let tracks: Vec<Track> = tracks
+        .into_iter()
+        .zip(&keep)
+        .filter_map(|(t, &k)| k.then_some(t))
         .collect();
     Ok(Analysis {
         joints: n,

@@ -597,8 +597,6 @@ fn analyse(
         .collect();
     // Quiet tracks whose 0-bit value fits their share at every frame become
     // constants: no per-segment rate and ranges at all.
-    let mut kinds = kinds;
-    let mut fixed = fixed;
     let mut keep = vec![true; tracks.len()];
     for (k, t) in tracks.iter().enumerate() {
         if !quiet[k] {

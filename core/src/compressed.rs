@@ -1141,6 +1141,100 @@ fn put(
     }
 }
 
+/// Scalar reference implementations: the readable specification.
+pub mod reference {
+    use super::{CompressedClip, Defaults};
+    use crate::clip::TimeMode;
+    use crate::error::Error;
+    use crate::math::{Quat, Transform, Vec3};
+    use crate::soa::{check_len, get_joint, SoaTransform, LANES};
+
+    impl CompressedClip<'_> {
+        /// Joint `j`'s transform at frame `f` (validated indices), decoded one
+        /// value at a time by walking the frame's bits from its start.
+        fn joint_at(&self, f: usize, j: usize, rest: Option<&[SoaTransform]>) -> Transform {
+            let mut t = match rest.and_then(|r| get_joint(r, j)) {
+                Some(d) => d,
+                None => Transform::IDENTITY,
+            };
+            let mut cur = self.cursor(f);
+            let (mut k, mut c) = (0usize, 0usize);
+            for (i, &kind) in self.kinds.iter().enumerate().take(3 * j + 3) {
+                let width = if i % 3 == 1 { 4 } else { 3 };
+                let mine = i / 3 == j;
+                match kind {
+                    super::KIND_CONSTANT => {
+                        if mine {
+                            let v = self.constants.get(c..c + width).unwrap_or(&[0.0; 4]);
+                            set(&mut t, i % 3, v);
+                        }
+                        c += width;
+                    }
+                    super::KIND_ANIMATED => {
+                        let p = self.params(&cur, k);
+                        let v = if i % 3 == 1 {
+                            self.read_rotation(&mut cur, &p)
+                        } else {
+                            self.read(&mut cur, &p, 3)
+                        };
+                        if mine {
+                            set(&mut t, i % 3, &v);
+                        }
+                        k += 1;
+                    }
+                    _ => {}
+                }
+            }
+            t
+        }
+    }
+
+    fn set(t: &mut Transform, track: usize, v: &[f32]) {
+        let g = |i: usize| v.get(i).copied().unwrap_or(0.0);
+        match track {
+            0 => t.translation = Vec3::new(g(0), g(1), g(2)),
+            1 => t.rotation = Quat::new(g(0), g(1), g(2), g(3)),
+            _ => t.scale = Vec3::new(g(0), g(1), g(2)),
+        }
+    }
+
+    /// Scalar twin of [`CompressedClip::sample_with_rest`]: every joint of
+    /// both bracketing frames decoded on its own, then lerp / nlerp.
+    ///
+    /// # Errors
+    /// As [`CompressedClip::sample_with_rest`].
+    pub fn sample(
+        clip: &CompressedClip<'_>,
+        t: f32,
+        mode: TimeMode,
+        rest: &[SoaTransform],
+        out: &mut [SoaTransform],
+    ) -> Result<(), Error> {
+        check_len("rest pose", clip.soa_count(), rest.len())?;
+        check_len("output", clip.soa_count(), out.len())?;
+        let (i0, i1, alpha) = clip.locate(t, mode)?;
+        let rest = (clip.defaults() == Defaults::RestPose).then_some(rest);
+        for j in 0..out.len() * LANES {
+            let (b, l) = (j / LANES, j % LANES);
+            let tr = if j < clip.joint_count() {
+                let x = clip.joint_at(i0, j, rest);
+                let y = clip.joint_at(i1, j, rest);
+                Transform {
+                    translation: x.translation.lerp(y.translation, alpha),
+                    rotation: x.rotation.nlerp(y.rotation, alpha),
+                    scale: x.scale.lerp(y.scale, alpha),
+                }
+            } else {
+                Transform::IDENTITY
+            };
+            if let Some(o) = out.get_mut(b) {
+                o.set(l, &tr);
+            }
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

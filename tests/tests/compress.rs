@@ -434,3 +434,41 @@ fn cmu_bvh_meets_the_bound() {
         assert!(ratio > 12.0, "{}: ratio {ratio}", a.source.display());
     }
 }
+
+// ---------------------------------------------------------------------------
+// SIMD sampler against its scalar twin
+// ---------------------------------------------------------------------------
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn simd_matches_reference(
+        (joints, motions, frames, big, smallest) in random_case(),
+        strip in any::<bool>(),
+        times in prop::collection::vec(-3.0f32..6.0, 4),
+    ) {
+        let (skel, clip) = build_case(&joints, &motions, frames, big);
+        let view = skel.view();
+        let opts = CompressOptions {
+            error: 1e-3,
+            shell: 0.05,
+            segment_frames: 8,
+            rotation: if smallest { RotationFormat::SmallestThree } else { RotationFormat::DropW },
+            rest_pose_stripping: strip,
+        };
+        let (c, _) = compress(&view, &clip.view(), &opts).unwrap();
+        let cv = c.view();
+        let rest = view.rest_pose();
+        let mut a = sentinel_pose(cv.soa_count(), 7.0);
+        let mut b = sentinel_pose(cv.soa_count(), 9.0);
+        for t in times {
+            for mode in [TimeMode::Loop, TimeMode::Clamp] {
+                cv.sample_with_rest(t, mode, rest, &mut a).unwrap();
+                compressed::reference::sample(&cv, t, mode, rest, &mut b).unwrap();
+                // Translations scale with `big`: compare relative to it.
+                assert_poses_close(&a, &b, cv.soa_count() * 4, TOL * big);
+            }
+        }
+    }
+}

@@ -131,6 +131,51 @@ fn bench_sample(c: &mut Criterion) {
     group.finish();
 }
 
+/// The procedural humanoid's walk (70 joints, 34 frames: fits in L1), so the
+/// compressed figure can be set against the raw `sample/humanoid` rows of the
+/// kernels bench.
+fn bench_sample_humanoid(c: &mut Criterion) {
+    let h = Humanoid::default_rate();
+    let skel = h.skeleton.view();
+    let rest = skel.rest_pose();
+    let raw = h.clips[0].view();
+    let (comp, _) = compress(&skel, &raw, &CompressOptions::default()).expect("compresses");
+    let cv = comp.view();
+    let d = raw.duration();
+    let dt = 1.0 / 60.0;
+    let times = random_times(4096, d, 9);
+    let mut out = vec![SoaTransform::IDENTITY; skel.soa_count()];
+    let mut group = c.benchmark_group("sample_compressed");
+    group.throughput(Throughput::Elements(skel.joint_count() as u64));
+    group.bench_function("humanoid/compressed-seq", |b| {
+        let mut t = 0.0f32;
+        b.iter(|| {
+            t = (t + dt) % d;
+            cv.sample_with_rest(black_box(t), TimeMode::Loop, rest, black_box(&mut out))
+        })
+    });
+    group.bench_function("humanoid/compressed-random", |b| {
+        let mut i = 0usize;
+        b.iter(|| {
+            i = (i + 1) % times.len();
+            cv.sample_with_rest(
+                black_box(times[i]),
+                TimeMode::Loop,
+                rest,
+                black_box(&mut out),
+            )
+        })
+    });
+    group.bench_function("humanoid/raw-seq", |b| {
+        let mut t = 0.0f32;
+        b.iter(|| {
+            t = (t + dt) % d;
+            raw.sample(black_box(t), TimeMode::Loop, black_box(&mut out))
+        })
+    });
+    group.finish();
+}
+
 fn bench_compress(c: &mut Criterion) {
     let (label, a) = asset("09_01.bvh");
     let skel = a.skeleton.view();
@@ -154,6 +199,6 @@ fn bench_compress(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_sample, bench_compress
+    targets = bench_sample, bench_sample_humanoid, bench_compress
 }
 criterion_main!(benches);

@@ -352,29 +352,7 @@ impl<'a> RawClip<'a> {
     /// # Errors
     /// [`Error::NonFinite`] when `t` is NaN or infinite.
     pub fn locate(&self, t: f32, mode: TimeMode) -> Result<(usize, usize, f32), Error> {
-        if !t.is_finite() {
-            return Err(Error::NonFinite { what: "time" });
-        }
-        let last = self.frame_count - 1;
-        if last == 0 {
-            return Ok((0, 0, 0.0));
-        }
-        let d = self.duration();
-        let t = match mode {
-            TimeMode::Loop => {
-                let r = t % d;
-                if r < 0.0 {
-                    r + d
-                } else {
-                    r
-                }
-            }
-            TimeMode::Clamp => t.clamp(0.0, d),
-        };
-        let f = (t * self.sample_rate).clamp(0.0, last as f32);
-        let i0 = (f as usize).min(last);
-        let i1 = (i0 + 1).min(last);
-        Ok((i0, i1, f - i0 as f32))
+        locate_frames(self.frame_count, self.sample_rate, t, mode)
     }
 
     /// Samples the clip at time `t` (seconds) into `out` (SIMD).
@@ -393,6 +371,40 @@ impl<'a> RawClip<'a> {
         interpolate(a, b, alpha, out);
         Ok(())
     }
+}
+
+/// The two bracketing frames and the interpolation factor for time `t` in a
+/// clip of `frame_count ≥ 1` frames at `sample_rate` (shared by raw and
+/// compressed clips, so both sample at exactly the same frames).
+pub(crate) fn locate_frames(
+    frame_count: usize,
+    sample_rate: f32,
+    t: f32,
+    mode: TimeMode,
+) -> Result<(usize, usize, f32), Error> {
+    if !t.is_finite() {
+        return Err(Error::NonFinite { what: "time" });
+    }
+    let last = frame_count - 1;
+    if last == 0 {
+        return Ok((0, 0, 0.0));
+    }
+    let d = (frame_count - 1) as f32 / sample_rate;
+    let t = match mode {
+        TimeMode::Loop => {
+            let r = t % d;
+            if r < 0.0 {
+                r + d
+            } else {
+                r
+            }
+        }
+        TimeMode::Clamp => t.clamp(0.0, d),
+    };
+    let f = (t * sample_rate).clamp(0.0, last as f32);
+    let i0 = (f as usize).min(last);
+    let i1 = (i0 + 1).min(last);
+    Ok((i0, i1, f - i0 as f32))
 }
 
 /// Lerps translations/scales and nlerps rotations between two poses of equal length.

@@ -15,7 +15,7 @@
 //!   every SIMD kernel has a scalar twin in a `reference` module that is its
 //!   readable specification, and the two agree within 1e-5.
 //!
-//! The per-frame pipeline is: sample clips ([`clip`]) → [`blend`] layers →
+//! The per-frame pipeline is: sample clips ([`clip`], or [`compressed`] ones) → [`blend`] layers →
 //! local-to-model ([`fk`]) → skinning.
 //! Above it, [`mix`] holds the motion-unit mixer, blend spaces, additive
 //! clips and masks, root motion and transitions (cross-fade, inertialization).
@@ -25,6 +25,7 @@
 
 pub mod blend;
 pub mod clip;
+pub mod compressed;
 mod error;
 pub mod ffi;
 pub mod fk;

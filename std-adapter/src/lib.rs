@@ -9,6 +9,7 @@
 pub mod assets;
 pub mod baseline;
 pub mod blend_space;
+pub mod compress;
 pub mod crowd;
 pub mod demo;
 pub mod import;

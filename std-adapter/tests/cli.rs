@@ -355,3 +355,70 @@ fn mix_and_plot_on_real_clips() {
     assert!(is_png(&png));
     let _ = std::fs::remove_file(&png);
 }
+
+#[test]
+fn compress_writes_clips_a_table_and_verifies() {
+    let dir = std::env::temp_dir().join(format!("sinew-compress-{}", std::process::id()));
+    let o = sinew(&["compress", "--verify", "-o", dir.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("[3/3]"), "{out}");
+    assert!(
+        out.lines()
+            .any(|l| l.starts_with("clip ") && l.contains("ratio") && l.contains("verified max")),
+        "{out}"
+    );
+    assert!(out.contains("total (3 clips)"), "{out}");
+    assert!(out.contains("MB/s"), "{out}");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 3, "{files:?}");
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        let c = sinew_std::compress::OwnedCompressedClip::from_bytes(&bytes).unwrap();
+        assert_eq!(c.view().joint_count(), 70);
+    }
+    // A file where the output directory should be: one line, status 2.
+    let blocker = dir.join("blocker");
+    std::fs::write(&blocker, "x").unwrap();
+    assert_one_line_error(
+        &sinew(&["compress", "-o", blocker.to_str().unwrap()]),
+        "cannot create",
+    );
+    assert_one_line_error(
+        &sinew(&["compress", "/no/such/file.bvh", "-o", dir.to_str().unwrap()]),
+        "cannot read",
+    );
+    for bad in [
+        &["--error", "0cm"][..],
+        &["--shell", "abc"],
+        &["--error", "-1mm"],
+    ] {
+        let mut args = vec!["compress", "-o", dir.to_str().unwrap()];
+        args.extend_from_slice(bad);
+        let o = sinew(&args);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn compress_cmu_bvh_within_the_bound() {
+    let Some(d) = data() else { return };
+    let bvh = d.join("bvh/cmu/daz-friendly/09_01.bvh");
+    let dir = std::env::temp_dir().join(format!("sinew-compress-cmu-{}", std::process::id()));
+    let o = sinew(&[
+        "compress",
+        "--verify",
+        bvh.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("09_01"), "{}", stdout(&o));
+    assert!(dir.join("09_01.sinewcmp").is_file());
+    std::fs::remove_dir_all(&dir).ok();
+}

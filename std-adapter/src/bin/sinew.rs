@@ -44,6 +44,38 @@ enum Command {
     Mix(sinew_std::demo::MixArgs),
     /// Chart one joint's angle across a transition (old, new, cross-fade, inertialization) as a PNG.
     Plot(sinew_std::demo::PlotArgs),
+    /// Compress clips under an object-space error bound (default: the procedural humanoid's clips).
+    Compress(CompressArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+struct CompressArgs {
+    #[command(flatten)]
+    load: LoadArgs,
+    /// Largest object-space error: a length with m, cm or mm, or a bare number in clip units.
+    #[arg(long, default_value = "0.01cm", value_parser = sinew_std::compress::Length::parse)]
+    error: sinew_std::compress::Length,
+    /// Distance of the virtual vertices from each joint (same syntax as --error).
+    #[arg(long, default_value = "3cm", value_parser = sinew_std::compress::Length::parse)]
+    shell: sinew_std::compress::Length,
+    /// Rotation format.
+    #[arg(long, value_enum, default_value_t = RotationArg::DropW)]
+    rotation: RotationArg,
+    /// Frames per segment.
+    #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=65536))]
+    segment_frames: u32,
+    /// Also measure every clip's error independently (frames and mid-frames).
+    #[arg(long)]
+    verify: bool,
+    /// Output directory.
+    #[arg(short, long)]
+    output: PathBuf,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy)]
+enum RotationArg {
+    DropW,
+    SmallestThree,
 }
 
 #[derive(Args, Debug, Clone, Copy)]
@@ -188,6 +220,7 @@ fn main() -> ExitCode {
         Some(Command::Render(r)) => render_strip(&r),
         Some(Command::Mix(m)) => sinew_std::demo::mix_command(&m, &emit),
         Some(Command::Plot(p)) => sinew_std::demo::plot_command(&p, &emit),
+        Some(Command::Compress(c)) => compress(&c),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -492,5 +525,23 @@ fn render_strip(args: &RenderArgs) -> Res {
         png.width(),
         png.height()
     );
+    Ok(())
+}
+
+fn compress(args: &CompressArgs) -> Res {
+    use sinew_core::compressed::RotationFormat;
+    let opts = sinew_std::compress::CliOptions {
+        error: args.error,
+        shell: args.shell,
+        rotation: match args.rotation {
+            RotationArg::DropW => RotationFormat::DropW,
+            RotationArg::SmallestThree => RotationFormat::SmallestThree,
+        },
+        segment_frames: args.segment_frames as usize,
+        verify: args.verify,
+        out_dir: args.output.clone(),
+    };
+    let assets = args.load.assets()?;
+    sinew_std::compress::run_cli(&assets, &opts, &mut |line| out!("{line}"))?;
     Ok(())
 }

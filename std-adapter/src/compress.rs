@@ -1,0 +1,1444 @@
+//! The clip compressor, the independent error measurement, and `sinew compress`.
+//!
+//! [`compress`] turns a raw uniform clip into a `sinew_core::compressed`
+//! container whose object-space error stays under a bound: virtual vertices
+//! at a shell distance around every joint, transformed through the whole
+//! hierarchy, never move more than `error` from where the raw clip puts them,
+//! at every frame and at every mid-frame.
+//!
+//! How the bound is guaranteed:
+//! 1. Tracks that are exactly default (identity, or the rest pose with
+//!    bind-pose stripping) or exactly constant are not stored per frame.
+//! 2. An analytic budget per joint: along any root-to-leaf chain the
+//!    animated tracks share the bound equally; a rotation error θ at joint
+//!    `j` moves a vertex at distance `d ≤ D_j` by at most `2 sin(θ/2) d ≤ θ D_j`,
+//!    a translation error `e` moves its subtree by at most `e σ` (σ the
+//!    parent's largest column norm), a scale error `e` by at most `√3 e D_j / s_min`.
+//!    Summing along a chain keeps the first-order error under the bound.
+//! 3. Per segment the budgets are scaled up by the largest multiplier whose
+//!    *measured* error (this compressor's own scalar FK over the segment's
+//!    frames and mid-frames, decoded with the core's own dequantizer) stays
+//!    under the bound; each track takes the lowest bit rate whose local error
+//!    fits its scaled budget, or verbatim `f32` when no rate does.
+//! 4. The finished container is sampled through `CompressedClip::sample` at
+//!    every frame and mid-frame and checked against the bound; segments that
+//!    fail are searched again with half the target, and after five halvings
+//!    stored verbatim (exact, so error 0 at their frames).
+//!
+//! [`measure_error`] is the independent check: separate code that samples
+//! both clips through their public samplers, runs the core's SIMD FK and
+//! transforms ±shell points along each joint's three axes.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use sinew_core::clip::{RawClip, TimeMode};
+use sinew_core::compressed::{
+    self, dequantize, drop_w_rotation, smallest_three_rotation, smallest_three_split,
+    CompressedClip, CompressedParts, Defaults, RotationFormat, KIND_ANIMATED, KIND_CONSTANT,
+    KIND_DEFAULT, MAX_QUANTIZED_BITS, RAW_BITS,
+};
+use sinew_core::fk::{local_to_model, FkJob};
+use sinew_core::soa::get_joint;
+use sinew_core::{Error, Mat4, Quat, Skeleton, SoaTransform, Transform, Vec3};
+
+use crate::assets::AlignedBytes;
+
+/// Default segment length in frames.
+pub const DEFAULT_SEGMENT_FRAMES: usize = 16;
+
+/// Compression settings; lengths are in the clip's units.
+#[derive(Clone, Copy, Debug)]
+pub struct CompressOptions {
+    /// Largest allowed object-space error of a virtual vertex (clip units).
+    pub error: f32,
+    /// Distance of the virtual vertices from each joint (clip units).
+    pub shell: f32,
+    /// Frames per segment (1..=65536).
+    pub segment_frames: usize,
+    /// Rotation format.
+    pub rotation: RotationFormat,
+    /// Strip tracks equal to the skeleton's rest pose (else only identity ones).
+    pub rest_pose_stripping: bool,
+}
+
+impl Default for CompressOptions {
+    /// 0.01 cm error and a 3 cm shell for a clip in metres.
+    fn default() -> Self {
+        CompressOptions {
+            error: 0.0001,
+            shell: 0.03,
+            segment_frames: DEFAULT_SEGMENT_FRAMES,
+            rotation: RotationFormat::default(),
+            rest_pose_stripping: true,
+        }
+    }
+}
+
+/// A compressed clip container that owns its (aligned) bytes.
+#[derive(Clone)]
+pub struct OwnedCompressedClip {
+    bytes: AlignedBytes,
+}
+
+impl OwnedCompressedClip {
+    /// Copies and validates container bytes.
+    ///
+    /// # Errors
+    /// As `CompressedClip::from_bytes`.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self, Error> {
+        let bytes = AlignedBytes::copy_from(bytes);
+        CompressedClip::from_bytes(bytes.as_slice())?;
+        Ok(OwnedCompressedClip { bytes })
+    }
+
+    /// The validated view (validation is repeated: take it once, not per frame).
+    #[must_use]
+    pub fn view(&self) -> CompressedClip<'_> {
+        match CompressedClip::from_bytes(self.bytes.as_slice()) {
+            Ok(c) => c,
+            Err(e) => unreachable!("owned compressed bytes were validated at construction: {e}"),
+        }
+    }
+
+    /// The container bytes.
+    #[must_use]
+    pub fn bytes(&self) -> &[u8] {
+        self.bytes.as_slice()
+    }
+}
+
+/// What the compressor found.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CompressReport {
+    /// The compressor's own measured max error over frames and mid-frames.
+    pub max_error: f32,
+    /// Verification passes (1 when the first container met the bound).
+    pub passes: usize,
+    /// Segments stored verbatim because no quantization met the bound.
+    pub raw_segments: usize,
+}
+
+/// Error statistics over every virtual vertex of every sample.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ErrorStats {
+    /// Largest error.
+    pub max: f32,
+    /// Mean error.
+    pub mean: f32,
+    /// 99th percentile.
+    pub p99: f32,
+    /// Number of vertex errors measured.
+    pub count: usize,
+}
+
+// ---------------------------------------------------------------------------
+// A small affine matrix for the compressor's own FK (independent of the core's).
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug)]
+struct Affine {
+    /// Columns x, y, z (linear part) and translation.
+    c: [[f32; 3]; 4],
+}
+
+impl Affine {
+    const IDENTITY: Affine = Affine {
+        c: [
+            [1.0, 0.0, 0.0],
+            [0.0, 1.0, 0.0],
+            [0.0, 0.0, 1.0],
+            [0.0, 0.0, 0.0],
+        ],
+    };
+
+    fn from_trs(t: Vec3, q: Quat, s: Vec3) -> Affine {
+        let q = q.normalize();
+        let (x, y, z, w) = (q.x, q.y, q.z, q.w);
+        let c0 = [
+            1.0 - 2.0 * (y * y + z * z),
+            2.0 * (x * y + w * z),
+            2.0 * (x * z - w * y),
+        ];
+        let c1 = [
+            2.0 * (x * y - w * z),
+            1.0 - 2.0 * (x * x + z * z),
+            2.0 * (y * z + w * x),
+        ];
+        let c2 = [
+            2.0 * (x * z + w * y),
+            2.0 * (y * z - w * x),
+            1.0 - 2.0 * (x * x + y * y),
+        ];
+        Affine {
+            c: [
+                c0.map(|v| v * s.x),
+                c1.map(|v| v * s.y),
+                c2.map(|v| v * s.z),
+                [t.x, t.y, t.z],
+            ],
+        }
+    }
+
+    fn apply_vec(&self, v: [f32; 3]) -> [f32; 3] {
+        let mut o = [0.0; 3];
+        for (r, x) in o.iter_mut().enumerate() {
+            *x = self.c[0][r] * v[0] + self.c[1][r] * v[1] + self.c[2][r] * v[2];
+        }
+        o
+    }
+
+    fn mul(&self, b: &Affine) -> Affine {
+        let t = self.apply_vec(b.c[3]);
+        Affine {
+            c: [
+                self.apply_vec(b.c[0]),
+                self.apply_vec(b.c[1]),
+                self.apply_vec(b.c[2]),
+                [
+                    t[0] + self.c[3][0],
+                    t[1] + self.c[3][1],
+                    t[2] + self.c[3][2],
+                ],
+            ],
+        }
+    }
+
+    fn max_col_norm(&self) -> f32 {
+        (0..3).map(|i| norm(self.c[i])).fold(0.0, f32::max)
+    }
+}
+
+fn norm(v: [f32; 3]) -> f32 {
+    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+}
+
+fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+    [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
+}
+
+/// The largest error of the 6 shell vertices `±shell` along the columns:
+/// `|dt ± shell·dc|` is largest for the sign that matches `dt · dc`.
+fn shell_error(raw: &Affine, dec: &Affine, shell: f32) -> f32 {
+    let dt = sub(dec.c[3], raw.c[3]);
+    let mut worst = norm(dt);
+    for i in 0..3 {
+        let dc = sub(dec.c[i], raw.c[i]);
+        let dot = (dt[0] * dc[0] + dt[1] * dc[1] + dt[2] * dc[2]).abs();
+        let e2 = norm(dt).powi(2) + shell * shell * norm(dc).powi(2) + 2.0 * shell * dot;
+        worst = worst.max(e2.max(0.0).sqrt());
+    }
+    worst
+}
+
+/// Accurate angle between two rotations (radians), for any sign.
+fn angle_between(a: Quat, b: Quat) -> f32 {
+    let d = a.conjugate() * b;
+    let v = (d.x * d.x + d.y * d.y + d.z * d.z).sqrt();
+    2.0 * v.atan2(d.w.abs())
+}
+
+fn fk(parents: &[Option<usize>], locals: &[Affine], out: &mut [Affine]) {
+    for (j, l) in locals.iter().enumerate() {
+        out[j] = match parents[j] {
+            Some(p) => out[p].mul(l),
+            None => *l,
+        };
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Tracks
+// ---------------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Translation,
+    Rotation,
+    Scale,
+}
+
+/// One animated track: per-frame components to quantize and its clip range.
+struct Track {
+    joint: usize,
+    kind: Kind,
+    /// Raw values (xyz + 0, or the normalized quaternion).
+    raw: Vec<[f32; 4]>,
+    /// Components to quantize (drop-W xyz or the smallest three).
+    comp: Vec<[f32; 3]>,
+    /// Dropped index per frame (smallest three only).
+    idx: Vec<u32>,
+    /// Clip range per component: min, extent.
+    range: [f32; 6],
+}
+
+/// One track's encoding in one segment.
+#[derive(Clone)]
+struct SegTrack {
+    rate: u8,
+    ranges: [u8; 6],
+    /// Per frame: codes (and the smallest-three index) or raw f32 bits.
+    words: Vec<[u32; 4]>,
+    /// Per frame: the decoded value exactly as the core decodes it.
+    decoded: Vec<[f32; 4]>,
+    /// Largest local error over the segment's frames.
+    err: f32,
+}
+
+impl Track {
+    fn encode(&self, frames: std::ops::Range<usize>, rate: u8, format: RotationFormat) -> SegTrack {
+        let n = frames.len();
+        if rate == RAW_BITS {
+            let words = self.raw[frames.clone()]
+                .iter()
+                .map(|v| v.map(f32::to_bits))
+                .collect();
+            return SegTrack {
+                rate,
+                ranges: [0; 6],
+                words,
+                decoded: self.raw[frames].to_vec(),
+                err: 0.0,
+            };
+        }
+        let mut ranges = [0u8; 6];
+        for c in 0..3 {
+            let (min, ext) = (self.range[2 * c], self.range[2 * c + 1]);
+            let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+            for v in &self.comp[frames.clone()] {
+                let t = if ext > 0.0 { (v[c] - min) / ext } else { 0.0 };
+                lo = lo.min(t);
+                hi = hi.max(t);
+            }
+            let smin = (lo * 255.0).floor().clamp(0.0, 255.0) as u8;
+            let smax = ((hi * 255.0).ceil().clamp(0.0, 255.0) as u8).max(smin);
+            ranges[2 * c] = smin;
+            ranges[2 * c + 1] = smax - smin;
+        }
+        let max_code = if rate == 0 { 0 } else { (1u32 << rate) - 1 };
+        let mut words = Vec::with_capacity(n);
+        let mut decoded = Vec::with_capacity(n);
+        let mut err = 0.0f32;
+        for f in frames {
+            let v = self.comp[f];
+            let mut w = [0u32; 4];
+            let mut d = [0.0f32; 3];
+            for c in 0..3 {
+                let (min, ext) = (self.range[2 * c], self.range[2 * c + 1]);
+                let (smin, sext) = (ranges[2 * c], ranges[2 * c + 1]);
+                let lo = dequantize(min, ext, smin, sext, rate, 0);
+                let top = dequantize(min, ext, smin, sext, rate, max_code);
+                let q = if max_code == 0 || top <= lo {
+                    0
+                } else {
+                    let x = (v[c] - lo) / (top - lo) * max_code as f32;
+                    let q = x.round().clamp(0.0, max_code as f32) as u32;
+                    // Pick the neighbour code that decodes closest.
+                    let best = [q.saturating_sub(1), q, (q + 1).min(max_code)]
+                        .into_iter()
+                        .min_by(|&a, &b| {
+                            let ea = (dequantize(min, ext, smin, sext, rate, a) - v[c]).abs();
+                            let eb = (dequantize(min, ext, smin, sext, rate, b) - v[c]).abs();
+                            ea.total_cmp(&eb)
+                        });
+                    best.unwrap_or(q)
+                };
+                w[c] = q;
+                d[c] = dequantize(min, ext, smin, sext, rate, q);
+            }
+            let raw = self.raw[f];
+            let (dec, e) = match self.kind {
+                Kind::Rotation => {
+                    let q = match format {
+                        RotationFormat::DropW => drop_w_rotation(d[0], d[1], d[2]),
+                        RotationFormat::SmallestThree => {
+                            w[3] = self.idx[f];
+                            smallest_three_rotation(self.idx[f], d[0], d[1], d[2])
+                        }
+                    };
+                    let r = Quat::new(raw[0], raw[1], raw[2], raw[3]);
+                    (q.to_array(), angle_between(r, q.normalize()))
+                }
+                _ => (
+                    [d[0], d[1], d[2], 0.0],
+                    norm(sub([d[0], d[1], d[2]], [raw[0], raw[1], raw[2]])),
+                ),
+            };
+            err = err.max(if e.is_nan() { f32::INFINITY } else { e });
+            words.push(w);
+            decoded.push(dec);
+        }
+        SegTrack {
+            rate,
+            ranges,
+            words,
+            decoded,
+            err,
+        }
+    }
+}
+
+/// The clip as per-joint scalar tracks, classified.
+struct Analysis {
+    joints: usize,
+    frames: usize,
+    parents: Vec<Option<usize>>,
+    /// Per joint: the kind bytes.
+    kinds: Vec<[u8; 3]>,
+    /// Per joint: the value used for non-animated tracks (default or constant).
+    fixed: Vec<Transform>,
+    /// Raw local transforms, `[frame * joints + joint]`, rotations normalized.
+    raw: Vec<Transform>,
+    tracks: Vec<Track>,
+    /// Largest distance of a virtual vertex from the origin (for f32 noise).
+    extent: f32,
+    /// Local error budget of each animated track at multiplier 1.
+    budget: Vec<f32>,
+}
+
+fn analyse(
+    skeleton: &Skeleton<'_>,
+    clip: &RawClip<'_>,
+    opts: &CompressOptions,
+) -> Result<Analysis, Error> {
+    let n = skeleton.joint_count();
+    let frames = clip.frame_count();
+    let parents: Vec<Option<usize>> = (0..n).map(|j| skeleton.parent(j)).collect();
+    let mut raw = Vec::with_capacity(n * frames);
+    for f in 0..frames {
+        let keys = clip.frame(f).ok_or(Error::Corrupt { what: "clip frame" })?;
+        for j in 0..n {
+            let t = get_joint(keys, j).ok_or(Error::Corrupt { what: "clip frame" })?;
+            // Rotations stay as stored (verbatim segments then decode to
+            // exactly the raw keys); only their normalized copies are compared.
+            if !t.rotation.normalize().is_finite() {
+                return Err(Error::NonFinite {
+                    what: "clip rotation (zero length)",
+                });
+            }
+            raw.push(t);
+        }
+    }
+    let rest = skeleton.rest_pose();
+    let mut kinds = Vec::with_capacity(n);
+    let mut fixed = Vec::with_capacity(n);
+    let mut tracks = Vec::new();
+    for j in 0..n {
+        let def = if opts.rest_pose_stripping {
+            let mut d = get_joint(rest, j).unwrap_or(Transform::IDENTITY);
+            d.rotation = d.rotation.normalize();
+            d
+        } else {
+            Transform::IDENTITY
+        };
+        let col = |f: usize| {
+            let mut t = raw[f * n + j];
+            t.rotation = t.rotation.normalize();
+            t
+        };
+        let first = col(0);
+        let same_q = |a: Quat, b: Quat| a == b || a == -b;
+        let all = |p: &dyn Fn(&Transform) -> bool| (0..frames).all(|f| p(&col(f)));
+        let mut k = [KIND_ANIMATED; 3];
+        let mut fx = first;
+        // Translation.
+        if all(&|t| t.translation == def.translation) {
+            k[0] = KIND_DEFAULT;
+            fx.translation = def.translation;
+        } else if all(&|t| t.translation == first.translation) {
+            k[0] = KIND_CONSTANT;
+        }
+        if all(&|t| same_q(t.rotation, def.rotation)) {
+            k[1] = KIND_DEFAULT;
+            fx.rotation = def.rotation;
+        } else if all(&|t| same_q(t.rotation, first.rotation)) {
+            k[1] = KIND_CONSTANT;
+        }
+        if all(&|t| t.scale == def.scale) {
+            k[2] = KIND_DEFAULT;
+            fx.scale = def.scale;
+        } else if all(&|t| t.scale == first.scale) {
+            k[2] = KIND_CONSTANT;
+        }
+        for (i, kind) in [Kind::Translation, Kind::Rotation, Kind::Scale]
+            .into_iter()
+            .enumerate()
+        {
+            if k[i] != KIND_ANIMATED {
+                continue;
+            }
+            let mut tr = Track {
+                joint: j,
+                kind,
+                raw: Vec::with_capacity(frames),
+                comp: Vec::with_capacity(frames),
+                idx: Vec::new(),
+                range: [0.0; 6],
+            };
+            for f in 0..frames {
+                let t = col(f);
+                match kind {
+                    Kind::Translation | Kind::Scale => {
+                        let v = if kind == Kind::Scale {
+                            t.scale
+                        } else {
+                            t.translation
+                        };
+                        tr.raw.push([v.x, v.y, v.z, 0.0]);
+                        tr.comp.push([v.x, v.y, v.z]);
+                    }
+                    Kind::Rotation => {
+                        let q = t.rotation;
+                        let stored = raw[f * n + j].rotation;
+                        let len2 = stored.dot(stored);
+                        // Verbatim rotations must pass the container's length check.
+                        let stored = if (0.5..=2.0).contains(&len2) {
+                            stored
+                        } else {
+                            q
+                        };
+                        tr.raw.push(stored.to_array());
+                        match opts.rotation {
+                            RotationFormat::DropW => {
+                                let q = if q.w < 0.0 { -q } else { q };
+                                tr.comp.push([q.x, q.y, q.z]);
+                            }
+                            RotationFormat::SmallestThree => {
+                                let (i, kept) = smallest_three_split(q);
+                                tr.idx.push(i);
+                                tr.comp.push(kept);
+                            }
+                        }
+                    }
+                }
+            }
+            for c in 0..3 {
+                let lo = tr.comp.iter().map(|v| v[c]).fold(f32::INFINITY, f32::min);
+                let hi = tr
+                    .comp
+                    .iter()
+                    .map(|v| v[c])
+                    .fold(f32::NEG_INFINITY, f32::max);
+                tr.range[2 * c] = lo;
+                tr.range[2 * c + 1] = (hi - lo).max(0.0);
+            }
+            if !tr.range.iter().all(|v| v.is_finite()) || !(tr.range[1] + tr.range[0]).is_finite() {
+                return Err(Error::NonFinite {
+                    what: "clip track range",
+                });
+            }
+            tracks.push(tr);
+        }
+        kinds.push(k);
+        fixed.push(fx);
+    }
+    // Analytic budgets from the raw hierarchy.
+    let mut extent = opts.shell;
+    let mut d = vec![opts.shell; n];
+    let mut sigma_parent = vec![1.0f32; n];
+    let mut smin = vec![f32::INFINITY; n];
+    let mut models = vec![Affine::IDENTITY; n];
+    let mut locals = vec![Affine::IDENTITY; n];
+    for f in 0..frames {
+        for j in 0..n {
+            let t = raw[f * n + j];
+            locals[j] = Affine::from_trs(t.translation, t.rotation, t.scale);
+            let s = t.scale;
+            smin[j] = smin[j].min(s.x.abs().min(s.y.abs()).min(s.z.abs()));
+        }
+        fk(&parents, &locals, &mut models);
+        for k in 0..n {
+            let reach = opts.shell * models[k].max_col_norm();
+            extent = extent.max(norm(models[k].c[3]) + reach);
+            let mut a = Some(k);
+            while let Some(p) = a {
+                let dist = norm(sub(models[k].c[3], models[p].c[3])) + reach;
+                d[p] = d[p].max(dist);
+                a = parents[p];
+            }
+            if let Some(p) = parents[k] {
+                sigma_parent[k] = sigma_parent[k].max(models[p].max_col_norm());
+            }
+        }
+    }
+    // Chains share the bound among their animated tracks. Quiet tracks
+    // (whose error stays under 5% of their first share even at 0 bits over
+    // the whole clip) take that small share; the rest split 95% of the bound.
+    let share = |counts: &[usize], frac: f32| -> Vec<f32> {
+        let mut up = vec![0usize; n];
+        for j in 0..n {
+            up[j] = counts[j] + parents[j].map_or(0, |p| up[p]);
+        }
+        let mut down = counts.to_vec();
+        for j in (0..n).rev() {
+            if let Some(p) = parents[j] {
+                down[p] = down[p].max(counts[p] + down[j]);
+            }
+        }
+        (0..n)
+            .map(|j| opts.error * frac / (up[j] + down[j] - counts[j]).max(1) as f32)
+            .collect()
+    };
+    let local = |t: &Track, e: f32| match t.kind {
+        Kind::Rotation => e / d[t.joint],
+        Kind::Translation => e / sigma_parent[t.joint].max(1e-6),
+        Kind::Scale => e * smin[t.joint].max(1e-6) / (3f32.sqrt() * d[t.joint]),
+    };
+    let mut anim = vec![0usize; n];
+    for t in &tracks {
+        anim[t.joint] += 1;
+    }
+    let first = share(&anim, 1.0);
+    let b0: Vec<f32> = tracks.iter().map(|t| local(t, first[t.joint])).collect();
+    let quiet: Vec<bool> = tracks
+        .iter()
+        .zip(&b0)
+        .map(|(t, &b)| t.encode(0..frames, 0, opts.rotation).err <= 0.05 * b)
+        .collect();
+    // Quiet tracks whose 0-bit value fits their share at every frame become
+    // constants: no per-segment rate and ranges at all.
+    let mut keep = vec![true; tracks.len()];
+    for (k, t) in tracks.iter().enumerate() {
+        if !quiet[k] {
+            continue;
+        }
+        let v = t.encode(0..1, 0, opts.rotation).decoded[0];
+        let fits = t.raw.iter().all(|r| {
+            let e = match t.kind {
+                Kind::Rotation => angle_between(
+                    Quat::new(r[0], r[1], r[2], r[3]),
+                    Quat::new(v[0], v[1], v[2], v[3]).normalize(),
+                ),
+                _ => norm(sub([v[0], v[1], v[2]], [r[0], r[1], r[2]])),
+            };
+            e <= 0.05 * b0[k]
+        });
+        if !fits {
+            continue;
+        }
+        let f = &mut fixed[t.joint];
+        let slot = match t.kind {
+            Kind::Translation => {
+                f.translation = Vec3::new(v[0], v[1], v[2]);
+                0
+            }
+            Kind::Rotation => {
+                f.rotation = Quat::new(v[0], v[1], v[2], v[3]).normalize();
+                1
+            }
+            Kind::Scale => {
+                f.scale = Vec3::new(v[0], v[1], v[2]);
+                2
+            }
+        };
+        kinds[t.joint][slot] = KIND_CONSTANT;
+        keep[k] = false;
+    }
+    let mut loud = vec![0usize; n];
+    for (t, &q) in tracks.iter().zip(&quiet) {
+        if !q {
+            loud[t.joint] += 1;
+        }
+    }
+    let second = share(&loud, 0.95);
+    let budget = tracks
+        .iter()
+        .zip(&quiet)
+        .zip(&b0)
+        .map(|((t, &q), &b)| {
+            if q {
+                0.05 * b
+            } else {
+                local(t, second[t.joint])
+            }
+        })
+        .zip(&keep)
+        .filter_map(|(b, &k)| k.then_some(b))
+        .collect();
+    let tracks: Vec<Track> = tracks
+        .into_iter()
+        .zip(&keep)
+        .filter_map(|(t, &k)| k.then_some(t))
+        .collect();
+    Ok(Analysis {
+        joints: n,
+        frames,
+        parents,
+        kinds,
+        fixed,
+        raw,
+        tracks,
+        extent,
+        budget,
+    })
+}
+
+/// Searches one segment: returns the chosen encodings.
+struct SegmentSearch<'a> {
+    a: &'a Analysis,
+    opts: &'a CompressOptions,
+    frames: std::ops::Range<usize>,
+    /// memo[track][rate index] (0..=23 then RAW at 24).
+    memo: Vec<Vec<Option<SegTrack>>>,
+    /// Raw models at keyframes then mid-frames, `[sample * joints + joint]`.
+    raw_models: Vec<Affine>,
+}
+
+fn rate_slot(r: u8) -> usize {
+    if r == RAW_BITS {
+        MAX_QUANTIZED_BITS as usize + 1
+    } else {
+        r as usize
+    }
+}
+
+fn lerp_t(a: &Transform, b: &Transform, alpha: f32) -> Transform {
+    Transform::new(
+        a.translation.lerp(b.translation, alpha),
+        a.rotation.nlerp(b.rotation, alpha),
+        a.scale.lerp(b.scale, alpha),
+    )
+}
+
+impl<'a> SegmentSearch<'a> {
+    fn new(a: &'a Analysis, opts: &'a CompressOptions, frames: std::ops::Range<usize>) -> Self {
+        let n = a.joints;
+        let mut raw_models = Vec::new();
+        let mut locals = vec![Affine::IDENTITY; n];
+        let mut models = vec![Affine::IDENTITY; n];
+        let raw = |f: usize, j: usize| &a.raw[f * n + j];
+        let push = |locals: &[Affine], models: &mut Vec<Affine>, out: &mut Vec<Affine>| {
+            fk(&a.parents, locals, models);
+            out.extend_from_slice(models);
+        };
+        for f in frames.clone() {
+            for (j, l) in locals.iter_mut().enumerate() {
+                let t = raw(f, j);
+                *l = Affine::from_trs(t.translation, t.rotation, t.scale);
+            }
+            push(&locals, &mut models, &mut raw_models);
+        }
+        for f in frames.start..frames.end.saturating_sub(1) {
+            for (j, l) in locals.iter_mut().enumerate() {
+                let t = lerp_t(raw(f, j), raw(f + 1, j), 0.5);
+                *l = Affine::from_trs(t.translation, t.rotation, t.scale);
+            }
+            push(&locals, &mut models, &mut raw_models);
+        }
+        SegmentSearch {
+            a,
+            opts,
+            memo: vec![vec![None; MAX_QUANTIZED_BITS as usize + 2]; a.tracks.len()],
+            frames,
+            raw_models,
+        }
+    }
+
+    fn get(&mut self, k: usize, r: u8) -> &SegTrack {
+        let slot = rate_slot(r);
+        if self.memo[k][slot].is_none() {
+            let enc = self.a.tracks[k].encode(self.frames.clone(), r, self.opts.rotation);
+            self.memo[k][slot] = Some(enc);
+        }
+        match &self.memo[k][slot] {
+            Some(e) => e,
+            None => unreachable!("memo slot filled above"),
+        }
+    }
+
+    /// The lowest rate whose local error fits `budget` (binary search over
+    /// 0..=23; verbatim when even 23 bits do not fit).
+    fn rate_for(&mut self, k: usize, budget: f32) -> u8 {
+        if self.get(k, MAX_QUANTIZED_BITS).err > budget {
+            return RAW_BITS;
+        }
+        let (mut lo, mut hi) = (0u8, MAX_QUANTIZED_BITS);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.get(k, mid).err <= budget {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
+    }
+
+    fn rates(&mut self, mult: f32) -> Vec<u8> {
+        (0..self.a.tracks.len())
+            .map(|k| {
+                if mult <= 0.0 {
+                    RAW_BITS
+                } else {
+                    self.rate_for(k, self.a.budget[k] * mult)
+                }
+            })
+            .collect()
+    }
+
+    /// Max shell error over the segment's frames and inner mid-frames.
+    fn measure(&mut self, rates: &[u8]) -> f32 {
+        let a = self.a;
+        let n = a.joints;
+        let len = self.frames.len();
+        let mut dec: Vec<Transform> = Vec::with_capacity(len * n);
+        for _ in 0..len {
+            dec.extend_from_slice(&a.fixed);
+        }
+        for (k, &r) in rates.iter().enumerate() {
+            let (joint, kind) = (a.tracks[k].joint, a.tracks[k].kind);
+            let enc = self.get(k, r).decoded.clone();
+            for (i, v) in enc.iter().enumerate() {
+                let t = &mut dec[i * n + joint];
+                match kind {
+                    Kind::Translation => t.translation = Vec3::new(v[0], v[1], v[2]),
+                    Kind::Rotation => t.rotation = Quat::new(v[0], v[1], v[2], v[3]).normalize(),
+                    Kind::Scale => t.scale = Vec3::new(v[0], v[1], v[2]),
+                }
+            }
+        }
+        let mut locals = vec![Affine::IDENTITY; n];
+        let mut models = vec![Affine::IDENTITY; n];
+        let mut worst = 0.0f32;
+        let shell = self.opts.shell;
+        let samples = len + len.saturating_sub(1);
+        for s in 0..samples {
+            for (j, l) in locals.iter_mut().enumerate() {
+                let t = if s < len {
+                    dec[s * n + j]
+                } else {
+                    let i = s - len;
+                    lerp_t(&dec[i * n + j], &dec[(i + 1) * n + j], 0.5)
+                };
+                *l = Affine::from_trs(t.translation, t.rotation, t.scale);
+            }
+            fk(&a.parents, &locals, &mut models);
+            for (r, m) in self.raw_models[s * n..(s + 1) * n].iter().zip(&models) {
+                let e = shell_error(r, m, shell);
+                worst = worst.max(if e.is_nan() { f32::INFINITY } else { e });
+            }
+        }
+        worst
+    }
+
+    /// The rates of the largest budget multiplier whose measured error stays under `target`.
+    fn search(&mut self, target: f32, scale: f32) -> Vec<u8> {
+        const MULTS: [f32; 12] = [
+            0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0,
+        ];
+        let mut best: Option<Vec<u8>> = None;
+        let (mut lo, mut hi) = (0usize, MULTS.len());
+        // Binary search for the last passing multiplier (error grows with it).
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let rates = self.rates(MULTS[mid] * scale);
+            if self.measure(&rates) <= target {
+                best = Some(rates);
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        match best {
+            Some(r) => r,
+            None => {
+                for m in [0.25, 0.1, 0.03] {
+                    let rates = self.rates(m * scale);
+                    if self.measure(&rates) <= target {
+                        return rates;
+                    }
+                }
+                vec![RAW_BITS; self.a.tracks.len()]
+            }
+        }
+    }
+}
+
+/// Bit writer, little-endian bit order (matches the core's reader).
+#[derive(Default)]
+struct BitWriter {
+    bytes: Vec<u8>,
+    bit: u64,
+}
+
+impl BitWriter {
+    fn push(&mut self, v: u32, n: u32) {
+        for i in 0..n {
+            let byte = (self.bit >> 3) as usize;
+            if byte >= self.bytes.len() {
+                self.bytes.push(0);
+            }
+            if (v >> i) & 1 == 1 {
+                self.bytes[byte] |= 1 << (self.bit & 7);
+            }
+            self.bit += 1;
+        }
+    }
+}
+
+fn build_container(
+    a: &Analysis,
+    clip: &RawClip<'_>,
+    opts: &CompressOptions,
+    segs: &[Vec<SegTrack>],
+) -> Result<OwnedCompressedClip, Error> {
+    let kinds: Vec<u8> = a.kinds.iter().flatten().copied().collect();
+    let mut constants = Vec::new();
+    for (k, fx) in a.kinds.iter().zip(&a.fixed) {
+        if k[0] == KIND_CONSTANT {
+            constants.extend_from_slice(&fx.translation.to_array());
+        }
+        if k[1] == KIND_CONSTANT {
+            constants.extend_from_slice(&fx.rotation.to_array());
+        }
+        if k[2] == KIND_CONSTANT {
+            constants.extend_from_slice(&fx.scale.to_array());
+        }
+    }
+    let clip_ranges: Vec<f32> = a.tracks.iter().flat_map(|t| t.range).collect();
+    let mut rates = Vec::new();
+    let mut seg_ranges = Vec::new();
+    let mut w = BitWriter::default();
+    for seg in segs {
+        for t in seg {
+            rates.push(t.rate);
+            seg_ranges.extend_from_slice(&t.ranges);
+        }
+        let len = seg.first().map_or(0, |t| t.words.len());
+        for f in 0..len {
+            for (k, t) in seg.iter().enumerate() {
+                let word = t.words[f];
+                let rot = a.tracks[k].kind == Kind::Rotation;
+                if t.rate == RAW_BITS {
+                    let m = if rot { 4 } else { 3 };
+                    for &x in &word[..m] {
+                        w.push(x, 32);
+                    }
+                } else {
+                    if rot && opts.rotation == RotationFormat::SmallestThree {
+                        w.push(word[3], 2);
+                    }
+                    for &x in &word[..3] {
+                        w.push(x, u32::from(t.rate));
+                    }
+                }
+            }
+        }
+    }
+    let parts = CompressedParts {
+        sample_rate: clip.sample_rate(),
+        joint_count: a.joints,
+        frame_count: a.frames,
+        segment_frames: opts.segment_frames,
+        rotation: opts.rotation,
+        defaults: if opts.rest_pose_stripping {
+            Defaults::RestPose
+        } else {
+            Defaults::Identity
+        },
+        kinds: &kinds,
+        constants: &constants,
+        clip_ranges: &clip_ranges,
+        rates: &rates,
+        segment_ranges: &seg_ranges,
+        data: &w.bytes,
+        name: clip.name(),
+    };
+    let size = compressed::compressed_size(&parts).ok_or(Error::Corrupt {
+        what: "compressed clip exceeds 4 GiB",
+    })?;
+    let mut bytes = AlignedBytes::zeroed(size);
+    compressed::write_compressed(&parts, bytes.as_mut_slice())?;
+    CompressedClip::from_bytes(bytes.as_slice())?;
+    Ok(OwnedCompressedClip { bytes })
+}
+
+/// Per sample (frames, then mid-frames) the compressor's own max shell error
+/// of the finished container, sampled through the core's samplers.
+fn container_errors(
+    skeleton: &Skeleton<'_>,
+    clip: &RawClip<'_>,
+    comp: &CompressedClip<'_>,
+    shell: f32,
+) -> Result<Vec<f32>, Error> {
+    let n = skeleton.joint_count();
+    let parents: Vec<Option<usize>> = (0..n).map(|j| skeleton.parent(j)).collect();
+    let frames = clip.frame_count();
+    let rate = clip.sample_rate();
+    let rest = skeleton.rest_pose();
+    let mut pr = vec![SoaTransform::IDENTITY; clip.soa_count()];
+    let mut pc = pr.clone();
+    let mut lr = vec![Affine::IDENTITY; n];
+    let mut lc = lr.clone();
+    let mut mr = lr.clone();
+    let mut mc = lr.clone();
+    let mut out = Vec::with_capacity(2 * frames);
+    let times = (0..frames)
+        .map(|f| f as f32 / rate)
+        .chain((0..frames.saturating_sub(1)).map(|f| (f as f32 + 0.5) / rate));
+    for t in times {
+        clip.sample(t, TimeMode::Clamp, &mut pr)?;
+        comp.sample_with_rest(t, TimeMode::Clamp, rest, &mut pc)?;
+        for j in 0..n {
+            let a = get_joint(&pr, j).unwrap_or_default();
+            let b = get_joint(&pc, j).unwrap_or_default();
+            lr[j] = Affine::from_trs(a.translation, a.rotation, a.scale);
+            lc[j] = Affine::from_trs(b.translation, b.rotation, b.scale);
+        }
+        fk(&parents, &lr, &mut mr);
+        fk(&parents, &lc, &mut mc);
+        let e = (0..n)
+            .map(|j| shell_error(&mr[j], &mc[j], shell))
+            .fold(
+                0.0f32,
+                |m, e| if e.is_nan() { f32::INFINITY } else { m.max(e) },
+            );
+        out.push(e);
+    }
+    Ok(out)
+}
+
+/// Compresses `clip` (poses of `skeleton`) under the object-space error bound of `opts`.
+///
+/// # Errors
+/// [`Error::BadLength`] when the clip's pose size is not the skeleton's,
+/// [`Error::NonFinite`] for a non-positive or non-finite error or shell, or a
+/// zero-length rotation in the clip, [`Error::Corrupt`] when the result would
+/// not fit the format (over 4 GiB), [`Error::InvalidSampleRate`] for a
+/// segment length of 0.
+pub fn compress(
+    skeleton: &Skeleton<'_>,
+    clip: &RawClip<'_>,
+    opts: &CompressOptions,
+) -> Result<(OwnedCompressedClip, CompressReport), Error> {
+    crate::assets::check_clip(skeleton, clip)?;
+    if !(opts.error.is_finite() && opts.error > 0.0 && opts.shell.is_finite() && opts.shell > 0.0) {
+        return Err(Error::NonFinite {
+            what: "error bound or shell distance",
+        });
+    }
+    if opts.segment_frames == 0 || opts.segment_frames > 65536 {
+        return Err(Error::InvalidSampleRate);
+    }
+    let a = analyse(skeleton, clip, opts)?;
+    let sf = opts.segment_frames;
+    let nseg = a.frames.div_ceil(sf);
+    // Keyframes are searched against a slightly tighter target so the
+    // SIMD-vs-scalar rounding of the real sampler keeps under the bound.
+    let target = opts.error * 0.98;
+    // The final check leaves room for the f32 rounding of the SIMD sampler
+    // and FK that the independent measurement uses (relative to the size of
+    // the scene), so a container that passes here also passes there.
+    let accept = opts.error * 0.99 - 16.0 * f32::EPSILON * a.extent;
+    let mut scale = vec![1.0f32; nseg];
+    let mut halvings = vec![0u32; nseg];
+    let mut segs: Vec<Vec<SegTrack>> = vec![Vec::new(); nseg];
+    let mut todo: Vec<usize> = (0..nseg).collect();
+    let mut passes = 0;
+    loop {
+        passes += 1;
+        for &s in &todo {
+            let range = s * sf..((s + 1) * sf).min(a.frames);
+            let mut search = SegmentSearch::new(&a, opts, range);
+            let rates = if halvings[s] >= 5 {
+                vec![RAW_BITS; a.tracks.len()]
+            } else {
+                search.search(target * scale[s], scale[s])
+            };
+            segs[s] = rates
+                .iter()
+                .enumerate()
+                .map(|(k, &r)| search.get(k, r).clone())
+                .collect();
+        }
+        let out = build_container(&a, clip, opts, &segs)?;
+        let errs = container_errors(skeleton, clip, &out.view(), opts.shell)?;
+        let mut failing = Vec::new();
+        for (i, &e) in errs.iter().enumerate() {
+            if e > accept {
+                let (f0, f1) = if i < a.frames {
+                    (i, i)
+                } else {
+                    (i - a.frames, i - a.frames + 1)
+                };
+                failing.push(f0 / sf);
+                failing.push(f1 / sf);
+            }
+        }
+        failing.sort_unstable();
+        failing.dedup();
+        let max_error = errs.iter().copied().fold(0.0f32, f32::max);
+        if failing.is_empty() || passes > 6 {
+            let raw_segments = segs
+                .iter()
+                .filter(|s| !s.is_empty() && s.iter().all(|t| t.rate == RAW_BITS))
+                .count();
+            return Ok((
+                out,
+                CompressReport {
+                    max_error,
+                    passes,
+                    raw_segments,
+                },
+            ));
+        }
+        for &s in &failing {
+            scale[s] *= 0.5;
+            halvings[s] += 1;
+        }
+        todo = failing;
+    }
+}
+
+/// Measures the object-space error of `compressed` against `raw`,
+/// independently of the compressor: both clips are sampled through their
+/// public samplers (clamped) at every frame and every mid-frame, posed with
+/// the core's SIMD FK, and 6 virtual vertices per joint (±`shell` along the
+/// joint's model-space x, y, z axes) are compared.
+///
+/// # Errors
+/// [`Error::BadLength`] when the clips' pose sizes or frame counts differ
+/// from each other or the skeleton's, and errors of the samplers.
+pub fn measure_error(
+    skeleton: &Skeleton<'_>,
+    raw: &RawClip<'_>,
+    compressed: &CompressedClip<'_>,
+    shell: f32,
+) -> Result<ErrorStats, Error> {
+    crate::assets::check_clip(skeleton, raw)?;
+    if compressed.joint_count() != skeleton.joint_count()
+        || compressed.frame_count() != raw.frame_count()
+    {
+        return Err(Error::BadLength {
+            buffer: "compressed clip",
+            expected: raw.frame_count(),
+            actual: compressed.frame_count(),
+        });
+    }
+    let n = skeleton.joint_count();
+    let rest = skeleton.rest_pose();
+    let mut pr = vec![SoaTransform::IDENTITY; skeleton.soa_count()];
+    let mut pc = pr.clone();
+    let mut mr = vec![Mat4::IDENTITY; n];
+    let mut mc = mr.clone();
+    let frames = raw.frame_count();
+    let rate = raw.sample_rate();
+    let mut errs: Vec<f32> = Vec::with_capacity(frames * 2 * n * 6);
+    let offsets = [
+        Vec3::new(shell, 0.0, 0.0),
+        Vec3::new(-shell, 0.0, 0.0),
+        Vec3::new(0.0, shell, 0.0),
+        Vec3::new(0.0, -shell, 0.0),
+        Vec3::new(0.0, 0.0, shell),
+        Vec3::new(0.0, 0.0, -shell),
+    ];
+    for i in 0..(2 * frames).saturating_sub(1) {
+        let t = (i as f64 * 0.5 / f64::from(rate)) as f32;
+        raw.sample(t, TimeMode::Clamp, &mut pr)?;
+        compressed.sample_with_rest(t, TimeMode::Clamp, rest, &mut pc)?;
+        local_to_model(&FkJob::new(skeleton, &pr), &mut mr)?;
+        local_to_model(&FkJob::new(skeleton, &pc), &mut mc)?;
+        for (a, b) in mr.iter().zip(&mc) {
+            for &o in &offsets {
+                let d = a.transform_point(o) - b.transform_point(o);
+                let e = d.length();
+                errs.push(if e.is_nan() { f32::INFINITY } else { e });
+            }
+        }
+    }
+    if errs.is_empty() {
+        return Ok(ErrorStats::default());
+    }
+    let count = errs.len();
+    let mean = (errs.iter().map(|&e| f64::from(e)).sum::<f64>() / count as f64) as f32;
+    let max = errs.iter().copied().fold(0.0f32, f32::max);
+    let k = ((count as f64 * 0.99).ceil() as usize).clamp(1, count) - 1;
+    let (_, p99, _) = errs.select_nth_unstable_by(k, f32::total_cmp);
+    Ok(ErrorStats {
+        max,
+        mean,
+        p99: *p99,
+        count,
+    })
+}
+
+// ---------------------------------------------------------------------------
+// `sinew compress`
+// ---------------------------------------------------------------------------
+
+/// A length given on the command line, e.g. `0.01cm`, `3cm`, `1mm`, `0.0001m`,
+/// or a bare number in the clip's own units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Length {
+    /// The number as written.
+    pub value: f32,
+    /// Metres per unit of `value`, or `None` for the clip's own units.
+    pub metres_per_unit: Option<f32>,
+}
+
+impl Length {
+    /// Parses `<number>[m|cm|mm]`; the number must be finite and > 0.
+    ///
+    /// # Errors
+    /// A one-line message for anything else.
+    pub fn parse(s: &str) -> Result<Length, String> {
+        let t = s.trim();
+        let (num, unit) = if let Some(n) = t.strip_suffix("mm") {
+            (n, Some(0.001))
+        } else if let Some(n) = t.strip_suffix("cm") {
+            (n, Some(0.01))
+        } else if let Some(n) = t.strip_suffix('m') {
+            (n, Some(1.0))
+        } else {
+            (t, None)
+        };
+        let value: f32 = num
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{s}' is not a length (e.g. 0.01cm, 3cm, 1mm, 0.0001m)"))?;
+        if !(value.is_finite() && value > 0.0) {
+            return Err(format!("'{s}' must be a finite length > 0"));
+        }
+        Ok(Length {
+            value,
+            metres_per_unit: unit,
+        })
+    }
+
+    /// The length in the units of an asset (`"metres"`, or anything else for
+    /// unknown file units, which only bare numbers may be given in).
+    ///
+    /// # Errors
+    /// A unit was given but the asset's units are unknown.
+    pub fn in_units(&self, units: &str) -> Result<f32, String> {
+        match (self.metres_per_unit, units) {
+            (None, _) => Ok(self.value),
+            (Some(m), "metres") => Ok(self.value * m),
+            (Some(_), other) => Err(format!(
+                "the clip is in {other}, so lengths must be bare numbers in those units"
+            )),
+        }
+    }
+}
+
+/// Settings of `sinew compress`.
+#[derive(Clone, Debug)]
+pub struct CliOptions {
+    /// Error bound.
+    pub error: Length,
+    /// Shell distance.
+    pub shell: Length,
+    /// Rotation format.
+    pub rotation: RotationFormat,
+    /// Frames per segment.
+    pub segment_frames: usize,
+    /// Also run [`measure_error`] on every clip.
+    pub verify: bool,
+    /// Output directory (created if missing).
+    pub out_dir: PathBuf,
+}
+
+/// One row of the `sinew compress` table.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// Output file name.
+    pub clip: String,
+    /// Joints.
+    pub joints: usize,
+    /// Frames.
+    pub frames: usize,
+    /// Raw size: joints × frames × 40 bytes.
+    pub raw_bytes: usize,
+    /// Container size.
+    pub compressed_bytes: usize,
+    /// The bound, in clip units.
+    pub bound: f32,
+    /// The compressor's measured max error, in clip units.
+    pub max_error: f32,
+    /// Metres per clip unit, when known.
+    pub metres_per_unit: Option<f32>,
+    /// Compression time.
+    pub seconds: f64,
+    /// The independent measurement, with `--verify`.
+    pub verified: Option<ErrorStats>,
+}
+
+fn file_stem(p: &Path) -> String {
+    p.file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("clip")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn fmt_len(v: f32, mpu: Option<f32>) -> String {
+    match mpu {
+        Some(m) => format!("{:.5} cm", v * m * 100.0),
+        None => format!("{v:.6}"),
+    }
+}
+
+/// Compresses every clip of `assets` into `opts.out_dir` (one `.sinewcmp`
+/// file per clip), reporting progress and the table through `emit`, and
+/// returns the rows.
+///
+/// # Errors
+/// A length in units the asset does not have, a core error (named with the
+/// clip), an output file that cannot be written, or (with `verify`) a clip
+/// whose independently measured error exceeds the bound.
+pub fn run_cli(
+    assets: &[crate::Asset],
+    opts: &CliOptions,
+    emit: &mut dyn FnMut(&str),
+) -> Result<Vec<Row>, Box<dyn std::error::Error>> {
+    std::fs::create_dir_all(&opts.out_dir)
+        .map_err(|e| format!("cannot create {}: {e}", opts.out_dir.display()))?;
+    let total: usize = assets.iter().map(|a| a.clips.len()).sum();
+    let mut rows = Vec::new();
+    let mut done = 0;
+    for asset in assets {
+        let skel = asset.skeleton.view();
+        let mpu = (asset.units == "metres").then_some(1.0f32);
+        let copts = CompressOptions {
+            error: opts.error.in_units(asset.units)?,
+            shell: opts.shell.in_units(asset.units)?,
+            segment_frames: opts.segment_frames,
+            rotation: opts.rotation,
+            rest_pose_stripping: true,
+        };
+        let stem = file_stem(&asset.source);
+        for (ci, clip) in asset.clips.iter().enumerate() {
+            done += 1;
+            let name = if asset.clips.len() == 1 {
+                stem.clone()
+            } else {
+                format!("{stem}_{ci}_{}", file_stem(Path::new(&clip.name)))
+            };
+            let view = clip.view().with_name(&clip.name);
+            let start = Instant::now();
+            let (out, report) = compress(&skel, &view, &copts)
+                .map_err(|e| format!("{}: clip '{}': {e}", asset.source.display(), clip.name))?;
+            let seconds = start.elapsed().as_secs_f64();
+            let path = opts.out_dir.join(format!("{name}.sinewcmp"));
+            std::fs::write(&path, out.bytes())
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            let verified = if opts.verify {
+                let stats = measure_error(&skel, &view, &out.view(), copts.shell)?;
+                if stats.max > copts.error {
+                    return Err(format!(
+                        "{name}: verified max error {} exceeds the bound {}",
+                        fmt_len(stats.max, mpu),
+                        fmt_len(copts.error, mpu)
+                    )
+                    .into());
+                }
+                Some(stats)
+            } else {
+                None
+            };
+            let row = Row {
+                clip: name,
+                joints: skel.joint_count(),
+                frames: view.frame_count(),
+                raw_bytes: skel.joint_count() * view.frame_count() * 40,
+                compressed_bytes: out.bytes().len(),
+                bound: copts.error,
+                max_error: report.max_error,
+                metres_per_unit: mpu,
+                seconds,
+                verified,
+            };
+            emit(&format!(
+                "[{done}/{total}] {} {:.1}:1 max {} in {:.0} ms",
+                row.clip,
+                row.raw_bytes as f64 / row.compressed_bytes as f64,
+                fmt_len(row.max_error, mpu),
+                seconds * 1e3
+            ));
+            rows.push(row);
+        }
+    }
+    emit(&table(&rows));
+    Ok(rows)
+}
+
+/// The table of rows plus totals (ratio of the sums, worst error, total time, MB/s).
+#[must_use]
+pub fn table(rows: &[Row]) -> String {
+    use std::fmt::Write;
+    let verify = rows.iter().any(|r| r.verified.is_some());
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        "{:<28} {:>6} {:>7} {:>11} {:>10} {:>7} {:>13} {:>9}",
+        "clip", "joints", "frames", "raw bytes", "compressed", "ratio", "max error", "time ms"
+    );
+    if verify {
+        let _ = write!(s, " {:>13} {:>13} {:>13}", "verified max", "mean", "p99");
+    }
+    s.push('\n');
+    for r in rows {
+        let _ = write!(
+            s,
+            "{:<28} {:>6} {:>7} {:>11} {:>10} {:>6.2}: {:>13} {:>9.1}",
+            r.clip,
+            r.joints,
+            r.frames,
+            r.raw_bytes,
+            r.compressed_bytes,
+            r.raw_bytes as f64 / r.compressed_bytes as f64,
+            fmt_len(r.max_error, r.metres_per_unit),
+            r.seconds * 1e3
+        );
+        if let Some(v) = r.verified {
+            let _ = write!(
+                s,
+                " {:>13} {:>13} {:>13}",
+                fmt_len(v.max, r.metres_per_unit),
+                fmt_len(v.mean, r.metres_per_unit),
+                fmt_len(v.p99, r.metres_per_unit)
+            );
+        }
+        s.push('\n');
+    }
+    let raw: usize = rows.iter().map(|r| r.raw_bytes).sum();
+    let comp: usize = rows.iter().map(|r| r.compressed_bytes).sum();
+    let secs: f64 = rows.iter().map(|r| r.seconds).sum();
+    let worst = rows
+        .iter()
+        .max_by(|a, b| a.max_error.total_cmp(&b.max_error));
+    let _ = write!(
+        s,
+        "{:<28} {:>6} {:>7} {:>11} {:>10} {:>6.2}: {:>13} {:>9.1}",
+        format!("total ({} clips)", rows.len()),
+        "",
+        rows.iter().map(|r| r.frames).sum::<usize>(),
+        raw,
+        comp,
+        raw as f64 / comp.max(1) as f64,
+        worst.map_or_else(String::new, |r| fmt_len(r.max_error, r.metres_per_unit)),
+        secs * 1e3
+    );
+    if verify {
+        let vworst = rows
+            .iter()
+            .filter_map(|r| r.verified.map(|v| (v.max, r.metres_per_unit)))
+            .max_by(|a, b| a.0.total_cmp(&b.0));
+        if let Some((m, mpu)) = vworst {
+            let _ = write!(s, " {:>13}", fmt_len(m, mpu));
+        }
+    }
+    let _ = write!(
+        s,
+        "\ncompression speed: {:.1} MB/s of raw clip per thread",
+        raw as f64 / 1e6 / secs.max(1e-9)
+    );
+    s
+}

@@ -1,0 +1,474 @@
+//! Compressed clips: container validity (truncated, bit-flipped and random
+//! bytes are errors, never panics), the smallest-three worked example, time
+//! edge cases, and the error bound measured independently on random
+//! skeletons and clips and on the CMU BVH data.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+use proptest::prelude::*;
+use sinew_core::clip::{RawClip, TimeMode};
+use sinew_core::compressed::{
+    self, CompressedClip, Defaults, RotationFormat, COMPRESSED_MAGIC, HEADER_BYTES,
+};
+use sinew_core::{Error, Quat, Skeleton, SoaTransform, Transform, Vec3};
+use sinew_std::compress::{compress, measure_error, CompressOptions, OwnedCompressedClip};
+use sinew_std::{AlignedBytes, OwnedClip, OwnedSkeleton};
+use support::*;
+
+fn humanoid_compressed(rotation: RotationFormat) -> OwnedCompressedClip {
+    let h = humanoid();
+    let opts = CompressOptions {
+        rotation,
+        ..CompressOptions::default()
+    };
+    compress(&h.skeleton.view(), &h.clips[0].view(), &opts)
+        .unwrap()
+        .0
+}
+
+fn sample_ok(c: &CompressedClip<'_>, rest: &[SoaTransform], t: f32) -> Vec<SoaTransform> {
+    let mut out = sentinel_pose(c.soa_count(), 7.0);
+    c.sample_with_rest(t, TimeMode::Loop, rest, &mut out)
+        .unwrap();
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Validity
+// ---------------------------------------------------------------------------
+
+#[test]
+fn validity_header() {
+    let c = humanoid_compressed(RotationFormat::DropW);
+    let good = c.bytes();
+    assert!(CompressedClip::from_bytes(good).is_ok());
+    let err = |f: &dyn Fn(&mut [u8])| {
+        let mut b = AlignedBytes::copy_from(good);
+        f(b.as_mut_slice());
+        CompressedClip::from_bytes(b.as_slice()).map(|_| ())
+    };
+    assert_eq!(err(&|b| b[0] = b'X'), Err(Error::BadMagic));
+    assert_eq!(
+        err(&|b| b[8] = 2),
+        Err(Error::UnsupportedVersion { found: 2 })
+    );
+    assert_eq!(err(&|b| b[12..16].fill(0)), Err(Error::NoJoints));
+    assert_eq!(err(&|b| b[16..20].fill(0)), Err(Error::InvalidSampleRate));
+    assert_eq!(
+        err(&|b| b[20..24].copy_from_slice(&f32::NAN.to_le_bytes())),
+        Err(Error::InvalidSampleRate)
+    );
+    assert!(matches!(err(&|b| b[36] = 7), Err(Error::Corrupt { .. })));
+    assert!(matches!(err(&|b| b[60] = 1), Err(Error::Corrupt { .. })));
+    assert!(matches!(err(&|b| b[24] ^= 16), Err(Error::Corrupt { .. })));
+    // Misaligned view.
+    let mut shifted = AlignedBytes::zeroed(good.len() + 4);
+    shifted.as_mut_slice()[4..].copy_from_slice(good);
+    assert_eq!(
+        CompressedClip::from_bytes(&shifted.as_slice()[4..]).map(|_| ()),
+        Err(Error::Misaligned)
+    );
+}
+
+#[test]
+fn validity_every_truncation_is_an_error() {
+    let c = humanoid_compressed(RotationFormat::SmallestThree);
+    let good = c.bytes();
+    for len in 0..good.len() {
+        let b = AlignedBytes::copy_from(&good[..len]);
+        let r = CompressedClip::from_bytes(b.as_slice());
+        assert!(
+            matches!(r, Err(Error::Truncated { .. })),
+            "{len}: {:?}",
+            r.map(|_| ())
+        );
+    }
+}
+
+#[test]
+fn rest_pose_clip_needs_the_rest_pose() {
+    let c = humanoid_compressed(RotationFormat::DropW);
+    let v = c.view();
+    assert_eq!(v.defaults(), Defaults::RestPose);
+    let mut out = vec![SoaTransform::IDENTITY; v.soa_count()];
+    assert!(matches!(
+        v.sample(0.0, TimeMode::Loop, &mut out),
+        Err(Error::BadLength {
+            buffer: "rest pose",
+            ..
+        })
+    ));
+    assert!(matches!(
+        v.sample_with_rest(0.0, TimeMode::Loop, &[], &mut out),
+        Err(Error::BadLength { .. })
+    ));
+    let rest = humanoid().skeleton.view().rest_pose().to_vec();
+    assert!(matches!(
+        v.sample_with_rest(0.0, TimeMode::Loop, &rest, &mut out[1..]),
+        Err(Error::BadLength { .. })
+    ));
+}
+
+/// Sampling a clip that passed validation never panics and gives finite poses.
+fn exercise(bytes: &[u8]) {
+    let Ok(c) = CompressedClip::from_bytes(bytes) else {
+        return;
+    };
+    let rest = vec![SoaTransform::IDENTITY; c.soa_count()];
+    let mut out = vec![SoaTransform::IDENTITY; c.soa_count()];
+    let d = c.duration();
+    for t in [0.0, d * 0.37, d, -1.3, d * 5.1] {
+        for mode in [TimeMode::Loop, TimeMode::Clamp] {
+            c.sample_with_rest(t, mode, &rest, &mut out).unwrap();
+            assert!(out.iter().all(SoaTransform::is_finite), "t {t}");
+        }
+    }
+    for f in [0, c.frame_count() - 1] {
+        c.decode_frame(f, &rest, &mut out).unwrap();
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(3000))]
+
+    #[test]
+    fn bit_flips_are_errors_or_valid(
+        smallest in any::<bool>(),
+        flips in prop::collection::vec((any::<prop::sample::Index>(), 0u8..8), 1..4),
+    ) {
+        let rot = if smallest { RotationFormat::SmallestThree } else { RotationFormat::DropW };
+        let c = humanoid_compressed_cached(rot);
+        let mut b = AlignedBytes::copy_from(c.bytes());
+        let len = b.len();
+        for (i, bit) in &flips {
+            b.as_mut_slice()[i.index(len)] ^= 1 << bit;
+        }
+        exercise(b.as_slice());
+    }
+
+    #[test]
+    fn random_bytes_after_a_valid_header_are_errors_or_valid(
+        body in prop::collection::vec(any::<u8>(), 0..2048),
+        keep in 0usize..=HEADER_BYTES,
+    ) {
+        let c = humanoid_compressed_cached(RotationFormat::DropW);
+        let mut bytes = c.bytes()[..keep].to_vec();
+        bytes.extend_from_slice(&body);
+        let b = AlignedBytes::copy_from(&bytes);
+        exercise(b.as_slice());
+    }
+
+    #[test]
+    fn random_bytes_are_errors(body in prop::collection::vec(any::<u8>(), 0..512)) {
+        let mut bytes = COMPRESSED_MAGIC.to_vec();
+        bytes.extend_from_slice(&body);
+        let b = AlignedBytes::copy_from(&bytes);
+        exercise(b.as_slice());
+        let b = AlignedBytes::copy_from(&body);
+        exercise(b.as_slice());
+    }
+}
+
+fn humanoid_compressed_cached(rot: RotationFormat) -> &'static OwnedCompressedClip {
+    use std::sync::OnceLock;
+    static A: OnceLock<OwnedCompressedClip> = OnceLock::new();
+    static B: OnceLock<OwnedCompressedClip> = OnceLock::new();
+    match rot {
+        RotationFormat::DropW => A.get_or_init(|| humanoid_compressed(rot)),
+        RotationFormat::SmallestThree => B.get_or_init(|| humanoid_compressed(rot)),
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Worked example and time edge cases
+// ---------------------------------------------------------------------------
+
+#[test]
+fn smallest_three_worked_example() {
+    // docs: q = (0.9659, 0, 0, 0.2588) as (w, x, y, z): 30° about z.
+    let q = Quat::from_rotation_z(30f32.to_radians());
+    let (dropped, kept) = compressed::smallest_three_split(q);
+    assert_eq!(dropped, 3, "w is the largest component");
+    let codes = kept.map(|c| compressed::smallest_three_code(c, 10));
+    assert_eq!(codes, [512, 512, 699]);
+    let dec = codes.map(|c| compressed::smallest_three_decode(c, 10));
+    assert!(close(dec[2], 0.2592, 1e-4), "{dec:?}");
+    assert!(close(dec[0], 0.0007, 1e-4), "{dec:?}");
+    let r = compressed::smallest_three_rotation(dropped, dec[0], dec[1], dec[2]);
+    assert!(close(r.w, 0.9658, 1e-4), "{r:?}");
+    // The angle between them, in f64: 0.12°.
+    let dot = f64::from(q.x) * f64::from(r.x)
+        + f64::from(q.y) * f64::from(r.y)
+        + f64::from(q.z) * f64::from(r.z)
+        + f64::from(q.w) * f64::from(r.w);
+    let n = (f64::from(r.dot(r))).sqrt();
+    let deg = (2.0 * (dot / n).min(1.0).acos()).to_degrees();
+    assert!((deg - 0.12).abs() < 0.01, "{deg}");
+}
+
+#[test]
+fn time_edge_cases() {
+    let h = humanoid();
+    let c = humanoid_compressed(RotationFormat::DropW);
+    let v = c.view();
+    let raw = h.clips[0].view();
+    let rest = h.skeleton.view().rest_pose().to_vec();
+    let mut out = vec![SoaTransform::IDENTITY; v.soa_count()];
+    for t in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+        for mode in [TimeMode::Loop, TimeMode::Clamp] {
+            assert_eq!(
+                v.sample_with_rest(t, mode, &rest, &mut out),
+                Err(Error::NonFinite { what: "time" })
+            );
+        }
+    }
+    // Negative and past-the-end times map exactly as the raw clip maps them.
+    for t in [-0.01, -1.0, -123.4, raw.duration() + 0.3, 1e6] {
+        for mode in [TimeMode::Loop, TimeMode::Clamp] {
+            assert_eq!(v.locate(t, mode), raw.locate(t, mode), "t {t} {mode:?}");
+            v.sample_with_rest(t, mode, &rest, &mut out).unwrap();
+            assert!(out.iter().all(SoaTransform::is_finite));
+        }
+    }
+    // Loop: t and t + duration sample the same pose.
+    let a = sample_ok(&v, &rest, 0.1);
+    let b = sample_ok(&v, &rest, 0.1 - raw.duration());
+    assert_poses_close(&a, &b, h.skeleton.joint_count(), 1e-4);
+}
+
+// ---------------------------------------------------------------------------
+// The bound, measured independently
+// ---------------------------------------------------------------------------
+
+/// How one joint moves in a random clip.
+#[derive(Clone, Debug)]
+enum Motion {
+    /// Exactly the rest pose (a default track under bind-pose stripping).
+    Rest,
+    /// One constant transform.
+    Constant(Transform),
+    /// A smooth random walk from a start transform.
+    Smooth(Transform, Vec3, Vec3, f32),
+    /// Every frame flips to the near-opposite quaternion (same rotation, or
+    /// nearly), with jumps in translation.
+    Flipping(Transform, f32),
+}
+
+/// A transform with unit scale.
+fn unscaled() -> impl Strategy<Value = Transform> {
+    transform(0.5, 2.0).prop_map(|t| Transform::new(t.translation, t.rotation, Vec3::ONE))
+}
+
+fn motion() -> impl Strategy<Value = Motion> {
+    prop_oneof![
+        2 => Just(Motion::Rest),
+        1 => transform(0.5, 2.0).prop_map(Motion::Constant),
+        3 => (unscaled(), unit_axis(), vec3_in(-1.0, 1.0), 0.0f32..0.3)
+            .prop_map(|(t, a, v, w)| Motion::Smooth(t, a, v, w)),
+        1 => (transform(0.8, 1.25), unit_axis(), vec3_in(-1.0, 1.0), 0.0f32..0.3)
+            .prop_map(|(t, a, v, w)| Motion::Smooth(t, a, v, w)),
+        1 => (unscaled(), 0.0f32..0.02).prop_map(|(t, e)| Motion::Flipping(t, e)),
+    ]
+}
+
+fn key(m: &Motion, rest: &Transform, f: usize, big: f32) -> Transform {
+    let f32f = f as f32;
+    match m {
+        Motion::Rest => *rest,
+        Motion::Constant(t) => *t,
+        Motion::Smooth(t, axis, vel, w) => Transform::new(
+            t.translation * big + *vel * (0.05 * f32f),
+            (Quat::from_axis_angle(*axis, w * f32f) * t.rotation).normalize(),
+            // Unit scales stay exactly 1; others breathe by up to 2%.
+            if t.scale == Vec3::ONE {
+                t.scale
+            } else {
+                t.scale * (1.0 + 0.02 * (0.3 * f32f).sin())
+            },
+        ),
+        Motion::Flipping(t, e) => {
+            let q = (Quat::from_rotation_x(e * f32f) * t.rotation).normalize();
+            let q = if f % 2 == 1 { -q } else { q };
+            Transform::new(t.translation * big, q, t.scale)
+        }
+    }
+}
+
+fn random_case() -> impl Strategy<Value = (Joints, Vec<Motion>, usize, f32, bool)> {
+    random_joints(10, 0.8, 1.25).prop_flat_map(|j| {
+        let n = j.len();
+        (
+            Just(j),
+            prop::collection::vec(motion(), n),
+            prop_oneof![1 => Just(1usize), 1 => Just(2usize), 3 => 3usize..40],
+            prop_oneof![3 => Just(1.0f32), 1 => Just(50.0f32)],
+            any::<bool>(),
+        )
+    })
+}
+
+fn build_case(
+    joints: &Joints,
+    motions: &[Motion],
+    frames: usize,
+    big: f32,
+) -> (OwnedSkeleton, OwnedClip) {
+    let skel = OwnedSkeleton::build(&joints.defs()).unwrap();
+    let view = skel.view();
+    // Skeleton order differs from input order: map by name.
+    let n = view.joint_count();
+    let mut keys = Vec::new();
+    for f in 0..frames {
+        let mut pose = vec![Transform::IDENTITY; n];
+        for (i, m) in motions.iter().enumerate() {
+            let j = view.find_joint(&joints.names[i]).unwrap();
+            pose[j] = key(m, &joints.rest[i], f, big);
+        }
+        keys.extend(to_soa(&pose));
+    }
+    let clip = OwnedClip::new("random", 30.0, view.soa_count(), keys).unwrap();
+    (skel, clip)
+}
+
+fn check_bound(skel: &Skeleton<'_>, clip: &RawClip<'_>, opts: &CompressOptions) -> f32 {
+    let (c, report) = compress(skel, clip, opts).unwrap();
+    let stats = measure_error(skel, clip, &c.view(), opts.shell).unwrap();
+    assert!(
+        stats.max <= opts.error,
+        "verified max {} > bound {} (compressor said {}, {} passes)",
+        stats.max,
+        opts.error,
+        report.max_error,
+        report.passes
+    );
+    assert!(stats.mean <= stats.p99.max(stats.mean) && stats.p99 <= stats.max);
+    stats.max
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn measured_error_stays_under_the_bound(
+        (joints, motions, frames, big, smallest) in random_case(),
+        strip in any::<bool>(),
+    ) {
+        let (skel, clip) = build_case(&joints, &motions, frames, big);
+        let opts = CompressOptions {
+            error: 1e-3,
+            shell: 0.05,
+            segment_frames: 8,
+            rotation: if smallest { RotationFormat::SmallestThree } else { RotationFormat::DropW },
+            rest_pose_stripping: strip,
+        };
+        check_bound(&skel.view(), &clip.view(), &opts);
+    }
+}
+
+#[test]
+fn humanoid_both_rotation_formats_meet_the_bound() {
+    let h = humanoid();
+    for rotation in [RotationFormat::DropW, RotationFormat::SmallestThree] {
+        for clip in &h.clips {
+            let opts = CompressOptions {
+                rotation,
+                ..CompressOptions::default()
+            };
+            check_bound(&h.skeleton.view(), &clip.view(), &opts);
+            let (c, _) = compress(&h.skeleton.view(), &clip.view(), &opts).unwrap();
+            let raw = h.skeleton.joint_count() * clip.frame_count() * 40;
+            assert!(
+                c.bytes().len() * 5 < raw,
+                "{rotation:?}: {} of {raw}",
+                c.bytes().len()
+            );
+        }
+    }
+}
+
+#[test]
+fn constant_clip_is_tiny_and_exact() {
+    let h = humanoid();
+    let view = h.skeleton.view();
+    let rest = view.rest_pose().to_vec();
+    let keys: Vec<SoaTransform> = (0..50).flat_map(|_| rest.iter().copied()).collect();
+    let clip = OwnedClip::new("still", 30.0, view.soa_count(), keys).unwrap();
+    let (c, _) = compress(&view, &clip.view(), &CompressOptions::default()).unwrap();
+    let cv = c.view();
+    assert_eq!(cv.animated_track_count(), 0);
+    let stats = measure_error(&view, &clip.view(), &cv, 0.03).unwrap();
+    assert_eq!(stats.max, 0.0);
+    assert!(c.bytes().len() < 512, "{}", c.bytes().len());
+}
+
+#[test]
+fn cmu_bvh_meets_the_bound() {
+    let Some(dir) = shared_data("bvh/cmu") else {
+        return;
+    };
+    // A few clips in debug builds (the full set is measured in README figures).
+    let files: Vec<_> = files_with_extension(&dir, &["bvh"])
+        .into_iter()
+        .filter(|p| {
+            let s = p.to_string_lossy();
+            s.ends_with("daz-friendly/09_01.bvh") || s.ends_with("mb-friendly/02_01.bvh")
+        })
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
+    let assets = sinew_std::import::load::load_files(
+        &files,
+        &sinew_std::import::load::LoadOptions::default(),
+    )
+    .unwrap();
+    for a in &assets {
+        assert_eq!(a.units, "metres");
+        let skel = a.skeleton.view();
+        let clip = a.clips[0].view();
+        let opts = CompressOptions::default();
+        let (c, _) = compress(&skel, &clip, &opts).unwrap();
+        let stats = measure_error(&skel, &clip, &c.view(), opts.shell).unwrap();
+        assert!(stats.max <= 1e-4, "{}: {stats:?}", a.source.display());
+        let raw = skel.joint_count() * clip.frame_count() * 40;
+        let ratio = raw as f64 / c.bytes().len() as f64;
+        assert!(ratio > 12.0, "{}: ratio {ratio}", a.source.display());
+    }
+}
+
+// ---------------------------------------------------------------------------
+// SIMD sampler against its scalar twin
+// ---------------------------------------------------------------------------
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn simd_matches_reference(
+        (joints, motions, frames, big, smallest) in random_case(),
+        strip in any::<bool>(),
+        times in prop::collection::vec(-3.0f32..6.0, 4),
+    ) {
+        let (skel, clip) = build_case(&joints, &motions, frames, big);
+        let view = skel.view();
+        let opts = CompressOptions {
+            error: 1e-3,
+            shell: 0.05,
+            segment_frames: 8,
+            rotation: if smallest { RotationFormat::SmallestThree } else { RotationFormat::DropW },
+            rest_pose_stripping: strip,
+        };
+        let (c, _) = compress(&view, &clip.view(), &opts).unwrap();
+        let cv = c.view();
+        let rest = view.rest_pose();
+        let mut a = sentinel_pose(cv.soa_count(), 7.0);
+        let mut b = sentinel_pose(cv.soa_count(), 9.0);
+        for t in times {
+            for mode in [TimeMode::Loop, TimeMode::Clamp] {
+                cv.sample_with_rest(t, mode, rest, &mut a).unwrap();
+                compressed::reference::sample(&cv, t, mode, rest, &mut b).unwrap();
+                // Translations scale with `big`: compare relative to it.
+                assert_poses_close(&a, &b, cv.soa_count() * 4, TOL * big);
+            }
+        }
+    }
+}

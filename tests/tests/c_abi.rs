@@ -22,11 +22,9 @@ fn root() -> PathBuf {
 }
 
 /// The target directory this test was built in (`…/target` of
-/// `…/target/<profile>/deps/c_abi-…`).
+/// `…/target/<profile>/deps/c_abi-…`), from the test binary's own absolute
+/// path: `CARGO_TARGET_DIR` may be relative to wherever cargo was started.
 fn target_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
-        return PathBuf::from(dir);
-    }
     let exe = std::env::current_exe().expect("test binary path");
     exe.ancestors()
         .nth(3)

@@ -8,6 +8,7 @@
 
 use wide::f32x4;
 
+use crate::container::{check_preamble, le_u32};
 use crate::error::Error;
 use crate::skeleton::MAX_JOINTS;
 use crate::soa::detail::{dot4, normalize, quat_mul_add, vec_mul_add, vec_scale};
@@ -42,16 +43,27 @@ pub struct RawClip<'a> {
     name: &'a str,
 }
 
-fn le_u32(bytes: &[u8], at: usize) -> u32 {
-    let mut b = [0u8; 4];
-    b.copy_from_slice(&bytes[at..at + 4]);
-    u32::from_le_bytes(b)
-}
-
 /// Bytes [`RawClip::write`] needs for a clip of this shape and name length (a multiple of 16).
 #[must_use]
 pub const fn clip_container_size(soa_count: usize, frame_count: usize, name_len: usize) -> usize {
     (CLIP_HEADER + BLOCK_BYTES * soa_count * frame_count + name_len + 15) & !15
+}
+
+/// [`clip_container_size`] without overflow, and only when it fits the
+/// container's 32-bit size field (`None` otherwise).
+#[must_use]
+pub fn checked_clip_container_size(
+    soa_count: usize,
+    frame_count: usize,
+    name_len: usize,
+) -> Option<usize> {
+    soa_count
+        .checked_mul(frame_count)?
+        .checked_mul(BLOCK_BYTES)?
+        .checked_add(CLIP_HEADER + 15)?
+        .checked_add(name_len)
+        .map(|t| t & !15)
+        .filter(|&t| u32::try_from(t).is_ok())
 }
 
 /// Writes a raw clip container into `out` whose keys `fill` produces in
@@ -215,30 +227,10 @@ impl<'a> RawClip<'a> {
         })
     }
 
-    /// Views a container after the O(1) header and layout checks, without
-    /// the finiteness scan and name check of [`RawClip::from_bytes`] (the
-    /// view's name is empty): for bytes that `from_bytes` already accepted
-    /// (the C ABI's handles).
-    pub(crate) fn view_trusted(bytes: &'a [u8]) -> Result<Self, Error> {
-        if cfg!(target_endian = "big") {
-            return Err(Error::UnsupportedPlatform);
-        }
-        if bytes.len() < CLIP_HEADER {
-            return Err(Error::Truncated {
-                needed: CLIP_HEADER,
-                actual: bytes.len(),
-            });
-        }
-        if bytes[..8] != CLIP_MAGIC {
-            return Err(Error::BadMagic);
-        }
-        let version = le_u32(bytes, 8);
-        if version != CLIP_VERSION {
-            return Err(Error::UnsupportedVersion { found: version });
-        }
-        if bytes.as_ptr().align_offset(16) != 0 {
-            return Err(Error::Misaligned);
-        }
+    /// The O(1) header and layout checks of [`RawClip::from_bytes`], before
+    /// its name check and finiteness scan (the view's name is empty).
+    fn parse_layout(bytes: &'a [u8]) -> Result<Self, Error> {
+        check_preamble(bytes, &CLIP_MAGIC, CLIP_VERSION, CLIP_HEADER)?;
         let blocks = le_u32(bytes, 12) as usize;
         let frames = le_u32(bytes, 16) as usize;
         let rate = f32::from_le_bytes([bytes[20], bytes[21], bytes[22], bytes[23]]);
@@ -300,8 +292,8 @@ impl<'a> RawClip<'a> {
     /// [`Error::Corrupt`], [`Error::NonFinite`], [`Error::InvalidName`],
     /// [`Error::UnsupportedPlatform`].
     pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
-        let clip = RawClip::view_trusted(bytes)?;
-        // `view_trusted` checked that the name fits inside `bytes`.
+        let clip = RawClip::parse_layout(bytes)?;
+        // `parse_layout` checked that the name fits inside `bytes`.
         let keys_end = CLIP_HEADER + BLOCK_BYTES * clip.keys.len();
         let name_len = le_u32(bytes, 28) as usize;
         let name = core::str::from_utf8(&bytes[keys_end..keys_end + name_len])

@@ -32,6 +32,7 @@
 //! then never reads outside the validated sections.
 
 use crate::clip::{interpolate, locate_frames, TimeMode};
+use crate::container::{check_preamble, le_u32};
 use crate::error::Error;
 use crate::math::Quat;
 use crate::skeleton::MAX_JOINTS;
@@ -295,13 +296,6 @@ impl Layout {
     }
 }
 
-fn le_u32(bytes: &[u8], at: usize) -> u32 {
-    match bytes.get(at..at + 4) {
-        Some(&[a, b, c, d]) => u32::from_le_bytes([a, b, c, d]),
-        _ => 0,
-    }
-}
-
 fn corrupt(what: &'static str) -> Error {
     Error::Corrupt { what }
 }
@@ -486,25 +480,7 @@ impl<'a> CompressedClip<'a> {
     /// [`Error::InvalidSampleRate`], [`Error::Corrupt`], [`Error::NonFinite`],
     /// [`Error::InvalidName`], [`Error::UnsupportedPlatform`].
     pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
-        if cfg!(target_endian = "big") {
-            return Err(Error::UnsupportedPlatform);
-        }
-        if bytes.len() < HEADER_BYTES {
-            return Err(Error::Truncated {
-                needed: HEADER_BYTES,
-                actual: bytes.len(),
-            });
-        }
-        if bytes[..8] != COMPRESSED_MAGIC {
-            return Err(Error::BadMagic);
-        }
-        let version = le_u32(bytes, 8);
-        if version != COMPRESSED_VERSION {
-            return Err(Error::UnsupportedVersion { found: version });
-        }
-        if bytes.as_ptr().align_offset(16) != 0 {
-            return Err(Error::Misaligned);
-        }
+        check_preamble(bytes, &COMPRESSED_MAGIC, COMPRESSED_VERSION, HEADER_BYTES)?;
         let joints = le_u32(bytes, 12) as usize;
         let frames = le_u32(bytes, 16) as usize;
         let rate = f32::from_bits(le_u32(bytes, 20));

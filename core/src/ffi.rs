@@ -30,7 +30,9 @@ use core::ffi::c_char;
 use core::mem::{align_of, size_of};
 
 use crate::blend::{BlendJob, BlendLayer, JointWeights};
-use crate::clip::{clip_container_size, write_container_with, RawClip, TimeMode};
+use crate::clip::{
+    checked_clip_container_size, clip_container_size, write_container_with, RawClip, TimeMode,
+};
 use crate::fk::{local_to_model, FkJob};
 use crate::mix::{self, Decay, InertialBlock, MixInput, MixJob, MixMode, Ramp};
 use crate::procedural::{self, Gait};
@@ -969,15 +971,10 @@ pub unsafe extern "C-unwind" fn sinew_clip_container_size(
 ) -> sinew_status {
     finish((|| {
         out_param(size)?;
-        soa_count
-            .checked_mul(frame_count)
-            .and_then(|k| k.checked_mul(size_of::<SoaTransform>()))
-            .and_then(|k| k.checked_add(name_len))
-            .and_then(|k| k.checked_add(64))
-            .filter(|&k| u32::try_from(k).is_ok())
+        let total = checked_clip_container_size(soa_count, frame_count, name_len)
             .ok_or(sinew_status::InvalidArgument)?;
         // Safety: checked by `out_param`.
-        unsafe { write(size, clip_container_size(soa_count, frame_count, name_len)) };
+        unsafe { write(size, total) };
         Ok(())
     })())
 }

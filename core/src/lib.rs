@@ -26,6 +26,7 @@
 pub mod blend;
 pub mod clip;
 pub mod compressed;
+mod container;
 mod error;
 pub mod ffi;
 pub mod fk;

@@ -21,6 +21,7 @@
 //! before it and every subtree is the contiguous range
 //! `j .. skeleton.subtree_end(j)`.
 
+use crate::container::{check_aligned, check_preamble, le_u32};
 use crate::error::Error;
 use crate::math::{Mat4, Transform};
 use crate::soa::{all_finite, soa_count, SoaTransform, LANES};
@@ -98,22 +99,8 @@ pub fn required_size(joints: &[JointDef<'_>]) -> usize {
     Layout::new(joints.len(), names).total
 }
 
-fn read_u32(bytes: &[u8], at: usize) -> u32 {
-    let mut b = [0u8; 4];
-    b.copy_from_slice(&bytes[at..at + 4]);
-    u32::from_le_bytes(b)
-}
-
 fn write_u32(bytes: &mut [u8], at: usize, v: u32) {
     bytes[at..at + 4].copy_from_slice(&v.to_le_bytes());
-}
-
-fn check_aligned(ptr: *const u8) -> Result<(), Error> {
-    if ptr.align_offset(16) == 0 {
-        Ok(())
-    } else {
-        Err(Error::Misaligned)
-    }
 }
 
 /// Builds a skeleton container into `out` and returns the bytes written.
@@ -339,33 +326,17 @@ impl<'a> Skeleton<'a> {
     /// container that was altered since can make kernels compute garbage
     /// or panic on an out-of-range parent, never read out of bounds.
     pub(crate) fn view_trusted(bytes: &'a [u8]) -> Result<Skeleton<'a>, Error> {
-        if cfg!(target_endian = "big") {
-            return Err(Error::UnsupportedPlatform);
-        }
-        if bytes.len() < HEADER_SIZE {
-            return Err(Error::Truncated {
-                needed: HEADER_SIZE,
-                actual: bytes.len(),
-            });
-        }
-        if bytes[..8] != SKELETON_MAGIC {
-            return Err(Error::BadMagic);
-        }
-        let version = read_u32(bytes, 8);
-        if version != SKELETON_VERSION {
-            return Err(Error::UnsupportedVersion { found: version });
-        }
-        check_aligned(bytes.as_ptr())?;
-        let n = read_u32(bytes, 12) as usize;
+        check_preamble(bytes, &SKELETON_MAGIC, SKELETON_VERSION, HEADER_SIZE)?;
+        let n = le_u32(bytes, 12) as usize;
         if n == 0 {
             return Err(Error::NoJoints);
         }
         if n > MAX_JOINTS {
             return Err(Error::TooManyJoints { count: n });
         }
-        let names_size = read_u32(bytes, 20) as usize;
+        let names_size = le_u32(bytes, 20) as usize;
         let layout = Layout::new(n, names_size);
-        if read_u32(bytes, 16) as usize != layout.total {
+        if le_u32(bytes, 16) as usize != layout.total {
             return Err(Error::Corrupt {
                 what: "total size does not match joint count and names size",
             });

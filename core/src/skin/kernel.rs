@@ -447,17 +447,98 @@ fn compute<M: Method, const N: bool, const T: bool>(
     )
 }
 
-fn run_with<M: Method, S: Source, D: Sink, const N: bool, const T: bool>(
+/// Which palettes a method reads (what the AVX2 kernels need of a [`Method`]).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+pub(crate) trait Palettes {
+    /// Linear blend skinning, alone or as the mix's first operand.
+    const LBS: bool;
+    /// Dual quaternion skinning, alone or as the mix's second operand.
+    const DQS: bool;
+    fn lbs(&self) -> &[Mat3x4];
+    fn dqs(&self) -> &[DualQuat];
+    /// Per-vertex mix weights (used when both `LBS` and `DQS`).
+    fn mix(&self) -> &[f32];
+}
+
+impl Palettes for Lbs<'_> {
+    const LBS: bool = true;
+    const DQS: bool = false;
+    fn lbs(&self) -> &[Mat3x4] {
+        self.0
+    }
+    fn dqs(&self) -> &[DualQuat] {
+        &[]
+    }
+    fn mix(&self) -> &[f32] {
+        &[]
+    }
+}
+
+impl Palettes for Dqs<'_> {
+    const LBS: bool = false;
+    const DQS: bool = true;
+    fn lbs(&self) -> &[Mat3x4] {
+        &[]
+    }
+    fn dqs(&self) -> &[DualQuat] {
+        self.0
+    }
+    fn mix(&self) -> &[f32] {
+        &[]
+    }
+}
+
+impl Palettes for Mixed<'_> {
+    const LBS: bool = true;
+    const DQS: bool = true;
+    fn lbs(&self) -> &[Mat3x4] {
+        self.lbs
+    }
+    fn dqs(&self) -> &[DualQuat] {
+        self.dqs
+    }
+    fn mix(&self) -> &[f32] {
+        self.mix
+    }
+}
+
+/// Which kernels run: the portable 4-wide ones only, or the AVX2 + FMA
+/// ones for whole blocks of eight first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Path {
+    Portable,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+}
+
+/// The fastest path this CPU runs.
+#[inline]
+pub(crate) fn best_path() -> Path {
+    #[cfg(target_arch = "x86_64")]
+    if super::avx2::available() {
+        return Path::Avx2;
+    }
+    Path::Portable
+}
+
+fn run_with<M: Method + Palettes, S: Source, D: Sink, const N: bool, const T: bool>(
     m: &M,
     infl: &Influences<'_>,
     src: &S,
     dst: &mut D,
+    path: Path,
 ) {
+    let done = match path {
+        Path::Portable => 0,
+        // Skins nothing on a CPU without AVX2 and FMA.
+        #[cfg(target_arch = "x86_64")]
+        Path::Avx2 => super::avx2::run::<M, S, D, N, T>(m, infl, src, dst),
+    };
     // Full blocks: influences by reference straight from the slices (no
     // copies, no padding path), attributes through the block accessors.
     let (jb, _) = infl.joints.as_chunks::<4>();
     let (wb, _) = infl.weights.as_chunks::<4>();
-    for (b, (j, w)) in jb.iter().zip(wb).enumerate() {
+    for (b, (j, w)) in jb.iter().zip(wb).enumerate().skip(done / 4) {
         let p = src.block_positions(b);
         let n = if N {
             src.block_normals(b)
@@ -499,19 +580,30 @@ fn run_with<M: Method, S: Source, D: Sink, const N: bool, const T: bool>(
     }
 }
 
-fn run<M: Method, S: Source, D: Sink>(
+fn run<M: Method + Palettes, S: Source, D: Sink>(
     m: &M,
     infl: &Influences<'_>,
     src: &S,
     dst: &mut D,
     plan: Plan,
 ) {
+    run_on(m, infl, src, dst, plan, best_path());
+}
+
+fn run_on<M: Method + Palettes, S: Source, D: Sink>(
+    m: &M,
+    infl: &Influences<'_>,
+    src: &S,
+    dst: &mut D,
+    plan: Plan,
+    path: Path,
+) {
     debug_assert_eq!(plan.vertices, infl.len());
     match (plan.normals, plan.tangents) {
-        (false, false) => run_with::<M, S, D, false, false>(m, infl, src, dst),
-        (true, false) => run_with::<M, S, D, true, false>(m, infl, src, dst),
-        (false, true) => run_with::<M, S, D, false, true>(m, infl, src, dst),
-        (true, true) => run_with::<M, S, D, true, true>(m, infl, src, dst),
+        (false, false) => run_with::<M, S, D, false, false>(m, infl, src, dst, path),
+        (true, false) => run_with::<M, S, D, true, false>(m, infl, src, dst, path),
+        (false, true) => run_with::<M, S, D, false, true>(m, infl, src, dst, path),
+        (true, true) => run_with::<M, S, D, true, true>(m, infl, src, dst, path),
     }
 }
 
@@ -782,4 +874,187 @@ pub fn skin_mixed_strided_checked(
     let plan = layout::check_strided(influences.len(), src, dst)?;
     run(&Mixed { lbs, dqs, mix }, influences, src, dst, plan);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    //! The AVX2 + FMA kernels against the portable ones (the public kernels
+    //! run only the faster of the two, so both are called here directly).
+    extern crate std;
+
+    use std::vec::Vec;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::math::{Mat4, Quat, Vec3};
+
+    /// SplitMix64 uniforms in `[-1, 1)`.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> f32 {
+            self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+        }
+        fn index(&mut self, n: usize) -> u16 {
+            ((self.next() + 1.0) * 0.5 * n as f32).min(n as f32 - 1.0) as u16
+        }
+    }
+
+    struct Mesh {
+        pos: Vec<[f32; 3]>,
+        nrm: Vec<[f32; 3]>,
+        tan: Vec<[f32; 4]>,
+        joints: Vec<[u16; 4]>,
+        weights: Vec<[f32; 4]>,
+        mix: Vec<f32>,
+        lbs: Vec<Mat3x4>,
+        dqs: Vec<DualQuat>,
+    }
+
+    fn mesh(seed: u64, vertices: usize, palette: usize) -> Mesh {
+        let mut r = Rng(seed);
+        let v3 = |r: &mut Rng| [r.next() * 2.0, r.next() * 2.0, r.next() * 2.0];
+        let pos = (0..vertices).map(|_| v3(&mut r)).collect();
+        let nrm = (0..vertices).map(|_| v3(&mut r)).collect();
+        let tan = (0..vertices)
+            .map(|_| [r.next(), r.next(), r.next(), r.next().signum()])
+            .collect();
+        let mut joints = Vec::new();
+        let mut weights = Vec::new();
+        for _ in 0..vertices {
+            // 1-4 influences, the rest weight 0 (slot skipping is exercised).
+            let used = 1 + r.index(4) as usize;
+            let mut w = [0.0f32; 4];
+            for x in w.iter_mut().take(used) {
+                *x = r.next() + 1.0 + 1e-3;
+            }
+            let s: f32 = w.iter().sum();
+            joints.push([0, 1, 2, 3].map(|_| r.index(palette)));
+            weights.push(w.map(|x| x / s));
+        }
+        let mix = (0..vertices).map(|_| (r.next() + 1.0) * 0.5).collect();
+        let mut lbs = Vec::new();
+        let mut dqs = Vec::new();
+        for _ in 0..palette {
+            let q = Quat::new(r.next(), r.next(), r.next(), r.next() + 0.01).normalize();
+            let t = v3(&mut r);
+            let t = Vec3::new(t[0], t[1], t[2]);
+            let s = Vec3::new(r.next() + 1.5, r.next() + 1.5, r.next() + 1.5);
+            lbs.push(Mat3x4::from_mat4(&Mat4::from_trs(t, q, s)));
+            dqs.push(DualQuat::from_rotation_translation(q, t));
+        }
+        Mesh {
+            pos,
+            nrm,
+            tan,
+            joints,
+            weights,
+            mix,
+            lbs,
+            dqs,
+        }
+    }
+
+    type Out = (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<[f32; 4]>);
+
+    fn skin(m: &Mesh, method: u8, path: Path, normals: bool, tangents: bool) -> Out {
+        let n = m.pos.len();
+        let infl = Influences::new(&m.joints, &m.weights, m.lbs.len()).unwrap();
+        let src = SkinVertices {
+            positions: &m.pos,
+            normals: Some(&m.nrm),
+            tangents: Some(&m.tan),
+        };
+        let (mut p, mut nn, mut t) = (
+            std::vec![[9.0; 3]; n],
+            std::vec![[9.0; 3]; n],
+            std::vec![[9.0; 4]; n],
+        );
+        let mut out = SkinOutput {
+            positions: &mut p,
+            normals: normals.then_some(&mut nn[..]),
+            tangents: tangents.then_some(&mut t[..]),
+        };
+        let plan = layout::check_arrays(n, &src, &out).unwrap();
+        let (lbs, dqs, mix) = (&m.lbs[..], &m.dqs[..], &m.mix[..]);
+        match method {
+            0 => run_on(&Lbs(lbs), &infl, &src, &mut out, plan, path),
+            1 => run_on(&Dqs(dqs), &infl, &src, &mut out, plan, path),
+            _ => run_on(&Mixed { lbs, dqs, mix }, &infl, &src, &mut out, plan, path),
+        }
+        (p, nn, t)
+    }
+
+    fn close<const W: usize>(a: &[[f32; W]], b: &[[f32; W]]) -> Result<(), TestCaseError> {
+        for (i, (x, y)) in a.iter().zip(b).enumerate() {
+            for c in 0..W {
+                let tol = 1e-5 * (1.0 + x[c].abs());
+                prop_assert!(
+                    (x[c] - y[c]).abs() <= tol,
+                    "vertex {i}[{c}]: {x:?} vs {y:?}"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #[test]
+        fn avx2_matches_portable(
+            seed in any::<u64>(),
+            vertices in 0usize..70,
+            palette in 1usize..40,
+            method in 0u8..3,
+            normals in any::<bool>(),
+            tangents in any::<bool>(),
+        ) {
+            let best = best_path();
+            if best == Path::Portable {
+                return Ok(()); // nothing but the portable kernels here
+            }
+            let m = mesh(seed, vertices, palette);
+            let a = skin(&m, method, Path::Portable, normals, tangents);
+            let b = skin(&m, method, best, normals, tangents);
+            close(&a.0, &b.0)?;
+            close(&a.1, &b.1)?;
+            close(&a.2, &b.2)?;
+        }
+
+        #[test]
+        fn avx2_palettes_match_portable(seed in any::<u64>(), joints in 0usize..40) {
+            if best_path() == Path::Portable {
+                return Ok(());
+            }
+            let mut r = Rng(seed);
+            let mat = |r: &mut Rng| {
+                // Rotation, translation, positive or mirrored non-uniform scale.
+                let q = Quat::new(r.next(), r.next(), r.next(), r.next() + 0.01).normalize();
+                let t = Vec3::new(r.next() * 3.0, r.next() * 3.0, r.next() * 3.0);
+                let s = Vec3::new(r.next() + 1.5, r.next() + 1.5, (r.next() + 1.5) * r.next().signum());
+                Mat4::from_trs(t, q, s)
+            };
+            let models: Vec<Mat4> = (0..joints).map(|_| mat(&mut r)).collect();
+            let ibm: Vec<Mat4> = (0..joints).map(|_| mat(&mut r)).collect();
+            let mut a = std::vec![Mat3x4::IDENTITY; joints];
+            let mut b = a.clone();
+            super::super::palette::lbs_portable(&models, &ibm, &mut a, 0);
+            super::super::lbs_palette(&models, &ibm, &mut b).unwrap();
+            let rows = |m: &[Mat3x4]| m.iter().flat_map(|m| m.rows).collect::<Vec<_>>();
+            close(&rows(&a), &rows(&b))?;
+            let mut a = std::vec![DualQuat::IDENTITY; joints];
+            let mut b = a.clone();
+            let mut sa = std::vec![[0.0; 3]; joints];
+            let mut sb = sa.clone();
+            super::super::palette::dqs_portable(&models, &ibm, &mut a, Some(&mut sa), 0);
+            super::super::dqs_palette_with_scale(&models, &ibm, &mut b, &mut sb).unwrap();
+            let parts = |d: &[DualQuat]| d.iter().flat_map(|d| [d.real, d.dual]).collect::<Vec<_>>();
+            close(&parts(&a), &parts(&b))?;
+            close(&sa, &sb)?;
+        }
+    }
 }

@@ -89,6 +89,8 @@ use crate::math::{Mat4, Quat, Vec3};
 use crate::soa::check_len;
 use wide::f32x4;
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
 mod kernel;
 mod layout;
 mod palette;

@@ -112,11 +112,21 @@ pub fn lbs_palette(
     out: &mut [Mat3x4],
 ) -> Result<(), Error> {
     check(models, inverse_bind, out.len())?;
-    for ((m, b), o) in models.iter().zip(inverse_bind).zip(out.iter_mut()) {
+    #[cfg(target_arch = "x86_64")]
+    let done = super::avx2::lbs_palette(models, inverse_bind, out);
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = 0;
+    lbs_portable(models, inverse_bind, out, done);
+    Ok(())
+}
+
+/// The portable LBS palette from joint `first` on (the slices have equal lengths).
+pub(crate) fn lbs_portable(models: &[Mat4], ibm: &[Mat4], out: &mut [Mat3x4], first: usize) {
+    let rest = models.iter().zip(ibm).zip(out.iter_mut()).skip(first);
+    for ((m, b), o) in rest {
         let r = f32x4::transpose(mul_cols(m, b));
         o.rows = [r[0].to_array(), r[1].to_array(), r[2].to_array()];
     }
-    Ok(())
 }
 
 /// Writes the DQS palette: `out[j]` = the unit dual quaternion of the rigid
@@ -160,7 +170,31 @@ pub fn dqs_palette_with_scale(
     Ok(())
 }
 
-fn dqs(models: &[Mat4], ibm: &[Mat4], out: &mut [DualQuat], mut scale: Option<&mut [[f32; 3]]>) {
+fn dqs(models: &[Mat4], ibm: &[Mat4], out: &mut [DualQuat], scale: Option<&mut [[f32; 3]]>) {
+    #[cfg(target_arch = "x86_64")]
+    let (done, scale) = {
+        let mut scale = scale;
+        let done = super::avx2::dqs_palette(models, ibm, out, scale.as_deref_mut());
+        (done, scale)
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = 0;
+    dqs_portable(models, ibm, out, scale, done);
+}
+
+/// The portable DQS palette from joint `first` on (the slices have equal
+/// lengths, `first` is at most that).
+pub(crate) fn dqs_portable(
+    models: &[Mat4],
+    ibm: &[Mat4],
+    out: &mut [DualQuat],
+    scale: Option<&mut [[f32; 3]]>,
+    first: usize,
+) {
+    let models = models.get(first..).unwrap_or_default();
+    let ibm = ibm.get(first..).unwrap_or_default();
+    let out = out.get_mut(first..).unwrap_or_default();
+    let mut scale = scale.map(|s| s.get_mut(first..).unwrap_or_default());
     let n = out.len();
     each_group(models, ibm, out, |g, a, o| {
         let (real, dual, s) = detail::rigid(&a);

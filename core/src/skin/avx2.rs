@@ -1,0 +1,1002 @@
+//! The AVX2 + FMA vertex kernels: eight vertices per block, on x86-64 CPUs
+//! that have both (detected once at run time, or known at compile time with
+//! `-C target-feature=+avx2,+fma`).
+//!
+//! The work is the portable kernels' (see the [module docs](super)), with
+//! three changes that the wider registers and the extra instructions allow:
+//!
+//! - **LBS** blends each vertex's palette rows 0-1 in one 8-float register
+//!   and row 2 in a 4-float one, with the weight broadcast from memory and
+//!   the palette rows as fused multiply-add memory operands, then transposes
+//!   the eight blended matrices into lanes (an 8x8 and a 4x8 transpose).
+//! - **DQS** blends each vertex's whole dual quaternion (8 floats) in one
+//!   register and transposes only the blended result: the sign of each
+//!   influence against the first is a lane-wise dot product of eight
+//!   vertices' real parts reduced with three horizontal adds, applied to
+//!   the broadcast weight as a sign-bit `xor`.
+//! - **Attributes** are de-interleaved from `xyz xyz …` (and back) with
+//!   blends and in-lane permutes, which keeps them off the one shuffle port
+//!   that the transposes already load.
+//!
+//! Everything after the blend (transforming positions, normals and
+//! tangents, the DQS normalisation) is the portable lane math at width 8.
+//! Agreement with the portable kernels and the scalar reference (1e-5) is
+//! tested in the parent module on every CPU that has AVX2 and FMA.
+#![allow(unsafe_code)]
+
+use core::arch::x86_64::*;
+use core::sync::atomic::{AtomicU8, Ordering};
+
+use super::kernel::Palettes;
+use super::layout::{Block3, Block4, Sink, Source};
+use super::{DualQuat, Influences, Mat3x4};
+use crate::math::Mat4;
+
+/// Whether this CPU runs the AVX2 + FMA kernels: never with the
+/// `skin-portable` feature; always when both target features are enabled at
+/// compile time; otherwise asked of CPUID once (and of XCR0, whether the OS
+/// saves the 256-bit registers) and remembered.
+#[inline]
+pub(crate) fn available() -> bool {
+    if cfg!(feature = "skin-portable") {
+        return false;
+    }
+    if cfg!(all(target_feature = "avx2", target_feature = "fma")) {
+        return true;
+    }
+    // 0: not asked yet, 1: no, 2: yes. Racing first callers both ask and
+    // store the same answer.
+    static STATE: AtomicU8 = AtomicU8::new(0);
+    match STATE.load(Ordering::Relaxed) {
+        1 => false,
+        2 => true,
+        _ => {
+            let yes = detect();
+            STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+            yes
+        }
+    }
+}
+
+#[cold]
+fn detect() -> bool {
+    // CPUID leaf 1, ECX: FMA (bit 12), OSXSAVE (27), AVX (28).
+    #[allow(unused_unsafe)]
+    // SAFETY: CPUID exists on every x86-64 CPU.
+    let l1 = unsafe { __cpuid(1) };
+    let fma = l1.ecx & (1 << 12) != 0;
+    let osxsave = l1.ecx & (1 << 27) != 0;
+    let avx = l1.ecx & (1 << 28) != 0;
+    if !(fma && osxsave && avx) {
+        return false;
+    }
+    // SAFETY: OSXSAVE is set, so XGETBV is enabled; XCR0 bits 1 and 2 say
+    // the OS saves the SSE and AVX register state.
+    let xcr0 = unsafe { _xgetbv(0) };
+    if xcr0 & 0b110 != 0b110 {
+        return false;
+    }
+    #[allow(unused_unsafe)]
+    // SAFETY: leaf 7 exists when leaf 0 reports it; on older CPUs it reads
+    // as zeros (no AVX2), which is the right answer.
+    let (max, l7) = unsafe { (__cpuid(0).eax, __cpuid_count(7, 0)) };
+    max >= 7 && l7.ebx & (1 << 5) != 0
+}
+
+type F8 = __m256;
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn ld8(a: &[f32; 8]) -> F8 {
+    // SAFETY: `a` is 8 readable floats; the load is unaligned.
+    unsafe { _mm256_loadu_ps(a.as_ptr()) }
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn ld4(a: &[f32; 4]) -> __m128 {
+    // SAFETY: `a` is 4 readable floats; the load is unaligned.
+    unsafe { _mm_loadu_ps(a.as_ptr()) }
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn st4(a: &mut [f32; 4], v: __m128) {
+    // SAFETY: `a` is 4 writable floats; the store is unaligned.
+    unsafe { _mm_storeu_ps(a.as_mut_ptr(), v) }
+}
+
+/// `[lo | hi]`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn pair(lo: __m128, hi: __m128) -> F8 {
+    _mm256_insertf128_ps::<1>(_mm256_castps128_ps256(lo), hi)
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn halves(v: F8) -> (__m128, __m128) {
+    (_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v))
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn splat(x: f32) -> F8 {
+    _mm256_set1_ps(x)
+}
+
+/// Eight vertices' 3-vectors, one per lane.
+#[derive(Clone, Copy)]
+struct V8 {
+    x: F8,
+    y: F8,
+    z: F8,
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn zero3() -> V8 {
+    let z = _mm256_setzero_ps();
+    V8 { x: z, y: z, z }
+}
+
+/// De-interleaves two blocks of four `xyz` vectors: each 128-bit half of
+/// `a c d` holds one block's `x0 y0 z0 x1 | y1 z1 x2 y2 | z2 x3 y3 z3`;
+/// two blends put each component's four values in place, one in-lane
+/// permute orders them.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn from_blocks3(b0: &Block3, b1: &Block3) -> V8 {
+    let f0: &[[f32; 4]; 3] = bytemuck::cast_ref(b0);
+    let f1: &[[f32; 4]; 3] = bytemuck::cast_ref(b1);
+    let a = pair(ld4(&f0[0]), ld4(&f1[0]));
+    let c = pair(ld4(&f0[1]), ld4(&f1[1]));
+    let d = pair(ld4(&f0[2]), ld4(&f1[2]));
+    // [a0 d1 c2 a3] -> [a0 a3 c2 d1]
+    let x = _mm256_blend_ps::<0x22>(_mm256_blend_ps::<0x44>(a, c), d);
+    let x = _mm256_permute_ps::<0b01_10_11_00>(x);
+    // [c0 a1 d2 c3] -> [a1 c0 c3 d2]
+    let y = _mm256_blend_ps::<0x44>(_mm256_blend_ps::<0x22>(c, a), d);
+    let y = _mm256_permute_ps::<0b10_11_00_01>(y);
+    // [d0 c1 a2 d3] -> [a2 c1 d0 d3]
+    let z = _mm256_blend_ps::<0x44>(_mm256_blend_ps::<0x22>(d, c), a);
+    let z = _mm256_permute_ps::<0b11_00_01_10>(z);
+    V8 { x, y, z }
+}
+
+/// The inverse of [`from_blocks3`].
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn to_blocks3(v: V8) -> (Block3, Block3) {
+    let xp = _mm256_permute_ps::<0b01_10_11_00>(v.x); // x0 x3 x2 x1
+    let yp = _mm256_permute_ps::<0b10_11_00_01>(v.y); // y1 y0 y3 y2
+    let zp = _mm256_permute_ps::<0b11_00_01_10>(v.z); // z2 z1 z0 z3
+    let a = _mm256_blend_ps::<0x44>(_mm256_blend_ps::<0x22>(xp, yp), zp);
+    let c = _mm256_blend_ps::<0x44>(_mm256_blend_ps::<0x22>(yp, zp), xp);
+    let d = _mm256_blend_ps::<0x44>(_mm256_blend_ps::<0x22>(zp, xp), yp);
+    let mut o0 = [[0.0f32; 4]; 3];
+    let mut o1 = [[0.0f32; 4]; 3];
+    for (k, r) in [a, c, d].into_iter().enumerate() {
+        let (lo, hi) = halves(r);
+        st4(&mut o0[k], lo);
+        st4(&mut o1[k], hi);
+    }
+    (bytemuck::cast(o0), bytemuck::cast(o1))
+}
+
+/// 4x4 transposes inside each 128-bit half.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn transpose4_halves(r: [F8; 4]) -> [F8; 4] {
+    let t0 = _mm256_unpacklo_ps(r[0], r[1]);
+    let t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    let t2 = _mm256_unpacklo_ps(r[2], r[3]);
+    let t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    [
+        _mm256_shuffle_ps::<0b01_00_01_00>(t0, t2),
+        _mm256_shuffle_ps::<0b11_10_11_10>(t0, t2),
+        _mm256_shuffle_ps::<0b01_00_01_00>(t1, t3),
+        _mm256_shuffle_ps::<0b11_10_11_10>(t1, t3),
+    ]
+}
+
+/// Eight 4-vectors (`v[i]`) into four lanes-of-eight (`out[c][i] = v[i][c]`).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn transpose4x8(v: [__m128; 8]) -> [F8; 4] {
+    transpose4_halves([
+        pair(v[0], v[4]),
+        pair(v[1], v[5]),
+        pair(v[2], v[6]),
+        pair(v[3], v[7]),
+    ])
+}
+
+/// Eight 8-vectors into eight lanes-of-eight (`out[c][i] = v[i][c]`).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn transpose8(v: [F8; 8]) -> [F8; 8] {
+    let a0 = _mm256_unpacklo_ps(v[0], v[1]);
+    let a1 = _mm256_unpackhi_ps(v[0], v[1]);
+    let a2 = _mm256_unpacklo_ps(v[2], v[3]);
+    let a3 = _mm256_unpackhi_ps(v[2], v[3]);
+    let a4 = _mm256_unpacklo_ps(v[4], v[5]);
+    let a5 = _mm256_unpackhi_ps(v[4], v[5]);
+    let a6 = _mm256_unpacklo_ps(v[6], v[7]);
+    let a7 = _mm256_unpackhi_ps(v[6], v[7]);
+    let b0 = _mm256_shuffle_ps::<0b01_00_01_00>(a0, a2);
+    let b1 = _mm256_shuffle_ps::<0b11_10_11_10>(a0, a2);
+    let b2 = _mm256_shuffle_ps::<0b01_00_01_00>(a1, a3);
+    let b3 = _mm256_shuffle_ps::<0b11_10_11_10>(a1, a3);
+    let b4 = _mm256_shuffle_ps::<0b01_00_01_00>(a4, a6);
+    let b5 = _mm256_shuffle_ps::<0b11_10_11_10>(a4, a6);
+    let b6 = _mm256_shuffle_ps::<0b01_00_01_00>(a5, a7);
+    let b7 = _mm256_shuffle_ps::<0b11_10_11_10>(a5, a7);
+    [
+        _mm256_permute2f128_ps::<0x20>(b0, b4),
+        _mm256_permute2f128_ps::<0x20>(b1, b5),
+        _mm256_permute2f128_ps::<0x20>(b2, b6),
+        _mm256_permute2f128_ps::<0x20>(b3, b7),
+        _mm256_permute2f128_ps::<0x31>(b0, b4),
+        _mm256_permute2f128_ps::<0x31>(b1, b5),
+        _mm256_permute2f128_ps::<0x31>(b2, b6),
+        _mm256_permute2f128_ps::<0x31>(b3, b7),
+    ]
+}
+
+/// Two blocks of four tangents into lanes: `xyz` and `w`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn from_blocks4(b0: &Block4, b1: &Block4) -> (V8, F8) {
+    let r = transpose4_halves([
+        pair(ld4(&b0[0]), ld4(&b1[0])),
+        pair(ld4(&b0[1]), ld4(&b1[1])),
+        pair(ld4(&b0[2]), ld4(&b1[2])),
+        pair(ld4(&b0[3]), ld4(&b1[3])),
+    ]);
+    (
+        V8 {
+            x: r[0],
+            y: r[1],
+            z: r[2],
+        },
+        r[3],
+    )
+}
+
+/// The inverse of [`from_blocks4`].
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn to_blocks4(v: V8, w: F8) -> (Block4, Block4) {
+    let r = transpose4_halves([v.x, v.y, v.z, w]);
+    let mut o0 = [[0.0f32; 4]; 4];
+    let mut o1 = [[0.0f32; 4]; 4];
+    for (k, r) in r.into_iter().enumerate() {
+        let (lo, hi) = halves(r);
+        st4(&mut o0[k], lo);
+        st4(&mut o1[k], hi);
+    }
+    (o0, o1)
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn cross(a: V8, b: V8) -> V8 {
+    V8 {
+        x: _mm256_fmsub_ps(a.y, b.z, _mm256_mul_ps(a.z, b.y)),
+        y: _mm256_fmsub_ps(a.z, b.x, _mm256_mul_ps(a.x, b.z)),
+        z: _mm256_fmsub_ps(a.x, b.y, _mm256_mul_ps(a.y, b.x)),
+    }
+}
+
+/// `a + (b - a) t`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn lerp(a: V8, b: V8, t: F8) -> V8 {
+    let l = |a, b| _mm256_fmadd_ps(_mm256_sub_ps(b, a), t, a);
+    V8 {
+        x: l(a.x, b.x),
+        y: l(a.y, b.y),
+        z: l(a.z, b.z),
+    }
+}
+
+/// Palette entry `j`, without a bounds check: [`run`] skins only when every
+/// palette it reads has at least `influences.joint_count()` entries, and a
+/// [`CheckedInfluences`](super::CheckedInfluences) names only joints below
+/// that count (a check at this point costs 3 of the ~9 instructions of each
+/// influence's lookup).
+///
+/// # Safety
+/// `j < palette.len()`.
+#[inline(always)]
+unsafe fn entry<T>(palette: &[T], j: u16) -> &T {
+    debug_assert!(usize::from(j) < palette.len());
+    // SAFETY: the caller's promise.
+    unsafe { palette.get_unchecked(usize::from(j)) }
+}
+
+/// A palette entry's rows 0-1 (one 8-float load) and row 2.
+#[derive(Clone, Copy, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C)]
+struct Rows {
+    r01: [f32; 8],
+    r2: [f32; 4],
+}
+
+/// Eight blended LBS matrices in lanes: `m[r][c]`.
+struct LaneMat([[F8; 4]; 3]);
+
+/// Blends the eight vertices' palette rows (slots `0..k`, `1 <= k <= 4`)
+/// and transposes them into lanes. The slot loop is outside the vertex
+/// loop: one copy of the code serves every slot count, with one branch per
+/// slot per block (specialising on the slot count measured no fewer
+/// instructions, and four copies were too large to inline).
+///
+/// # Safety
+/// Every joint index of the first `k` slots of `joints` is below `palette.len()`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn lbs_matrix(
+    palette: &[Mat3x4],
+    joints: &[[u16; 4]; 8],
+    weights: &[[f32; 4]; 8],
+    k: usize,
+) -> LaneMat {
+    let rows = |i: usize, s: usize| -> &Rows {
+        // SAFETY: the caller's promise.
+        bytemuck::cast_ref(unsafe { entry(palette, joints[i][s]) })
+    };
+    let mut r01 = [_mm256_setzero_ps(); 8];
+    let mut r2 = [_mm_setzero_ps(); 8];
+    for i in 0..8 {
+        let e = rows(i, 0);
+        let w = _mm256_broadcast_ss(&weights[i][0]);
+        r01[i] = _mm256_mul_ps(w, ld8(&e.r01));
+        r2[i] = _mm_mul_ps(_mm256_castps256_ps128(w), ld4(&e.r2));
+    }
+    // `s` indexes both the joints (in `rows`) and the weights.
+    #[allow(clippy::needless_range_loop)]
+    for s in 1..k.min(4) {
+        for i in 0..8 {
+            let e = rows(i, s);
+            let w = _mm256_broadcast_ss(&weights[i][s]);
+            r01[i] = _mm256_fmadd_ps(w, ld8(&e.r01), r01[i]);
+            r2[i] = _mm_fmadd_ps(_mm256_castps256_ps128(w), ld4(&e.r2), r2[i]);
+        }
+    }
+    let a = transpose8(r01);
+    let b = transpose4x8(r2);
+    LaneMat([[a[0], a[1], a[2], a[3]], [a[4], a[5], a[6], a[7]], b])
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn mat_point(m: &LaneMat, p: V8) -> V8 {
+    let r = |m: &[F8; 4]| {
+        _mm256_fmadd_ps(
+            m[0],
+            p.x,
+            _mm256_fmadd_ps(m[1], p.y, _mm256_fmadd_ps(m[2], p.z, m[3])),
+        )
+    };
+    V8 {
+        x: r(&m.0[0]),
+        y: r(&m.0[1]),
+        z: r(&m.0[2]),
+    }
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn mat_vector(m: &LaneMat, v: V8) -> V8 {
+    let r = |m: &[F8; 4]| {
+        _mm256_fmadd_ps(
+            m[0],
+            v.x,
+            _mm256_fmadd_ps(m[1], v.y, _mm256_mul_ps(m[2], v.z)),
+        )
+    };
+    V8 {
+        x: r(&m.0[0]),
+        y: r(&m.0[1]),
+        z: r(&m.0[2]),
+    }
+}
+
+/// Eight blended, normalised dual quaternions in lanes.
+struct LaneDq {
+    u: V8,
+    w: F8,
+    t: V8,
+}
+
+/// `[r(i) | r(i + 4)]`: the real parts of two vertices' entries.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn reals(e: &[&DualQuat; 8], i: usize) -> F8 {
+    pair(ld4(&e[i].real), ld4(&e[i + 4].real))
+}
+
+/// Sign-aligns, blends and normalises the eight vertices' dual quaternions.
+///
+/// # Safety
+/// Every joint index of the first `K` slots of `joints` is below `palette.len()`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn dqs_transform(
+    palette: &[DualQuat],
+    joints: &[[u16; 4]; 8],
+    weights: &[[f32; 4]; 8],
+    slots: usize,
+) -> LaneDq {
+    // SAFETY (both lookups): the caller's promise.
+    let e0: [&DualQuat; 8] = core::array::from_fn(|i| unsafe { entry(palette, joints[i][0]) });
+    let r0 = [reals(&e0, 0), reals(&e0, 1), reals(&e0, 2), reals(&e0, 3)];
+    let mut acc: [F8; 8] = core::array::from_fn(|i| {
+        let d: &[f32; 8] = bytemuck::cast_ref(e0[i]);
+        _mm256_mul_ps(_mm256_broadcast_ss(&weights[i][0]), ld8(d))
+    });
+    let sign = _mm256_set1_ps(-0.0);
+    for k in 1..slots.min(4) {
+        let ek: [&DualQuat; 8] = core::array::from_fn(|i| unsafe { entry(palette, joints[i][k]) });
+        // dot(r_k, r_0) of the eight vertices, in vertex order: the hadd
+        // tree reduces [v_i | v_(i+4)] products into lanes i and i + 4.
+        let p = |i: usize| _mm256_mul_ps(reals(&ek, i), r0[i]);
+        let dots = _mm256_hadd_ps(_mm256_hadd_ps(p(0), p(1)), _mm256_hadd_ps(p(2), p(3)));
+        // The sign bit where the influence is in the other hemisphere.
+        let flip = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(dots, _mm256_setzero_ps()), sign);
+        let mut bits = [0.0f32; 8];
+        // SAFETY: `bits` is 8 writable floats; the store is unaligned.
+        unsafe { _mm256_storeu_ps(bits.as_mut_ptr(), flip) };
+        for i in 0..8 {
+            let w = _mm256_xor_ps(
+                _mm256_broadcast_ss(&weights[i][k]),
+                _mm256_broadcast_ss(&bits[i]),
+            );
+            let d: &[f32; 8] = bytemuck::cast_ref(ek[i]);
+            acc[i] = _mm256_fmadd_ps(w, ld8(d), acc[i]);
+        }
+    }
+    let q = transpose8(acc);
+    let len2 = _mm256_fmadd_ps(
+        q[0],
+        q[0],
+        _mm256_fmadd_ps(
+            q[1],
+            q[1],
+            _mm256_fmadd_ps(q[2], q[2], _mm256_mul_ps(q[3], q[3])),
+        ),
+    );
+    let inv = _mm256_div_ps(splat(1.0), _mm256_sqrt_ps(len2));
+    let r: [F8; 4] = core::array::from_fn(|c| _mm256_mul_ps(q[c], inv));
+    let d: [F8; 4] = core::array::from_fn(|c| _mm256_mul_ps(q[c + 4], inv));
+    let u = V8 {
+        x: r[0],
+        y: r[1],
+        z: r[2],
+    };
+    let du = V8 {
+        x: d[0],
+        y: d[1],
+        z: d[2],
+    };
+    // t = 2 (w du - dw u + u × du)
+    let c = cross(u, du);
+    let two = splat(2.0);
+    let t = |a: F8, b: F8, c: F8| {
+        _mm256_mul_ps(
+            two,
+            _mm256_sub_ps(_mm256_fmadd_ps(r[3], a, c), _mm256_mul_ps(d[3], b)),
+        )
+    };
+    LaneDq {
+        u,
+        w: r[3],
+        t: V8 {
+            x: t(du.x, u.x, c.x),
+            y: t(du.y, u.y, c.y),
+            z: t(du.z, u.z, c.z),
+        },
+    }
+}
+
+/// `v + 2 u × (u × v + w v)`: rotation by the real part.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn dq_rotate(q: &LaneDq, v: V8) -> V8 {
+    let a = cross(q.u, v);
+    let a = V8 {
+        x: _mm256_fmadd_ps(q.w, v.x, a.x),
+        y: _mm256_fmadd_ps(q.w, v.y, a.y),
+        z: _mm256_fmadd_ps(q.w, v.z, a.z),
+    };
+    let b = cross(q.u, a);
+    let two = splat(2.0);
+    V8 {
+        x: _mm256_fmadd_ps(b.x, two, v.x),
+        y: _mm256_fmadd_ps(b.y, two, v.y),
+        z: _mm256_fmadd_ps(b.z, two, v.z),
+    }
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn dq_point(q: &LaneDq, p: V8) -> V8 {
+    let r = dq_rotate(q, p);
+    V8 {
+        x: _mm256_add_ps(r.x, q.t.x),
+        y: _mm256_add_ps(r.y, q.t.y),
+        z: _mm256_add_ps(r.z, q.t.z),
+    }
+}
+
+/// One block's attributes, in lanes.
+#[derive(Clone, Copy)]
+struct Verts {
+    p: V8,
+    n: V8,
+    t: V8,
+}
+
+/// Skins eight vertices with the first `slots` influence slots (1-4).
+///
+/// # Safety
+/// Every joint index in `joints` is below the length of each palette of `m`
+/// that `P` reads.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn block<P: Palettes, const N: bool, const T: bool>(
+    m: &P,
+    first: usize,
+    joints: &[[u16; 4]; 8],
+    weights: &[[f32; 4]; 8],
+    slots: usize,
+    v: &Verts,
+) -> Verts {
+    let z = zero3();
+    let lbs = if P::LBS {
+        // SAFETY: the caller's promise.
+        let m = unsafe { lbs_matrix(m.lbs(), joints, weights, slots) };
+        Verts {
+            p: mat_point(&m, v.p),
+            n: if N { mat_vector(&m, v.n) } else { z },
+            t: if T { mat_vector(&m, v.t) } else { z },
+        }
+    } else {
+        Verts { p: z, n: z, t: z }
+    };
+    if !P::DQS {
+        return lbs;
+    }
+    // SAFETY: the caller's promise.
+    let q = unsafe { dqs_transform(m.dqs(), joints, weights, slots) };
+    let dqs = Verts {
+        p: dq_point(&q, v.p),
+        n: if N { dq_rotate(&q, v.n) } else { z },
+        t: if T { dq_rotate(&q, v.t) } else { z },
+    };
+    if !P::LBS {
+        return dqs;
+    }
+    let mix = m
+        .mix()
+        .get(first..)
+        .and_then(|s| s.first_chunk::<8>())
+        .map_or(_mm256_setzero_ps(), |c| ld8(c));
+    Verts {
+        p: lerp(lbs.p, dqs.p, mix),
+        n: if N { lerp(lbs.n, dqs.n, mix) } else { z },
+        t: if T { lerp(lbs.t, dqs.t, mix) } else { z },
+    }
+}
+
+/// How many leading influence slots the eight vertices use (0-4; 0 and 1
+/// both skin with slot 0).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn slots_used(weights: &[[f32; 4]; 8]) -> u32 {
+    let mut any = _mm_setzero_ps();
+    for w in weights {
+        any = _mm_or_ps(any, ld4(w));
+    }
+    let mask = _mm_movemask_ps(_mm_cmpneq_ps(any, _mm_setzero_ps())) as u32;
+    32 - mask.leading_zeros()
+}
+
+/// Skins the vertices in whole blocks of eight if this CPU has AVX2 and
+/// FMA, and returns how many it skinned (a multiple of 8, or 0 without
+/// them); the caller's portable kernel does the rest.
+#[inline]
+pub(crate) fn run<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool>(
+    m: &P,
+    infl: &Influences<'_>,
+    src: &S,
+    dst: &mut D,
+) -> usize {
+    // Every palette read must cover the influences' joints (the unchecked
+    // lookups of `entry` rely on it); the public kernels check this before.
+    let n = infl.joint_count;
+    let covered = (!P::LBS || m.lbs().len() >= n) && (!P::DQS || m.dqs().len() >= n);
+    if available() && covered {
+        // SAFETY: the CPU has AVX2 and FMA, and the OS saves their
+        // registers; the palettes cover every joint index (see `entry`).
+        unsafe { run_avx2::<P, S, D, N, T>(m, infl, src, dst) }
+    } else {
+        0
+    }
+}
+
+/// # Safety
+/// The CPU has AVX2 and FMA; every palette of `m` that `P` reads has at
+/// least `infl.joint_count` entries.
+#[target_feature(enable = "avx2,fma")]
+unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool>(
+    m: &P,
+    infl: &Influences<'_>,
+    src: &S,
+    dst: &mut D,
+) -> usize {
+    let (jb, _) = infl.joints.as_chunks::<8>();
+    let (wb, _) = infl.weights.as_chunks::<8>();
+    let z = zero3();
+    for (b, (j, w)) in jb.iter().zip(wb).enumerate() {
+        let (b0, b1) = (2 * b, 2 * b + 1);
+        let p = from_blocks3(&src.block_positions(b0), &src.block_positions(b1));
+        let n = if N {
+            from_blocks3(&src.block_normals(b0), &src.block_normals(b1))
+        } else {
+            z
+        };
+        let (t, tw) = if T {
+            from_blocks4(&src.block_tangents(b0), &src.block_tangents(b1))
+        } else {
+            (z, _mm256_setzero_ps())
+        };
+        let v = Verts { p, n, t };
+        let first = b * 8;
+        // SAFETY: `infl` is checked, so its joints are below
+        // `joint_count`, which the palettes cover (the caller's promise).
+        let out = unsafe { block::<P, N, T>(m, first, j, w, slots_used(w) as usize, &v) };
+        let (p0, p1) = to_blocks3(out.p);
+        dst.set_block_positions(b0, &p0);
+        dst.set_block_positions(b1, &p1);
+        if N {
+            let (n0, n1) = to_blocks3(out.n);
+            dst.set_block_normals(b0, &n0);
+            dst.set_block_normals(b1, &n1);
+        }
+        if T {
+            let (t0, t1) = to_blocks4(out.t, tw);
+            dst.set_block_tangents(b0, &t0);
+            dst.set_block_tangents(b1, &t1);
+        }
+    }
+    jb.len() * 8
+}
+
+// ---------------------------------------------------------------------------
+// Palettes: eight joints per block, one joint per lane.
+
+/// Eight affine matrices' elements in lanes: `e[c][r]`. Each column is a
+/// 4x4 transpose inside the 128-bit halves of `[m_i | m_(i+4)]` (a load and
+/// a load-insert per pair, off the shuffle port), not an 8x8 transpose;
+/// row 3, which affine products never read, is dead code.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn mat4_lanes(m: &[Mat4; 8]) -> [[F8; 4]; 4] {
+    core::array::from_fn(|c| {
+        transpose4_halves(core::array::from_fn(|i| {
+            pair(ld4(&m[i].cols[c]), ld4(&m[i + 4].cols[c]))
+        }))
+    })
+}
+
+/// `p[c][r]` (rows 0-2) of `m * b` for eight pairs of affine matrices.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn mul_affine(m: &[Mat4; 8], b: &[Mat4; 8]) -> [[F8; 3]; 4] {
+    let me = mat4_lanes(m);
+    let be = mat4_lanes(b);
+    core::array::from_fn(|c| {
+        core::array::from_fn(|r| {
+            let t = if c == 3 {
+                _mm256_fmadd_ps(me[2][r], be[c][2], me[3][r])
+            } else {
+                _mm256_mul_ps(me[2][r], be[c][2])
+            };
+            _mm256_fmadd_ps(me[0][r], be[c][0], _mm256_fmadd_ps(me[1][r], be[c][1], t))
+        })
+    })
+}
+
+/// The LBS palette if this CPU has AVX2 and FMA; returns how many entries
+/// it wrote (all, or 0). The slices have equal lengths (checked by the
+/// caller).
+///
+/// One joint at a time, not in lanes: the product's columns are twelve
+/// fused multiply-adds of the model matrix's columns by inverse bind
+/// elements broadcast straight from memory (load-port work only), and one
+/// 3-row transpose (7 shuffles) turns them into rows. The lane-wise form
+/// (eight joints transposed in, multiplied, transposed out) takes a third
+/// of the instructions but 16 shuffles per joint on the one shuffle port,
+/// and measured no faster than the portable kernel.
+pub(crate) fn lbs_palette(models: &[Mat4], ibm: &[Mat4], out: &mut [Mat3x4]) -> usize {
+    if !available() {
+        return 0;
+    }
+    // SAFETY: the CPU has AVX2 and FMA.
+    unsafe { lbs_palette_avx2(models, ibm, out) }
+}
+
+#[target_feature(enable = "avx2,fma")]
+fn lbs_palette_avx2(models: &[Mat4], ibm: &[Mat4], out: &mut [Mat3x4]) -> usize {
+    let mut done = 0;
+    for ((m, b), o) in models.iter().zip(ibm).zip(out.iter_mut()) {
+        let mc = [
+            ld4(&m.cols[0]),
+            ld4(&m.cols[1]),
+            ld4(&m.cols[2]),
+            ld4(&m.cols[3]),
+        ];
+        let e = |c: usize, r: usize| _mm_broadcast_ss(&b.cols[c][r]);
+        let col = |c: usize| {
+            let t = if c == 3 {
+                _mm_fmadd_ps(mc[2], e(c, 2), mc[3])
+            } else {
+                _mm_mul_ps(mc[2], e(c, 2))
+            };
+            _mm_fmadd_ps(mc[0], e(c, 0), _mm_fmadd_ps(mc[1], e(c, 1), t))
+        };
+        let (c0, c1, c2, c3) = (col(0), col(1), col(2), col(3));
+        let t0 = _mm_unpacklo_ps(c0, c1); // c0r0 c1r0 c0r1 c1r1
+        let t1 = _mm_unpacklo_ps(c2, c3);
+        let t2 = _mm_unpackhi_ps(c0, c1); // c0r2 c1r2 c0r3 c1r3
+        let t3 = _mm_unpackhi_ps(c2, c3);
+        st4(&mut o.rows[0], _mm_movelh_ps(t0, t1));
+        st4(&mut o.rows[1], _mm_movehl_ps(t1, t0));
+        st4(&mut o.rows[2], _mm_movelh_ps(t2, t3));
+        done += 1;
+    }
+    done
+}
+
+/// Two blocks of eight lanes, computed side by side: the rigid
+/// decomposition is one long dependency chain (two square roots and
+/// divisions in Gram–Schmidt, a third for the quaternion), and a single
+/// block's chain is longer than the out-of-order window can hide; two
+/// interleaved blocks keep the units busy while either waits.
+#[derive(Clone, Copy)]
+struct X2([F8; 2]);
+
+macro_rules! x2_ops {
+    ($($name:ident => $f:ident),*) => {$(
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        fn $name(a: X2, b: X2) -> X2 {
+            X2([$f(a.0[0], b.0[0]), $f(a.0[1], b.0[1])])
+        }
+    )*};
+}
+x2_ops!(add => _mm256_add_ps, sub => _mm256_sub_ps, mul => _mm256_mul_ps, div => _mm256_div_ps);
+
+/// `a b + c`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn fma(a: X2, b: X2, c: X2) -> X2 {
+    X2([
+        _mm256_fmadd_ps(a.0[0], b.0[0], c.0[0]),
+        _mm256_fmadd_ps(a.0[1], b.0[1], c.0[1]),
+    ])
+}
+
+/// `c - a b`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn fnma(a: X2, b: X2, c: X2) -> X2 {
+    X2([
+        _mm256_fnmadd_ps(a.0[0], b.0[0], c.0[0]),
+        _mm256_fnmadd_ps(a.0[1], b.0[1], c.0[1]),
+    ])
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn sqrt(a: X2) -> X2 {
+    X2([_mm256_sqrt_ps(a.0[0]), _mm256_sqrt_ps(a.0[1])])
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn x2(v: f32) -> X2 {
+    X2([splat(v); 2])
+}
+
+/// `if mask { a } else { b }` per lane.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn select(mask: X2, a: X2, b: X2) -> X2 {
+    X2([
+        _mm256_blendv_ps(b.0[0], a.0[0], mask.0[0]),
+        _mm256_blendv_ps(b.0[1], a.0[1], mask.0[1]),
+    ])
+}
+
+/// All-ones lanes where `a > b`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn gt(a: X2, b: X2) -> X2 {
+    X2([
+        _mm256_cmp_ps::<_CMP_GT_OQ>(a.0[0], b.0[0]),
+        _mm256_cmp_ps::<_CMP_GT_OQ>(a.0[1], b.0[1]),
+    ])
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn dot3(a: [X2; 3], b: [X2; 3]) -> X2 {
+    fma(a[0], b[0], fma(a[1], b[1], mul(a[2], b[2])))
+}
+
+/// The portable `palette::detail::rigid` for sixteen lanes: Gram–Schmidt on
+/// the 3x3 part, the branch-free matrix-to-quaternion conversion (the
+/// largest of the four candidates, `w >= 0`), the dual part `½ (t, 0) q`,
+/// and the dropped per-axis scale.
+///
+/// Gram–Schmidt is arranged for a short chain: `y' = |c0|² c1 - (c0·c1) c0`
+/// is `|c0|²` times the portable kernel's unnormalised `y`, so both axes'
+/// square roots and reciprocals run at once instead of one after the other.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn rigid(p: &[[X2; 3]; 4]) -> ([X2; 4], [X2; 4], [X2; 3]) {
+    let one = x2(1.0);
+    let (c0, c1, c2) = (p[0], p[1], p[2]);
+    let n0 = dot3(c0, c0);
+    let d01 = dot3(c0, c1);
+    let yu: [X2; 3] = core::array::from_fn(|i| fnma(d01, c0[i], mul(c1[i], n0)));
+    let ny = dot3(yu, yu);
+    let s0 = sqrt(n0);
+    let i0 = div(one, s0);
+    let sy = sqrt(ny);
+    let iy = div(one, sy);
+    let x = [mul(c0[0], i0), mul(c0[1], i0), mul(c0[2], i0)];
+    let y = [mul(yu[0], iy), mul(yu[1], iy), mul(yu[2], iy)];
+    let z = [
+        fnma(x[2], y[1], mul(x[1], y[2])),
+        fnma(x[0], y[2], mul(x[2], y[0])),
+        fnma(x[1], y[0], mul(x[0], y[1])),
+    ];
+    // |y'| = |c0|² s1.
+    let s1 = mul(sy, mul(i0, i0));
+    let s2 = dot3(z, c2);
+    let (m00, m10, m20) = (x[0], x[1], x[2]);
+    let (m01, m11, m21) = (y[0], y[1], y[2]);
+    let (m02, m12, m22) = (z[0], z[1], z[2]);
+    let tw = add(add(one, m00), add(m11, m22));
+    let tx = sub(add(one, m00), add(m11, m22));
+    let ty = sub(add(one, m11), add(m00, m22));
+    let tz = sub(add(one, m22), add(m00, m11));
+    let vw = [sub(m21, m12), sub(m02, m20), sub(m10, m01), tw];
+    let vx = [tx, add(m01, m10), add(m02, m20), sub(m21, m12)];
+    let vy = [add(m01, m10), ty, add(m12, m21), sub(m02, m20)];
+    let vz = [add(m02, m20), add(m12, m21), tz, sub(m10, m01)];
+    let pick = |mask: X2, a: [X2; 4], b: [X2; 4]| -> [X2; 4] {
+        core::array::from_fn(|i| select(mask, a[i], b[i]))
+    };
+    let take = gt(tx, tw);
+    let best = pick(take, vx, vw);
+    let bt = select(take, tx, tw);
+    let take = gt(ty, bt);
+    let best = pick(take, vy, best);
+    let bt = select(take, ty, bt);
+    let take = gt(tz, bt);
+    let best = pick(take, vz, best);
+    let len = fma(
+        best[0],
+        best[0],
+        fma(
+            best[1],
+            best[1],
+            fma(best[2], best[2], mul(best[3], best[3])),
+        ),
+    );
+    // 1/|v| with the sign that makes w >= 0.
+    let sign = |v: F8| {
+        _mm256_and_ps(
+            _mm256_cmp_ps::<_CMP_LT_OQ>(v, _mm256_setzero_ps()),
+            splat(-0.0),
+        )
+    };
+    let inv = div(one, sqrt(len));
+    let inv = X2([
+        _mm256_xor_ps(inv.0[0], sign(best[3].0[0])),
+        _mm256_xor_ps(inv.0[1], sign(best[3].0[1])),
+    ]);
+    let q: [X2; 4] = core::array::from_fn(|i| mul(best[i], inv));
+    let t = p[3];
+    let half = x2(0.5);
+    let dual = [
+        mul(
+            half,
+            sub(add(mul(t[0], q[3]), mul(t[1], q[2])), mul(t[2], q[1])),
+        ),
+        mul(
+            half,
+            sub(add(mul(t[1], q[3]), mul(t[2], q[0])), mul(t[0], q[2])),
+        ),
+        mul(
+            half,
+            sub(add(mul(t[2], q[3]), mul(t[0], q[1])), mul(t[1], q[0])),
+        ),
+        mul(
+            x2(-0.5),
+            add(add(mul(t[0], q[0]), mul(t[1], q[1])), mul(t[2], q[2])),
+        ),
+    ];
+    (q, dual, [s0, s1, s2])
+}
+
+/// The DQS palette (and the dropped scales, if asked) for whole blocks of
+/// sixteen joints if this CPU has AVX2 and FMA; returns how many entries it
+/// wrote (a multiple of 16, or 0). The slices have equal lengths (checked
+/// by the caller).
+pub(crate) fn dqs_palette(
+    models: &[Mat4],
+    ibm: &[Mat4],
+    out: &mut [DualQuat],
+    scale: Option<&mut [[f32; 3]]>,
+) -> usize {
+    if !available() {
+        return 0;
+    }
+    // SAFETY: the CPU has AVX2 and FMA.
+    unsafe { dqs_palette_avx2(models, ibm, out, scale) }
+}
+
+#[target_feature(enable = "avx2,fma")]
+fn dqs_palette_avx2(
+    models: &[Mat4],
+    ibm: &[Mat4],
+    out: &mut [DualQuat],
+    mut scale: Option<&mut [[f32; 3]]>,
+) -> usize {
+    let (mb, _) = models.as_chunks::<16>();
+    let (bb, _) = ibm.as_chunks::<16>();
+    let (ob, _) = out.as_chunks_mut::<16>();
+    let mut done = 0;
+    for (g, ((m, b), o)) in mb.iter().zip(bb).zip(ob.iter_mut()).enumerate() {
+        let (m, b) = (m.as_chunks::<8>().0, b.as_chunks::<8>().0);
+        let (pa, pb) = (mul_affine(&m[0], &b[0]), mul_affine(&m[1], &b[1]));
+        let p: [[X2; 3]; 4] =
+            core::array::from_fn(|c| core::array::from_fn(|r| X2([pa[c][r], pb[c][r]])));
+        let (q, d, s) = rigid(&p);
+        for h in 0..2 {
+            let real = transpose4_halves([q[0].0[h], q[1].0[h], q[2].0[h], q[3].0[h]]);
+            let dual = transpose4_halves([d[0].0[h], d[1].0[h], d[2].0[h], d[3].0[h]]);
+            for i in 0..4 {
+                let ((rl, rh), (dl, dh)) = (halves(real[i]), halves(dual[i]));
+                for (j, r, d) in [(h * 8 + i, rl, dl), (h * 8 + i + 4, rh, dh)] {
+                    if let Some(o) = o.get_mut(j) {
+                        st4(&mut o.real, r);
+                        st4(&mut o.dual, d);
+                    }
+                }
+            }
+            if let Some(scale) = scale.as_deref_mut() {
+                let r = transpose4_halves([s[0].0[h], s[1].0[h], s[2].0[h], _mm256_setzero_ps()]);
+                let mut tmp = [[0.0f32; 4]; 8];
+                for i in 0..4 {
+                    let (lo, hi) = halves(r[i]);
+                    st4(&mut tmp[i], lo);
+                    st4(&mut tmp[i + 4], hi);
+                }
+                let first = g * 16 + h * 8;
+                for (o, t) in scale.iter_mut().skip(first).take(8).zip(tmp) {
+                    *o = [t[0], t[1], t[2]];
+                }
+            }
+        }
+        done += 16;
+    }
+    done
+}

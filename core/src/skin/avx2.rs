@@ -337,7 +337,7 @@ struct LaneMat([[F8; 4]; 3]);
 /// Every joint index of the first `k` slots of `joints` is below `palette.len()`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn lbs_matrix(
+unsafe fn lbs_matrix<Site>(
     palette: &[Mat3x4],
     joints: &[[u16; 4]; 8],
     weights: &[[f32; 4]; 8],
@@ -424,7 +424,7 @@ fn reals(e: &[&DualQuat; 8], i: usize) -> F8 {
 /// Every joint index of the first `K` slots of `joints` is below `palette.len()`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn dqs_transform(
+unsafe fn dqs_transform<Site>(
     palette: &[DualQuat],
     joints: &[[u16; 4]; 8],
     weights: &[[f32; 4]; 8],
@@ -539,6 +539,12 @@ struct Verts {
     t: V8,
 }
 
+/// A distinct type per instantiation of [`run_avx2`]: the helpers it calls
+/// take it as a type parameter, so each of their copies has one caller and
+/// is inlined into it (shared between a dozen callers they were not, and
+/// every block paid a call and its spills).
+struct Site<P, S, D, const N: bool, const T: bool>(core::marker::PhantomData<(P, S, D)>);
+
 /// Skins eight vertices with the first `slots` influence slots (1-4).
 ///
 /// # Safety
@@ -546,7 +552,7 @@ struct Verts {
 /// that `P` reads.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn block<P: Palettes, const N: bool, const T: bool>(
+unsafe fn block<P: Palettes, const N: bool, const T: bool, Site>(
     m: &P,
     first: usize,
     joints: &[[u16; 4]; 8],
@@ -557,7 +563,7 @@ unsafe fn block<P: Palettes, const N: bool, const T: bool>(
     let z = zero3();
     let lbs = if P::LBS {
         // SAFETY: the caller's promise.
-        let m = unsafe { lbs_matrix(m.lbs(), joints, weights, slots) };
+        let m = unsafe { lbs_matrix::<Site>(m.lbs(), joints, weights, slots) };
         Verts {
             p: mat_point(&m, v.p),
             n: if N { mat_vector(&m, v.n) } else { z },
@@ -570,7 +576,7 @@ unsafe fn block<P: Palettes, const N: bool, const T: bool>(
         return lbs;
     }
     // SAFETY: the caller's promise.
-    let q = unsafe { dqs_transform(m.dqs(), joints, weights, slots) };
+    let q = unsafe { dqs_transform::<Site>(m.dqs(), joints, weights, slots) };
     let dqs = Verts {
         p: dq_point(&q, v.p),
         n: if N { dq_rotate(&q, v.n) } else { z },
@@ -657,7 +663,9 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
         let first = b * 8;
         // SAFETY: `infl` is checked, so its joints are below
         // `joint_count`, which the palettes cover (the caller's promise).
-        let out = unsafe { block::<P, N, T>(m, first, j, w, slots_used(w) as usize, &v) };
+        let out = unsafe {
+            block::<P, N, T, Site<P, S, D, N, T>>(m, first, j, w, slots_used(w) as usize, &v)
+        };
         let (p0, p1) = to_blocks3(out.p);
         dst.set_block_positions(b0, &p0);
         dst.set_block_positions(b1, &p1);

@@ -15,6 +15,11 @@
 //! orthonormalisation (one reciprocal per axis), the branch-free
 //! matrix-to-quaternion conversion and the dual part run lane-wise on the
 //! result.
+//!
+//! On x86-64 CPUs with AVX2 and FMA both palettes run in the AVX2 module
+//! instead (the same formulation: per joint with broadcasts from memory for
+//! LBS, 16 joints per step in two interleaved 8-lane blocks for DQS), and
+//! the portable code only takes the DQS tail of fewer than 16 joints.
 
 use wide::f32x4;
 

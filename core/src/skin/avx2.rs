@@ -337,6 +337,7 @@ struct LaneMat([[F8; 4]; 3]);
 /// Every joint index of the first `k` slots of `joints` is below `palette.len()`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
+#[allow(clippy::extra_unused_type_parameters)] // `Site`: one copy per caller
 unsafe fn lbs_matrix<Site>(
     palette: &[Mat3x4],
     joints: &[[u16; 4]; 8],
@@ -424,6 +425,7 @@ fn reals(e: &[&DualQuat; 8], i: usize) -> F8 {
 /// Every joint index of the first `K` slots of `joints` is below `palette.len()`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
+#[allow(clippy::extra_unused_type_parameters)] // `Site`: one copy per caller
 unsafe fn dqs_transform<Site>(
     palette: &[DualQuat],
     joints: &[[u16; 4]; 8],

@@ -853,9 +853,11 @@ fn dot3(a: [X2; 3], b: [X2; 3]) -> X2 {
 /// largest of the four candidates, `w >= 0`), the dual part `½ (t, 0) q`,
 /// and the dropped per-axis scale.
 ///
-/// Gram–Schmidt is arranged for a short chain: `y' = |c0|² c1 - (c0·c1) c0`
-/// is `|c0|²` times the portable kernel's unnormalised `y`, so both axes'
-/// square roots and reciprocals run at once instead of one after the other.
+/// Arranged for a short dependency chain: `y' = |c0|² c1 - (c0·c1) c0` is
+/// `|c0|²` times the portable kernel's unnormalised `y`, so both axes'
+/// square roots and divisions run at once instead of one after the other.
+/// Square roots and divisions, not reciprocal estimates, so the results do
+/// not depend on the CPU's estimate tables.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn rigid(p: &[[X2; 3]; 4]) -> ([X2; 4], [X2; 4], [X2; 3]) {
@@ -866,9 +868,9 @@ fn rigid(p: &[[X2; 3]; 4]) -> ([X2; 4], [X2; 4], [X2; 3]) {
     let yu: [X2; 3] = core::array::from_fn(|i| fnma(d01, c0[i], mul(c1[i], n0)));
     let ny = dot3(yu, yu);
     let s0 = sqrt(n0);
-    let i0 = div(one, s0);
+    let i0 = div(x2(1.0), s0);
     let sy = sqrt(ny);
-    let iy = div(one, sy);
+    let iy = div(x2(1.0), sy);
     let x = [mul(c0[0], i0), mul(c0[1], i0), mul(c0[2], i0)];
     let y = [mul(yu[0], iy), mul(yu[1], iy), mul(yu[2], iy)];
     let z = [
@@ -901,23 +903,15 @@ fn rigid(p: &[[X2; 3]; 4]) -> ([X2; 4], [X2; 4], [X2; 3]) {
     let bt = select(take, ty, bt);
     let take = gt(tz, bt);
     let best = pick(take, vz, best);
-    let len = fma(
-        best[0],
-        best[0],
-        fma(
-            best[1],
-            best[1],
-            fma(best[2], best[2], mul(best[3], best[3])),
-        ),
-    );
-    // 1/|v| with the sign that makes w >= 0.
+    // Candidate k is 4 q_k q, and t_k = 4 q_k², so its length is 2 √t_k:
+    // no dot product. The sign makes w >= 0.
     let sign = |v: F8| {
         _mm256_and_ps(
             _mm256_cmp_ps::<_CMP_LT_OQ>(v, _mm256_setzero_ps()),
             splat(-0.0),
         )
     };
-    let inv = div(one, sqrt(len));
+    let inv = div(x2(0.5), sqrt(select(take, tz, bt)));
     let inv = X2([
         _mm256_xor_ps(inv.0[0], sign(best[3].0[0])),
         _mm256_xor_ps(inv.0[1], sign(best[3].0[1])),

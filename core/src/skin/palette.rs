@@ -241,16 +241,25 @@ pub(crate) mod detail {
         let c1 = [a[1][0], a[1][1], a[1][2]];
         let c2 = [a[2][0], a[2][1], a[2][2]];
         // Gram–Schmidt: x = c0 / |c0|, y = (c1 - (x·c1) x) / |..|, z = x × y.
-        // One division per axis (a reciprocal, then multiplies): the
-        // sqrt → divide → dot chain is the latency of the whole palette.
-        let s0 = dot3(c0, c0).sqrt();
+        // The chain of square roots and divisions is the latency of the
+        // whole palette, so y is normalised from y' = |c0|² c1 - (c0·c1) c0
+        // (|c0|² times the unnormalised y), whose length does not wait for
+        // x: both axes' square roots and reciprocals run at once.
+        let n0 = dot3(c0, c0);
+        let d01 = dot3(c0, c1);
+        let yu = [
+            c1[0] * n0 - d01 * c0[0],
+            c1[1] * n0 - d01 * c0[1],
+            c1[2] * n0 - d01 * c0[2],
+        ];
+        let s0 = n0.sqrt();
         let i0 = f32x4::ONE / s0;
+        let sy = dot3(yu, yu).sqrt();
+        let iy = f32x4::ONE / sy;
         let x = [c0[0] * i0, c0[1] * i0, c0[2] * i0];
-        let d = dot3(x, c1);
-        let y1 = [c1[0] - d * x[0], c1[1] - d * x[1], c1[2] - d * x[2]];
-        let s1 = dot3(y1, y1).sqrt();
-        let i1 = f32x4::ONE / s1;
-        let y = [y1[0] * i1, y1[1] * i1, y1[2] * i1];
+        let y = [yu[0] * iy, yu[1] * iy, yu[2] * iy];
+        // |y'| = |c0|² s1.
+        let s1 = sy * (i0 * i0);
         let z = [
             x[1] * y[2] - x[2] * y[1],
             x[2] * y[0] - x[0] * y[2],
@@ -282,12 +291,10 @@ pub(crate) mod detail {
         bt = take.bitselect(ty, bt);
         let take = tz.simd_gt(bt);
         best = select(take, vz, best);
-        let len = best[0].mul_add(
-            best[0],
-            best[1].mul_add(best[1], best[2].mul_add(best[2], best[3] * best[3])),
-        );
-        // 1/|v| with the sign that makes w >= 0.
-        let inv = (one / len.sqrt()).flip_signs(best[3].simd_lt(f32x4::ZERO));
+        bt = take.bitselect(tz, bt);
+        // Candidate k is 4 q_k q and t_k = 4 q_k², so its length is 2 √t_k
+        // (no dot product); the sign makes w >= 0.
+        let inv = (f32x4::splat(0.5) / bt.sqrt()).flip_signs(best[3].simd_lt(f32x4::ZERO));
         let q = best.map(|v| v * inv);
         let t = [a[3][0], a[3][1], a[3][2]];
         let half = f32x4::splat(0.5);

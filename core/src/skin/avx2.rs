@@ -164,6 +164,33 @@ fn from_blocks3(b0: &Block3, b1: &Block3) -> V8 {
     V8 { x, y, z }
 }
 
+/// Eight 4-float vectors (`xyz` and a 4th float that is ignored) into lanes:
+/// the interleaved buffers' path, one 16-byte load per vertex.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn from_vec4s(v: &[[f32; 4]; 8]) -> V8 {
+    let r = transpose4_halves(core::array::from_fn(|i| pair(ld4(&v[i]), ld4(&v[i + 4]))));
+    V8 {
+        x: r[0],
+        y: r[1],
+        z: r[2],
+    }
+}
+
+/// The inverse of [`from_vec4s`] (the 4th floats are 0).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn to_vec4s(v: V8) -> [[f32; 4]; 8] {
+    let r = transpose4_halves([v.x, v.y, v.z, _mm256_setzero_ps()]);
+    let mut o = [[0.0f32; 4]; 8];
+    for i in 0..4 {
+        let (lo, hi) = halves(r[i]);
+        st4(&mut o[i], lo);
+        st4(&mut o[i + 4], hi);
+    }
+    o
+}
+
 /// The inverse of [`from_blocks3`].
 #[inline]
 #[target_feature(enable = "avx2,fma")]
@@ -650,11 +677,18 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
     let z = zero3();
     for (b, (j, w)) in jb.iter().zip(wb).enumerate() {
         let (b0, b1) = (2 * b, 2 * b + 1);
-        let p = from_blocks3(&src.block_positions(b0), &src.block_positions(b1));
-        let n = if N {
-            from_blocks3(&src.block_normals(b0), &src.block_normals(b1))
+        let first = b * 8;
+        let p = if S::INTERLEAVED {
+            from_vec4s(&core::array::from_fn(|i| src.position4(first + i)))
         } else {
+            from_blocks3(&src.block_positions(b0), &src.block_positions(b1))
+        };
+        let n = if !N {
             z
+        } else if S::INTERLEAVED {
+            from_vec4s(&core::array::from_fn(|i| src.normal4(first + i)))
+        } else {
+            from_blocks3(&src.block_normals(b0), &src.block_normals(b1))
         };
         let (t, tw) = if T {
             from_blocks4(&src.block_tangents(b0), &src.block_tangents(b1))
@@ -662,16 +696,25 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
             (z, _mm256_setzero_ps())
         };
         let v = Verts { p, n, t };
-        let first = b * 8;
         // SAFETY: `infl` is checked, so its joints are below
         // `joint_count`, which the palettes cover (the caller's promise).
         let out = unsafe {
             block::<P, N, T, Site<P, S, D, N, T>>(m, first, j, w, slots_used(w) as usize, &v)
         };
-        let (p0, p1) = to_blocks3(out.p);
-        dst.set_block_positions(b0, &p0);
-        dst.set_block_positions(b1, &p1);
-        if N {
+        if D::INTERLEAVED {
+            for (i, p) in to_vec4s(out.p).iter().enumerate() {
+                dst.set_position4(first + i, p);
+            }
+        } else {
+            let (p0, p1) = to_blocks3(out.p);
+            dst.set_block_positions(b0, &p0);
+            dst.set_block_positions(b1, &p1);
+        }
+        if N && D::INTERLEAVED {
+            for (i, n) in to_vec4s(out.n).iter().enumerate() {
+                dst.set_normal4(first + i, n);
+            }
+        } else if N {
             let (n0, n1) = to_blocks3(out.n);
             dst.set_block_normals(b0, &n0);
             dst.set_block_normals(b1, &n1);

@@ -990,6 +990,46 @@ mod tests {
         (p, nn, t)
     }
 
+    /// As [`skin`] over one interleaved buffer per side: stride 11, the
+    /// normal at 0, a filler float, the tangent at 4, the position at 8 (so
+    /// the last vertex's position ends the buffer); the output's other
+    /// floats start at 7 and must stay 7.
+    fn skin_strided(m: &Mesh, method: u8, path: Path, normals: bool, tangents: bool) -> Vec<f32> {
+        const STRIDE: usize = 11;
+        let n = m.pos.len();
+        let mut data = std::vec![-5.0f32; n * STRIDE];
+        for v in 0..n {
+            let d = &mut data[v * STRIDE..][..STRIDE];
+            d[0..3].copy_from_slice(&m.nrm[v]);
+            d[4..8].copy_from_slice(&m.tan[v]);
+            d[8..11].copy_from_slice(&m.pos[v]);
+        }
+        let src = StridedVertices {
+            data: &data,
+            stride: STRIDE,
+            position: 8,
+            normal: Some(0),
+            tangent: Some(4),
+        };
+        let mut out = std::vec![7.0f32; n * STRIDE];
+        let mut dst = StridedVerticesMut {
+            data: &mut out,
+            stride: STRIDE,
+            position: 8,
+            normal: normals.then_some(0),
+            tangent: tangents.then_some(4),
+        };
+        let infl = Influences::new(&m.joints, &m.weights, m.lbs.len()).unwrap();
+        let plan = layout::check_strided(n, &src, &dst).unwrap();
+        let (lbs, dqs, mix) = (&m.lbs[..], &m.dqs[..], &m.mix[..]);
+        match method {
+            0 => run_on(&Lbs(lbs), &infl, &src, &mut dst, plan, path),
+            1 => run_on(&Dqs(dqs), &infl, &src, &mut dst, plan, path),
+            _ => run_on(&Mixed { lbs, dqs, mix }, &infl, &src, &mut dst, plan, path),
+        }
+        out
+    }
+
     fn close<const W: usize>(a: &[[f32; W]], b: &[[f32; W]]) -> Result<(), TestCaseError> {
         for (i, (x, y)) in a.iter().zip(b).enumerate() {
             for c in 0..W {
@@ -1023,6 +1063,27 @@ mod tests {
             close(&a.0, &b.0)?;
             close(&a.1, &b.1)?;
             close(&a.2, &b.2)?;
+            // Interleaved buffers: the same numbers, and the floats of
+            // attributes not written are left alone.
+            let sa = skin_strided(&m, method, Path::Portable, normals, tangents);
+            let sb = skin_strided(&m, method, best, normals, tangents);
+            let pick = |s: &[f32], at: usize| -> Vec<[f32; 3]> {
+                s.chunks(11).map(|v| [v[at], v[at + 1], v[at + 2]]).collect()
+            };
+            close(&pick(&sb, 8), &b.0)?;
+            close(&pick(&sa, 8), &a.0)?;
+            if normals {
+                close(&pick(&sb, 0), &b.1)?;
+            }
+            for v in sb.chunks(11) {
+                prop_assert_eq!(v[3], 7.0);
+                if !normals {
+                    prop_assert_eq!(&v[0..3], &[7.0; 3][..]);
+                }
+                if !tangents {
+                    prop_assert_eq!(&v[4..8], &[7.0; 4][..]);
+                }
+            }
         }
 
         #[test]

@@ -33,6 +33,21 @@ pub(crate) trait Source {
     fn block_tangents(&self, b: usize) -> Block4 {
         self.tangents(b * 4, 4)
     }
+    /// Whether attributes are interleaved: the 8-wide kernels then read a
+    /// vertex's position or normal as 4 floats ([`Source::position4`]), not
+    /// blocks of `xyz xyz …`.
+    const INTERLEAVED: bool = false;
+    /// Vertex `v`'s position as 4 floats, the 4th whatever follows it in
+    /// the buffer (0 at the buffer's end). Interleaved sources only.
+    #[inline(always)]
+    fn position4(&self, _v: usize) -> [f32; 4] {
+        [0.0; 4]
+    }
+    /// Vertex `v`'s normal as 4 floats, as [`Source::position4`].
+    #[inline(always)]
+    fn normal4(&self, _v: usize) -> [f32; 4] {
+        [0.0; 4]
+    }
 }
 
 /// Where the kernels write skinned attributes to.
@@ -55,6 +70,16 @@ pub(crate) trait Sink {
     fn set_block_tangents(&mut self, b: usize, v: &Block4) {
         self.set_tangents(b * 4, 4, v);
     }
+    /// Whether attributes are interleaved: the 8-wide kernels then write a
+    /// vertex's position or normal from 4 floats ([`Sink::set_position4`]).
+    const INTERLEAVED: bool = false;
+    /// Writes `x`, `y`, `z` of `p` as vertex `v`'s position (not the 4th
+    /// float). Interleaved sinks only.
+    #[inline(always)]
+    fn set_position4(&mut self, _v: usize, _p: &[f32; 4]) {}
+    /// Writes vertex `v`'s normal, as [`Sink::set_position4`].
+    #[inline(always)]
+    fn set_normal4(&mut self, _v: usize, _n: &[f32; 4]) {}
 }
 
 /// Full block `b` of `s` (zeros if out of range, which validated calls never are).
@@ -220,7 +245,41 @@ fn store_strided<const W: usize>(
     }
 }
 
+/// The 4 floats at `at` (a vertex's 3-float attribute and the float after
+/// it); at the very end of the buffer the 4th is 0.
+#[inline(always)]
+fn load4(data: &[f32], at: usize) -> [f32; 4] {
+    let rest = data.get(at..).unwrap_or_default();
+    match rest.first_chunk::<4>() {
+        Some(c) => *c,
+        None => {
+            let mut o = [0.0; 4];
+            for (o, x) in o.iter_mut().zip(rest.iter().take(3)) {
+                *o = *x;
+            }
+            o
+        }
+    }
+}
+
+#[inline(always)]
+fn store3(data: &mut [f32], at: usize, v: &[f32; 4]) {
+    if let Some(c) = data.get_mut(at..).and_then(|s| s.first_chunk_mut::<3>()) {
+        *c = [v[0], v[1], v[2]];
+    }
+}
+
 impl Source for StridedVertices<'_> {
+    const INTERLEAVED: bool = true;
+    #[inline(always)]
+    fn position4(&self, v: usize) -> [f32; 4] {
+        load4(self.data, v * self.stride + self.position)
+    }
+    #[inline(always)]
+    fn normal4(&self, v: usize) -> [f32; 4] {
+        self.normal
+            .map_or([0.0; 4], |o| load4(self.data, v * self.stride + o))
+    }
     #[inline(always)]
     fn positions(&self, first: usize, count: usize) -> Block3 {
         load_strided(self.data, self.stride, self.position, first, count)
@@ -240,6 +299,17 @@ impl Source for StridedVertices<'_> {
 }
 
 impl Sink for StridedVerticesMut<'_> {
+    const INTERLEAVED: bool = true;
+    #[inline(always)]
+    fn set_position4(&mut self, v: usize, p: &[f32; 4]) {
+        store3(self.data, v * self.stride + self.position, p);
+    }
+    #[inline(always)]
+    fn set_normal4(&mut self, v: usize, n: &[f32; 4]) {
+        if let Some(o) = self.normal {
+            store3(self.data, v * self.stride + o, n);
+        }
+    }
     #[inline(always)]
     fn set_positions(&mut self, first: usize, count: usize, v: &Block3) {
         store_strided(self.data, self.stride, self.position, first, count, v);

@@ -35,14 +35,21 @@ use std::time::Instant;
 use sinew_core::clip::{RawClip, TimeMode};
 use sinew_core::compressed::{
     self, dequantize, drop_w_rotation, smallest_three_rotation, smallest_three_split,
-    CompressedClip, CompressedParts, Defaults, RotationFormat, KIND_ANIMATED, KIND_CONSTANT,
-    KIND_DEFAULT, MAX_QUANTIZED_BITS, RAW_BITS,
+    unit_for_extent, CompressedClip, CompressedParts, Defaults, RotationFormat, KIND_DEFAULT,
+    KIND_STORED, LANE_META_BYTES, MAX_QUANTIZED_BITS, RAW_BITS,
 };
 use sinew_core::fk::{local_to_model, FkJob};
 use sinew_core::soa::get_joint;
 use sinew_core::{Error, Mat4, Quat, Skeleton, SoaTransform, Transform, Vec3};
 
 use crate::assets::AlignedBytes;
+
+/// A joint track the compressor does not store (identity or rest pose).
+const JOINT_DEFAULT: u8 = 0;
+/// A joint track with one value (a constant lane of its block track).
+const JOINT_CONSTANT: u8 = 1;
+/// A joint track stored per frame (an animated lane of its block track).
+const JOINT_ANIMATED: u8 = 2;
 
 /// Default segment length in frames.
 pub const DEFAULT_SEGMENT_FRAMES: usize = 16;
@@ -268,7 +275,7 @@ struct Track {
     comp: Vec<[f32; 3]>,
     /// Dropped index per frame (smallest three only).
     idx: Vec<u32>,
-    /// Clip range per component: min, extent.
+    /// Clip constants per component: min, unit (extent / 255).
     range: [f32; 6],
 }
 
@@ -303,7 +310,7 @@ impl Track {
         }
         let mut ranges = [0u8; 6];
         for c in 0..3 {
-            let (min, ext) = (self.range[2 * c], self.range[2 * c + 1]);
+            let (min, ext) = (self.range[2 * c], 255.0 * self.range[2 * c + 1]);
             let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
             for v in &self.comp[frames.clone()] {
                 let t = if ext > 0.0 { (v[c] - min) / ext } else { 0.0 };
@@ -324,10 +331,10 @@ impl Track {
             let mut w = [0u32; 4];
             let mut d = [0.0f32; 3];
             for c in 0..3 {
-                let (min, ext) = (self.range[2 * c], self.range[2 * c + 1]);
+                let (min, unit) = (self.range[2 * c], self.range[2 * c + 1]);
                 let (smin, sext) = (ranges[2 * c], ranges[2 * c + 1]);
-                let lo = dequantize(min, ext, smin, sext, rate, 0);
-                let top = dequantize(min, ext, smin, sext, rate, max_code);
+                let lo = dequantize(min, unit, smin, sext, rate, 0);
+                let top = dequantize(min, unit, smin, sext, rate, max_code);
                 let q = if max_code == 0 || top <= lo {
                     0
                 } else {
@@ -337,14 +344,14 @@ impl Track {
                     let best = [q.saturating_sub(1), q, (q + 1).min(max_code)]
                         .into_iter()
                         .min_by(|&a, &b| {
-                            let ea = (dequantize(min, ext, smin, sext, rate, a) - v[c]).abs();
-                            let eb = (dequantize(min, ext, smin, sext, rate, b) - v[c]).abs();
+                            let ea = (dequantize(min, unit, smin, sext, rate, a) - v[c]).abs();
+                            let eb = (dequantize(min, unit, smin, sext, rate, b) - v[c]).abs();
                             ea.total_cmp(&eb)
                         });
                     best.unwrap_or(q)
                 };
                 w[c] = q;
-                d[c] = dequantize(min, ext, smin, sext, rate, q);
+                d[c] = dequantize(min, unit, smin, sext, rate, q);
             }
             let raw = self.raw[f];
             let (dec, e) = match self.kind {
@@ -439,32 +446,32 @@ fn analyse(
         let first = col(0);
         let same_q = |a: Quat, b: Quat| a == b || a == -b;
         let all = |p: &dyn Fn(&Transform) -> bool| (0..frames).all(|f| p(&col(f)));
-        let mut k = [KIND_ANIMATED; 3];
+        let mut k = [JOINT_ANIMATED; 3];
         let mut fx = first;
         // Translation.
         if all(&|t| t.translation == def.translation) {
-            k[0] = KIND_DEFAULT;
+            k[0] = JOINT_DEFAULT;
             fx.translation = def.translation;
         } else if all(&|t| t.translation == first.translation) {
-            k[0] = KIND_CONSTANT;
+            k[0] = JOINT_CONSTANT;
         }
         if all(&|t| same_q(t.rotation, def.rotation)) {
-            k[1] = KIND_DEFAULT;
+            k[1] = JOINT_DEFAULT;
             fx.rotation = def.rotation;
         } else if all(&|t| same_q(t.rotation, first.rotation)) {
-            k[1] = KIND_CONSTANT;
+            k[1] = JOINT_CONSTANT;
         }
         if all(&|t| t.scale == def.scale) {
-            k[2] = KIND_DEFAULT;
+            k[2] = JOINT_DEFAULT;
             fx.scale = def.scale;
         } else if all(&|t| t.scale == first.scale) {
-            k[2] = KIND_CONSTANT;
+            k[2] = JOINT_CONSTANT;
         }
         for (i, kind) in [Kind::Translation, Kind::Rotation, Kind::Scale]
             .into_iter()
             .enumerate()
         {
-            if k[i] != KIND_ANIMATED {
+            if k[i] != JOINT_ANIMATED {
                 continue;
             }
             let mut tr = Track {
@@ -520,9 +527,14 @@ fn analyse(
                     .map(|v| v[c])
                     .fold(f32::NEG_INFINITY, f32::max);
                 tr.range[2 * c] = lo;
-                tr.range[2 * c + 1] = (hi - lo).max(0.0);
+                tr.range[2 * c + 1] = unit_for_extent(lo, (hi - lo).max(0.0));
             }
-            if !tr.range.iter().all(|v| v.is_finite()) || !(tr.range[1] + tr.range[0]).is_finite() {
+            if !tr.range.iter().all(|v| v.is_finite())
+                || !tr
+                    .range
+                    .chunks_exact(2)
+                    .all(|p| (p[0] + 255.0 * p[1]).is_finite())
+            {
                 return Err(Error::NonFinite {
                     what: "clip track range",
                 });
@@ -631,7 +643,7 @@ fn analyse(
                 2
             }
         };
-        kinds[t.joint][slot] = KIND_CONSTANT;
+        kinds[t.joint][slot] = JOINT_CONSTANT;
         keep[k] = false;
     }
     let mut loud = vec![0usize; n];
@@ -876,37 +888,112 @@ impl BitWriter {
     }
 }
 
+/// The block-track order of the animated tracks: block, then translation,
+/// rotation, scale, then lane (the order of their lanes in the container).
+fn lane_order(a: &Analysis) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..a.tracks.len()).collect();
+    order.sort_by_key(|&k| {
+        let t = &a.tracks[k];
+        (t.joint / 4, kind_slot(t.kind), t.joint % 4)
+    });
+    order
+}
+
+fn kind_slot(k: Kind) -> usize {
+    match k {
+        Kind::Translation => 0,
+        Kind::Rotation => 1,
+        Kind::Scale => 2,
+    }
+}
+
 fn build_container(
     a: &Analysis,
     clip: &RawClip<'_>,
     opts: &CompressOptions,
     segs: &[Vec<SegTrack>],
 ) -> Result<OwnedCompressedClip, Error> {
-    let kinds: Vec<u8> = a.kinds.iter().flatten().copied().collect();
-    let mut constants = Vec::new();
-    for (k, fx) in a.kinds.iter().zip(&a.fixed) {
-        if k[0] == KIND_CONSTANT {
-            constants.extend_from_slice(&fx.translation.to_array());
-        }
-        if k[1] == KIND_CONSTANT {
-            constants.extend_from_slice(&fx.rotation.to_array());
-        }
-        if k[2] == KIND_CONSTANT {
-            constants.extend_from_slice(&fx.scale.to_array());
+    let blocks = a.joints.div_ceil(4);
+    let mut track_of = vec![[None::<usize>; 3]; a.joints];
+    for (k, t) in a.tracks.iter().enumerate() {
+        track_of[t.joint][kind_slot(t.kind)] = Some(k);
+    }
+    let mut kinds = Vec::with_capacity(3 * blocks);
+    let mut params: Vec<f32> = Vec::new();
+    for b in 0..blocks {
+        for slot in 0..3 {
+            let lanes: Vec<Option<usize>> = (0..4)
+                .map(|l| Some(4 * b + l).filter(|&j| j < a.joints))
+                .collect();
+            let stored = lanes
+                .iter()
+                .flatten()
+                .any(|&j| a.kinds[j][slot] != JOINT_DEFAULT);
+            if !stored {
+                kinds.push(KIND_DEFAULT);
+                continue;
+            }
+            let mut mask = 0u8;
+            let mut min = [[0.0f32; 4]; 3];
+            let mut unit = [[0.0f32; 4]; 3];
+            let mut w = [1.0f32; 4];
+            for (l, j) in lanes.iter().enumerate() {
+                let fixed: [f32; 4] = match j {
+                    Some(j) => {
+                        let f = &a.fixed[*j];
+                        match slot {
+                            0 => [f.translation.x, f.translation.y, f.translation.z, 0.0],
+                            1 => f.rotation.to_array(),
+                            _ => [f.scale.x, f.scale.y, f.scale.z, 0.0],
+                        }
+                    }
+                    None => match slot {
+                        1 => [0.0, 0.0, 0.0, 1.0],
+                        0 => [0.0; 4],
+                        _ => [1.0, 1.0, 1.0, 0.0],
+                    },
+                };
+                match j.and_then(|j| track_of[j][slot]) {
+                    Some(k) => {
+                        mask |= 1 << l;
+                        for c in 0..3 {
+                            min[c][l] = a.tracks[k].range[2 * c];
+                            unit[c][l] = a.tracks[k].range[2 * c + 1];
+                        }
+                        w[l] = 0.0;
+                    }
+                    None => {
+                        for c in 0..3 {
+                            min[c][l] = fixed[c];
+                        }
+                        w[l] = fixed[3];
+                    }
+                }
+            }
+            kinds.push(KIND_STORED | mask << 4);
+            for c in 0..3 {
+                params.extend_from_slice(&min[c]);
+                params.extend_from_slice(&unit[c]);
+            }
+            if slot == 1 {
+                params.extend_from_slice(&w);
+            }
         }
     }
-    let clip_ranges: Vec<f32> = a.tracks.iter().flat_map(|t| t.range).collect();
-    let mut rates = Vec::new();
-    let mut seg_ranges = Vec::new();
+    let order = lane_order(a);
+    let mut meta = Vec::new();
     let mut w = BitWriter::default();
     for seg in segs {
-        for t in seg {
-            rates.push(t.rate);
-            seg_ranges.extend_from_slice(&t.ranges);
+        for &k in &order {
+            let t = &seg[k];
+            meta.push(t.rate);
+            meta.extend_from_slice(&t.ranges);
         }
+        debug_assert_eq!(meta.len() % LANE_META_BYTES, 0);
         let len = seg.first().map_or(0, |t| t.words.len());
         for f in 0..len {
-            for (k, t) in seg.iter().enumerate() {
+            for &k in &order {
+                let t = &seg[k];
                 let word = t.words[f];
                 let rot = a.tracks[k].kind == Kind::Rotation;
                 if t.rate == RAW_BITS {
@@ -915,11 +1002,11 @@ fn build_container(
                         w.push(x, 32);
                     }
                 } else {
-                    if rot && opts.rotation == RotationFormat::SmallestThree {
-                        w.push(word[3], 2);
-                    }
                     for &x in &word[..3] {
                         w.push(x, u32::from(t.rate));
+                    }
+                    if rot && opts.rotation == RotationFormat::SmallestThree {
+                        w.push(word[3], 2);
                     }
                 }
             }
@@ -937,10 +1024,8 @@ fn build_container(
             Defaults::Identity
         },
         kinds: &kinds,
-        constants: &constants,
-        clip_ranges: &clip_ranges,
-        rates: &rates,
-        segment_ranges: &seg_ranges,
+        params: &params,
+        meta: &meta,
         data: &w.bytes,
         name: clip.name(),
     };

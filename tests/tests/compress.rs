@@ -50,8 +50,8 @@ fn validity_header() {
     };
     assert_eq!(err(&|b| b[0] = b'X'), Err(Error::BadMagic));
     assert_eq!(
-        err(&|b| b[8] = 2),
-        Err(Error::UnsupportedVersion { found: 2 })
+        err(&|b| b[8] = 3),
+        Err(Error::UnsupportedVersion { found: 3 })
     );
     assert_eq!(err(&|b| b[12..16].fill(0)), Err(Error::NoJoints));
     assert_eq!(err(&|b| b[16..20].fill(0)), Err(Error::InvalidSampleRate));
@@ -396,7 +396,7 @@ fn constant_clip_is_tiny_and_exact() {
     let clip = OwnedClip::new("still", 30.0, view.soa_count(), keys).unwrap();
     let (c, _) = compress(&view, &clip.view(), &CompressOptions::default()).unwrap();
     let cv = c.view();
-    assert_eq!(cv.animated_track_count(), 0);
+    assert_eq!(cv.animated_lane_count(), 0);
     let stats = measure_error(&view, &clip.view(), &cv, 0.03).unwrap();
     assert_eq!(stats.max, 0.0);
     assert!(c.bytes().len() < 512, "{}", c.bytes().len());

@@ -38,13 +38,13 @@
 //! track `min` and `unit` vectors of x, y, z, plus the `w` vector of
 //! constant rotation lanes), segment table (per segment: `u32` first bit,
 //! `u32` bits per frame), segment metadata (per segment, per animated lane, 7
-//! bytes: bit rate, then 8-bit minimum and extent of each component), the
+//! bytes: 8-bit minimum and extent of each component, then the bit rate), the
 //! bit stream (plus [`READ_PADDING`] zero bytes), the name. The layout is
 //! fully determined by the header's counts, and [`CompressedClip::from_bytes`]
 //! checks every offset, count, constant, bit rate, range and raw value once;
 //! sampling then never reads outside the validated sections.
 
-use wide::{f32x4, u32x4};
+use wide::{f32x4, i32x4, u32x4};
 
 use crate::clip::{interpolate, locate_frames, TimeMode};
 use crate::container::{check_preamble, le_u32};
@@ -77,9 +77,12 @@ pub const ONE_WINDOW_BITS: u8 = 18;
 /// stay inside the data section.
 pub const READ_PADDING: usize = 8;
 
-/// Bytes of segment metadata per animated lane: rate, then minimum and
-/// extent of each component.
+/// Bytes of segment metadata per animated lane: minimum and extent of each
+/// component, then the bit rate.
 pub const LANE_META_BYTES: usize = 7;
+
+/// Index of the bit rate in a lane's segment metadata.
+pub const RATE_BYTE: usize = 6;
 
 /// Block-track kind byte: not stored, the default value.
 pub const KIND_DEFAULT: u8 = 0;
@@ -280,8 +283,8 @@ pub struct CompressedParts<'a> {
     /// component x, y, z (4 lanes each), then for rotations the `w` vector
     /// of its constant lanes ([`VEC_PARAM_FLOATS`] or [`ROT_PARAM_FLOATS`]).
     pub params: &'a [f32],
-    /// Per segment, per animated lane: rate, then 8-bit minimum and extent
-    /// of each component ([`LANE_META_BYTES`]).
+    /// Per segment, per animated lane: 8-bit minimum and extent of each
+    /// component, then the bit rate ([`LANE_META_BYTES`]).
     pub meta: &'a [u8],
     /// The bit stream (without padding), segment after segment.
     pub data: &'a [u8],
@@ -390,7 +393,7 @@ fn segment_frame_bits(
         .unwrap_or(&[]);
     lane_is_rotation(kinds)
         .zip(m.chunks_exact(LANE_META_BYTES))
-        .map(|(rot, lm)| u64::from(lane_frame_bits(rot, format, lm[0])))
+        .map(|(rot, lm)| u64::from(lane_frame_bits(rot, format, lm[RATE_BYTE])))
         .sum()
 }
 
@@ -533,6 +536,8 @@ fn read_bits(data: &[u8], bit: u64, n: u32) -> u32 {
 struct Lanes {
     lo: [f32x4; 3],
     step: [f32x4; 3],
+    /// Per lane: the code mask `2^rate − 1` (0 for constant lanes).
+    mask: u32x4,
     rate: [u32; 4],
     /// Bit offset of each lane's codes inside the frame.
     off: [u32; 4],
@@ -540,6 +545,8 @@ struct Lanes {
     wide: bool,
     /// Some lane is verbatim.
     raw: bool,
+    /// The animated lanes (bit per lane).
+    animated: u32,
 }
 
 /// Lane masks for `select`, by 4-bit lane mask.
@@ -569,8 +576,9 @@ fn lane_mask(mask: u32) -> f32x4 {
 }
 
 #[inline(always)]
-fn to_f32(v: [u32; 4]) -> f32x4 {
-    // Codes are below 2^23 (or zero), so the signed conversion is exact.
+fn to_f32(v: u32x4) -> f32x4 {
+    // Codes are below 2^23 (verbatim lanes are patched afterwards), so the
+    // signed conversion is exact.
     f32x4::from_i32x4(bytemuck::cast(v))
 }
 
@@ -659,11 +667,11 @@ impl<'a> CompressedClip<'a> {
         check_params(kinds, params_f, joints)?;
         // Segment metadata: ranges stay inside the clip range; rates are valid.
         for lm in meta.chunks_exact(LANE_META_BYTES) {
-            let r = lm[0];
+            let r = lm[RATE_BYTE];
             if r > MAX_QUANTIZED_BITS && r != RAW_BITS {
                 return Err(corrupt("bit rate out of range"));
             }
-            if lm[1..]
+            if lm[..RATE_BYTE]
                 .chunks_exact(2)
                 .any(|p| u16::from(p[0]) + u16::from(p[1]) > 255)
             {
@@ -703,7 +711,7 @@ impl<'a> CompressedClip<'a> {
         };
         if meta
             .chunks_exact(LANE_META_BYTES)
-            .any(|lm| lm[0] == RAW_BITS)
+            .any(|lm| lm[RATE_BYTE] == RAW_BITS)
         {
             clip.check_raw_values()?;
         }
@@ -715,7 +723,7 @@ impl<'a> CompressedClip<'a> {
         for f in 0..self.frame_count {
             let (mut bit, meta) = self.frame_start(f);
             for (rot, lm) in lane_is_rotation(self.kinds).zip(meta.chunks_exact(LANE_META_BYTES)) {
-                let r = lm[0];
+                let r = lm[RATE_BYTE];
                 if r == RAW_BITS {
                     let n = if rot { 4 } else { 3 };
                     let mut v = [0.0f32; 4];
@@ -756,8 +764,12 @@ impl<'a> CompressedClip<'a> {
     /// The per-segment constants of one stored block track whose animated
     /// lanes' metadata starts at byte `m` of `meta`; `ofs` is the bit offset
     /// of the track's first lane inside the frame and is advanced past it.
+    ///
+    /// Each lane's 7 metadata bytes are read as two overlapping
+    /// little-endian words (bytes 0..4 and 3..7), so the ranges and rates of
+    /// four lanes come out of two `u32x4` with uniform shifts and masks.
     #[inline(always)]
-    fn lanes(
+    fn lanes<const S3: bool>(
         &self,
         meta: &[u8],
         m: usize,
@@ -768,81 +780,124 @@ impl<'a> CompressedClip<'a> {
     ) -> Lanes {
         let mut rate = [0u32; 4];
         let mut off = [*ofs; 4];
-        let mut smin = [[0i32; 4]; 3];
-        let mut sext = [[0i32; 4]; 3];
-        let mut inv = [0.0f32; 4];
+        let mut d0 = [0u32; 4];
+        let mut d1 = [0u32; 4];
         let (mut top, mut at) = (0u32, m);
         for l in 0..LANES {
             if mask & (1 << l) == 0 {
                 continue;
             }
-            let lm = match meta.get(at..at + LANE_META_BYTES) {
-                Some(&[r, a, b, c, d, e, f]) => [r, a, b, c, d, e, f],
-                _ => [0; LANE_META_BYTES],
+            let (a, b) = match meta.get(at..at + LANE_META_BYTES) {
+                Some(&[b0, b1, b2, b3, b4, b5, b6]) => (
+                    u32::from_le_bytes([b0, b1, b2, b3]),
+                    u32::from_le_bytes([b3, b4, b5, b6]),
+                ),
+                _ => (0, 0),
             };
             at += LANE_META_BYTES;
-            rate[l] = u32::from(lm[0]);
+            let r = b >> 24;
+            d0[l] = a;
+            d1[l] = b;
+            rate[l] = r;
             off[l] = *ofs;
-            *ofs += lane_frame_bits(rot, self.rotation, lm[0]);
-            inv[l] = inv_max_code(lm[0]);
-            for c in 0..3 {
-                smin[c][l] = i32::from(lm[1 + 2 * c]);
-                sext[c][l] = i32::from(lm[2 + 2 * c]);
-            }
-            top = top.max(rate[l]);
+            *ofs += if r == u32::from(RAW_BITS) {
+                if rot {
+                    128
+                } else {
+                    96
+                }
+            } else if S3 && rot {
+                3 * r + 2
+            } else {
+                3 * r
+            };
+            top = top.max(r);
         }
-        let inv = f32x4::from(inv);
+        let (d0, d1) = (u32x4::from(d0), u32x4::from(d1));
+        let byte = u32x4::splat(0xff);
+        let smin = [d0 & byte, (d0 >> 16u32) & byte, (d1 >> 8u32) & byte];
+        let sext = [(d0 >> 8u32) & byte, d0 >> 24u32, (d1 >> 16u32) & byte];
+        // 2^rate as an f32 built from its exponent; the code mask and
+        // 1 / (2^rate − 1) (0 for rate 0, as `inv_max_code`) follow from it.
+        // (Verbatim lanes, rate 32, are patched after decoding: clamp them.)
+        let r: u32x4 = (d1 >> 24u32).min(u32x4::splat(u32::from(MAX_QUANTIZED_BITS)));
+        let pow2: f32x4 = bytemuck::cast((r + u32x4::splat(127)) << 23u32);
+        let code_mask: u32x4 = bytemuck::cast(pow2.round_int() - i32x4::ONE);
+        let zero: f32x4 = bytemuck::cast(r.simd_eq(u32x4::ZERO));
+        let inv = zero.bitselect(f32x4::ZERO, f32x4::ONE / (pow2 - f32x4::ONE));
         let mut lo = [f32x4::ZERO; 3];
         let mut step = [f32x4::ZERO; 3];
         for c in 0..3 {
             let (min, unit) = (clip[2 * c], clip[2 * c + 1]);
-            lo[c] = min + f32x4::from_i32x4(smin[c].into()) * unit;
-            step[c] = f32x4::from_i32x4(sext[c].into()) * unit * inv;
+            lo[c] = min + to_f32(smin[c]) * unit;
+            step[c] = to_f32(sext[c]) * unit * inv;
         }
         Lanes {
             lo,
             step,
+            mask: code_mask,
             rate,
             off,
             wide: top > u32::from(ONE_WINDOW_BITS),
             raw: top == u32::from(RAW_BITS),
+            animated: mask,
         }
     }
 
     /// The codes of the four lanes at the frame starting at bit `frame`:
-    /// components x, y, z and the smallest-three index.
+    /// components x, y, z and (with `INDEX`) the smallest-three index.
+    /// Constant lanes read nothing (their codes are 0).
     #[inline(always)]
-    fn codes(&self, frame: u64, ln: &Lanes) -> [[u32; 4]; 4] {
+    fn codes<const INDEX: bool>(&self, frame: u64, ln: &Lanes) -> [u32x4; 4] {
+        if ln.wide {
+            return self.codes_wide(frame, ln);
+        }
         let mut c = [[0u32; 4]; 4];
-        if !ln.wide {
-            for l in 0..LANES {
-                let pos = frame + u64::from(ln.off[l]);
-                let w = read_u64(self.data, (pos >> 3) as usize) >> (pos & 7);
-                let r = ln.rate[l] & 31;
-                let m = (1u64 << r) - 1;
-                c[0][l] = (w & m) as u32;
-                c[1][l] = ((w >> r) & m) as u32;
-                c[2][l] = ((w >> (2 * r)) & m) as u32;
-                c[3][l] = ((w >> (3 * r)) & 3) as u32;
+        for l in 0..LANES {
+            if ln.animated & (1 << l) == 0 {
+                continue;
             }
-        } else {
-            for l in 0..LANES {
-                let pos = frame + u64::from(ln.off[l]);
-                let r = ln.rate[l].min(32);
-                let rr = u64::from(r);
-                c[0][l] = read_bits(self.data, pos, r);
-                c[1][l] = read_bits(self.data, pos + rr, r);
-                c[2][l] = read_bits(self.data, pos + 2 * rr, r);
-                c[3][l] = read_bits(self.data, pos + 3 * rr, 2);
+            let pos = frame + u64::from(ln.off[l]);
+            let w = read_u64(self.data, (pos >> 3) as usize) >> (pos & 7);
+            let r = ln.rate[l];
+            c[0][l] = w as u32;
+            c[1][l] = (w >> r) as u32;
+            c[2][l] = (w >> (2 * r)) as u32;
+            if INDEX {
+                c[3][l] = (w >> (3 * r)) as u32;
             }
         }
-        c
+        let [c0, c1, c2, c3] = c.map(u32x4::from);
+        [
+            c0 & ln.mask,
+            c1 & ln.mask,
+            c2 & ln.mask,
+            c3 & u32x4::splat(3),
+        ]
+    }
+
+    /// [`Self::codes`] for block tracks with a lane above
+    /// [`ONE_WINDOW_BITS`] or verbatim: one read per component.
+    #[cold]
+    #[inline(never)]
+    fn codes_wide(&self, frame: u64, ln: &Lanes) -> [u32x4; 4] {
+        let mut c = [[0u32; 4]; 4];
+        for l in 0..LANES {
+            let pos = frame + u64::from(ln.off[l]);
+            let r = ln.rate[l].min(32);
+            let rr = u64::from(r);
+            c[0][l] = read_bits(self.data, pos, r);
+            c[1][l] = read_bits(self.data, pos + rr, r);
+            c[2][l] = read_bits(self.data, pos + 2 * rr, r);
+            c[3][l] = read_bits(self.data, pos + 3 * rr, 2);
+        }
+        c.map(u32x4::from)
     }
 
     /// Components x, y, z of the lanes at the frame starting at bit `frame`.
     #[inline(always)]
     fn decode3(&self, frame: u64, ln: &Lanes) -> [f32x4; 3] {
-        let c = self.codes(frame, ln);
+        let c = self.codes::<false>(frame, ln);
         let mut v = [f32x4::ZERO; 3];
         for i in 0..3 {
             v[i] = ln.lo[i] + ln.step[i] * to_f32(c[i]);
@@ -857,24 +912,24 @@ impl<'a> CompressedClip<'a> {
     /// `constant` holds the constant lanes' quaternions, `anim` selects the
     /// animated lanes.
     #[inline(always)]
-    fn decode_rotation(
+    fn decode_rotation<const S3: bool>(
         &self,
         frame: u64,
         ln: &Lanes,
         constant: &[f32x4; 4],
         anim: f32x4,
     ) -> SoaQuat {
-        let c = self.codes(frame, ln);
+        let c = self.codes::<S3>(frame, ln);
         let a = ln.lo[0] + ln.step[0] * to_f32(c[0]);
         let b = ln.lo[1] + ln.step[1] * to_f32(c[1]);
         let d = ln.lo[2] + ln.step[2] * to_f32(c[2]);
         let big = (f32x4::ONE - (a * a + b * b + d * d))
             .max(f32x4::ZERO)
             .sqrt();
-        let [mut x, mut y, mut z, mut w] = match self.rotation {
-            RotationFormat::DropW => [a, b, d, big],
-            RotationFormat::SmallestThree => {
-                let idx = u32x4::from(c[3]);
+        let [mut x, mut y, mut z, mut w] = match S3 {
+            false => [a, b, d, big],
+            true => {
+                let idx = c[3];
                 let is = |k: u32| -> f32x4 { bytemuck::cast(idx.simd_eq(u32x4::splat(k))) };
                 let (i0, i1, i2, i3) = (is(0), is(1), is(2), is(3));
                 [
@@ -885,9 +940,13 @@ impl<'a> CompressedClip<'a> {
                 ]
             }
         };
-        x = anim.bitselect(x, constant[0]);
-        y = anim.bitselect(y, constant[1]);
-        z = anim.bitselect(z, constant[2]);
+        // Constant lanes decode x, y, z exactly to their `min` (step 0), so
+        // drop-W only has to put back their w.
+        if S3 {
+            x = anim.bitselect(x, constant[0]);
+            y = anim.bitselect(y, constant[1]);
+            z = anim.bitselect(z, constant[2]);
+        }
         w = anim.bitselect(w, constant[3]);
         let mut v = [x, y, z];
         if ln.raw {
@@ -989,8 +1048,25 @@ impl<'a> CompressedClip<'a> {
     }
 
     /// Decodes frames `i0` and `i1` (validated indices) block by block
-    /// straight into SoA lanes and interpolates them by `alpha`.
+    /// straight into SoA lanes and interpolates them by `alpha`, with the
+    /// rotation format as a compile-time choice.
     fn decode_blend(
+        &self,
+        i0: usize,
+        i1: usize,
+        alpha: f32,
+        rest: Option<&[SoaTransform]>,
+        out: &mut [SoaTransform],
+    ) {
+        match self.rotation {
+            RotationFormat::DropW => self.decode_blend_as::<false>(i0, i1, alpha, rest, out),
+            RotationFormat::SmallestThree => self.decode_blend_as::<true>(i0, i1, alpha, rest, out),
+        }
+    }
+
+    /// [`Self::decode_blend`] for drop-W (`S3 = false`) or smallest-three.
+    #[inline(always)]
+    fn decode_blend_as<const S3: bool>(
         &self,
         i0: usize,
         i1: usize,
@@ -1028,23 +1104,25 @@ impl<'a> CompressedClip<'a> {
                 p += n;
                 let g = |i: usize| cv.get(i).copied().unwrap_or(f32x4::ZERO);
                 let clip = [g(0), g(1), g(2), g(3), g(4), g(5)];
-                let la = self.lanes(ma, m, mask, &mut oa, rot, &clip);
+                let la = self.lanes::<S3>(ma, m, mask, &mut oa, rot, &clip);
+                let lb_other;
                 let lb = if same {
                     ob = oa;
-                    la
+                    &la
                 } else {
-                    self.lanes(mb, m, mask, &mut ob, rot, &clip)
+                    lb_other = self.lanes::<S3>(mb, m, mask, &mut ob, rot, &clip);
+                    &lb_other
                 };
                 m += LANE_META_BYTES * mask.count_ones() as usize;
                 if rot {
                     let constant = [g(0), g(2), g(4), g(6)];
                     let anim = lane_mask(mask);
-                    a.rotation = self.decode_rotation(fa, &la, &constant, anim);
-                    bb.rotation = self.decode_rotation(fb, &lb, &constant, anim);
+                    a.rotation = self.decode_rotation::<S3>(fa, &la, &constant, anim);
+                    bb.rotation = self.decode_rotation::<S3>(fb, lb, &constant, anim);
                 } else {
                     let [x, y, z] = self.decode3(fa, &la);
                     let va = SoaVec3 { x, y, z };
-                    let [x, y, z] = self.decode3(fb, &lb);
+                    let [x, y, z] = self.decode3(fb, lb);
                     let vb = SoaVec3 { x, y, z };
                     if tk == 0 {
                         (a.translation, bb.translation) = (va, vb);
@@ -1176,7 +1254,7 @@ impl<'a> CompressedClip<'a> {
     }
 
     /// The metadata of segment `s`: per animated lane, [`LANE_META_BYTES`]
-    /// bytes (bit rate, then minimum and extent of each component).
+    /// bytes (minimum and extent of each component, then the bit rate).
     #[inline]
     #[must_use]
     pub fn segment_meta(&self, s: usize) -> Option<&'a [u8]> {
@@ -1189,7 +1267,7 @@ impl<'a> CompressedClip<'a> {
         self.segment_meta(s)
             .unwrap_or(&[])
             .chunks_exact(LANE_META_BYTES)
-            .map(|lm| lm[0])
+            .map(|lm| lm[RATE_BYTE])
     }
 
     /// Bytes of the bit stream (with its padding).
@@ -1274,8 +1352,8 @@ fn check_params(kinds: &[u8], params: &[f32], joints: usize) -> Result<(), Error
 pub mod reference {
     use super::{
         dequantize, drop_w_rotation, lane_frame_bits, read_bits, smallest_three_rotation,
-        CompressedClip, Defaults, RotationFormat, KIND_DEFAULT, LANE_META_BYTES, RAW_BITS,
-        ROT_PARAM_FLOATS, VEC_PARAM_FLOATS,
+        CompressedClip, Defaults, RotationFormat, KIND_DEFAULT, LANE_META_BYTES, RATE_BYTE,
+        RAW_BITS, ROT_PARAM_FLOATS, VEC_PARAM_FLOATS,
     };
     use crate::clip::TimeMode;
     use crate::error::Error;
@@ -1327,7 +1405,11 @@ pub mod reference {
             let first = u64::from(self.seg_table.get(2 * s).copied().unwrap_or(0));
             let fb = u64::from(self.seg_table.get(2 * s + 1).copied().unwrap_or(0));
             let meta = self.segment_meta(s).unwrap_or(&[]);
-            let rate = |i: usize| meta.get(LANE_META_BYTES * i).copied().unwrap_or(0);
+            let rate = |i: usize| {
+                meta.get(LANE_META_BYTES * i + RATE_BYTE)
+                    .copied()
+                    .unwrap_or(0)
+            };
             let mut bit = first + local * fb;
             for (i, r) in super::lane_is_rotation(self.kinds).take(k).enumerate() {
                 bit += u64::from(lane_frame_bits(r, self.rotation, rate(i)));
@@ -1340,7 +1422,7 @@ pub mod reference {
                 }
                 return Some(v);
             }
-            let range = |i: usize| meta.get(LANE_META_BYTES * k + 1 + i).copied().unwrap_or(0);
+            let range = |i: usize| meta.get(LANE_META_BYTES * k + i).copied().unwrap_or(0);
             let mut d = [0.0f32; 3];
             for (c, x) in d.iter_mut().enumerate() {
                 let q = read_bits(self.data, bit, u32::from(bits));

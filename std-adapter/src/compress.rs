@@ -986,8 +986,8 @@ fn build_container(
     for seg in segs {
         for &k in &order {
             let t = &seg[k];
-            meta.push(t.rate);
             meta.extend_from_slice(&t.ranges);
+            meta.push(t.rate);
         }
         debug_assert_eq!(meta.len() % LANE_META_BYTES, 0);
         let len = seg.first().map_or(0, |t| t.words.len());

@@ -582,6 +582,99 @@ fn to_f32(v: u32x4) -> f32x4 {
     f32x4::from_i32x4(bytemuck::cast(v))
 }
 
+/// A lane's two metadata words: bytes 0..4 and 3..7 (0 outside `meta`).
+#[inline(always)]
+fn meta_words(meta: &[u8], at: usize) -> (u32, u32) {
+    match meta.get(at..at + LANE_META_BYTES) {
+        Some(&[b0, b1, b2, b3, b4, b5, b6]) => (
+            u32::from_le_bytes([b0, b1, b2, b3]),
+            u32::from_le_bytes([b3, b4, b5, b6]),
+        ),
+        _ => (0, 0),
+    }
+}
+
+/// Splits the 64-bit window at bit `pos` into lane `l`'s three `r`-bit
+/// codes (unmasked) and, with `S3`, its smallest-three index.
+#[inline(always)]
+fn window<const S3: bool>(data: &[u8], pos: u64, r: u32, l: usize, c: &mut [[u32; 4]; 4]) {
+    let w = read_u64(data, (pos >> 3) as usize) >> (pos & 7);
+    c[0][l] = w as u32;
+    c[1][l] = (w >> r) as u32;
+    c[2][l] = (w >> (2 * r)) as u32;
+    if S3 {
+        c[3][l] = (w >> (3 * r)) as u32;
+    }
+}
+
+/// Offsets, steps and code masks of four lanes from their metadata words
+/// (`d[0]`: bytes 0..4, `d[1]`: bytes 3..7) and clip constants.
+#[inline(always)]
+fn dequant_params(d: &[[u32; 4]; 2], clip: &[f32x4; 6]) -> ([f32x4; 3], [f32x4; 3], u32x4) {
+    let (d0, d1) = (u32x4::from(d[0]), u32x4::from(d[1]));
+    let byte = u32x4::splat(0xff);
+    let smin = [d0 & byte, (d0 >> 16u32) & byte, (d1 >> 8u32) & byte];
+    let sext = [(d0 >> 8u32) & byte, d0 >> 24u32, (d1 >> 16u32) & byte];
+    // 2^rate as an f32 built from its exponent; the code mask and
+    // 1 / (2^rate − 1) (0 for rate 0, as `inv_max_code`) follow from it.
+    let r: u32x4 = (d1 >> 24u32).min(u32x4::splat(u32::from(MAX_QUANTIZED_BITS)));
+    let pow2: f32x4 = bytemuck::cast((r + u32x4::splat(127)) << 23u32);
+    let code_mask: u32x4 = bytemuck::cast(pow2.round_int() - i32x4::ONE);
+    let zero: f32x4 = bytemuck::cast(r.simd_eq(u32x4::ZERO));
+    let inv = zero.bitselect(f32x4::ZERO, f32x4::ONE / (pow2 - f32x4::ONE));
+    let mut lo = [f32x4::ZERO; 3];
+    let mut step = [f32x4::ZERO; 3];
+    for c in 0..3 {
+        let (min, unit) = (clip[2 * c], clip[2 * c + 1]);
+        lo[c] = min + to_f32(smin[c]) * unit;
+        step[c] = to_f32(sext[c]) * unit * inv;
+    }
+    (lo, step, code_mask)
+}
+
+/// `lo + step · (code & mask)` for components x, y, z.
+#[inline(always)]
+fn dequant(lo: &[f32x4; 3], step: &[f32x4; 3], mask: u32x4, c: &[[u32; 4]; 4]) -> [f32x4; 3] {
+    let mut v = [f32x4::ZERO; 3];
+    for i in 0..3 {
+        v[i] = lo[i] + step[i] * to_f32(u32x4::from(c[i]) & mask);
+    }
+    v
+}
+
+/// Rotations from their three kept components (and the smallest-three
+/// index), with the constant lanes (outside `anim`) taken from `constant`.
+#[inline(always)]
+fn rebuild<const S3: bool>(
+    v: [f32x4; 3],
+    idx: u32x4,
+    constant: &[f32x4; 4],
+    anim: f32x4,
+) -> SoaQuat {
+    let [a, b, d] = v;
+    let big = (f32x4::ONE - (a * a + b * b + d * d))
+        .max(f32x4::ZERO)
+        .sqrt();
+    if !S3 {
+        // Constant lanes decode x, y, z exactly to their `min` (step 0), so
+        // drop-W only has to put back their w.
+        return SoaQuat {
+            x: a,
+            y: b,
+            z: d,
+            w: anim.bitselect(big, constant[3]),
+        };
+    }
+    let is = |k: u32| -> f32x4 { bytemuck::cast(idx.simd_eq(u32x4::splat(k))) };
+    let (i0, i1, i2, i3) = (is(0), is(1), is(2), is(3));
+    SoaQuat {
+        x: anim.bitselect(i0.bitselect(big, a), constant[0]),
+        y: anim.bitselect(i0.bitselect(a, i1.bitselect(big, b)), constant[1]),
+        z: anim.bitselect(i3.bitselect(d, i2.bitselect(big, b)), constant[2]),
+        w: anim.bitselect(i3.bitselect(big, d), constant[3]),
+    }
+}
+
 impl<'a> CompressedClip<'a> {
     /// Validates a compressed clip container once and views it in place (zero copy).
     ///
@@ -894,6 +987,89 @@ impl<'a> CompressedClip<'a> {
         c.map(u32x4::from)
     }
 
+    /// Both frames of one stored block track, decoded in one pass over its
+    /// animated lanes: per lane the two metadata words and one 64-bit
+    /// window per frame, then lane-wise dequantization. Returns the x, y, z
+    /// (and for rotations w) lanes of frames a and b, or `None` (offsets
+    /// untouched) when a lane's rate is above [`ONE_WINDOW_BITS`] or
+    /// verbatim, which [`Self::lanes`] and the `decode_*` functions handle.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    fn track_pair<const S3: bool, const ROT: bool>(
+        &self,
+        (ma, mb): (&[u8], &[u8]),
+        same: bool,
+        m: usize,
+        mask: u32,
+        (oa, ob): (&mut u32, &mut u32),
+        (fa, fb): (u64, u64),
+        cv: &[f32x4],
+    ) -> Option<(SoaQuat, SoaQuat)> {
+        let mut da = [[0u32; 4]; 2];
+        let mut db = [[0u32; 4]; 2];
+        let mut ca = [[0u32; 4]; 4];
+        let mut cb = [[0u32; 4]; 4];
+        let (mut pa, mut pb) = (*oa, *ob);
+        let mut at = m;
+        let mut bits = mask;
+        let extra = if S3 && ROT { 2 } else { 0 };
+        while bits != 0 {
+            let l = bits.trailing_zeros() as usize & 3;
+            bits &= bits - 1;
+            let (a0, a1) = meta_words(ma, at);
+            let ra = a1 >> 24;
+            if ra > u32::from(ONE_WINDOW_BITS) {
+                return None;
+            }
+            da[0][l] = a0;
+            da[1][l] = a1;
+            window::<S3>(self.data, fa + u64::from(pa), ra, l, &mut ca);
+            if same {
+                window::<S3>(self.data, fb + u64::from(pa), ra, l, &mut cb);
+            } else {
+                let (b0, b1) = meta_words(mb, at);
+                let rb = b1 >> 24;
+                if rb > u32::from(ONE_WINDOW_BITS) {
+                    return None;
+                }
+                db[0][l] = b0;
+                db[1][l] = b1;
+                window::<S3>(self.data, fb + u64::from(pb), rb, l, &mut cb);
+                pb += 3 * rb + extra;
+            }
+            pa += 3 * ra + extra;
+            at += LANE_META_BYTES;
+        }
+        *oa = pa;
+        *ob = if same { pa } else { pb };
+        let g = |i: usize| cv.get(i).copied().unwrap_or(f32x4::ZERO);
+        let clip = [g(0), g(1), g(2), g(3), g(4), g(5)];
+        let (lo, step, cmask) = dequant_params(&da, &clip);
+        let va = dequant(&lo, &step, cmask, &ca);
+        let vb = if same {
+            dequant(&lo, &step, cmask, &cb)
+        } else {
+            let (lo, step, cmask) = dequant_params(&db, &clip);
+            dequant(&lo, &step, cmask, &cb)
+        };
+        if !ROT {
+            let v = |x: [f32x4; 3]| SoaQuat {
+                x: x[0],
+                y: x[1],
+                z: x[2],
+                w: f32x4::ZERO,
+            };
+            return Some((v(va), v(vb)));
+        }
+        let constant = [g(0), g(2), g(4), g(6)];
+        let anim = lane_mask(mask);
+        let idx = |c: &[[u32; 4]; 4]| u32x4::from(c[3]) & u32x4::splat(3);
+        Some((
+            rebuild::<S3>(va, idx(&ca), &constant, anim),
+            rebuild::<S3>(vb, idx(&cb), &constant, anim),
+        ))
+    }
+
     /// Components x, y, z of the lanes at the frame starting at bit `frame`.
     #[inline(always)]
     fn decode3(&self, frame: u64, ln: &Lanes) -> [f32x4; 3] {
@@ -1102,6 +1278,41 @@ impl<'a> CompressedClip<'a> {
                     None => &[],
                 };
                 p += n;
+                let fast = if rot {
+                    self.track_pair::<S3, true>(
+                        (ma, mb),
+                        same,
+                        m,
+                        mask,
+                        (&mut oa, &mut ob),
+                        (fa, fb),
+                        cv,
+                    )
+                } else {
+                    self.track_pair::<S3, false>(
+                        (ma, mb),
+                        same,
+                        m,
+                        mask,
+                        (&mut oa, &mut ob),
+                        (fa, fb),
+                        cv,
+                    )
+                };
+                if let Some((qa, qb)) = fast {
+                    m += LANE_META_BYTES * mask.count_ones() as usize;
+                    let v3 = |q: SoaQuat| SoaVec3 {
+                        x: q.x,
+                        y: q.y,
+                        z: q.z,
+                    };
+                    match tk {
+                        0 => (a.translation, bb.translation) = (v3(qa), v3(qb)),
+                        1 => (a.rotation, bb.rotation) = (qa, qb),
+                        _ => (a.scale, bb.scale) = (v3(qa), v3(qb)),
+                    }
+                    continue;
+                }
                 let g = |i: usize| cv.get(i).copied().unwrap_or(f32x4::ZERO);
                 let clip = [g(0), g(1), g(2), g(3), g(4), g(5)];
                 let la = self.lanes::<S3>(ma, m, mask, &mut oa, rot, &clip);

@@ -77,9 +77,17 @@ pub const ONE_WINDOW_BITS: u8 = 18;
 /// stay inside the data section.
 pub const READ_PADDING: usize = 8;
 
-/// Bytes of segment metadata per animated lane: minimum and extent of each
-/// component, then the bit rate.
-pub const LANE_META_BYTES: usize = 7;
+/// Bytes of segment metadata per animated lane: 8-bit minimum and extent of
+/// each component, the bit rate, then the signed trend of each component.
+pub const LANE_META_BYTES: usize = 10;
+
+/// Index of the first trend byte in a lane's segment metadata.
+pub const TREND_BYTE: usize = 7;
+
+/// Trend slope per frame in clip units per trend step: a lane's component
+/// at local frame `i` of its segment is `dequantize(..) + trend_slope · i`
+/// with `trend_slope = trend · unit · TREND_SCALE`.
+pub const TREND_SCALE: f32 = 0.125;
 
 /// Index of the bit rate in a lane's segment metadata.
 pub const RATE_BYTE: usize = 6;
@@ -160,6 +168,16 @@ pub const fn lane_frame_bits(rotation: bool, format: RotationFormat, bits: u8) -
 pub fn dequantize(min: f32, unit: f32, smin: u8, sext: u8, bits: u8, q: u32) -> f32 {
     let (lo, step) = dequantize_params(min, unit, smin, sext, bits);
     lo + step * q as f32
+}
+
+/// The per-frame slope of a lane component's trend `d` (a signed byte of
+/// its segment metadata) in a clip with unit `unit`: the value at local
+/// frame `i` of the segment is `dequantize(..) + trend_slope(unit, d) · i`,
+/// evaluated in this order in `f32`.
+#[inline]
+#[must_use]
+pub fn trend_slope(unit: f32, d: i8) -> f32 {
+    f32::from(d) * unit * TREND_SCALE
 }
 
 /// The offset and step of [`dequantize`]: `value = lo + step · q`.
@@ -531,24 +549,6 @@ fn read_bits(data: &[u8], bit: u64, n: u32) -> u32 {
     ((word >> (bit & 7)) & ((1u64 << n) - 1)) as u32
 }
 
-/// One stored block track's per-segment dequantization constants.
-#[derive(Clone, Copy)]
-struct Lanes {
-    lo: [f32x4; 3],
-    step: [f32x4; 3],
-    /// Per lane: the code mask `2^rate − 1` (0 for constant lanes).
-    mask: u32x4,
-    rate: [u32; 4],
-    /// Bit offset of each lane's codes inside the frame.
-    off: [u32; 4],
-    /// Some lane is above [`ONE_WINDOW_BITS`] (or verbatim).
-    wide: bool,
-    /// Some lane is verbatim.
-    raw: bool,
-    /// The animated lanes (bit per lane).
-    animated: u32,
-}
-
 /// Lane masks for `select`, by 4-bit lane mask.
 const LANE_MASKS: [[u32; 4]; 16] = {
     let mut t = [[0u32; 4]; 16];
@@ -582,16 +582,31 @@ fn to_f32(v: u32x4) -> f32x4 {
     f32x4::from_i32x4(bytemuck::cast(v))
 }
 
-/// A lane's two metadata words: bytes 0..4 and 3..7 (0 outside `meta`).
+/// A lane's three metadata words: bytes 0..4, 3..7 and 6..10 (0 outside
+/// `meta`), so the ranges, rate and trends of four lanes come out of three
+/// `u32x4` with uniform shifts and masks.
 #[inline(always)]
-fn meta_words(meta: &[u8], at: usize) -> (u32, u32) {
+fn meta_words(meta: &[u8], at: usize) -> [u32; 3] {
     match meta.get(at..at + LANE_META_BYTES) {
-        Some(&[b0, b1, b2, b3, b4, b5, b6]) => (
+        Some(&[b0, b1, b2, b3, b4, b5, b6, b7, b8, b9]) => [
             u32::from_le_bytes([b0, b1, b2, b3]),
             u32::from_le_bytes([b3, b4, b5, b6]),
-        ),
-        _ => (0, 0),
+            u32::from_le_bytes([b6, b7, b8, b9]),
+        ],
+        _ => [0; 3],
     }
+}
+
+/// Lane `l`'s three `r`-bit codes (`r ≤ 32`) and smallest-three index at
+/// bit `pos`, one read each.
+#[inline(never)]
+fn reads(data: &[u8], pos: u64, r: u32, l: usize, c: &mut [[u32; 4]; 4]) {
+    let r = r.min(32);
+    let rr = u64::from(r);
+    c[0][l] = read_bits(data, pos, r);
+    c[1][l] = read_bits(data, pos + rr, r);
+    c[2][l] = read_bits(data, pos + 2 * rr, r);
+    c[3][l] = read_bits(data, pos + 3 * rr, 2);
 }
 
 /// Splits the 64-bit window at bit `pos` into lane `l`'s three `r`-bit
@@ -607,37 +622,59 @@ fn window<const S3: bool>(data: &[u8], pos: u64, r: u32, l: usize, c: &mut [[u32
     }
 }
 
-/// Offsets, steps and code masks of four lanes from their metadata words
-/// (`d[0]`: bytes 0..4, `d[1]`: bytes 3..7) and clip constants.
+/// Per-segment constants of four lanes: offsets, steps, trend slopes per
+/// component, and the code masks.
+struct Dequant {
+    lo: [f32x4; 3],
+    step: [f32x4; 3],
+    slope: [f32x4; 3],
+    mask: u32x4,
+}
+
+/// [`Dequant`] from the lanes' metadata words (`d[0]`: bytes 0..4,
+/// `d[1]`: 3..7, `d[2]`: 6..10) and clip constants (`min`, `unit` per
+/// component).
 #[inline(always)]
-fn dequant_params(d: &[[u32; 4]; 2], clip: &[f32x4; 6]) -> ([f32x4; 3], [f32x4; 3], u32x4) {
-    let (d0, d1) = (u32x4::from(d[0]), u32x4::from(d[1]));
+fn dequant_params(d: &[[u32; 4]; 3], clip: &[f32x4; 6]) -> Dequant {
+    let [d0, d1, d2] = d.map(u32x4::from);
     let byte = u32x4::splat(0xff);
     let smin = [d0 & byte, (d0 >> 16u32) & byte, (d1 >> 8u32) & byte];
     let sext = [(d0 >> 8u32) & byte, d0 >> 24u32, (d1 >> 16u32) & byte];
+    // Signed trend bytes 7, 8, 9: shift each to the top, then back down
+    // arithmetically.
+    let sign =
+        |v: u32x4| -> f32x4 { f32x4::from_i32x4(bytemuck::cast::<u32x4, i32x4>(v) >> 24u32) };
+    let trend = [sign(d2 << 16u32), sign(d2 << 8u32), sign(d2)];
     // 2^rate as an f32 built from its exponent; the code mask and
     // 1 / (2^rate − 1) (0 for rate 0, as `inv_max_code`) follow from it.
-    let r: u32x4 = (d1 >> 24u32).min(u32x4::splat(u32::from(MAX_QUANTIZED_BITS)));
+    // (Verbatim lanes, rate 32, are patched after decoding: clamp them.)
+    let r: u32x4 = (d2 & byte).min(u32x4::splat(u32::from(MAX_QUANTIZED_BITS)));
     let pow2: f32x4 = bytemuck::cast((r + u32x4::splat(127)) << 23u32);
-    let code_mask: u32x4 = bytemuck::cast(pow2.round_int() - i32x4::ONE);
+    let mask: u32x4 = bytemuck::cast(pow2.round_int() - i32x4::ONE);
     let zero: f32x4 = bytemuck::cast(r.simd_eq(u32x4::ZERO));
     let inv = zero.bitselect(f32x4::ZERO, f32x4::ONE / (pow2 - f32x4::ONE));
-    let mut lo = [f32x4::ZERO; 3];
-    let mut step = [f32x4::ZERO; 3];
+    let mut q = Dequant {
+        lo: [f32x4::ZERO; 3],
+        step: [f32x4::ZERO; 3],
+        slope: [f32x4::ZERO; 3],
+        mask,
+    };
     for c in 0..3 {
         let (min, unit) = (clip[2 * c], clip[2 * c + 1]);
-        lo[c] = min + to_f32(smin[c]) * unit;
-        step[c] = to_f32(sext[c]) * unit * inv;
+        q.lo[c] = min + to_f32(smin[c]) * unit;
+        q.step[c] = to_f32(sext[c]) * unit * inv;
+        q.slope[c] = trend[c] * unit * f32x4::splat(TREND_SCALE);
     }
-    (lo, step, code_mask)
+    q
 }
 
-/// `lo + step · (code & mask)` for components x, y, z.
+/// `(lo + step · (code & mask)) + slope · local` for components x, y, z.
 #[inline(always)]
-fn dequant(lo: &[f32x4; 3], step: &[f32x4; 3], mask: u32x4, c: &[[u32; 4]; 4]) -> [f32x4; 3] {
+fn dequant(q: &Dequant, c: &[[u32; 4]; 4], local: f32) -> [f32x4; 3] {
+    let li = f32x4::splat(local);
     let mut v = [f32x4::ZERO; 3];
     for i in 0..3 {
-        v[i] = lo[i] + step[i] * to_f32(u32x4::from(c[i]) & mask);
+        v[i] = (q.lo[i] + q.step[i] * to_f32(u32x4::from(c[i]) & q.mask)) + q.slope[i] * li;
     }
     v
 }
@@ -757,7 +794,7 @@ impl<'a> CompressedClip<'a> {
         let data = &bytes[l.data..l.data + data_bytes];
         let name = core::str::from_utf8(&bytes[l.name..l.name + name_len])
             .map_err(|_| Error::InvalidName { joint: 0 })?;
-        check_params(kinds, params_f, joints)?;
+        check_params(kinds, params_f, joints, seg_frames)?;
         // Segment metadata: ranges stay inside the clip range; rates are valid.
         for lm in meta.chunks_exact(LANE_META_BYTES) {
             let r = lm[RATE_BYTE];
@@ -814,7 +851,7 @@ impl<'a> CompressedClip<'a> {
     /// Checks every verbatim value: finite, rotations near unit length.
     fn check_raw_values(&self) -> Result<(), Error> {
         for f in 0..self.frame_count {
-            let (mut bit, meta) = self.frame_start(f);
+            let (mut bit, meta, _) = self.frame_start(f);
             for (rot, lm) in lane_is_rotation(self.kinds).zip(meta.chunks_exact(LANE_META_BYTES)) {
                 let r = lm[RATE_BYTE];
                 if r == RAW_BITS {
@@ -839,160 +876,28 @@ impl<'a> CompressedClip<'a> {
         Ok(())
     }
 
-    /// The first bit of frame `f` and its segment's metadata (validated
-    /// index; empty metadata otherwise).
+    /// The first bit of frame `f`, its segment's metadata (validated
+    /// index; empty metadata otherwise) and its local index in the segment.
     #[inline(always)]
-    fn frame_start(&self, f: usize) -> (u64, &'a [u8]) {
+    fn frame_start(&self, f: usize) -> (u64, &'a [u8], f32) {
         let s = f / self.segment_frames;
-        let local = (f - s * self.segment_frames) as u64;
+        let local = f - s * self.segment_frames;
         let first = u64::from(self.seg_table.get(2 * s).copied().unwrap_or(0));
         let fb = u64::from(self.seg_table.get(2 * s + 1).copied().unwrap_or(0));
         let n = self.animated * LANE_META_BYTES;
         (
-            first + local * fb,
+            first + local as u64 * fb,
             self.meta.get(s * n..(s + 1) * n).unwrap_or(&[]),
+            local as f32,
         )
     }
 
-    /// The per-segment constants of one stored block track whose animated
-    /// lanes' metadata starts at byte `m` of `meta`; `ofs` is the bit offset
-    /// of the track's first lane inside the frame and is advanced past it.
-    ///
-    /// Each lane's 7 metadata bytes are read as two overlapping
-    /// little-endian words (bytes 0..4 and 3..7), so the ranges and rates of
-    /// four lanes come out of two `u32x4` with uniform shifts and masks.
-    #[inline(always)]
-    fn lanes<const S3: bool>(
-        &self,
-        meta: &[u8],
-        m: usize,
-        mask: u32,
-        ofs: &mut u32,
-        rot: bool,
-        clip: &[f32x4; 6],
-    ) -> Lanes {
-        let mut rate = [0u32; 4];
-        let mut off = [*ofs; 4];
-        let mut d0 = [0u32; 4];
-        let mut d1 = [0u32; 4];
-        let (mut top, mut at) = (0u32, m);
-        for l in 0..LANES {
-            if mask & (1 << l) == 0 {
-                continue;
-            }
-            let (a, b) = match meta.get(at..at + LANE_META_BYTES) {
-                Some(&[b0, b1, b2, b3, b4, b5, b6]) => (
-                    u32::from_le_bytes([b0, b1, b2, b3]),
-                    u32::from_le_bytes([b3, b4, b5, b6]),
-                ),
-                _ => (0, 0),
-            };
-            at += LANE_META_BYTES;
-            let r = b >> 24;
-            d0[l] = a;
-            d1[l] = b;
-            rate[l] = r;
-            off[l] = *ofs;
-            *ofs += if r == u32::from(RAW_BITS) {
-                if rot {
-                    128
-                } else {
-                    96
-                }
-            } else if S3 && rot {
-                3 * r + 2
-            } else {
-                3 * r
-            };
-            top = top.max(r);
-        }
-        let (d0, d1) = (u32x4::from(d0), u32x4::from(d1));
-        let byte = u32x4::splat(0xff);
-        let smin = [d0 & byte, (d0 >> 16u32) & byte, (d1 >> 8u32) & byte];
-        let sext = [(d0 >> 8u32) & byte, d0 >> 24u32, (d1 >> 16u32) & byte];
-        // 2^rate as an f32 built from its exponent; the code mask and
-        // 1 / (2^rate − 1) (0 for rate 0, as `inv_max_code`) follow from it.
-        // (Verbatim lanes, rate 32, are patched after decoding: clamp them.)
-        let r: u32x4 = (d1 >> 24u32).min(u32x4::splat(u32::from(MAX_QUANTIZED_BITS)));
-        let pow2: f32x4 = bytemuck::cast((r + u32x4::splat(127)) << 23u32);
-        let code_mask: u32x4 = bytemuck::cast(pow2.round_int() - i32x4::ONE);
-        let zero: f32x4 = bytemuck::cast(r.simd_eq(u32x4::ZERO));
-        let inv = zero.bitselect(f32x4::ZERO, f32x4::ONE / (pow2 - f32x4::ONE));
-        let mut lo = [f32x4::ZERO; 3];
-        let mut step = [f32x4::ZERO; 3];
-        for c in 0..3 {
-            let (min, unit) = (clip[2 * c], clip[2 * c + 1]);
-            lo[c] = min + to_f32(smin[c]) * unit;
-            step[c] = to_f32(sext[c]) * unit * inv;
-        }
-        Lanes {
-            lo,
-            step,
-            mask: code_mask,
-            rate,
-            off,
-            wide: top > u32::from(ONE_WINDOW_BITS),
-            raw: top == u32::from(RAW_BITS),
-            animated: mask,
-        }
-    }
-
-    /// The codes of the four lanes at the frame starting at bit `frame`:
-    /// components x, y, z and (with `INDEX`) the smallest-three index.
-    /// Constant lanes read nothing (their codes are 0).
-    #[inline(always)]
-    fn codes<const INDEX: bool>(&self, frame: u64, ln: &Lanes) -> [u32x4; 4] {
-        if ln.wide {
-            return self.codes_wide(frame, ln);
-        }
-        let mut c = [[0u32; 4]; 4];
-        for l in 0..LANES {
-            if ln.animated & (1 << l) == 0 {
-                continue;
-            }
-            let pos = frame + u64::from(ln.off[l]);
-            let w = read_u64(self.data, (pos >> 3) as usize) >> (pos & 7);
-            let r = ln.rate[l];
-            c[0][l] = w as u32;
-            c[1][l] = (w >> r) as u32;
-            c[2][l] = (w >> (2 * r)) as u32;
-            if INDEX {
-                c[3][l] = (w >> (3 * r)) as u32;
-            }
-        }
-        let [c0, c1, c2, c3] = c.map(u32x4::from);
-        [
-            c0 & ln.mask,
-            c1 & ln.mask,
-            c2 & ln.mask,
-            c3 & u32x4::splat(3),
-        ]
-    }
-
-    /// [`Self::codes`] for block tracks with a lane above
-    /// [`ONE_WINDOW_BITS`] or verbatim: one read per component.
-    #[cold]
-    #[inline(never)]
-    fn codes_wide(&self, frame: u64, ln: &Lanes) -> [u32x4; 4] {
-        let mut c = [[0u32; 4]; 4];
-        for l in 0..LANES {
-            let pos = frame + u64::from(ln.off[l]);
-            let r = ln.rate[l].min(32);
-            let rr = u64::from(r);
-            c[0][l] = read_bits(self.data, pos, r);
-            c[1][l] = read_bits(self.data, pos + rr, r);
-            c[2][l] = read_bits(self.data, pos + 2 * rr, r);
-            c[3][l] = read_bits(self.data, pos + 3 * rr, 2);
-        }
-        c.map(u32x4::from)
-    }
-
     /// Both frames of one stored block track, decoded in one pass over its
-    /// animated lanes: per lane the two metadata words and one 64-bit
-    /// window per frame, then lane-wise dequantization. Returns the x, y, z
-    /// (and for rotations w) lanes of frames a and b, or `None` (offsets
-    /// untouched) when a lane's rate is above [`ONE_WINDOW_BITS`] or
-    /// verbatim, which [`Self::lanes`] and the `decode_*` functions handle.
+    /// animated lanes: per lane its metadata words and, per frame, one
+    /// 64-bit window (rates up to [`ONE_WINDOW_BITS`]) or one read per
+    /// component, then lane-wise dequantization, trend and (for rotations)
+    /// the rebuild. Translations and scales come back in x, y, z.
+    /// `frames` holds each frame's first bit and local index in its segment.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn track_pair<const S3: bool, const ROT: bool>(
@@ -1002,156 +907,115 @@ impl<'a> CompressedClip<'a> {
         m: usize,
         mask: u32,
         (oa, ob): (&mut u32, &mut u32),
-        (fa, fb): (u64, u64),
+        frames: [(u64, f32); 2],
         cv: &[f32x4],
-    ) -> Option<(SoaQuat, SoaQuat)> {
-        let mut da = [[0u32; 4]; 2];
-        let mut db = [[0u32; 4]; 2];
+    ) -> (SoaQuat, SoaQuat) {
+        let [(fa, la), (fb, lb)] = frames;
+        let mut da = [[0u32; 4]; 3];
+        let mut db = [[0u32; 4]; 3];
         let mut ca = [[0u32; 4]; 4];
         let mut cb = [[0u32; 4]; 4];
         let (mut pa, mut pb) = (*oa, *ob);
+        // Verbatim lanes: (lane, first bit) per frame.
+        let mut raw: [Option<(usize, u64, u64)>; 4] = [None; 4];
+        let mut any_raw = false;
         let mut at = m;
         let mut bits = mask;
-        let extra = if S3 && ROT { 2 } else { 0 };
         while bits != 0 {
             let l = bits.trailing_zeros() as usize & 3;
             bits &= bits - 1;
-            let (a0, a1) = meta_words(ma, at);
-            let ra = a1 >> 24;
-            if ra > u32::from(ONE_WINDOW_BITS) {
-                return None;
+            let wa = meta_words(ma, at);
+            let ra = wa[2] & 0xff;
+            for (d, w) in da.iter_mut().zip(wa) {
+                d[l] = w;
             }
-            da[0][l] = a0;
-            da[1][l] = a1;
-            window::<S3>(self.data, fa + u64::from(pa), ra, l, &mut ca);
-            if same {
-                window::<S3>(self.data, fb + u64::from(pa), ra, l, &mut cb);
-            } else {
-                let (b0, b1) = meta_words(mb, at);
-                let rb = b1 >> 24;
-                if rb > u32::from(ONE_WINDOW_BITS) {
-                    return None;
+            let wb = if same { wa } else { meta_words(mb, at) };
+            let rb = wb[2] & 0xff;
+            if !same {
+                for (d, w) in db.iter_mut().zip(wb) {
+                    d[l] = w;
                 }
-                db[0][l] = b0;
-                db[1][l] = b1;
-                window::<S3>(self.data, fb + u64::from(pb), rb, l, &mut cb);
-                pb += 3 * rb + extra;
             }
-            pa += 3 * ra + extra;
+            let (qa, qb) = (
+                fa + u64::from(pa),
+                fb + u64::from(if same { pa } else { pb }),
+            );
+            if (ra | rb) <= u32::from(ONE_WINDOW_BITS) {
+                window::<S3>(self.data, qa, ra, l, &mut ca);
+                window::<S3>(self.data, qb, rb, l, &mut cb);
+            } else {
+                reads(self.data, qa, ra, l, &mut ca);
+                reads(self.data, qb, rb, l, &mut cb);
+                if ra == u32::from(RAW_BITS) || rb == u32::from(RAW_BITS) {
+                    raw[l] = Some((l, qa, qb));
+                    any_raw = true;
+                }
+            }
+            pa += lane_frame_bits(ROT, self.rotation, ra as u8);
+            pb += lane_frame_bits(ROT, self.rotation, rb as u8);
             at += LANE_META_BYTES;
         }
         *oa = pa;
         *ob = if same { pa } else { pb };
         let g = |i: usize| cv.get(i).copied().unwrap_or(f32x4::ZERO);
         let clip = [g(0), g(1), g(2), g(3), g(4), g(5)];
-        let (lo, step, cmask) = dequant_params(&da, &clip);
-        let va = dequant(&lo, &step, cmask, &ca);
+        let pa_ = dequant_params(&da, &clip);
+        let va = dequant(&pa_, &ca, la);
         let vb = if same {
-            dequant(&lo, &step, cmask, &cb)
+            dequant(&pa_, &cb, lb)
         } else {
-            let (lo, step, cmask) = dequant_params(&db, &clip);
-            dequant(&lo, &step, cmask, &cb)
+            dequant(&dequant_params(&db, &clip), &cb, lb)
         };
-        if !ROT {
+        let (mut qa, mut qb) = if ROT {
+            let constant = [g(0), g(2), g(4), g(6)];
+            let anim = lane_mask(mask);
+            let idx = |c: &[[u32; 4]; 4]| u32x4::from(c[3]) & u32x4::splat(3);
+            (
+                rebuild::<S3>(va, idx(&ca), &constant, anim),
+                rebuild::<S3>(vb, idx(&cb), &constant, anim),
+            )
+        } else {
             let v = |x: [f32x4; 3]| SoaQuat {
                 x: x[0],
                 y: x[1],
                 z: x[2],
                 w: f32x4::ZERO,
             };
-            return Some((v(va), v(vb)));
-        }
-        let constant = [g(0), g(2), g(4), g(6)];
-        let anim = lane_mask(mask);
-        let idx = |c: &[[u32; 4]; 4]| u32x4::from(c[3]) & u32x4::splat(3);
-        Some((
-            rebuild::<S3>(va, idx(&ca), &constant, anim),
-            rebuild::<S3>(vb, idx(&cb), &constant, anim),
-        ))
-    }
-
-    /// Components x, y, z of the lanes at the frame starting at bit `frame`.
-    #[inline(always)]
-    fn decode3(&self, frame: u64, ln: &Lanes) -> [f32x4; 3] {
-        let c = self.codes::<false>(frame, ln);
-        let mut v = [f32x4::ZERO; 3];
-        for i in 0..3 {
-            v[i] = ln.lo[i] + ln.step[i] * to_f32(c[i]);
-        }
-        if ln.raw {
-            self.patch_raw(frame, ln, &mut v, None);
-        }
-        v
-    }
-
-    /// The rotations of the lanes at the frame starting at bit `frame`;
-    /// `constant` holds the constant lanes' quaternions, `anim` selects the
-    /// animated lanes.
-    #[inline(always)]
-    fn decode_rotation<const S3: bool>(
-        &self,
-        frame: u64,
-        ln: &Lanes,
-        constant: &[f32x4; 4],
-        anim: f32x4,
-    ) -> SoaQuat {
-        let c = self.codes::<S3>(frame, ln);
-        let a = ln.lo[0] + ln.step[0] * to_f32(c[0]);
-        let b = ln.lo[1] + ln.step[1] * to_f32(c[1]);
-        let d = ln.lo[2] + ln.step[2] * to_f32(c[2]);
-        let big = (f32x4::ONE - (a * a + b * b + d * d))
-            .max(f32x4::ZERO)
-            .sqrt();
-        let [mut x, mut y, mut z, mut w] = match S3 {
-            false => [a, b, d, big],
-            true => {
-                let idx = c[3];
-                let is = |k: u32| -> f32x4 { bytemuck::cast(idx.simd_eq(u32x4::splat(k))) };
-                let (i0, i1, i2, i3) = (is(0), is(1), is(2), is(3));
-                [
-                    i0.bitselect(big, a),
-                    i0.bitselect(a, i1.bitselect(big, b)),
-                    i3.bitselect(d, i2.bitselect(big, b)),
-                    i3.bitselect(big, d),
-                ]
-            }
+            (v(va), v(vb))
         };
-        // Constant lanes decode x, y, z exactly to their `min` (step 0), so
-        // drop-W only has to put back their w.
-        if S3 {
-            x = anim.bitselect(x, constant[0]);
-            y = anim.bitselect(y, constant[1]);
-            z = anim.bitselect(z, constant[2]);
+        if any_raw {
+            let (ra, rb) = (&da, if same { &da } else { &db });
+            self.patch_raw(&raw, ra, rb, ROT, &mut qa, &mut qb);
         }
-        w = anim.bitselect(w, constant[3]);
-        let mut v = [x, y, z];
-        if ln.raw {
-            self.patch_raw(frame, ln, &mut v, Some(&mut w));
-        }
-        let [x, y, z] = v;
-        SoaQuat { x, y, z, w }
+        (qa, qb)
     }
 
-    /// Overwrites the verbatim lanes with their stored `f32` values.
+    /// Overwrites the verbatim lanes of both frames with their stored `f32`
+    /// values (x, y, z, and w for rotations).
     #[cold]
     #[inline(never)]
-    fn patch_raw(&self, frame: u64, ln: &Lanes, v: &mut [f32x4; 3], w: Option<&mut f32x4>) {
-        let mut arr = v.map(|x| x.to_array());
-        let mut wa = w.as_ref().map_or([0.0; 4], |w| w.to_array());
-        for l in 0..LANES {
-            if ln.rate[l] != u32::from(RAW_BITS) {
-                continue;
+    fn patch_raw(
+        &self,
+        raw: &[Option<(usize, u64, u64)>; 4],
+        da: &[[u32; 4]; 3],
+        db: &[[u32; 4]; 3],
+        rot: bool,
+        qa: &mut SoaQuat,
+        qb: &mut SoaQuat,
+    ) {
+        let n = if rot { 4 } else { 3 };
+        for &(l, pa, pb) in raw.iter().flatten() {
+            for (q, d, pos) in [(&mut *qa, da, pa), (&mut *qb, db, pb)] {
+                if d[2][l & 3] & 0xff != u32::from(RAW_BITS) {
+                    continue;
+                }
+                let mut c = [q.x, q.y, q.z, q.w].map(|v| v.to_array());
+                for (i, v) in c.iter_mut().take(n).enumerate() {
+                    v[l & 3] = f32::from_bits(read_bits(self.data, pos + 32 * i as u64, 32));
+                }
+                let [x, y, z, w] = c.map(f32x4::from);
+                *q = SoaQuat { x, y, z, w };
             }
-            let pos = frame + u64::from(ln.off[l]);
-            let val = |c: u64| f32::from_bits(read_bits(self.data, pos + 32 * c, 32));
-            for (c, a) in arr.iter_mut().enumerate() {
-                a[l] = val(c as u64);
-            }
-            wa[l] = val(3);
-        }
-        *v = arr.map(f32x4::from);
-        if let Some(w) = w {
-            *w = f32x4::from(wa);
         }
     }
 
@@ -1250,8 +1114,8 @@ impl<'a> CompressedClip<'a> {
         rest: Option<&[SoaTransform]>,
         out: &mut [SoaTransform],
     ) {
-        let (fa, ma) = self.frame_start(i0);
-        let (fb, mb) = self.frame_start(i1);
+        let (fa, ma, la) = self.frame_start(i0);
+        let (fb, mb, lb) = self.frame_start(i1);
         let same = i0 / self.segment_frames == i1 / self.segment_frames;
         // Running positions: clip constants (vectors), metadata bytes, and
         // bit offsets inside frames a and b.
@@ -1278,14 +1142,15 @@ impl<'a> CompressedClip<'a> {
                     None => &[],
                 };
                 p += n;
-                let fast = if rot {
+                let frames = [(fa, la), (fb, lb)];
+                let (qa, qb) = if rot {
                     self.track_pair::<S3, true>(
                         (ma, mb),
                         same,
                         m,
                         mask,
                         (&mut oa, &mut ob),
-                        (fa, fb),
+                        frames,
                         cv,
                     )
                 } else {
@@ -1295,51 +1160,20 @@ impl<'a> CompressedClip<'a> {
                         m,
                         mask,
                         (&mut oa, &mut ob),
-                        (fa, fb),
+                        frames,
                         cv,
                     )
                 };
-                if let Some((qa, qb)) = fast {
-                    m += LANE_META_BYTES * mask.count_ones() as usize;
-                    let v3 = |q: SoaQuat| SoaVec3 {
-                        x: q.x,
-                        y: q.y,
-                        z: q.z,
-                    };
-                    match tk {
-                        0 => (a.translation, bb.translation) = (v3(qa), v3(qb)),
-                        1 => (a.rotation, bb.rotation) = (qa, qb),
-                        _ => (a.scale, bb.scale) = (v3(qa), v3(qb)),
-                    }
-                    continue;
-                }
-                let g = |i: usize| cv.get(i).copied().unwrap_or(f32x4::ZERO);
-                let clip = [g(0), g(1), g(2), g(3), g(4), g(5)];
-                let la = self.lanes::<S3>(ma, m, mask, &mut oa, rot, &clip);
-                let lb_other;
-                let lb = if same {
-                    ob = oa;
-                    &la
-                } else {
-                    lb_other = self.lanes::<S3>(mb, m, mask, &mut ob, rot, &clip);
-                    &lb_other
-                };
                 m += LANE_META_BYTES * mask.count_ones() as usize;
-                if rot {
-                    let constant = [g(0), g(2), g(4), g(6)];
-                    let anim = lane_mask(mask);
-                    a.rotation = self.decode_rotation::<S3>(fa, &la, &constant, anim);
-                    bb.rotation = self.decode_rotation::<S3>(fb, lb, &constant, anim);
-                } else {
-                    let [x, y, z] = self.decode3(fa, &la);
-                    let va = SoaVec3 { x, y, z };
-                    let [x, y, z] = self.decode3(fb, lb);
-                    let vb = SoaVec3 { x, y, z };
-                    if tk == 0 {
-                        (a.translation, bb.translation) = (va, vb);
-                    } else {
-                        (a.scale, bb.scale) = (va, vb);
-                    }
+                let v3 = |q: SoaQuat| SoaVec3 {
+                    x: q.x,
+                    y: q.y,
+                    z: q.z,
+                };
+                match tk {
+                    0 => (a.translation, bb.translation) = (v3(qa), v3(qb)),
+                    1 => (a.rotation, bb.rotation) = (qa, qb),
+                    _ => (a.scale, bb.scale) = (v3(qa), v3(qb)),
                 }
             }
             interpolate(
@@ -1504,9 +1338,16 @@ impl<'a> CompressedClip<'a> {
 }
 
 /// Checks the clip constants of every stored block track: finite, units
-/// `≥ 0` with a finite top, animated rotation components inside `[−2, 2]`,
+/// `≥ 0` with a finite top and bottom however far a trend drifts, animated rotation components inside `[−2, 2]`,
 /// constant rotation lanes near unit length, padding lanes identity.
-fn check_params(kinds: &[u8], params: &[f32], joints: usize) -> Result<(), Error> {
+fn check_params(
+    kinds: &[u8],
+    params: &[f32],
+    joints: usize,
+    segment_frames: usize,
+) -> Result<(), Error> {
+    // The largest trend offset inside a segment, in units.
+    let drift = 128.0 * TREND_SCALE * segment_frames as f32;
     if !crate::soa::all_finite(params) {
         return Err(Error::NonFinite {
             what: "clip constant",
@@ -1533,7 +1374,10 @@ fn check_params(kinds: &[u8], params: &[f32], joints: usize) -> Result<(), Error
             for c in 0..3 {
                 let (min, unit) = (g(8 * c + l), g(8 * c + 4 + l));
                 let top = min + 255.0 * unit;
-                if !(unit >= 0.0 && top.is_finite()) {
+                if !(unit >= 0.0
+                    && (top + drift * unit).is_finite()
+                    && (min - drift * unit).is_finite())
+                {
                     return Err(corrupt("clip range extent"));
                 }
                 if rot && animated && !(min >= -2.0 && top <= 2.0) {
@@ -1563,8 +1407,8 @@ fn check_params(kinds: &[u8], params: &[f32], joints: usize) -> Result<(), Error
 pub mod reference {
     use super::{
         dequantize, drop_w_rotation, lane_frame_bits, read_bits, smallest_three_rotation,
-        CompressedClip, Defaults, RotationFormat, KIND_DEFAULT, LANE_META_BYTES, RATE_BYTE,
-        RAW_BITS, ROT_PARAM_FLOATS, VEC_PARAM_FLOATS,
+        trend_slope, CompressedClip, Defaults, RotationFormat, KIND_DEFAULT, LANE_META_BYTES,
+        RATE_BYTE, RAW_BITS, ROT_PARAM_FLOATS, TREND_BYTE, VEC_PARAM_FLOATS,
     };
     use crate::clip::TimeMode;
     use crate::error::Error;
@@ -1638,7 +1482,9 @@ pub mod reference {
             for (c, x) in d.iter_mut().enumerate() {
                 let q = read_bits(self.data, bit, u32::from(bits));
                 bit += u64::from(bits);
-                *x = dequantize(min(c), unit(c), range(2 * c), range(2 * c + 1), bits, q);
+                let v = dequantize(min(c), unit(c), range(2 * c), range(2 * c + 1), bits, q);
+                let trend = range(TREND_BYTE + c) as i8;
+                *x = v + trend_slope(unit(c), trend) * local as f32;
             }
             if !rot {
                 return Some([d[0], d[1], d[2], 0.0]);

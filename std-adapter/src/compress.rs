@@ -34,7 +34,7 @@ use std::time::Instant;
 
 use sinew_core::clip::{RawClip, TimeMode};
 use sinew_core::compressed::{
-    self, dequantize, drop_w_rotation, smallest_three_rotation, smallest_three_split,
+    self, dequantize, drop_w_rotation, smallest_three_rotation, smallest_three_split, trend_slope,
     unit_for_extent, CompressedClip, CompressedParts, Defaults, RotationFormat, KIND_DEFAULT,
     KIND_STORED, LANE_META_BYTES, MAX_QUANTIZED_BITS, RAW_BITS,
 };
@@ -284,6 +284,8 @@ struct Track {
 struct SegTrack {
     rate: u8,
     ranges: [u8; 6],
+    /// Per component: the trend byte (0: none).
+    trend: [i8; 3],
     /// Per frame: codes (and the smallest-three index) or raw f32 bits.
     words: Vec<[u32; 4]>,
     /// Per frame: the decoded value exactly as the core decodes it.
@@ -293,7 +295,16 @@ struct SegTrack {
 }
 
 impl Track {
-    fn encode(&self, frames: std::ops::Range<usize>, rate: u8, format: RotationFormat) -> SegTrack {
+    /// Encodes `frames` as one segment at `rate`; with `trend`, components
+    /// whose segment chord fits a trend byte are stored as residuals from it
+    /// when that shrinks their range.
+    fn encode(
+        &self,
+        frames: std::ops::Range<usize>,
+        rate: u8,
+        format: RotationFormat,
+        trend: bool,
+    ) -> SegTrack {
         let n = frames.len();
         if rate == RAW_BITS {
             let words = self.raw[frames.clone()]
@@ -303,19 +314,47 @@ impl Track {
             return SegTrack {
                 rate,
                 ranges: [0; 6],
+                trend: [0; 3],
                 words,
                 decoded: self.raw[frames].to_vec(),
                 err: 0.0,
             };
         }
-        let mut ranges = [0u8; 6];
-        for c in 0..3 {
-            let (min, ext) = (self.range[2 * c], 255.0 * self.range[2 * c + 1]);
+        let first = frames.start;
+        // The range of component `c` (in 0..1 of the clip range) after
+        // removing the trend `d`.
+        let span = |c: usize, d: i8| -> (f32, f32) {
+            let (min, unit) = (self.range[2 * c], self.range[2 * c + 1]);
+            let ext = 255.0 * unit;
+            let slope = trend_slope(unit, d);
             let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-            for v in &self.comp[frames.clone()] {
-                let t = if ext > 0.0 { (v[c] - min) / ext } else { 0.0 };
+            for (i, v) in self.comp[frames.clone()].iter().enumerate() {
+                let r = v[c] - slope * i as f32;
+                let t = if ext > 0.0 { (r - min) / ext } else { 0.0 };
                 lo = lo.min(t);
                 hi = hi.max(t);
+            }
+            (lo, hi)
+        };
+        let mut trends = [0i8; 3];
+        let mut ranges = [0u8; 6];
+        for c in 0..3 {
+            let (mut lo, mut hi) = span(c, 0);
+            let unit = self.range[2 * c + 1];
+            if trend && n >= 3 && unit > 0.0 {
+                let v = &self.comp[first..first + n];
+                let per = (v[n - 1][c] - v[0][c]) / (n - 1) as f32;
+                let d = (per / (unit * compressed::TREND_SCALE))
+                    .round()
+                    .clamp(-127.0, 127.0) as i8;
+                if d != 0 {
+                    let (tl, th) = span(c, d);
+                    // Inside the clip range, and at least one step narrower.
+                    if tl >= 0.0 && th <= 1.0 && (th - tl) * 255.0 + 1.0 < (hi - lo) * 255.0 {
+                        (lo, hi) = (tl, th);
+                        trends[c] = d;
+                    }
+                }
             }
             let smin = (lo * 255.0).floor().clamp(0.0, 255.0) as u8;
             let smax = ((hi * 255.0).ceil().clamp(0.0, 255.0) as u8).max(smin);
@@ -327,31 +366,35 @@ impl Track {
         let mut decoded = Vec::with_capacity(n);
         let mut err = 0.0f32;
         for f in frames {
+            let li = (f - first) as f32;
             let v = self.comp[f];
             let mut w = [0u32; 4];
             let mut d = [0.0f32; 3];
             for c in 0..3 {
                 let (min, unit) = (self.range[2 * c], self.range[2 * c + 1]);
                 let (smin, sext) = (ranges[2 * c], ranges[2 * c + 1]);
+                // The decoder adds the trend after dequantizing.
+                let tr = trend_slope(unit, trends[c]) * li;
+                let dec = |q: u32| dequantize(min, unit, smin, sext, rate, q) + tr;
                 let lo = dequantize(min, unit, smin, sext, rate, 0);
                 let top = dequantize(min, unit, smin, sext, rate, max_code);
                 let q = if max_code == 0 || top <= lo {
                     0
                 } else {
-                    let x = (v[c] - lo) / (top - lo) * max_code as f32;
+                    let x = (v[c] - tr - lo) / (top - lo) * max_code as f32;
                     let q = x.round().clamp(0.0, max_code as f32) as u32;
                     // Pick the neighbour code that decodes closest.
                     let best = [q.saturating_sub(1), q, (q + 1).min(max_code)]
                         .into_iter()
                         .min_by(|&a, &b| {
-                            let ea = (dequantize(min, unit, smin, sext, rate, a) - v[c]).abs();
-                            let eb = (dequantize(min, unit, smin, sext, rate, b) - v[c]).abs();
+                            let ea = (dec(a) - v[c]).abs();
+                            let eb = (dec(b) - v[c]).abs();
                             ea.total_cmp(&eb)
                         });
                     best.unwrap_or(q)
                 };
                 w[c] = q;
-                d[c] = dequantize(min, unit, smin, sext, rate, q);
+                d[c] = dec(q);
             }
             let raw = self.raw[f];
             let (dec, e) = match self.kind {
@@ -378,6 +421,7 @@ impl Track {
         SegTrack {
             rate,
             ranges,
+            trend: trends,
             words,
             decoded,
             err,
@@ -605,7 +649,7 @@ fn analyse(
     let quiet: Vec<bool> = tracks
         .iter()
         .zip(&b0)
-        .map(|(t, &b)| t.encode(0..frames, 0, opts.rotation).err <= 0.05 * b)
+        .map(|(t, &b)| t.encode(0..frames, 0, opts.rotation, false).err <= 0.05 * b)
         .collect();
     // Quiet tracks whose 0-bit value fits their share at every frame become
     // constants: no per-segment rate and ranges at all.
@@ -614,7 +658,7 @@ fn analyse(
         if !quiet[k] {
             continue;
         }
-        let v = t.encode(0..1, 0, opts.rotation).decoded[0];
+        let v = t.encode(0..1, 0, opts.rotation, false).decoded[0];
         let fits = t.raw.iter().all(|r| {
             let e = match t.kind {
                 Kind::Rotation => angle_between(
@@ -749,7 +793,7 @@ impl<'a> SegmentSearch<'a> {
     fn get(&mut self, k: usize, r: u8) -> &SegTrack {
         let slot = rate_slot(r);
         if self.memo[k][slot].is_none() {
-            let enc = self.a.tracks[k].encode(self.frames.clone(), r, self.opts.rotation);
+            let enc = self.a.tracks[k].encode(self.frames.clone(), r, self.opts.rotation, true);
             self.memo[k][slot] = Some(enc);
         }
         match &self.memo[k][slot] {
@@ -988,6 +1032,7 @@ fn build_container(
             let t = &seg[k];
             meta.extend_from_slice(&t.ranges);
             meta.push(t.rate);
+            meta.extend(t.trend.map(|d| d as u8));
         }
         debug_assert_eq!(meta.len() % LANE_META_BYTES, 0);
         let len = seg.first().map_or(0, |t| t.words.len());

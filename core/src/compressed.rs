@@ -46,11 +46,12 @@
 
 use wide::{f32x4, i32x4, u32x4};
 
-use crate::clip::{interpolate, locate_frames, TimeMode};
+use crate::clip::{locate_frames, TimeMode};
 use crate::container::{check_preamble, le_u32};
 use crate::error::Error;
 use crate::math::Quat;
 use crate::skeleton::MAX_JOINTS;
+use crate::soa::detail::{dot4, normalize, quat_mul_add, vec_mul_add, vec_scale};
 use crate::soa::{check_len, soa_count, SoaQuat, SoaTransform, SoaVec3, LANES};
 
 /// Magic bytes that open a compressed clip container.
@@ -916,30 +917,47 @@ impl<'a> CompressedClip<'a> {
         let mut ca = [[0u32; 4]; 4];
         let mut cb = [[0u32; 4]; 4];
         let (mut pa, mut pb) = (*oa, *ob);
-        // Verbatim lanes: (lane, first bit) per frame.
-        let mut raw: [Option<(usize, u64, u64)>; 4] = [None; 4];
-        let mut any_raw = false;
+        // Verbatim lanes (bit per lane) and their first bits per frame.
+        let mut raw = 0u32;
+        let mut raw_at = [(0u64, 0u64); 4];
         let mut at = m;
         let mut bits = mask;
+        let lane_bits = |r: u32| -> u32 {
+            if r == u32::from(RAW_BITS) {
+                if ROT {
+                    128
+                } else {
+                    96
+                }
+            } else if S3 && ROT {
+                3 * r + 2
+            } else {
+                3 * r
+            }
+        };
         while bits != 0 {
             let l = bits.trailing_zeros() as usize & 3;
             bits &= bits - 1;
             let wa = meta_words(ma, at);
+            at += LANE_META_BYTES;
             let ra = wa[2] & 0xff;
             for (d, w) in da.iter_mut().zip(wa) {
                 d[l] = w;
             }
-            let wb = if same { wa } else { meta_words(mb, at) };
-            let rb = wb[2] & 0xff;
-            if !same {
+            let qa = fa + u64::from(pa);
+            pa += lane_bits(ra);
+            let (qb, rb) = if same {
+                (fb + u64::from(pa - lane_bits(ra)), ra)
+            } else {
+                let wb = meta_words(mb, at - LANE_META_BYTES);
                 for (d, w) in db.iter_mut().zip(wb) {
                     d[l] = w;
                 }
-            }
-            let (qa, qb) = (
-                fa + u64::from(pa),
-                fb + u64::from(if same { pa } else { pb }),
-            );
+                let rb = wb[2] & 0xff;
+                let qb = fb + u64::from(pb);
+                pb += lane_bits(rb);
+                (qb, rb)
+            };
             if (ra | rb) <= u32::from(ONE_WINDOW_BITS) {
                 window::<S3>(self.data, qa, ra, l, &mut ca);
                 window::<S3>(self.data, qb, rb, l, &mut cb);
@@ -947,13 +965,10 @@ impl<'a> CompressedClip<'a> {
                 reads(self.data, qa, ra, l, &mut ca);
                 reads(self.data, qb, rb, l, &mut cb);
                 if ra == u32::from(RAW_BITS) || rb == u32::from(RAW_BITS) {
-                    raw[l] = Some((l, qa, qb));
-                    any_raw = true;
+                    raw |= 1 << l;
+                    raw_at[l] = (qa, qb);
                 }
             }
-            pa += lane_frame_bits(ROT, self.rotation, ra as u8);
-            pb += lane_frame_bits(ROT, self.rotation, rb as u8);
-            at += LANE_META_BYTES;
         }
         *oa = pa;
         *ob = if same { pa } else { pb };
@@ -983,9 +998,9 @@ impl<'a> CompressedClip<'a> {
             };
             (v(va), v(vb))
         };
-        if any_raw {
+        if raw != 0 {
             let (ra, rb) = (&da, if same { &da } else { &db });
-            self.patch_raw(&raw, ra, rb, ROT, &mut qa, &mut qb);
+            self.patch_raw(raw, &raw_at, ra, rb, ROT, &mut qa, &mut qb);
         }
         (qa, qb)
     }
@@ -996,7 +1011,8 @@ impl<'a> CompressedClip<'a> {
     #[inline(never)]
     fn patch_raw(
         &self,
-        raw: &[Option<(usize, u64, u64)>; 4],
+        raw: u32,
+        raw_at: &[(u64, u64); 4],
         da: &[[u32; 4]; 3],
         db: &[[u32; 4]; 3],
         rot: bool,
@@ -1004,14 +1020,17 @@ impl<'a> CompressedClip<'a> {
         qb: &mut SoaQuat,
     ) {
         let n = if rot { 4 } else { 3 };
-        for &(l, pa, pb) in raw.iter().flatten() {
+        for (l, &(pa, pb)) in raw_at.iter().enumerate() {
+            if raw & (1 << l) == 0 {
+                continue;
+            }
             for (q, d, pos) in [(&mut *qa, da, pa), (&mut *qb, db, pb)] {
-                if d[2][l & 3] & 0xff != u32::from(RAW_BITS) {
+                if d[2][l] & 0xff != u32::from(RAW_BITS) {
                     continue;
                 }
                 let mut c = [q.x, q.y, q.z, q.w].map(|v| v.to_array());
                 for (i, v) in c.iter_mut().take(n).enumerate() {
-                    v[l & 3] = f32::from_bits(read_bits(self.data, pos + 32 * i as u64, 32));
+                    v[l] = f32::from_bits(read_bits(self.data, pos + 32 * i as u64, 32));
                 }
                 let [x, y, z, w] = c.map(f32x4::from);
                 *q = SoaQuat { x, y, z, w };
@@ -1120,6 +1139,8 @@ impl<'a> CompressedClip<'a> {
         // Running positions: clip constants (vectors), metadata bytes, and
         // bit offsets inside frames a and b.
         let (mut p, mut m, mut oa, mut ob) = (0usize, 0usize, 0u32, 0u32);
+        let wb = f32x4::splat(alpha);
+        let wa = f32x4::splat(1.0 - alpha);
         for (b, o) in out.iter_mut().enumerate() {
             let base = match rest.and_then(|r| r.get(b)) {
                 Some(r) => *r,
@@ -1176,12 +1197,33 @@ impl<'a> CompressedClip<'a> {
                     _ => (a.scale, bb.scale) = (v3(qa), v3(qb)),
                 }
             }
-            interpolate(
-                core::slice::from_ref(&a),
-                core::slice::from_ref(&bb),
-                alpha,
-                core::slice::from_mut(o),
-            );
+            // Default translations and scales are the same in both frames
+            // (and lerp exactly to themselves): no arithmetic for them.
+            let lerp = |x: &SoaVec3, y: &SoaVec3| {
+                let mut v = vec_scale(x, wa);
+                vec_mul_add(&mut v, y, wb);
+                v
+            };
+            o.translation = if kinds[0] == KIND_DEFAULT {
+                base.translation
+            } else {
+                lerp(&a.translation, &bb.translation)
+            };
+            o.scale = if kinds[2] == KIND_DEFAULT {
+                base.scale
+            } else {
+                lerp(&a.scale, &bb.scale)
+            };
+            let (qa, qb) = (&a.rotation, &bb.rotation);
+            let mut q = SoaQuat {
+                x: qa.x * wa,
+                y: qa.y * wa,
+                z: qa.z * wa,
+                w: qa.w * wa,
+            };
+            let flip = dot4(qa, qb).simd_lt(f32x4::ZERO);
+            quat_mul_add(&mut q, qb, wb.flip_signs(flip));
+            o.rotation = normalize(&q);
         }
     }
     /// Decodes stored frame `f` exactly (no interpolation) into `out`.

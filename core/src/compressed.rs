@@ -1000,7 +1000,7 @@ impl<'a> CompressedClip<'a> {
         };
         if raw != 0 {
             let (ra, rb) = (&da, if same { &da } else { &db });
-            self.patch_raw(raw, &raw_at, ra, rb, ROT, &mut qa, &mut qb);
+            self.patch_raw(raw, &raw_at, (ra, rb), ROT, &mut qa, &mut qb);
         }
         (qa, qb)
     }
@@ -1013,8 +1013,7 @@ impl<'a> CompressedClip<'a> {
         &self,
         raw: u32,
         raw_at: &[(u64, u64); 4],
-        da: &[[u32; 4]; 3],
-        db: &[[u32; 4]; 3],
+        (da, db): (&[[u32; 4]; 3], &[[u32; 4]; 3]),
         rot: bool,
         qa: &mut SoaQuat,
         qb: &mut SoaQuat,

@@ -951,6 +951,8 @@ fn kind_slot(k: Kind) -> usize {
     }
 }
 
+// `slot` (translation, rotation, scale) indexes several per-joint tables.
+#[allow(clippy::needless_range_loop)]
 fn build_container(
     a: &Analysis,
     clip: &RawClip<'_>,

@@ -12,7 +12,10 @@
 //!
 //! Animated lanes are range-reduced per clip (`min`, `unit` = extent / 255)
 //! and per segment of `segment_frames` frames (an 8-bit minimum and extent
-//! in units), then quantized at a bit rate chosen per lane per segment
+//! in units), optionally minus a per-segment linear *trend* per component (a
+//! signed byte `d`: the value at local frame `i` is the dequantized residual
+//! plus [`trend_slope`]`(unit, d) · i`), then quantized at a bit rate chosen
+//! per lane per segment
 //! (`0..=23` bits per component, or [`RAW_BITS`]: the `f32` values stored
 //! verbatim). Rotations keep three components: x, y, z of the quaternion with
 //! `w ≥ 0` ([`RotationFormat::DropW`]), or the three smallest with a 2-bit
@@ -26,7 +29,7 @@
 //! costs, and a lane's codes sit in one 64-bit window when its rate is at most
 //! [`ONE_WINDOW_BITS`]: the sampler reads one window per lane, splits it into
 //! three codes, assembles them into `u32x4` lanes and dequantizes each
-//! component of four joints with one multiply-add.
+//! component of four joints with one multiply-add (plus the trend's).
 //!
 //! # Container (version 2, little endian)
 //! A 64-byte header (magic `SINEWCMP`, version, joint count, frame count,
@@ -37,8 +40,9 @@
 //! `1 | animated_mask << 4`), clip constants (`P` `f32`: per stored block
 //! track `min` and `unit` vectors of x, y, z, plus the `w` vector of
 //! constant rotation lanes), segment table (per segment: `u32` first bit,
-//! `u32` bits per frame), segment metadata (per segment, per animated lane, 7
-//! bytes: 8-bit minimum and extent of each component, then the bit rate), the
+//! `u32` bits per frame), segment metadata (per segment, per animated lane,
+//! [`LANE_META_BYTES`] = 10 bytes: 8-bit minimum and extent of each
+//! component, the bit rate, then the signed trend of each component), the
 //! bit stream (plus [`READ_PADDING`] zero bytes), the name. The layout is
 //! fully determined by the header's counts, and [`CompressedClip::from_bytes`]
 //! checks every offset, count, constant, bit rate, range and raw value once;
@@ -303,7 +307,8 @@ pub struct CompressedParts<'a> {
     /// of its constant lanes ([`VEC_PARAM_FLOATS`] or [`ROT_PARAM_FLOATS`]).
     pub params: &'a [f32],
     /// Per segment, per animated lane: 8-bit minimum and extent of each
-    /// component, then the bit rate ([`LANE_META_BYTES`]).
+    /// component, the bit rate, then the signed trend of each component
+    /// ([`LANE_META_BYTES`]).
     pub meta: &'a [u8],
     /// The bit stream (without padding), segment after segment.
     pub data: &'a [u8],
@@ -1340,7 +1345,8 @@ impl<'a> CompressedClip<'a> {
     }
 
     /// The metadata of segment `s`: per animated lane, [`LANE_META_BYTES`]
-    /// bytes (minimum and extent of each component, then the bit rate).
+    /// bytes (minimum and extent of each component, the bit rate, then the
+    /// signed trend of each component).
     #[inline]
     #[must_use]
     pub fn segment_meta(&self, s: usize) -> Option<&'a [u8]> {

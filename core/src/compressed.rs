@@ -1145,16 +1145,23 @@ impl<'a> CompressedClip<'a> {
         let (mut p, mut m, mut oa, mut ob) = (0usize, 0usize, 0u32, 0u32);
         let wb = f32x4::splat(alpha);
         let wa = f32x4::splat(1.0 - alpha);
+        let identity = SoaTransform::IDENTITY;
+        let lerp = |x: &SoaVec3, y: &SoaVec3| {
+            let mut v = vec_scale(x, wa);
+            vec_mul_add(&mut v, y, wb);
+            v
+        };
         for (b, o) in out.iter_mut().enumerate() {
-            let base = match rest.and_then(|r| r.get(b)) {
-                Some(r) => *r,
-                None => SoaTransform::IDENTITY,
-            };
+            let base = rest.and_then(|r| r.get(b)).unwrap_or(&identity);
             let kinds = match self.kinds.get(3 * b..3 * b + 3) {
                 Some(&[t, r, s]) => [t, r, s],
                 _ => [KIND_DEFAULT; 3],
             };
-            let (mut a, mut bb) = (base, base);
+            // Default translations and scales are the same in both frames
+            // (and lerp exactly to themselves): copied, no arithmetic.
+            o.translation = base.translation;
+            o.scale = base.scale;
+            let (mut ra, mut rb) = (base.rotation, base.rotation);
             for (tk, &kind) in kinds.iter().enumerate() {
                 if kind == KIND_DEFAULT {
                     continue;
@@ -1190,35 +1197,18 @@ impl<'a> CompressedClip<'a> {
                     )
                 };
                 m += LANE_META_BYTES * mask.count_ones() as usize;
-                let v3 = |q: SoaQuat| SoaVec3 {
+                let v3 = |q: &SoaQuat| SoaVec3 {
                     x: q.x,
                     y: q.y,
                     z: q.z,
                 };
                 match tk {
-                    0 => (a.translation, bb.translation) = (v3(qa), v3(qb)),
-                    1 => (a.rotation, bb.rotation) = (qa, qb),
-                    _ => (a.scale, bb.scale) = (v3(qa), v3(qb)),
+                    0 => o.translation = lerp(&v3(&qa), &v3(&qb)),
+                    1 => (ra, rb) = (qa, qb),
+                    _ => o.scale = lerp(&v3(&qa), &v3(&qb)),
                 }
             }
-            // Default translations and scales are the same in both frames
-            // (and lerp exactly to themselves): no arithmetic for them.
-            let lerp = |x: &SoaVec3, y: &SoaVec3| {
-                let mut v = vec_scale(x, wa);
-                vec_mul_add(&mut v, y, wb);
-                v
-            };
-            o.translation = if kinds[0] == KIND_DEFAULT {
-                base.translation
-            } else {
-                lerp(&a.translation, &bb.translation)
-            };
-            o.scale = if kinds[2] == KIND_DEFAULT {
-                base.scale
-            } else {
-                lerp(&a.scale, &bb.scale)
-            };
-            let (qa, qb) = (&a.rotation, &bb.rotation);
+            let (qa, qb) = (&ra, &rb);
             let mut q = SoaQuat {
                 x: qa.x * wa,
                 y: qa.y * wa,

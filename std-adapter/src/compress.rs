@@ -305,21 +305,13 @@ impl Track {
         format: RotationFormat,
         trend: bool,
     ) -> SegTrack {
+        self.encode_shaped(frames, rate, format, trend, None)
+    }
+
+    /// The segment ranges and trends of `frames` (they do not depend on the
+    /// bit rate, so a segment search computes them once per track).
+    fn shape(&self, frames: std::ops::Range<usize>, trend: bool) -> ([u8; 6], [i8; 3]) {
         let n = frames.len();
-        if rate == RAW_BITS {
-            let words = self.raw[frames.clone()]
-                .iter()
-                .map(|v| v.map(f32::to_bits))
-                .collect();
-            return SegTrack {
-                rate,
-                ranges: [0; 6],
-                trend: [0; 3],
-                words,
-                decoded: self.raw[frames].to_vec(),
-                err: 0.0,
-            };
-        }
         let first = frames.start;
         // The range of component `c` (in 0..1 of the clip range) after
         // removing the trend `d`.
@@ -361,6 +353,38 @@ impl Track {
             ranges[2 * c] = smin;
             ranges[2 * c + 1] = smax - smin;
         }
+        (ranges, trends)
+    }
+
+    /// [`Track::encode`] with the segment shape given (or computed).
+    fn encode_shaped(
+        &self,
+        frames: std::ops::Range<usize>,
+        rate: u8,
+        format: RotationFormat,
+        trend: bool,
+        shape: Option<([u8; 6], [i8; 3])>,
+    ) -> SegTrack {
+        let n = frames.len();
+        if rate == RAW_BITS {
+            let words = self.raw[frames.clone()]
+                .iter()
+                .map(|v| v.map(f32::to_bits))
+                .collect();
+            return SegTrack {
+                rate,
+                ranges: [0; 6],
+                trend: [0; 3],
+                words,
+                decoded: self.raw[frames].to_vec(),
+                err: 0.0,
+            };
+        }
+        let (ranges, trends) = match shape {
+            Some(sh) => sh,
+            None => self.shape(frames.clone(), trend),
+        };
+        let first = frames.start;
         let max_code = if rate == 0 { 0 } else { (1u32 << rate) - 1 };
         let mut words = Vec::with_capacity(n);
         let mut decoded = Vec::with_capacity(n);
@@ -736,6 +760,8 @@ struct SegmentSearch<'a> {
     frames: std::ops::Range<usize>,
     /// memo[track][rate index] (0..=23 then RAW at 24).
     memo: Vec<Vec<Option<SegTrack>>>,
+    /// Per track: the segment's ranges and trends (rate-independent).
+    shapes: Vec<Option<([u8; 6], [i8; 3])>>,
     /// Raw models at keyframes then mid-frames, `[sample * joints + joint]`.
     raw_models: Vec<Affine>,
 }
@@ -785,6 +811,7 @@ impl<'a> SegmentSearch<'a> {
             a,
             opts,
             memo: vec![vec![None; MAX_QUANTIZED_BITS as usize + 2]; a.tracks.len()],
+            shapes: vec![None; a.tracks.len()],
             frames,
             raw_models,
         }
@@ -793,7 +820,15 @@ impl<'a> SegmentSearch<'a> {
     fn get(&mut self, k: usize, r: u8) -> &SegTrack {
         let slot = rate_slot(r);
         if self.memo[k][slot].is_none() {
-            let enc = self.a.tracks[k].encode(self.frames.clone(), r, self.opts.rotation, true);
+            let t = &self.a.tracks[k];
+            let shape = *self.shapes[k].get_or_insert_with(|| t.shape(self.frames.clone(), true));
+            let enc = t.encode_shaped(
+                self.frames.clone(),
+                r,
+                self.opts.rotation,
+                true,
+                Some(shape),
+            );
             self.memo[k][slot] = Some(enc);
         }
         match &self.memo[k][slot] {

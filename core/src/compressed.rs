@@ -1,69 +1,111 @@
 //! Compressed uniformly sampled clips: a zero-copy view and its sampling kernel.
 //!
-//! A compressed clip stores, per joint, three tracks (translation, rotation,
-//! scale), each *default* (not stored: identity, or the skeleton's rest pose
-//! for clips compressed with bind-pose stripping), *constant* (one value), or
-//! *animated*. Animated tracks are range-reduced per clip (an `f32` minimum
-//! and extent per component) and per segment of `segment_frames` frames (an
-//! 8-bit minimum and extent inside the clip range), then quantized at a bit
-//! rate chosen per track per segment (`0..=23` bits per component, or
-//! [`RAW_BITS`]: the `f32` values stored verbatim). Rotations keep three
-//! components: x, y, z of the quaternion with `w ≥ 0` ([`RotationFormat::DropW`]),
-//! or the three smallest with a 2-bit index of the dropped largest one
-//! ([`RotationFormat::SmallestThree`]).
+//! The data is laid out for the SoA pose: joints come in blocks of four
+//! ([`crate::soa::LANES`]), and each block has three *block tracks*
+//! (translation, rotation, scale) of four lanes each. A block track is
+//! *default* (not stored: identity, or the skeleton's rest pose for clips
+//! compressed with bind-pose stripping) or *stored*. A stored block track has
+//! clip constants per lane and component, `min` and `unit` (as [`f32x4`]
+//! vectors, so a lane-wise multiply-add dequantizes four joints at once), and
+//! a 4-bit mask of its *animated* lanes; the other lanes are constant (their
+//! value is `min`, `unit = 0`; a constant rotation lane also stores its `w`).
+//!
+//! Animated lanes are range-reduced per clip (`min`, `unit` = extent / 255)
+//! and per segment of `segment_frames` frames (an 8-bit minimum and extent
+//! in units), optionally minus a per-segment linear *trend* per component (a
+//! signed byte `d`: the value at local frame `i` is the dequantized residual
+//! plus [`trend_slope`]`(unit, d) · i`), then quantized at a bit rate chosen
+//! per lane per segment
+//! (`0..=23` bits per component, or [`RAW_BITS`]: the `f32` values stored
+//! verbatim). Rotations keep three components: x, y, z of the quaternion with
+//! `w ≥ 0` ([`RotationFormat::DropW`]), or the three smallest with a 2-bit
+//! index of the dropped largest one ([`RotationFormat::SmallestThree`]).
 //!
 //! Inside a segment the bits are frame-major: frame after frame, each frame
-//! the animated tracks in joint order (translation, rotation, scale), so any
-//! frame starts at `segment_bit_offset + local_frame * frame_bits` and random
-//! access costs exactly what sequential playback costs.
+//! the animated lanes in block-track order (block, then translation, rotation,
+//! scale, then lane), each lane's three codes next to each other (then the
+//! smallest-three index). A frame starts at `segment_bit + local_frame ×
+//! frame_bits`, so random access costs exactly what sequential playback
+//! costs, and a lane's codes sit in one 64-bit window when its rate is at most
+//! [`ONE_WINDOW_BITS`]: the sampler reads one window per lane, splits it into
+//! three codes, assembles them into `u32x4` lanes and dequantizes each
+//! component of four joints with one multiply-add (plus the trend's).
 //!
-//! # Container (version 1, little endian)
+//! # Container (version 2, little endian)
 //! A 64-byte header (magic `SINEWCMP`, version, joint count, frame count,
 //! sample rate, total size, name length, segment frames, rotation format,
-//! defaults, animated track count `A`, constant float count `K`, data bytes,
+//! defaults, clip constant floats `P`, animated lanes `A`, data bytes,
 //! 8 reserved zero bytes), then these sections, each starting on a 16-byte
-//! boundary: track kinds (`3 × joints` bytes), constants (`K` `f32`), clip
-//! ranges (`6 × A` `f32`: min, extent per component), segment table
-//! (per segment: `u32` first bit, `u32` bits per frame), segment bit rates
-//! (`A` bytes per segment), segment ranges (`6 × A` bytes per segment), the
+//! boundary: block-track kinds (`3 × blocks` bytes: 0 = default, or
+//! `1 | animated_mask << 4`), clip constants (`P` `f32`: per stored block
+//! track `min` and `unit` vectors of x, y, z, plus the `w` vector of
+//! constant rotation lanes), segment table (per segment: `u32` first bit,
+//! `u32` bits per frame), segment metadata (per segment, per animated lane,
+//! [`LANE_META_BYTES`] = 10 bytes: 8-bit minimum and extent of each
+//! component, the bit rate, then the signed trend of each component), the
 //! bit stream (plus [`READ_PADDING`] zero bytes), the name. The layout is
 //! fully determined by the header's counts, and [`CompressedClip::from_bytes`]
-//! checks every offset, count, bit rate, range and raw value once; sampling
-//! then never reads outside the validated sections.
+//! checks every offset, count, constant, bit rate, range and raw value once;
+//! sampling then never reads outside the validated sections.
 
-use crate::clip::{interpolate, locate_frames, TimeMode};
+use wide::{f32x4, i32x4, u32x4};
+
+use crate::clip::{locate_frames, TimeMode};
 use crate::container::{check_preamble, le_u32};
 use crate::error::Error;
 use crate::math::Quat;
 use crate::skeleton::MAX_JOINTS;
-use crate::soa::{check_len, soa_count, SoaTransform, LANES};
+use crate::soa::detail::{dot4, normalize, quat_mul_add, vec_mul_add, vec_scale};
+use crate::soa::{check_len, soa_count, SoaQuat, SoaTransform, SoaVec3, LANES};
 
 /// Magic bytes that open a compressed clip container.
 pub const COMPRESSED_MAGIC: [u8; 8] = *b"SINEWCMP";
 
 /// Compressed clip container version written and read by this build.
-pub const COMPRESSED_VERSION: u32 = 1;
+pub const COMPRESSED_VERSION: u32 = 2;
 
 /// Size of the container header in bytes.
 pub const HEADER_BYTES: usize = 64;
 
-/// The bit rate that marks a track stored as verbatim `f32` values in a
+/// The bit rate that marks a lane stored as verbatim `f32` values in a
 /// segment (3 values for translation and scale, 4 for rotation).
 pub const RAW_BITS: u8 = 32;
 
 /// The largest quantized bit rate per component (codes stay exact in `f32`).
 pub const MAX_QUANTIZED_BITS: u8 = 23;
 
+/// The largest bit rate whose three codes (and smallest-three index) a lane
+/// reads from one 64-bit window; higher rates read one window per component.
+pub const ONE_WINDOW_BITS: u8 = 18;
+
 /// Zero bytes after the bit stream, so the 8-byte reads of the bit reader
 /// stay inside the data section.
 pub const READ_PADDING: usize = 8;
 
-/// Track kind byte: not stored, the default value.
+/// Bytes of segment metadata per animated lane: 8-bit minimum and extent of
+/// each component, the bit rate, then the signed trend of each component.
+pub const LANE_META_BYTES: usize = 10;
+
+/// Index of the first trend byte in a lane's segment metadata.
+pub const TREND_BYTE: usize = 7;
+
+/// Trend slope per frame in clip units per trend step: a lane's component
+/// at local frame `i` of its segment is `dequantize(..) + trend_slope · i`
+/// with `trend_slope = trend · unit · TREND_SCALE`.
+pub const TREND_SCALE: f32 = 0.125;
+
+/// Index of the bit rate in a lane's segment metadata.
+pub const RATE_BYTE: usize = 6;
+
+/// Block-track kind byte: not stored, the default value.
 pub const KIND_DEFAULT: u8 = 0;
-/// Track kind byte: one stored value.
-pub const KIND_CONSTANT: u8 = 1;
-/// Track kind byte: stored per frame in the bit stream.
-pub const KIND_ANIMATED: u8 = 2;
+/// Block-track kind bit: stored (animated lanes in bits 4..8).
+pub const KIND_STORED: u8 = 1;
+
+/// Constant floats of a stored translation or scale block track.
+pub const VEC_PARAM_FLOATS: usize = 24;
+/// Constant floats of a stored rotation block track.
+pub const ROT_PARAM_FLOATS: usize = 28;
 
 const INV255: f32 = 1.0 / 255.0;
 
@@ -98,10 +140,10 @@ pub enum Defaults {
     RestPose,
 }
 
-/// Bits one frame of an animated track takes at bit rate `bits`.
+/// Bits one frame of an animated lane takes at bit rate `bits`.
 #[inline]
 #[must_use]
-pub const fn track_frame_bits(rotation: bool, format: RotationFormat, bits: u8) -> u32 {
+pub const fn lane_frame_bits(rotation: bool, format: RotationFormat, bits: u8) -> u32 {
     if bits == RAW_BITS {
         if rotation {
             128
@@ -118,25 +160,43 @@ pub const fn track_frame_bits(rotation: bool, format: RotationFormat, bits: u8) 
     }
 }
 
-/// Decodes one quantized component: the clip range `min, ext`, the segment
-/// range `smin, sext` (in 1/255 of the clip range) and a `bits`-bit code `q`.
+/// Decodes one quantized component: the clip constants `min, unit` (unit =
+/// clip extent / 255), the segment range `smin, sext` (in units) and a
+/// `bits`-bit code `q`.
 ///
-/// The compressor simulates decoding with this very function, so what it
-/// measures is bit for bit what [`CompressedClip::sample`] produces.
+/// The compressor simulates decoding with this very function, and the
+/// sampler's lane-wise multiply-add performs the same IEEE operations in the
+/// same order, so what the compressor measures is bit for bit what
+/// [`CompressedClip::sample`] produces.
 #[inline]
 #[must_use]
-pub fn dequantize(min: f32, ext: f32, smin: u8, sext: u8, bits: u8, q: u32) -> f32 {
-    let (lo, step) = dequantize_params(min, ext, smin, sext, bits);
+pub fn dequantize(min: f32, unit: f32, smin: u8, sext: u8, bits: u8, q: u32) -> f32 {
+    let (lo, step) = dequantize_params(min, unit, smin, sext, bits);
     lo + step * q as f32
+}
+
+/// The per-frame slope of a lane component's trend `d` (a signed byte of
+/// its segment metadata) in a clip with unit `unit`: the value at local
+/// frame `i` of the segment is `dequantize(..) + trend_slope(unit, d) · i`,
+/// evaluated in this order in `f32`.
+#[inline]
+#[must_use]
+pub fn trend_slope(unit: f32, d: i8) -> f32 {
+    f32::from(d) * unit * TREND_SCALE
 }
 
 /// The offset and step of [`dequantize`]: `value = lo + step · q`.
 #[inline]
 #[must_use]
-pub fn dequantize_params(min: f32, ext: f32, smin: u8, sext: u8, bits: u8) -> (f32, f32) {
-    let lo = min + ext * (f32::from(smin) * INV255);
-    let inv = INV_MAX_CODE.get(usize::from(bits)).copied().unwrap_or(0.0);
-    (lo, ext * (f32::from(sext) * INV255) * inv)
+pub fn dequantize_params(min: f32, unit: f32, smin: u8, sext: u8, bits: u8) -> (f32, f32) {
+    let lo = min + f32::from(smin) * unit;
+    (lo, f32::from(sext) * unit * inv_max_code(bits))
+}
+
+/// `1 / (2^bits − 1)` for `bits` in `0..=23` (0 otherwise, and for 0 bits).
+#[inline(always)]
+fn inv_max_code(bits: u8) -> f32 {
+    INV_MAX_CODE.get(usize::from(bits)).copied().unwrap_or(0.0)
 }
 
 /// `1 / (2^bits − 1)` for `bits` in `0..=23` (0 for 0 bits: one value).
@@ -149,6 +209,17 @@ const INV_MAX_CODE: [f32; MAX_QUANTIZED_BITS as usize + 1] = {
     }
     t
 };
+
+/// The clip unit for a component spanning `ext ≥ 0`: `ext / 255`, rounded
+/// up so that `min + 255 · unit ≥ min + ext`.
+#[must_use]
+pub fn unit_for_extent(min: f32, ext: f32) -> f32 {
+    let mut u = ext * INV255;
+    while u.is_finite() && min + 255.0 * u < min + ext {
+        u = f32::from_bits(u.to_bits() + 1);
+    }
+    u
+}
 
 /// Rebuilds a rotation from x, y, z with `w = √max(0, 1 − x² − y² − z²)`.
 #[inline]
@@ -226,18 +297,19 @@ pub struct CompressedParts<'a> {
     pub segment_frames: usize,
     /// Rotation format.
     pub rotation: RotationFormat,
-    /// What default tracks hold.
+    /// What default block tracks hold.
     pub defaults: Defaults,
-    /// `3 × joint_count` kind bytes (`KIND_*`), translation, rotation, scale per joint.
+    /// `3 × soa_count(joint_count)` kind bytes, translation, rotation, scale
+    /// per block: [`KIND_DEFAULT`], or [`KIND_STORED`] `| animated_mask << 4`.
     pub kinds: &'a [u8],
-    /// Constant values in track order (3 floats for translation and scale, 4 for rotation).
-    pub constants: &'a [f32],
-    /// Per animated track, min and extent of each of its 3 components.
-    pub clip_ranges: &'a [f32],
-    /// Per segment, per animated track, its bit rate.
-    pub rates: &'a [u8],
-    /// Per segment, per animated track, 8-bit min and extent of each component.
-    pub segment_ranges: &'a [u8],
+    /// Per stored block track, in order: `min` and `unit` vectors of
+    /// component x, y, z (4 lanes each), then for rotations the `w` vector
+    /// of its constant lanes ([`VEC_PARAM_FLOATS`] or [`ROT_PARAM_FLOATS`]).
+    pub params: &'a [f32],
+    /// Per segment, per animated lane: 8-bit minimum and extent of each
+    /// component, the bit rate, then the signed trend of each component
+    /// ([`LANE_META_BYTES`]).
+    pub meta: &'a [u8],
     /// The bit stream (without padding), segment after segment.
     pub data: &'a [u8],
     /// Clip name.
@@ -247,11 +319,9 @@ pub struct CompressedParts<'a> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Layout {
     kinds: usize,
-    constants: usize,
-    clip_ranges: usize,
+    params: usize,
     seg_table: usize,
-    rates: usize,
-    seg_ranges: usize,
+    meta: usize,
     data: usize,
     name: usize,
     total: usize,
@@ -264,31 +334,27 @@ fn align16(x: usize) -> Option<usize> {
 impl Layout {
     /// The canonical layout for these counts, or `None` on overflow.
     fn new(
-        joints: usize,
-        constants: usize,
+        blocks: usize,
+        params: usize,
         animated: usize,
         segments: usize,
         data_bytes: usize,
         name_len: usize,
     ) -> Option<Layout> {
         let kinds = HEADER_BYTES;
-        let constants_at = align16(kinds + 3 * joints)?;
-        let clip_ranges = align16(constants_at.checked_add(constants.checked_mul(4)?)?)?;
-        let seg_table = align16(clip_ranges.checked_add(animated.checked_mul(24)?)?)?;
-        let rates = align16(seg_table.checked_add(segments.checked_mul(8)?)?)?;
-        let per_seg = segments.checked_mul(animated)?;
-        let seg_ranges = align16(rates.checked_add(per_seg)?)?;
-        let data = align16(seg_ranges.checked_add(per_seg.checked_mul(6)?)?)?;
+        let params_at = align16(kinds + 3 * blocks)?;
+        let seg_table = align16(params_at.checked_add(params.checked_mul(4)?)?)?;
+        let meta = align16(seg_table.checked_add(segments.checked_mul(8)?)?)?;
+        let per_seg = animated.checked_mul(LANE_META_BYTES)?;
+        let data = align16(meta.checked_add(segments.checked_mul(per_seg)?)?)?;
         let name = align16(data.checked_add(data_bytes)?)?;
         let total = align16(name.checked_add(name_len)?)?;
         u32::try_from(total).ok()?;
         Some(Layout {
             kinds,
-            constants: constants_at,
-            clip_ranges,
+            params: params_at,
             seg_table,
-            rates,
-            seg_ranges,
+            meta,
             data,
             name,
             total,
@@ -300,15 +366,70 @@ fn corrupt(what: &'static str) -> Error {
     Error::Corrupt { what }
 }
 
+/// What the kind bytes imply: stored block tracks' constant floats, animated
+/// lanes, or an error for an unknown kind or an animated padding lane.
+fn kind_counts(kinds: &[u8], joints: usize) -> Result<(usize, usize), Error> {
+    let (mut params, mut animated) = (0usize, 0usize);
+    for (i, &k) in kinds.iter().enumerate() {
+        if k == KIND_DEFAULT {
+            continue;
+        }
+        if k & 0x0f != KIND_STORED {
+            return Err(corrupt("unknown track kind"));
+        }
+        let mask = u32::from(k >> 4);
+        let lanes = joints.saturating_sub((i / 3) * LANES).min(LANES);
+        if mask >> lanes != 0 {
+            return Err(corrupt("animated padding lane"));
+        }
+        params += if i % 3 == 1 {
+            ROT_PARAM_FLOATS
+        } else {
+            VEC_PARAM_FLOATS
+        };
+        animated += mask.count_ones() as usize;
+    }
+    Ok((params, animated))
+}
+
+/// Per animated lane in order, whether it is a rotation.
+fn lane_is_rotation(kinds: &[u8]) -> impl Iterator<Item = bool> + '_ {
+    kinds.iter().enumerate().flat_map(|(i, &k)| {
+        let n = if k & 0x0f == KIND_STORED {
+            (k >> 4).count_ones() as usize
+        } else {
+            0
+        };
+        core::iter::repeat_n(i % 3 == 1, n)
+    })
+}
+
+/// Bits per frame of each segment, from the lanes' rates in `meta`.
+fn segment_frame_bits(
+    kinds: &[u8],
+    meta: &[u8],
+    animated: usize,
+    format: RotationFormat,
+    s: usize,
+) -> u64 {
+    let m = meta
+        .get(s * animated * LANE_META_BYTES..(s + 1) * animated * LANE_META_BYTES)
+        .unwrap_or(&[]);
+    lane_is_rotation(kinds)
+        .zip(m.chunks_exact(LANE_META_BYTES))
+        .map(|(rot, lm)| u64::from(lane_frame_bits(rot, format, lm[RATE_BYTE])))
+        .sum()
+}
+
 /// Bytes [`write_compressed`] needs for these parts (a multiple of 16), or
 /// `None` when the counts overflow the format.
 #[must_use]
 pub fn compressed_size(parts: &CompressedParts<'_>) -> Option<usize> {
     let segments = parts.frame_count.div_ceil(parts.segment_frames.max(1));
-    let animated = parts.clip_ranges.len() / 6;
+    let (_, animated) = kind_counts(parts.kinds, parts.joint_count).ok()?;
     Layout::new(
-        parts.joint_count,
-        parts.constants.len(),
+        soa_count(parts.joint_count),
+        parts.params.len(),
         animated,
         segments,
         parts.data.len() + READ_PADDING,
@@ -323,33 +444,27 @@ pub fn compressed_size(parts: &CompressedParts<'_>) -> Option<usize> {
 ///
 /// # Errors
 /// [`Error::BadLength`] when a section's length does not match the counts,
-/// [`Error::Corrupt`] when the counts overflow the format, [`Error::BufferTooSmall`],
-/// [`Error::Misaligned`].
+/// [`Error::Corrupt`] for a bad kind byte or counts that overflow the format,
+/// [`Error::InvalidSampleRate`] for zero frames or segment frames,
+/// [`Error::BufferTooSmall`], [`Error::Misaligned`].
 pub fn write_compressed(parts: &CompressedParts<'_>, out: &mut [u8]) -> Result<usize, Error> {
     let p = parts;
-    check_len("kinds", 3 * p.joint_count, p.kinds.len())?;
+    let blocks = soa_count(p.joint_count);
+    check_len("kinds", 3 * blocks, p.kinds.len())?;
     if p.segment_frames == 0 || p.frame_count == 0 {
         return Err(Error::InvalidSampleRate);
     }
-    let animated = p.kinds.iter().filter(|&&k| k == KIND_ANIMATED).count();
-    check_len("clip ranges", 6 * animated, p.clip_ranges.len())?;
+    let (params, animated) = kind_counts(p.kinds, p.joint_count)?;
+    check_len("params", params, p.params.len())?;
     let segments = p.frame_count.div_ceil(p.segment_frames);
-    check_len("rates", segments * animated, p.rates.len())?;
     check_len(
-        "segment ranges",
-        segments * animated * 6,
-        p.segment_ranges.len(),
+        "segment metadata",
+        segments * animated * LANE_META_BYTES,
+        p.meta.len(),
     )?;
     let data_bytes = p.data.len() + READ_PADDING;
-    let l = Layout::new(
-        p.joint_count,
-        p.constants.len(),
-        animated,
-        segments,
-        data_bytes,
-        p.name.len(),
-    )
-    .ok_or(corrupt("compressed clip exceeds 4 GiB"))?;
+    let l = Layout::new(blocks, params, animated, segments, data_bytes, p.name.len())
+        .ok_or(corrupt("compressed clip exceeds 4 GiB"))?;
     if out.len() < l.total {
         return Err(Error::BufferTooSmall {
             needed: l.total,
@@ -371,35 +486,18 @@ pub fn write_compressed(parts: &CompressedParts<'_>, out: &mut [u8]) -> Result<u
     put(32, p.segment_frames as u32);
     put(36, p.rotation.code());
     put(40, matches!(p.defaults, Defaults::RestPose) as u32);
-    put(44, animated as u32);
-    put(48, p.constants.len() as u32);
+    put(44, params as u32);
+    put(48, animated as u32);
     put(52, data_bytes as u32);
     out[..8].copy_from_slice(&COMPRESSED_MAGIC);
     out[l.kinds..l.kinds + p.kinds.len()].copy_from_slice(p.kinds);
-    for (i, v) in p.constants.iter().enumerate() {
-        let at = l.constants + 4 * i;
+    for (i, v) in p.params.iter().enumerate() {
+        let at = l.params + 4 * i;
         out[at..at + 4].copy_from_slice(&v.to_le_bytes());
     }
-    for (i, v) in p.clip_ranges.iter().enumerate() {
-        let at = l.clip_ranges + 4 * i;
-        out[at..at + 4].copy_from_slice(&v.to_le_bytes());
-    }
-    // Segment table from the rates.
-    let kinds_rot: heapless::Vec<bool, { 3 * MAX_JOINTS }> = p
-        .kinds
-        .iter()
-        .enumerate()
-        .filter(|(_, &k)| k == KIND_ANIMATED)
-        .map(|(i, _)| i % 3 == 1)
-        .collect();
     let mut bit = 0u64;
     for s in 0..segments {
-        let rates = &p.rates[s * animated..(s + 1) * animated];
-        let fb: u64 = rates
-            .iter()
-            .zip(&kinds_rot)
-            .map(|(&r, &rot)| u64::from(track_frame_bits(rot, p.rotation, r)))
-            .sum();
+        let fb = segment_frame_bits(p.kinds, p.meta, animated, p.rotation, s);
         let frames = (p.frame_count - s * p.segment_frames).min(p.segment_frames) as u64;
         let at = l.seg_table + 8 * s;
         let (Ok(b32), Ok(fb32)) = (u32::try_from(bit), u32::try_from(fb)) else {
@@ -409,8 +507,14 @@ pub fn write_compressed(parts: &CompressedParts<'_>, out: &mut [u8]) -> Result<u
         out[at + 4..at + 8].copy_from_slice(&fb32.to_le_bytes());
         bit += frames * fb;
     }
-    out[l.rates..l.rates + p.rates.len()].copy_from_slice(p.rates);
-    out[l.seg_ranges..l.seg_ranges + p.segment_ranges.len()].copy_from_slice(p.segment_ranges);
+    if bit.div_ceil(8) != p.data.len() as u64 {
+        return Err(Error::BadLength {
+            buffer: "bit stream",
+            expected: bit.div_ceil(8) as usize,
+            actual: p.data.len(),
+        });
+    }
+    out[l.meta..l.meta + p.meta.len()].copy_from_slice(p.meta);
     out[l.data..l.data + p.data.len()].copy_from_slice(p.data);
     out[l.name..l.name + p.name.len()].copy_from_slice(p.name.as_bytes());
     Ok(l.total)
@@ -428,51 +532,201 @@ pub struct CompressedClip<'a> {
     animated: usize,
     total: usize,
     kinds: &'a [u8],
-    constants: &'a [f32],
-    clip_ranges: &'a [f32],
+    params: &'a [f32x4],
     seg_table: &'a [u32],
-    rates: &'a [u8],
-    seg_ranges: &'a [u8],
+    meta: &'a [u8],
     data: &'a [u8],
     name: &'a str,
+}
+
+/// The 8 bytes at `byte` as a little-endian word (0 outside `data`).
+#[inline(always)]
+fn read_u64(data: &[u8], byte: usize) -> u64 {
+    match data.get(byte..byte + 8) {
+        Some(&[a, b, c, d, e, f, g, h]) => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
+        _ => 0,
+    }
 }
 
 /// Reads `n ≤ 32` bits at bit `bit` (little-endian bit order).
 #[inline(always)]
 fn read_bits(data: &[u8], bit: u64, n: u32) -> u32 {
-    let byte = (bit >> 3) as usize;
-    let word = match data.get(byte..byte + 8) {
-        Some(&[a, b, c, d, e, f, g, h]) => u64::from_le_bytes([a, b, c, d, e, f, g, h]),
-        _ => 0,
-    };
+    let word = read_u64(data, (bit >> 3) as usize);
     ((word >> (bit & 7)) & ((1u64 << n) - 1)) as u32
 }
 
-/// One track's bit rate and dequantization constants in one segment.
-#[derive(Clone, Copy)]
-struct Params {
-    bits: u8,
-    lo: [f32; 3],
-    step: [f32; 3],
+/// Lane masks for `select`, by 4-bit lane mask.
+const LANE_MASKS: [[u32; 4]; 16] = {
+    let mut t = [[0u32; 4]; 16];
+    let mut m = 0;
+    while m < 16 {
+        let mut l = 0;
+        while l < 4 {
+            if m & (1 << l) != 0 {
+                t[m][l] = u32::MAX;
+            }
+            l += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+#[inline(always)]
+fn lane_mask(mask: u32) -> f32x4 {
+    let m = LANE_MASKS
+        .get(mask as usize & 15)
+        .copied()
+        .unwrap_or([0; 4]);
+    bytemuck::cast(m)
 }
 
-/// Where one frame's bits start, and that segment's rates and ranges.
-#[derive(Clone, Copy)]
-struct Cursor<'a> {
-    bit: u64,
-    rates: &'a [u8],
-    ranges: &'a [u8],
+#[inline(always)]
+fn to_f32(v: u32x4) -> f32x4 {
+    // Codes are below 2^23 (verbatim lanes are patched afterwards), so the
+    // signed conversion is exact.
+    f32x4::from_i32x4(bytemuck::cast(v))
+}
+
+/// A lane's three metadata words: bytes 0..4, 3..7 and 6..10 (0 outside
+/// `meta`), so the ranges, rate and trends of four lanes come out of three
+/// `u32x4` with uniform shifts and masks.
+#[inline(always)]
+fn meta_words(meta: &[u8], at: usize) -> [u32; 3] {
+    match meta.get(at..at + LANE_META_BYTES) {
+        Some(&[b0, b1, b2, b3, b4, b5, b6, b7, b8, b9]) => [
+            u32::from_le_bytes([b0, b1, b2, b3]),
+            u32::from_le_bytes([b3, b4, b5, b6]),
+            u32::from_le_bytes([b6, b7, b8, b9]),
+        ],
+        _ => [0; 3],
+    }
+}
+
+/// Lane `l`'s three `r`-bit codes (`r ≤ 32`) and smallest-three index at
+/// bit `pos`, one read each.
+#[inline(never)]
+fn reads(data: &[u8], pos: u64, r: u32, l: usize, c: &mut [[u32; 4]; 4]) {
+    let r = r.min(32);
+    let rr = u64::from(r);
+    c[0][l] = read_bits(data, pos, r);
+    c[1][l] = read_bits(data, pos + rr, r);
+    c[2][l] = read_bits(data, pos + 2 * rr, r);
+    c[3][l] = read_bits(data, pos + 3 * rr, 2);
+}
+
+/// Splits the 64-bit window at bit `pos` into lane `l`'s three `r`-bit
+/// codes (unmasked) and, with `S3`, its smallest-three index.
+#[inline(always)]
+fn window<const S3: bool>(data: &[u8], pos: u64, r: u32, l: usize, c: &mut [[u32; 4]; 4]) {
+    let w = read_u64(data, (pos >> 3) as usize) >> (pos & 7);
+    c[0][l] = w as u32;
+    c[1][l] = (w >> r) as u32;
+    c[2][l] = (w >> (2 * r)) as u32;
+    if S3 {
+        c[3][l] = (w >> (3 * r)) as u32;
+    }
+}
+
+/// Per-segment constants of four lanes: offsets, steps, trend slopes per
+/// component, and the code masks.
+struct Dequant {
+    lo: [f32x4; 3],
+    step: [f32x4; 3],
+    slope: [f32x4; 3],
+    mask: u32x4,
+}
+
+/// [`Dequant`] from the lanes' metadata words (`d[0]`: bytes 0..4,
+/// `d[1]`: 3..7, `d[2]`: 6..10) and clip constants (`min`, `unit` per
+/// component).
+#[inline(always)]
+fn dequant_params(d: &[[u32; 4]; 3], clip: &[f32x4; 6]) -> Dequant {
+    let [d0, d1, d2] = d.map(u32x4::from);
+    let byte = u32x4::splat(0xff);
+    let smin = [d0 & byte, (d0 >> 16u32) & byte, (d1 >> 8u32) & byte];
+    let sext = [(d0 >> 8u32) & byte, d0 >> 24u32, (d1 >> 16u32) & byte];
+    // Signed trend bytes 7, 8, 9: shift each to the top, then back down
+    // arithmetically.
+    let sign =
+        |v: u32x4| -> f32x4 { f32x4::from_i32x4(bytemuck::cast::<u32x4, i32x4>(v) >> 24u32) };
+    let trend = [sign(d2 << 16u32), sign(d2 << 8u32), sign(d2)];
+    // 2^rate as an f32 built from its exponent; the code mask and
+    // 1 / (2^rate − 1) (0 for rate 0, as `inv_max_code`) follow from it.
+    // (Verbatim lanes, rate 32, are patched after decoding: clamp them.)
+    let r: u32x4 = (d2 & byte).min(u32x4::splat(u32::from(MAX_QUANTIZED_BITS)));
+    let pow2: f32x4 = bytemuck::cast((r + u32x4::splat(127)) << 23u32);
+    let mask: u32x4 = bytemuck::cast(pow2.round_int() - i32x4::ONE);
+    let zero: f32x4 = bytemuck::cast(r.simd_eq(u32x4::ZERO));
+    let inv = zero.bitselect(f32x4::ZERO, f32x4::ONE / (pow2 - f32x4::ONE));
+    let mut q = Dequant {
+        lo: [f32x4::ZERO; 3],
+        step: [f32x4::ZERO; 3],
+        slope: [f32x4::ZERO; 3],
+        mask,
+    };
+    for c in 0..3 {
+        let (min, unit) = (clip[2 * c], clip[2 * c + 1]);
+        q.lo[c] = min + to_f32(smin[c]) * unit;
+        q.step[c] = to_f32(sext[c]) * unit * inv;
+        q.slope[c] = trend[c] * unit * f32x4::splat(TREND_SCALE);
+    }
+    q
+}
+
+/// `(lo + step · (code & mask)) + slope · local` for components x, y, z.
+#[inline(always)]
+fn dequant(q: &Dequant, c: &[[u32; 4]; 4], local: f32) -> [f32x4; 3] {
+    let li = f32x4::splat(local);
+    let mut v = [f32x4::ZERO; 3];
+    for i in 0..3 {
+        v[i] = (q.lo[i] + q.step[i] * to_f32(u32x4::from(c[i]) & q.mask)) + q.slope[i] * li;
+    }
+    v
+}
+
+/// Rotations from their three kept components (and the smallest-three
+/// index), with the constant lanes (outside `anim`) taken from `constant`.
+#[inline(always)]
+fn rebuild<const S3: bool>(
+    v: [f32x4; 3],
+    idx: u32x4,
+    constant: &[f32x4; 4],
+    anim: f32x4,
+) -> SoaQuat {
+    let [a, b, d] = v;
+    let big = (f32x4::ONE - (a * a + b * b + d * d))
+        .max(f32x4::ZERO)
+        .sqrt();
+    if !S3 {
+        // Constant lanes decode x, y, z exactly to their `min` (step 0), so
+        // drop-W only has to put back their w.
+        return SoaQuat {
+            x: a,
+            y: b,
+            z: d,
+            w: anim.bitselect(big, constant[3]),
+        };
+    }
+    let is = |k: u32| -> f32x4 { bytemuck::cast(idx.simd_eq(u32x4::splat(k))) };
+    let (i0, i1, i2, i3) = (is(0), is(1), is(2), is(3));
+    SoaQuat {
+        x: anim.bitselect(i0.bitselect(big, a), constant[0]),
+        y: anim.bitselect(i0.bitselect(a, i1.bitselect(big, b)), constant[1]),
+        z: anim.bitselect(i3.bitselect(d, i2.bitselect(big, b)), constant[2]),
+        w: anim.bitselect(i3.bitselect(big, d), constant[3]),
+    }
 }
 
 impl<'a> CompressedClip<'a> {
     /// Validates a compressed clip container once and views it in place (zero copy).
     ///
     /// `bytes` must be 16-byte aligned; trailing bytes are ignored. Checks the
-    /// header, the canonical layout, every kind byte, constant, clip range,
-    /// segment offset, bit rate and segment range, and every raw (`RAW_BITS`)
-    /// value, so sampling cannot read out of bounds or produce NaN from data.
-    /// Cost is linear in the number of segments times animated tracks (plus
-    /// the raw values).
+    /// header, the canonical layout, every kind byte, clip constant, segment
+    /// offset, bit rate and segment range, and every raw (`RAW_BITS`) value,
+    /// so sampling cannot read out of bounds or produce NaN from data. Cost
+    /// is linear in the number of segments times animated lanes (plus the
+    /// raw values).
     ///
     /// # Errors
     /// [`Error::Truncated`], [`Error::BadMagic`], [`Error::UnsupportedVersion`],
@@ -497,8 +751,8 @@ impl<'a> CompressedClip<'a> {
             1 => Defaults::RestPose,
             _ => return Err(corrupt("unknown defaults mode")),
         };
-        let animated = le_u32(bytes, 44) as usize;
-        let n_constants = le_u32(bytes, 48) as usize;
+        let n_params = le_u32(bytes, 44) as usize;
+        let animated = le_u32(bytes, 48) as usize;
         let data_bytes = le_u32(bytes, 52) as usize;
         if bytes[56..HEADER_BYTES].iter().any(|&b| b != 0) {
             return Err(corrupt("reserved header bytes are not zero"));
@@ -515,19 +769,13 @@ impl<'a> CompressedClip<'a> {
         if seg_frames == 0 || seg_frames > 65536 {
             return Err(corrupt("segment frames out of range"));
         }
-        if animated > 3 * joints || n_constants > 10 * joints {
+        let blocks = soa_count(joints);
+        if animated > blocks * 3 * LANES || n_params > blocks * 3 * ROT_PARAM_FLOATS {
             return Err(corrupt("track counts exceed the joints"));
         }
         let segments = frames.div_ceil(seg_frames);
-        let l = Layout::new(
-            joints,
-            n_constants,
-            animated,
-            segments,
-            data_bytes,
-            name_len,
-        )
-        .ok_or(corrupt("compressed clip size overflows"))?;
+        let l = Layout::new(blocks, n_params, animated, segments, data_bytes, name_len)
+            .ok_or(corrupt("compressed clip size overflows"))?;
         if total != l.total {
             return Err(corrupt("total size does not match the counts"));
         }
@@ -537,103 +785,39 @@ impl<'a> CompressedClip<'a> {
                 actual: bytes.len(),
             });
         }
-        let kinds = &bytes[l.kinds..l.kinds + 3 * joints];
-        let (mut n_anim, mut n_const) = (0usize, 0usize);
-        for (i, &k) in kinds.iter().enumerate() {
-            let width = if i % 3 == 1 { 4 } else { 3 };
-            match k {
-                KIND_DEFAULT => {}
-                KIND_CONSTANT => n_const += width,
-                KIND_ANIMATED => n_anim += 1,
-                _ => return Err(corrupt("unknown track kind")),
-            }
-        }
-        if n_anim != animated || n_const != n_constants {
+        let kinds = &bytes[l.kinds..l.kinds + 3 * blocks];
+        if kind_counts(kinds, joints)? != (n_params, animated) {
             return Err(corrupt("track kinds do not match the header's counts"));
         }
-        let cast_f32 = |at: usize, n: usize| -> Result<&'a [f32], Error> {
-            bytemuck::try_cast_slice(&bytes[at..at + 4 * n]).map_err(|_| corrupt("section cast"))
-        };
-        let constants = cast_f32(l.constants, n_constants)?;
-        let clip_ranges = cast_f32(l.clip_ranges, 6 * animated)?;
+        let params_f: &[f32] = bytemuck::try_cast_slice(&bytes[l.params..l.params + 4 * n_params])
+            .map_err(|_| corrupt("section cast"))?;
+        let params: &[f32x4] =
+            bytemuck::try_cast_slice(params_f).map_err(|_| corrupt("section cast"))?;
         let seg_table: &[u32] =
             bytemuck::try_cast_slice(&bytes[l.seg_table..l.seg_table + 8 * segments])
                 .map_err(|_| corrupt("section cast"))?;
-        let rates = &bytes[l.rates..l.rates + segments * animated];
-        let seg_ranges = &bytes[l.seg_ranges..l.seg_ranges + segments * animated * 6];
+        let meta = &bytes[l.meta..l.meta + segments * animated * LANE_META_BYTES];
         let data = &bytes[l.data..l.data + data_bytes];
         let name = core::str::from_utf8(&bytes[l.name..l.name + name_len])
             .map_err(|_| Error::InvalidName { joint: 0 })?;
-        // Constants: finite; rotations of sane length.
-        if !crate::soa::all_finite(constants) {
-            return Err(Error::NonFinite {
-                what: "constant track value",
-            });
-        }
-        let mut c = 0;
-        for (i, &k) in kinds.iter().enumerate() {
-            if k == KIND_CONSTANT {
-                let width = if i % 3 == 1 { 4 } else { 3 };
-                if width == 4 {
-                    let q = constants.get(c..c + 4).unwrap_or(&[]);
-                    let n2: f32 = q.iter().map(|v| v * v).sum();
-                    if !(0.25..=4.0).contains(&n2) {
-                        return Err(corrupt("constant rotation is not near unit length"));
-                    }
-                }
-                c += width;
+        check_params(kinds, params_f, joints, seg_frames)?;
+        // Segment metadata: ranges stay inside the clip range; rates are valid.
+        for lm in meta.chunks_exact(LANE_META_BYTES) {
+            let r = lm[RATE_BYTE];
+            if r > MAX_QUANTIZED_BITS && r != RAW_BITS {
+                return Err(corrupt("bit rate out of range"));
             }
-        }
-        // Clip ranges: finite, extent >= 0, rotations inside [-2, 2].
-        if !crate::soa::all_finite(clip_ranges) {
-            return Err(Error::NonFinite { what: "clip range" });
-        }
-        let mut track = 0;
-        for (i, &k) in kinds.iter().enumerate() {
-            if k != KIND_ANIMATED {
-                continue;
+            if lm[..RATE_BYTE]
+                .chunks_exact(2)
+                .any(|p| u16::from(p[0]) + u16::from(p[1]) > 255)
+            {
+                return Err(corrupt("segment range exceeds the clip range"));
             }
-            let r = clip_ranges.get(6 * track..6 * track + 6).unwrap_or(&[]);
-            for pair in r.chunks_exact(2) {
-                let (min, ext) = (pair[0], pair[1]);
-                let max = min + ext;
-                if !(ext >= 0.0 && max.is_finite()) {
-                    return Err(corrupt("clip range extent"));
-                }
-                if i % 3 == 1 && !(min >= -2.0 && max <= 2.0) {
-                    return Err(corrupt("rotation range outside [-2, 2]"));
-                }
-            }
-            track += 1;
-        }
-        // Segment ranges stay inside the clip range; rates are valid.
-        if seg_ranges
-            .chunks_exact(2)
-            .any(|p| u16::from(p[0]) + u16::from(p[1]) > 255)
-        {
-            return Err(corrupt("segment range exceeds the clip range"));
-        }
-        if rates
-            .iter()
-            .any(|&r| r > MAX_QUANTIZED_BITS && r != RAW_BITS)
-        {
-            return Err(corrupt("bit rate out of range"));
         }
         // Segment table: canonical offsets and frame sizes; the stream fits.
-        let is_rot: heapless::Vec<bool, { 3 * MAX_JOINTS }> = kinds
-            .iter()
-            .enumerate()
-            .filter(|(_, &k)| k == KIND_ANIMATED)
-            .map(|(i, _)| i % 3 == 1)
-            .collect();
         let mut bit = 0u64;
         for s in 0..segments {
-            let r = rates.get(s * animated..(s + 1) * animated).unwrap_or(&[]);
-            let fb: u64 = r
-                .iter()
-                .zip(&is_rot)
-                .map(|(&r, &rot)| u64::from(track_frame_bits(rot, rotation, r)))
-                .sum();
+            let fb = segment_frame_bits(kinds, meta, animated, rotation, s);
             let first = seg_table.get(2 * s).copied().unwrap_or(u32::MAX);
             let stored_fb = seg_table.get(2 * s + 1).copied().unwrap_or(u32::MAX);
             if u64::from(first) != bit || u64::from(stored_fb) != fb {
@@ -655,15 +839,16 @@ impl<'a> CompressedClip<'a> {
             animated,
             total,
             kinds,
-            constants,
-            clip_ranges,
+            params,
             seg_table,
-            rates,
-            seg_ranges,
+            meta,
             data,
             name,
         };
-        if rates.contains(&RAW_BITS) {
+        if meta
+            .chunks_exact(LANE_META_BYTES)
+            .any(|lm| lm[RATE_BYTE] == RAW_BITS)
+        {
             clip.check_raw_values()?;
         }
         Ok(clip)
@@ -672,20 +857,14 @@ impl<'a> CompressedClip<'a> {
     /// Checks every verbatim value: finite, rotations near unit length.
     fn check_raw_values(&self) -> Result<(), Error> {
         for f in 0..self.frame_count {
-            let mut cur = self.cursor(f);
-            let mut k = 0;
-            for (i, &kind) in self.kinds.iter().enumerate() {
-                if kind != KIND_ANIMATED {
-                    continue;
-                }
-                let rot = i % 3 == 1;
-                let r = cur.rates.get(k).copied().unwrap_or(0);
+            let (mut bit, meta, _) = self.frame_start(f);
+            for (rot, lm) in lane_is_rotation(self.kinds).zip(meta.chunks_exact(LANE_META_BYTES)) {
+                let r = lm[RATE_BYTE];
                 if r == RAW_BITS {
                     let n = if rot { 4 } else { 3 };
                     let mut v = [0.0f32; 4];
-                    for x in v.iter_mut().take(n) {
-                        *x = f32::from_bits(read_bits(self.data, cur.bit, 32));
-                        cur.bit += 32;
+                    for (c, x) in v.iter_mut().take(n).enumerate() {
+                        *x = f32::from_bits(read_bits(self.data, bit + 32 * c as u64, 32));
                     }
                     if !crate::soa::all_finite(&v) {
                         return Err(Error::NonFinite {
@@ -696,129 +875,169 @@ impl<'a> CompressedClip<'a> {
                     if rot && !(0.25..=4.0).contains(&n2) {
                         return Err(corrupt("raw rotation is not near unit length"));
                     }
-                } else {
-                    cur.bit += u64::from(track_frame_bits(rot, self.rotation, r));
                 }
-                k += 1;
+                bit += u64::from(lane_frame_bits(rot, self.rotation, r));
             }
         }
         Ok(())
     }
 
-    /// The cursor at the start of frame `f` (validated: `f < frame_count`).
-    #[inline]
-    fn cursor(&self, f: usize) -> Cursor<'a> {
+    /// The first bit of frame `f`, its segment's metadata (validated
+    /// index; empty metadata otherwise) and its local index in the segment.
+    #[inline(always)]
+    fn frame_start(&self, f: usize) -> (u64, &'a [u8], f32) {
         let s = f / self.segment_frames;
-        let local = (f - s * self.segment_frames) as u64;
+        let local = f - s * self.segment_frames;
         let first = u64::from(self.seg_table.get(2 * s).copied().unwrap_or(0));
         let fb = u64::from(self.seg_table.get(2 * s + 1).copied().unwrap_or(0));
-        let a = self.animated;
-        Cursor {
-            bit: first + local * fb,
-            rates: self.rates.get(s * a..(s + 1) * a).unwrap_or(&[]),
-            ranges: self
-                .seg_ranges
-                .get(6 * s * a..6 * (s + 1) * a)
-                .unwrap_or(&[]),
-        }
+        let n = self.animated * LANE_META_BYTES;
+        (
+            first + local as u64 * fb,
+            self.meta.get(s * n..(s + 1) * n).unwrap_or(&[]),
+            local as f32,
+        )
     }
 
-    /// The rate and dequantization constants of animated track `k` in the
-    /// segment of `cur`.
+    /// Both frames of one stored block track, decoded in one pass over its
+    /// animated lanes: per lane its metadata words and, per frame, one
+    /// 64-bit window (rates up to [`ONE_WINDOW_BITS`]) or one read per
+    /// component, then lane-wise dequantization, trend and (for rotations)
+    /// the rebuild. Translations and scales come back in x, y, z.
+    /// `frames` holds each frame's first bit and local index in its segment.
     #[inline(always)]
-    fn params(&self, cur: &Cursor<'_>, k: usize) -> Params {
-        let bits = cur.rates.get(k).copied().unwrap_or(0);
-        let cr = match self.clip_ranges.get(6 * k..6 * k + 6) {
-            Some(&[a, b, c, d, e, f]) => [a, b, c, d, e, f],
-            _ => [0.0; 6],
+    #[allow(clippy::too_many_arguments)]
+    fn track_pair<const S3: bool, const ROT: bool>(
+        &self,
+        (ma, mb): (&[u8], &[u8]),
+        same: bool,
+        m: usize,
+        mask: u32,
+        (oa, ob): (&mut u32, &mut u32),
+        frames: [(u64, f32); 2],
+        cv: &[f32x4],
+    ) -> (SoaQuat, SoaQuat) {
+        let [(fa, la), (fb, lb)] = frames;
+        let mut da = [[0u32; 4]; 3];
+        let mut db = [[0u32; 4]; 3];
+        let mut ca = [[0u32; 4]; 4];
+        let mut cb = [[0u32; 4]; 4];
+        let (mut pa, mut pb) = (*oa, *ob);
+        // Verbatim lanes (bit per lane) and their first bits per frame.
+        let mut raw = 0u32;
+        let mut raw_at = [(0u64, 0u64); 4];
+        let mut at = m;
+        let mut bits = mask;
+        let lane_bits = |r: u32| -> u32 {
+            if r == u32::from(RAW_BITS) {
+                if ROT {
+                    128
+                } else {
+                    96
+                }
+            } else if S3 && ROT {
+                3 * r + 2
+            } else {
+                3 * r
+            }
         };
-        let sr = match cur.ranges.get(6 * k..6 * k + 6) {
-            Some(&[a, b, c, d, e, f]) => [a, b, c, d, e, f],
-            _ => [0; 6],
-        };
-        let mut p = Params {
-            bits,
-            lo: [0.0; 3],
-            step: [0.0; 3],
-        };
-        for i in 0..3 {
-            (p.lo[i], p.step[i]) =
-                dequantize_params(cr[2 * i], cr[2 * i + 1], sr[2 * i], sr[2 * i + 1], bits);
+        while bits != 0 {
+            let l = bits.trailing_zeros() as usize & 3;
+            bits &= bits - 1;
+            let wa = meta_words(ma, at);
+            at += LANE_META_BYTES;
+            let ra = wa[2] & 0xff;
+            for (d, w) in da.iter_mut().zip(wa) {
+                d[l] = w;
+            }
+            let qa = fa + u64::from(pa);
+            pa += lane_bits(ra);
+            let (qb, rb) = if same {
+                (fb + u64::from(pa - lane_bits(ra)), ra)
+            } else {
+                let wb = meta_words(mb, at - LANE_META_BYTES);
+                for (d, w) in db.iter_mut().zip(wb) {
+                    d[l] = w;
+                }
+                let rb = wb[2] & 0xff;
+                let qb = fb + u64::from(pb);
+                pb += lane_bits(rb);
+                (qb, rb)
+            };
+            if (ra | rb) <= u32::from(ONE_WINDOW_BITS) {
+                window::<S3>(self.data, qa, ra, l, &mut ca);
+                window::<S3>(self.data, qb, rb, l, &mut cb);
+            } else {
+                reads(self.data, qa, ra, l, &mut ca);
+                reads(self.data, qb, rb, l, &mut cb);
+                if ra == u32::from(RAW_BITS) || rb == u32::from(RAW_BITS) {
+                    raw |= 1 << l;
+                    raw_at[l] = (qa, qb);
+                }
+            }
         }
-        p
-    }
-
-    /// The constants of track `k` for both cursors (shared when both frames
-    /// lie in one segment, which is 15 times in 16 for 16-frame segments).
-    #[inline(always)]
-    fn params_pair(&self, ca: &Cursor<'_>, cb: &Cursor<'_>, k: usize) -> (Params, Params) {
-        let pa = self.params(ca, k);
-        if core::ptr::eq(ca.rates, cb.rates) {
-            (pa, pa)
+        *oa = pa;
+        *ob = if same { pa } else { pb };
+        let g = |i: usize| cv.get(i).copied().unwrap_or(f32x4::ZERO);
+        let clip = [g(0), g(1), g(2), g(3), g(4), g(5)];
+        let pa_ = dequant_params(&da, &clip);
+        let va = dequant(&pa_, &ca, la);
+        let vb = if same {
+            dequant(&pa_, &cb, lb)
         } else {
-            (pa, self.params(cb, k))
+            dequant(&dequant_params(&db, &clip), &cb, lb)
+        };
+        let (mut qa, mut qb) = if ROT {
+            let constant = [g(0), g(2), g(4), g(6)];
+            let anim = lane_mask(mask);
+            let idx = |c: &[[u32; 4]; 4]| u32x4::from(c[3]) & u32x4::splat(3);
+            (
+                rebuild::<S3>(va, idx(&ca), &constant, anim),
+                rebuild::<S3>(vb, idx(&cb), &constant, anim),
+            )
+        } else {
+            let v = |x: [f32x4; 3]| SoaQuat {
+                x: x[0],
+                y: x[1],
+                z: x[2],
+                w: f32x4::ZERO,
+            };
+            (v(va), v(vb))
+        };
+        if raw != 0 {
+            let (ra, rb) = (&da, if same { &da } else { &db });
+            self.patch_raw(raw, &raw_at, (ra, rb), ROT, &mut qa, &mut qb);
         }
+        (qa, qb)
     }
 
-    /// Reads 3 (or, verbatim, `raw` ≤ 4) components at `cur`, advancing it.
-    #[inline(always)]
-    fn read(&self, cur: &mut Cursor<'_>, p: &Params, raw: usize) -> [f32; 4] {
-        let mut v = [0.0f32; 4];
-        if p.bits == RAW_BITS {
-            for x in v.iter_mut().take(raw) {
-                *x = f32::from_bits(read_bits(self.data, cur.bit, 32));
-                cur.bit += 32;
-            }
-            return v;
-        }
-        let n = u32::from(p.bits);
-        for ((x, lo), step) in v.iter_mut().zip(p.lo).zip(p.step) {
-            let q = read_bits(self.data, cur.bit, n);
-            cur.bit += u64::from(n);
-            *x = lo + step * q as f32;
-        }
-        v
-    }
-
-    /// Decodes animated translation or scale track `k` at both cursors.
-    #[inline(always)]
-    fn decode3_pair(
+    /// Overwrites the verbatim lanes of both frames with their stored `f32`
+    /// values (x, y, z, and w for rotations).
+    #[cold]
+    #[inline(never)]
+    fn patch_raw(
         &self,
-        ca: &mut Cursor<'_>,
-        cb: &mut Cursor<'_>,
-        k: usize,
-    ) -> ([f32; 4], [f32; 4]) {
-        let (pa, pb) = self.params_pair(ca, cb, k);
-        (self.read(ca, &pa, 3), self.read(cb, &pb, 3))
-    }
-
-    /// Decodes animated rotation track `k` at both cursors.
-    #[inline(always)]
-    fn rotation_pair(
-        &self,
-        ca: &mut Cursor<'_>,
-        cb: &mut Cursor<'_>,
-        k: usize,
-    ) -> ([f32; 4], [f32; 4]) {
-        let (pa, pb) = self.params_pair(ca, cb, k);
-        (self.read_rotation(ca, &pa), self.read_rotation(cb, &pb))
-    }
-
-    #[inline(always)]
-    fn read_rotation(&self, cur: &mut Cursor<'_>, p: &Params) -> [f32; 4] {
-        if p.bits == RAW_BITS {
-            return self.read(cur, p, 4);
-        }
-        match self.rotation {
-            RotationFormat::DropW => {
-                let [x, y, z, _] = self.read(cur, p, 3);
-                drop_w_rotation(x, y, z).to_array()
+        raw: u32,
+        raw_at: &[(u64, u64); 4],
+        (da, db): (&[[u32; 4]; 3], &[[u32; 4]; 3]),
+        rot: bool,
+        qa: &mut SoaQuat,
+        qb: &mut SoaQuat,
+    ) {
+        let n = if rot { 4 } else { 3 };
+        for (l, &(pa, pb)) in raw_at.iter().enumerate() {
+            if raw & (1 << l) == 0 {
+                continue;
             }
-            RotationFormat::SmallestThree => {
-                let idx = read_bits(self.data, cur.bit, 2);
-                cur.bit += 2;
-                let [a, b, c, _] = self.read(cur, p, 3);
-                smallest_three_rotation(idx, a, b, c).to_array()
+            for (q, d, pos) in [(&mut *qa, da, pa), (&mut *qb, db, pb)] {
+                if d[2][l] & 0xff != u32::from(RAW_BITS) {
+                    continue;
+                }
+                let mut c = [q.x, q.y, q.z, q.w].map(|v| v.to_array());
+                for (i, v) in c.iter_mut().take(n).enumerate() {
+                    v[l] = f32::from_bits(read_bits(self.data, pos + 32 * i as u64, 32));
+                }
+                let [x, y, z, w] = c.map(f32x4::from);
+                *q = SoaQuat { x, y, z, w };
             }
         }
     }
@@ -892,7 +1111,8 @@ impl<'a> CompressedClip<'a> {
     }
 
     /// Decodes frames `i0` and `i1` (validated indices) block by block
-    /// straight into SoA lanes and interpolates them by `alpha`.
+    /// straight into SoA lanes and interpolates them by `alpha`, with the
+    /// rotation format as a compile-time choice.
     fn decode_blend(
         &self,
         i0: usize,
@@ -901,68 +1121,105 @@ impl<'a> CompressedClip<'a> {
         rest: Option<&[SoaTransform]>,
         out: &mut [SoaTransform],
     ) {
-        let mut ca = self.cursor(i0);
-        let mut cb = self.cursor(i1);
-        let (mut k, mut c) = (0usize, 0usize);
-        let identity: [[f32; 4]; 10] = bytemuck::cast(SoaTransform::IDENTITY);
-        for (b, o) in out.iter_mut().enumerate() {
-            // Component-major lanes of frames a and b (t xyz, r xyzw, s xyz),
-            // starting from the defaults: the rest block or identity.
-            let base = match rest.and_then(|r| r.get(b)) {
-                Some(r) => bytemuck::cast(*r),
-                None => identity,
-            };
-            let mut fa: [[f32; 4]; 10] = base;
-            let mut fb = base;
-            let kinds = self.kinds.get(3 * LANES * b..).unwrap_or(&[]);
-            for (lane, kj) in kinds.chunks_exact(3).take(LANES).enumerate() {
-                let &[kt, kr, ks] = kj else { continue };
-                if kt | kr | ks == KIND_DEFAULT {
-                    continue;
-                }
-                for (first, kind) in [(0usize, kt), (3, kr), (7, ks)] {
-                    match kind {
-                        KIND_CONSTANT if first == 3 => {
-                            let v = match self.constants.get(c..c + 4) {
-                                Some(&[x, y, z, w]) => [x, y, z, w],
-                                _ => [0.0, 0.0, 0.0, 1.0],
-                            };
-                            c += 4;
-                            put(&mut fa, &mut fb, first, lane, &v, &v);
-                        }
-                        KIND_CONSTANT => {
-                            let v = match self.constants.get(c..c + 3) {
-                                Some(&[x, y, z]) => [x, y, z],
-                                _ => [0.0; 3],
-                            };
-                            c += 3;
-                            put(&mut fa, &mut fb, first, lane, &v, &v);
-                        }
-                        KIND_ANIMATED if first == 3 => {
-                            let (qa, qb) = self.rotation_pair(&mut ca, &mut cb, k);
-                            k += 1;
-                            put(&mut fa, &mut fb, first, lane, &qa, &qb);
-                        }
-                        KIND_ANIMATED => {
-                            let (va, vb) = self.decode3_pair(&mut ca, &mut cb, k);
-                            k += 1;
-                            put(&mut fa, &mut fb, first, lane, &va[..3], &vb[..3]);
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            let a: SoaTransform = bytemuck::cast(fa);
-            let bb: SoaTransform = bytemuck::cast(fb);
-            interpolate(
-                core::slice::from_ref(&a),
-                core::slice::from_ref(&bb),
-                alpha,
-                core::slice::from_mut(o),
-            );
+        match self.rotation {
+            RotationFormat::DropW => self.decode_blend_as::<false>(i0, i1, alpha, rest, out),
+            RotationFormat::SmallestThree => self.decode_blend_as::<true>(i0, i1, alpha, rest, out),
         }
     }
 
+    /// [`Self::decode_blend`] for drop-W (`S3 = false`) or smallest-three.
+    #[inline(always)]
+    fn decode_blend_as<const S3: bool>(
+        &self,
+        i0: usize,
+        i1: usize,
+        alpha: f32,
+        rest: Option<&[SoaTransform]>,
+        out: &mut [SoaTransform],
+    ) {
+        let (fa, ma, la) = self.frame_start(i0);
+        let (fb, mb, lb) = self.frame_start(i1);
+        let same = i0 / self.segment_frames == i1 / self.segment_frames;
+        // Running positions: clip constants (vectors), metadata bytes, and
+        // bit offsets inside frames a and b.
+        let (mut p, mut m, mut oa, mut ob) = (0usize, 0usize, 0u32, 0u32);
+        let wb = f32x4::splat(alpha);
+        let wa = f32x4::splat(1.0 - alpha);
+        let identity = SoaTransform::IDENTITY;
+        let lerp = |x: &SoaVec3, y: &SoaVec3| {
+            let mut v = vec_scale(x, wa);
+            vec_mul_add(&mut v, y, wb);
+            v
+        };
+        for (b, o) in out.iter_mut().enumerate() {
+            let base = rest.and_then(|r| r.get(b)).unwrap_or(&identity);
+            let kinds = match self.kinds.get(3 * b..3 * b + 3) {
+                Some(&[t, r, s]) => [t, r, s],
+                _ => [KIND_DEFAULT; 3],
+            };
+            // Default translations and scales are the same in both frames
+            // (and lerp exactly to themselves): copied, no arithmetic.
+            o.translation = base.translation;
+            o.scale = base.scale;
+            let (mut ra, mut rb) = (base.rotation, base.rotation);
+            for (tk, &kind) in kinds.iter().enumerate() {
+                if kind == KIND_DEFAULT {
+                    continue;
+                }
+                let mask = u32::from(kind >> 4);
+                let rot = tk == 1;
+                let n = if rot { 7 } else { 6 };
+                let cv = match self.params.get(p..p + n) {
+                    Some(s) => s,
+                    None => &[],
+                };
+                p += n;
+                let frames = [(fa, la), (fb, lb)];
+                let (qa, qb) = if rot {
+                    self.track_pair::<S3, true>(
+                        (ma, mb),
+                        same,
+                        m,
+                        mask,
+                        (&mut oa, &mut ob),
+                        frames,
+                        cv,
+                    )
+                } else {
+                    self.track_pair::<S3, false>(
+                        (ma, mb),
+                        same,
+                        m,
+                        mask,
+                        (&mut oa, &mut ob),
+                        frames,
+                        cv,
+                    )
+                };
+                m += LANE_META_BYTES * mask.count_ones() as usize;
+                let v3 = |q: &SoaQuat| SoaVec3 {
+                    x: q.x,
+                    y: q.y,
+                    z: q.z,
+                };
+                match tk {
+                    0 => o.translation = lerp(&v3(&qa), &v3(&qb)),
+                    1 => (ra, rb) = (qa, qb),
+                    _ => o.scale = lerp(&v3(&qa), &v3(&qb)),
+                }
+            }
+            let (qa, qb) = (&ra, &rb);
+            let mut q = SoaQuat {
+                x: qa.x * wa,
+                y: qa.y * wa,
+                z: qa.z * wa,
+                w: qa.w * wa,
+            };
+            let flip = dot4(qa, qb).simd_lt(f32x4::ZERO);
+            quat_mul_add(&mut q, qb, wb.flip_signs(flip));
+            o.rotation = normalize(&q);
+        }
+    }
     /// Decodes stored frame `f` exactly (no interpolation) into `out`.
     ///
     /// `rest` is only read when the clip was compressed with
@@ -1058,28 +1315,48 @@ impl<'a> CompressedClip<'a> {
         self.defaults
     }
 
-    /// Number of animated tracks.
+    /// Number of animated lanes (animated joint tracks).
     #[inline]
     #[must_use]
-    pub fn animated_track_count(&self) -> usize {
+    pub fn animated_lane_count(&self) -> usize {
         self.animated
     }
 
-    /// The kind bytes (`KIND_*`) of joint `j`'s translation, rotation and scale tracks.
+    /// The kind byte of block `b`'s translation (`track` 0), rotation (1)
+    /// or scale (2) block track: [`KIND_DEFAULT`], or [`KIND_STORED`] with
+    /// the mask of its animated lanes in bits 4..8.
     #[inline]
     #[must_use]
-    pub fn track_kinds(&self, j: usize) -> Option<[u8; 3]> {
-        match self.kinds.get(3 * j..3 * j + 3) {
-            Some(&[a, b, c]) => Some([a, b, c]),
-            _ => None,
+    pub fn block_track_kind(&self, b: usize, track: usize) -> Option<u8> {
+        if track > 2 {
+            return None;
         }
+        self.kinds.get(3 * b + track).copied()
     }
 
-    /// The bit rates of every animated track in segment `s`.
+    /// The metadata of segment `s`: per animated lane, [`LANE_META_BYTES`]
+    /// bytes (minimum and extent of each component, the bit rate, then the
+    /// signed trend of each component).
     #[inline]
     #[must_use]
-    pub fn segment_rates(&self, s: usize) -> Option<&'a [u8]> {
-        self.rates.get(s * self.animated..(s + 1) * self.animated)
+    pub fn segment_meta(&self, s: usize) -> Option<&'a [u8]> {
+        let n = self.animated * LANE_META_BYTES;
+        self.meta.get(s * n..(s + 1) * n)
+    }
+
+    /// The bit rates of every animated lane in segment `s`.
+    pub fn segment_rates(&self, s: usize) -> impl Iterator<Item = u8> + 'a {
+        self.segment_meta(s)
+            .unwrap_or(&[])
+            .chunks_exact(LANE_META_BYTES)
+            .map(|lm| lm[RATE_BYTE])
+    }
+
+    /// Bytes of the bit stream (with its padding).
+    #[inline]
+    #[must_use]
+    pub fn data_bytes(&self) -> usize {
+        self.data.len()
     }
 
     /// Size of the container in bytes.
@@ -1097,80 +1374,183 @@ impl<'a> CompressedClip<'a> {
     }
 }
 
-/// Writes `va`/`vb` into lane `lane` of components `first..` of two blocks.
-#[inline(always)]
-fn put(
-    fa: &mut [[f32; 4]; 10],
-    fb: &mut [[f32; 4]; 10],
-    first: usize,
-    lane: usize,
-    va: &[f32],
-    vb: &[f32],
-) {
-    for (i, (&a, &b)) in va.iter().zip(vb).enumerate() {
-        if let Some(x) = fa.get_mut(first + i) {
-            x[lane & 3] = a;
+/// Checks the clip constants of every stored block track: finite, units
+/// `≥ 0` with a finite top and bottom however far a trend drifts, animated rotation components inside `[−2, 2]`,
+/// constant rotation lanes near unit length, padding lanes identity.
+fn check_params(
+    kinds: &[u8],
+    params: &[f32],
+    joints: usize,
+    segment_frames: usize,
+) -> Result<(), Error> {
+    // The largest trend offset inside a segment, in units.
+    let drift = 128.0 * TREND_SCALE * segment_frames as f32;
+    if !crate::soa::all_finite(params) {
+        return Err(Error::NonFinite {
+            what: "clip constant",
+        });
+    }
+    let mut p = 0usize;
+    for (i, &k) in kinds.iter().enumerate() {
+        if k == KIND_DEFAULT {
+            continue;
         }
-        if let Some(x) = fb.get_mut(first + i) {
-            x[lane & 3] = b;
+        let (rot, n) = if i % 3 == 1 {
+            (true, ROT_PARAM_FLOATS)
+        } else {
+            (false, VEC_PARAM_FLOATS)
+        };
+        let v = params.get(p..p + n).unwrap_or(&[]);
+        p += n;
+        let g = |i: usize| v.get(i).copied().unwrap_or(f32::NAN);
+        let mask = k >> 4;
+        let lanes = joints.saturating_sub((i / 3) * LANES).min(LANES);
+        for l in 0..LANES {
+            let animated = mask & (1 << l) != 0;
+            let mut n2 = 0.0f32;
+            for c in 0..3 {
+                let (min, unit) = (g(8 * c + l), g(8 * c + 4 + l));
+                let top = min + 255.0 * unit;
+                if !(unit >= 0.0
+                    && (top + drift * unit).is_finite()
+                    && (min - drift * unit).is_finite())
+                {
+                    return Err(corrupt("clip range extent"));
+                }
+                if rot && animated && !(min >= -2.0 && top <= 2.0) {
+                    return Err(corrupt("rotation range outside [-2, 2]"));
+                }
+                n2 += min * min;
+                if l >= lanes {
+                    let identity = if i % 3 == 2 { 1.0 } else { 0.0 };
+                    if min != identity || unit != 0.0 {
+                        return Err(corrupt("padding lane is not identity"));
+                    }
+                }
+            }
+            if rot && !animated {
+                let w = g(24 + l);
+                n2 += w * w;
+                if !(0.25..=4.0).contains(&n2) || (l >= lanes && w != 1.0) {
+                    return Err(corrupt("constant rotation is not near unit length"));
+                }
+            }
         }
     }
+    Ok(())
 }
 
 /// Scalar reference implementations: the readable specification.
 pub mod reference {
-    use super::{CompressedClip, Defaults};
+    use super::{
+        dequantize, drop_w_rotation, lane_frame_bits, read_bits, smallest_three_rotation,
+        trend_slope, CompressedClip, Defaults, RotationFormat, KIND_DEFAULT, LANE_META_BYTES,
+        RATE_BYTE, RAW_BITS, ROT_PARAM_FLOATS, TREND_BYTE, VEC_PARAM_FLOATS,
+    };
     use crate::clip::TimeMode;
     use crate::error::Error;
     use crate::math::{Quat, Transform, Vec3};
     use crate::soa::{check_len, get_joint, SoaTransform, LANES};
 
     impl CompressedClip<'_> {
-        /// Joint `j`'s transform at frame `f` (validated indices), decoded one
-        /// value at a time by walking the frame's bits from its start.
+        /// The clip constant `i` of the stored block track whose constants
+        /// start at float `p` (0 outside the section).
+        fn param(&self, p: usize, i: usize) -> f32 {
+            let v = p + i;
+            self.params.get(v / 4).map_or(0.0, |x| x.to_array()[v % 4])
+        }
+
+        /// Joint `j`'s track `track` (0 translation, 1 rotation, 2 scale) at
+        /// frame `f` (validated indices), decoded one value at a time by
+        /// walking the container from its start; `None` for a default track.
+        fn track_at(&self, f: usize, j: usize, track: usize) -> Option<[f32; 4]> {
+            let (b, l) = (j / LANES, j % LANES);
+            let me = 3 * b + track;
+            // Constants and animated lanes before this block track.
+            let (mut p, mut k) = (0usize, 0usize);
+            for (i, &kind) in self.kinds.iter().enumerate().take(me) {
+                if kind != KIND_DEFAULT {
+                    p += if i % 3 == 1 {
+                        ROT_PARAM_FLOATS
+                    } else {
+                        VEC_PARAM_FLOATS
+                    };
+                    k += (kind >> 4).count_ones() as usize;
+                }
+            }
+            let kind = self.kinds.get(me).copied().unwrap_or(KIND_DEFAULT);
+            if kind == KIND_DEFAULT {
+                return None;
+            }
+            let rot = track == 1;
+            let min = |c: usize| self.param(p, 8 * c + l);
+            let unit = |c: usize| self.param(p, 8 * c + 4 + l);
+            let mask = kind >> 4;
+            if mask & (1 << l) == 0 {
+                let w = if rot { self.param(p, 24 + l) } else { 0.0 };
+                return Some([min(0), min(1), min(2), w]);
+            }
+            k += (mask & ((1 << l) - 1)).count_ones() as usize;
+            // The frame's first bit, then the lanes before this one.
+            let s = f / self.segment_frames;
+            let local = (f - s * self.segment_frames) as u64;
+            let first = u64::from(self.seg_table.get(2 * s).copied().unwrap_or(0));
+            let fb = u64::from(self.seg_table.get(2 * s + 1).copied().unwrap_or(0));
+            let meta = self.segment_meta(s).unwrap_or(&[]);
+            let rate = |i: usize| {
+                meta.get(LANE_META_BYTES * i + RATE_BYTE)
+                    .copied()
+                    .unwrap_or(0)
+            };
+            let mut bit = first + local * fb;
+            for (i, r) in super::lane_is_rotation(self.kinds).take(k).enumerate() {
+                bit += u64::from(lane_frame_bits(r, self.rotation, rate(i)));
+            }
+            let bits = rate(k);
+            if bits == RAW_BITS {
+                let mut v = [0.0f32; 4];
+                for (c, x) in v.iter_mut().take(if rot { 4 } else { 3 }).enumerate() {
+                    *x = f32::from_bits(read_bits(self.data, bit + 32 * c as u64, 32));
+                }
+                return Some(v);
+            }
+            let range = |i: usize| meta.get(LANE_META_BYTES * k + i).copied().unwrap_or(0);
+            let mut d = [0.0f32; 3];
+            for (c, x) in d.iter_mut().enumerate() {
+                let q = read_bits(self.data, bit, u32::from(bits));
+                bit += u64::from(bits);
+                let v = dequantize(min(c), unit(c), range(2 * c), range(2 * c + 1), bits, q);
+                let trend = range(TREND_BYTE + c) as i8;
+                *x = v + trend_slope(unit(c), trend) * local as f32;
+            }
+            if !rot {
+                return Some([d[0], d[1], d[2], 0.0]);
+            }
+            let q = match self.rotation {
+                RotationFormat::DropW => drop_w_rotation(d[0], d[1], d[2]),
+                RotationFormat::SmallestThree => {
+                    smallest_three_rotation(read_bits(self.data, bit, 2), d[0], d[1], d[2])
+                }
+            };
+            Some(q.to_array())
+        }
+
+        /// Joint `j`'s transform at frame `f` (validated indices).
         fn joint_at(&self, f: usize, j: usize, rest: Option<&[SoaTransform]>) -> Transform {
             let mut t = match rest.and_then(|r| get_joint(r, j)) {
                 Some(d) => d,
                 None => Transform::IDENTITY,
             };
-            let mut cur = self.cursor(f);
-            let (mut k, mut c) = (0usize, 0usize);
-            for (i, &kind) in self.kinds.iter().enumerate().take(3 * j + 3) {
-                let width = if i % 3 == 1 { 4 } else { 3 };
-                let mine = i / 3 == j;
-                match kind {
-                    super::KIND_CONSTANT => {
-                        if mine {
-                            let v = self.constants.get(c..c + width).unwrap_or(&[0.0; 4]);
-                            set(&mut t, i % 3, v);
-                        }
-                        c += width;
-                    }
-                    super::KIND_ANIMATED => {
-                        let p = self.params(&cur, k);
-                        let v = if i % 3 == 1 {
-                            self.read_rotation(&mut cur, &p)
-                        } else {
-                            self.read(&mut cur, &p, 3)
-                        };
-                        if mine {
-                            set(&mut t, i % 3, &v);
-                        }
-                        k += 1;
-                    }
-                    _ => {}
-                }
+            if let Some(v) = self.track_at(f, j, 0) {
+                t.translation = Vec3::new(v[0], v[1], v[2]);
+            }
+            if let Some(v) = self.track_at(f, j, 1) {
+                t.rotation = Quat::new(v[0], v[1], v[2], v[3]);
+            }
+            if let Some(v) = self.track_at(f, j, 2) {
+                t.scale = Vec3::new(v[0], v[1], v[2]);
             }
             t
-        }
-    }
-
-    fn set(t: &mut Transform, track: usize, v: &[f32]) {
-        let g = |i: usize| v.get(i).copied().unwrap_or(0.0);
-        match track {
-            0 => t.translation = Vec3::new(g(0), g(1), g(2)),
-            1 => t.rotation = Quat::new(g(0), g(1), g(2), g(3)),
-            _ => t.scale = Vec3::new(g(0), g(1), g(2)),
         }
     }
 
@@ -1243,5 +1623,14 @@ mod tests {
         assert_eq!(read_bits(&data, 0, 0), 0);
         // Past the end: zero, never a panic.
         assert_eq!(read_bits(&data, 80, 8), 0);
+    }
+
+    #[test]
+    fn unit_covers_the_extent() {
+        for (min, ext) in [(0.0f32, 1.0f32), (-0.7, 1.3), (123.4, 0.001), (-2.0, 4.0)] {
+            let u = unit_for_extent(min, ext);
+            assert!(min + 255.0 * u >= min + ext, "{min} {ext}");
+        }
+        assert_eq!(unit_for_extent(5.0, 0.0), 0.0);
     }
 }

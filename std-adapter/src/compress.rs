@@ -34,15 +34,22 @@ use std::time::Instant;
 
 use sinew_core::clip::{RawClip, TimeMode};
 use sinew_core::compressed::{
-    self, dequantize, drop_w_rotation, smallest_three_rotation, smallest_three_split,
-    CompressedClip, CompressedParts, Defaults, RotationFormat, KIND_ANIMATED, KIND_CONSTANT,
-    KIND_DEFAULT, MAX_QUANTIZED_BITS, RAW_BITS,
+    self, dequantize, drop_w_rotation, smallest_three_rotation, smallest_three_split, trend_slope,
+    unit_for_extent, CompressedClip, CompressedParts, Defaults, RotationFormat, KIND_DEFAULT,
+    KIND_STORED, LANE_META_BYTES, MAX_QUANTIZED_BITS, RAW_BITS,
 };
 use sinew_core::fk::{local_to_model, FkJob};
 use sinew_core::soa::get_joint;
 use sinew_core::{Error, Mat4, Quat, Skeleton, SoaTransform, Transform, Vec3};
 
 use crate::assets::AlignedBytes;
+
+/// A joint track the compressor does not store (identity or rest pose).
+const JOINT_DEFAULT: u8 = 0;
+/// A joint track with one value (a constant lane of its block track).
+const JOINT_CONSTANT: u8 = 1;
+/// A joint track stored per frame (an animated lane of its block track).
+const JOINT_ANIMATED: u8 = 2;
 
 /// Default segment length in frames.
 pub const DEFAULT_SEGMENT_FRAMES: usize = 16;
@@ -268,7 +275,7 @@ struct Track {
     comp: Vec<[f32; 3]>,
     /// Dropped index per frame (smallest three only).
     idx: Vec<u32>,
-    /// Clip range per component: min, extent.
+    /// Clip constants per component: min, unit (extent / 255).
     range: [f32; 6],
 }
 
@@ -277,6 +284,8 @@ struct Track {
 struct SegTrack {
     rate: u8,
     ranges: [u8; 6],
+    /// Per component: the trend byte (0: none).
+    trend: [i8; 3],
     /// Per frame: codes (and the smallest-three index) or raw f32 bits.
     words: Vec<[u32; 4]>,
     /// Per frame: the decoded value exactly as the core decodes it.
@@ -286,7 +295,76 @@ struct SegTrack {
 }
 
 impl Track {
-    fn encode(&self, frames: std::ops::Range<usize>, rate: u8, format: RotationFormat) -> SegTrack {
+    /// Encodes `frames` as one segment at `rate`; with `trend`, components
+    /// whose segment chord fits a trend byte are stored as residuals from it
+    /// when that shrinks their range.
+    fn encode(
+        &self,
+        frames: std::ops::Range<usize>,
+        rate: u8,
+        format: RotationFormat,
+        trend: bool,
+    ) -> SegTrack {
+        self.encode_shaped(frames, rate, format, trend, None)
+    }
+
+    /// The segment ranges and trends of `frames` (they do not depend on the
+    /// bit rate, so a segment search computes them once per track).
+    fn shape(&self, frames: std::ops::Range<usize>, trend: bool) -> ([u8; 6], [i8; 3]) {
+        let n = frames.len();
+        let first = frames.start;
+        // The range of component `c` (in 0..1 of the clip range) after
+        // removing the trend `d`.
+        let span = |c: usize, d: i8| -> (f32, f32) {
+            let (min, unit) = (self.range[2 * c], self.range[2 * c + 1]);
+            let ext = 255.0 * unit;
+            let slope = trend_slope(unit, d);
+            let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+            for (i, v) in self.comp[frames.clone()].iter().enumerate() {
+                let r = v[c] - slope * i as f32;
+                let t = if ext > 0.0 { (r - min) / ext } else { 0.0 };
+                lo = lo.min(t);
+                hi = hi.max(t);
+            }
+            (lo, hi)
+        };
+        let mut trends = [0i8; 3];
+        let mut ranges = [0u8; 6];
+        for c in 0..3 {
+            let (mut lo, mut hi) = span(c, 0);
+            let unit = self.range[2 * c + 1];
+            if trend && n >= 3 && unit > 0.0 {
+                let v = &self.comp[first..first + n];
+                let per = (v[n - 1][c] - v[0][c]) / (n - 1) as f32;
+                let d = (per / (unit * compressed::TREND_SCALE))
+                    .round()
+                    .clamp(-127.0, 127.0) as i8;
+                if d != 0 {
+                    let (tl, th) = span(c, d);
+                    // Inside the clip range, and at least one step narrower.
+                    if tl >= 0.0 && th <= 1.0 && (th - tl) * 255.0 + 1.0 < (hi - lo) * 255.0 {
+                        (lo, hi) = (tl, th);
+                        trends[c] = d;
+                    }
+                }
+            }
+            let smin = (lo * 255.0).floor().clamp(0.0, 255.0) as u8;
+            let smax = ((hi * 255.0).ceil().clamp(0.0, 255.0) as u8).max(smin);
+            ranges[2 * c] = smin;
+            ranges[2 * c + 1] = smax - smin;
+        }
+        (ranges, trends)
+    }
+
+    /// [`Track::encode`] with the segment shape given (or computed).
+    fn encode_shaped(
+        &self,
+        frames: std::ops::Range<usize>,
+        rate: u8,
+        format: RotationFormat,
+        trend: bool,
+        shape: Option<([u8; 6], [i8; 3])>,
+    ) -> SegTrack {
         let n = frames.len();
         if rate == RAW_BITS {
             let words = self.raw[frames.clone()]
@@ -296,55 +374,51 @@ impl Track {
             return SegTrack {
                 rate,
                 ranges: [0; 6],
+                trend: [0; 3],
                 words,
                 decoded: self.raw[frames].to_vec(),
                 err: 0.0,
             };
         }
-        let mut ranges = [0u8; 6];
-        for c in 0..3 {
-            let (min, ext) = (self.range[2 * c], self.range[2 * c + 1]);
-            let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-            for v in &self.comp[frames.clone()] {
-                let t = if ext > 0.0 { (v[c] - min) / ext } else { 0.0 };
-                lo = lo.min(t);
-                hi = hi.max(t);
-            }
-            let smin = (lo * 255.0).floor().clamp(0.0, 255.0) as u8;
-            let smax = ((hi * 255.0).ceil().clamp(0.0, 255.0) as u8).max(smin);
-            ranges[2 * c] = smin;
-            ranges[2 * c + 1] = smax - smin;
-        }
+        let (ranges, trends) = match shape {
+            Some(sh) => sh,
+            None => self.shape(frames.clone(), trend),
+        };
+        let first = frames.start;
         let max_code = if rate == 0 { 0 } else { (1u32 << rate) - 1 };
         let mut words = Vec::with_capacity(n);
         let mut decoded = Vec::with_capacity(n);
         let mut err = 0.0f32;
         for f in frames {
+            let li = (f - first) as f32;
             let v = self.comp[f];
             let mut w = [0u32; 4];
             let mut d = [0.0f32; 3];
             for c in 0..3 {
-                let (min, ext) = (self.range[2 * c], self.range[2 * c + 1]);
+                let (min, unit) = (self.range[2 * c], self.range[2 * c + 1]);
                 let (smin, sext) = (ranges[2 * c], ranges[2 * c + 1]);
-                let lo = dequantize(min, ext, smin, sext, rate, 0);
-                let top = dequantize(min, ext, smin, sext, rate, max_code);
+                // The decoder adds the trend after dequantizing.
+                let tr = trend_slope(unit, trends[c]) * li;
+                let dec = |q: u32| dequantize(min, unit, smin, sext, rate, q) + tr;
+                let lo = dequantize(min, unit, smin, sext, rate, 0);
+                let top = dequantize(min, unit, smin, sext, rate, max_code);
                 let q = if max_code == 0 || top <= lo {
                     0
                 } else {
-                    let x = (v[c] - lo) / (top - lo) * max_code as f32;
+                    let x = (v[c] - tr - lo) / (top - lo) * max_code as f32;
                     let q = x.round().clamp(0.0, max_code as f32) as u32;
                     // Pick the neighbour code that decodes closest.
                     let best = [q.saturating_sub(1), q, (q + 1).min(max_code)]
                         .into_iter()
                         .min_by(|&a, &b| {
-                            let ea = (dequantize(min, ext, smin, sext, rate, a) - v[c]).abs();
-                            let eb = (dequantize(min, ext, smin, sext, rate, b) - v[c]).abs();
+                            let ea = (dec(a) - v[c]).abs();
+                            let eb = (dec(b) - v[c]).abs();
                             ea.total_cmp(&eb)
                         });
                     best.unwrap_or(q)
                 };
                 w[c] = q;
-                d[c] = dequantize(min, ext, smin, sext, rate, q);
+                d[c] = dec(q);
             }
             let raw = self.raw[f];
             let (dec, e) = match self.kind {
@@ -371,6 +445,7 @@ impl Track {
         SegTrack {
             rate,
             ranges,
+            trend: trends,
             words,
             decoded,
             err,
@@ -439,32 +514,32 @@ fn analyse(
         let first = col(0);
         let same_q = |a: Quat, b: Quat| a == b || a == -b;
         let all = |p: &dyn Fn(&Transform) -> bool| (0..frames).all(|f| p(&col(f)));
-        let mut k = [KIND_ANIMATED; 3];
+        let mut k = [JOINT_ANIMATED; 3];
         let mut fx = first;
         // Translation.
         if all(&|t| t.translation == def.translation) {
-            k[0] = KIND_DEFAULT;
+            k[0] = JOINT_DEFAULT;
             fx.translation = def.translation;
         } else if all(&|t| t.translation == first.translation) {
-            k[0] = KIND_CONSTANT;
+            k[0] = JOINT_CONSTANT;
         }
         if all(&|t| same_q(t.rotation, def.rotation)) {
-            k[1] = KIND_DEFAULT;
+            k[1] = JOINT_DEFAULT;
             fx.rotation = def.rotation;
         } else if all(&|t| same_q(t.rotation, first.rotation)) {
-            k[1] = KIND_CONSTANT;
+            k[1] = JOINT_CONSTANT;
         }
         if all(&|t| t.scale == def.scale) {
-            k[2] = KIND_DEFAULT;
+            k[2] = JOINT_DEFAULT;
             fx.scale = def.scale;
         } else if all(&|t| t.scale == first.scale) {
-            k[2] = KIND_CONSTANT;
+            k[2] = JOINT_CONSTANT;
         }
         for (i, kind) in [Kind::Translation, Kind::Rotation, Kind::Scale]
             .into_iter()
             .enumerate()
         {
-            if k[i] != KIND_ANIMATED {
+            if k[i] != JOINT_ANIMATED {
                 continue;
             }
             let mut tr = Track {
@@ -520,9 +595,14 @@ fn analyse(
                     .map(|v| v[c])
                     .fold(f32::NEG_INFINITY, f32::max);
                 tr.range[2 * c] = lo;
-                tr.range[2 * c + 1] = (hi - lo).max(0.0);
+                tr.range[2 * c + 1] = unit_for_extent(lo, (hi - lo).max(0.0));
             }
-            if !tr.range.iter().all(|v| v.is_finite()) || !(tr.range[1] + tr.range[0]).is_finite() {
+            if !tr.range.iter().all(|v| v.is_finite())
+                || !tr
+                    .range
+                    .chunks_exact(2)
+                    .all(|p| (p[0] + 255.0 * p[1]).is_finite())
+            {
                 return Err(Error::NonFinite {
                     what: "clip track range",
                 });
@@ -593,7 +673,7 @@ fn analyse(
     let quiet: Vec<bool> = tracks
         .iter()
         .zip(&b0)
-        .map(|(t, &b)| t.encode(0..frames, 0, opts.rotation).err <= 0.05 * b)
+        .map(|(t, &b)| t.encode(0..frames, 0, opts.rotation, false).err <= 0.05 * b)
         .collect();
     // Quiet tracks whose 0-bit value fits their share at every frame become
     // constants: no per-segment rate and ranges at all.
@@ -602,7 +682,7 @@ fn analyse(
         if !quiet[k] {
             continue;
         }
-        let v = t.encode(0..1, 0, opts.rotation).decoded[0];
+        let v = t.encode(0..1, 0, opts.rotation, false).decoded[0];
         let fits = t.raw.iter().all(|r| {
             let e = match t.kind {
                 Kind::Rotation => angle_between(
@@ -631,7 +711,7 @@ fn analyse(
                 2
             }
         };
-        kinds[t.joint][slot] = KIND_CONSTANT;
+        kinds[t.joint][slot] = JOINT_CONSTANT;
         keep[k] = false;
     }
     let mut loud = vec![0usize; n];
@@ -680,6 +760,8 @@ struct SegmentSearch<'a> {
     frames: std::ops::Range<usize>,
     /// memo[track][rate index] (0..=23 then RAW at 24).
     memo: Vec<Vec<Option<SegTrack>>>,
+    /// Per track: the segment's ranges and trends (rate-independent).
+    shapes: Vec<Option<([u8; 6], [i8; 3])>>,
     /// Raw models at keyframes then mid-frames, `[sample * joints + joint]`.
     raw_models: Vec<Affine>,
 }
@@ -729,6 +811,7 @@ impl<'a> SegmentSearch<'a> {
             a,
             opts,
             memo: vec![vec![None; MAX_QUANTIZED_BITS as usize + 2]; a.tracks.len()],
+            shapes: vec![None; a.tracks.len()],
             frames,
             raw_models,
         }
@@ -737,7 +820,15 @@ impl<'a> SegmentSearch<'a> {
     fn get(&mut self, k: usize, r: u8) -> &SegTrack {
         let slot = rate_slot(r);
         if self.memo[k][slot].is_none() {
-            let enc = self.a.tracks[k].encode(self.frames.clone(), r, self.opts.rotation);
+            let t = &self.a.tracks[k];
+            let shape = *self.shapes[k].get_or_insert_with(|| t.shape(self.frames.clone(), true));
+            let enc = t.encode_shaped(
+                self.frames.clone(),
+                r,
+                self.opts.rotation,
+                true,
+                Some(shape),
+            );
             self.memo[k][slot] = Some(enc);
         }
         match &self.memo[k][slot] {
@@ -876,37 +967,115 @@ impl BitWriter {
     }
 }
 
+/// The block-track order of the animated tracks: block, then translation,
+/// rotation, scale, then lane (the order of their lanes in the container).
+fn lane_order(a: &Analysis) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..a.tracks.len()).collect();
+    order.sort_by_key(|&k| {
+        let t = &a.tracks[k];
+        (t.joint / 4, kind_slot(t.kind), t.joint % 4)
+    });
+    order
+}
+
+fn kind_slot(k: Kind) -> usize {
+    match k {
+        Kind::Translation => 0,
+        Kind::Rotation => 1,
+        Kind::Scale => 2,
+    }
+}
+
+// `slot` (translation, rotation, scale) indexes several per-joint tables.
+#[allow(clippy::needless_range_loop)]
 fn build_container(
     a: &Analysis,
     clip: &RawClip<'_>,
     opts: &CompressOptions,
     segs: &[Vec<SegTrack>],
 ) -> Result<OwnedCompressedClip, Error> {
-    let kinds: Vec<u8> = a.kinds.iter().flatten().copied().collect();
-    let mut constants = Vec::new();
-    for (k, fx) in a.kinds.iter().zip(&a.fixed) {
-        if k[0] == KIND_CONSTANT {
-            constants.extend_from_slice(&fx.translation.to_array());
-        }
-        if k[1] == KIND_CONSTANT {
-            constants.extend_from_slice(&fx.rotation.to_array());
-        }
-        if k[2] == KIND_CONSTANT {
-            constants.extend_from_slice(&fx.scale.to_array());
+    let blocks = a.joints.div_ceil(4);
+    let mut track_of = vec![[None::<usize>; 3]; a.joints];
+    for (k, t) in a.tracks.iter().enumerate() {
+        track_of[t.joint][kind_slot(t.kind)] = Some(k);
+    }
+    let mut kinds = Vec::with_capacity(3 * blocks);
+    let mut params: Vec<f32> = Vec::new();
+    for b in 0..blocks {
+        for slot in 0..3 {
+            let lanes: Vec<Option<usize>> = (0..4)
+                .map(|l| Some(4 * b + l).filter(|&j| j < a.joints))
+                .collect();
+            let stored = lanes
+                .iter()
+                .flatten()
+                .any(|&j| a.kinds[j][slot] != JOINT_DEFAULT);
+            if !stored {
+                kinds.push(KIND_DEFAULT);
+                continue;
+            }
+            let mut mask = 0u8;
+            let mut min = [[0.0f32; 4]; 3];
+            let mut unit = [[0.0f32; 4]; 3];
+            let mut w = [1.0f32; 4];
+            for (l, j) in lanes.iter().enumerate() {
+                let fixed: [f32; 4] = match j {
+                    Some(j) => {
+                        let f = &a.fixed[*j];
+                        match slot {
+                            0 => [f.translation.x, f.translation.y, f.translation.z, 0.0],
+                            1 => f.rotation.to_array(),
+                            _ => [f.scale.x, f.scale.y, f.scale.z, 0.0],
+                        }
+                    }
+                    None => match slot {
+                        1 => [0.0, 0.0, 0.0, 1.0],
+                        0 => [0.0; 4],
+                        _ => [1.0, 1.0, 1.0, 0.0],
+                    },
+                };
+                match j.and_then(|j| track_of[j][slot]) {
+                    Some(k) => {
+                        mask |= 1 << l;
+                        for c in 0..3 {
+                            min[c][l] = a.tracks[k].range[2 * c];
+                            unit[c][l] = a.tracks[k].range[2 * c + 1];
+                        }
+                        w[l] = 0.0;
+                    }
+                    None => {
+                        for c in 0..3 {
+                            min[c][l] = fixed[c];
+                        }
+                        w[l] = fixed[3];
+                    }
+                }
+            }
+            kinds.push(KIND_STORED | mask << 4);
+            for c in 0..3 {
+                params.extend_from_slice(&min[c]);
+                params.extend_from_slice(&unit[c]);
+            }
+            if slot == 1 {
+                params.extend_from_slice(&w);
+            }
         }
     }
-    let clip_ranges: Vec<f32> = a.tracks.iter().flat_map(|t| t.range).collect();
-    let mut rates = Vec::new();
-    let mut seg_ranges = Vec::new();
+    let order = lane_order(a);
+    let mut meta = Vec::new();
     let mut w = BitWriter::default();
     for seg in segs {
-        for t in seg {
-            rates.push(t.rate);
-            seg_ranges.extend_from_slice(&t.ranges);
+        for &k in &order {
+            let t = &seg[k];
+            meta.extend_from_slice(&t.ranges);
+            meta.push(t.rate);
+            meta.extend(t.trend.map(|d| d as u8));
         }
+        debug_assert_eq!(meta.len() % LANE_META_BYTES, 0);
         let len = seg.first().map_or(0, |t| t.words.len());
         for f in 0..len {
-            for (k, t) in seg.iter().enumerate() {
+            for &k in &order {
+                let t = &seg[k];
                 let word = t.words[f];
                 let rot = a.tracks[k].kind == Kind::Rotation;
                 if t.rate == RAW_BITS {
@@ -915,11 +1084,11 @@ fn build_container(
                         w.push(x, 32);
                     }
                 } else {
-                    if rot && opts.rotation == RotationFormat::SmallestThree {
-                        w.push(word[3], 2);
-                    }
                     for &x in &word[..3] {
                         w.push(x, u32::from(t.rate));
+                    }
+                    if rot && opts.rotation == RotationFormat::SmallestThree {
+                        w.push(word[3], 2);
                     }
                 }
             }
@@ -937,10 +1106,8 @@ fn build_container(
             Defaults::Identity
         },
         kinds: &kinds,
-        constants: &constants,
-        clip_ranges: &clip_ranges,
-        rates: &rates,
-        segment_ranges: &seg_ranges,
+        params: &params,
+        meta: &meta,
         data: &w.bytes,
         name: clip.name(),
     };

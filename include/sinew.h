@@ -237,6 +237,33 @@ typedef struct sinew_clip {
   uint64_t check;
 } sinew_clip;
 
+// A loaded compressed clip: a caller-owned view of a validated `SINEWCMP`
+// container (written by `sinew compress` or `sinew_std::compress`).
+//
+// Filled by `sinew_compressed_clip_load`; the bytes must outlive the
+// handle and stay unchanged.
+typedef struct sinew_compressed_clip {
+  // The container bytes.
+  const uint8_t *data;
+  // Their length in bytes.
+  size_t size;
+  // Joints.
+  uint32_t joint_count;
+  // Blocks per pose (the pose length a sample writes).
+  uint32_t soa_count;
+  // Stored frames.
+  uint32_t frame_count;
+  // 1 when default tracks are the skeleton's rest pose (sampling then
+  // needs it), 0 when they are the identity.
+  uint32_t needs_rest_pose;
+  // Frames per second.
+  float sample_rate;
+  // `(frame_count - 1) / sample_rate` seconds.
+  float duration;
+  // Private: lets functions reject a handle that `_load` did not fill.
+  uint64_t check;
+} sinew_compressed_clip;
+
 // One input of `sinew_pose_blend`.
 typedef struct sinew_blend_layer {
   // The layer's local pose.
@@ -478,6 +505,36 @@ sinew_status sinew_clip_sample(const struct sinew_clip *clip,
                                uint32_t mode,
                                struct sinew_soa_transform *out,
                                size_t out_len);
+
+// Validates a compressed clip container (`SINEWCMP`, written by
+// `sinew compress`) once (linear in its segments times animated joints)
+// and fills `*out` with a zero-copy view of it. Same rules for `bytes` as
+// `sinew_skeleton_load`.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_DATA, UNSUPPORTED_VERSION,
+// UNSUPPORTED_PLATFORM.
+sinew_status sinew_compressed_clip_load(const uint8_t *bytes,
+                                        size_t len,
+                                        struct sinew_compressed_clip *out);
+
+// Samples `clip` at `time` seconds into `out` (`clip->soa_count` blocks),
+// decoding the two bracketing frames straight into SoA lanes: a random
+// seek costs what sequential playback costs. `mode` is `SINEW_TIME_LOOP`
+// or `SINEW_TIME_CLAMP`. `rest` is the skeleton's rest pose
+// (`clip->soa_count` blocks) when `clip->needs_rest_pose` is 1, and may be
+// NULL (and is not read) when it is 0.
+//
+// Errors: NULL_PARAMETER (also: no `rest` for a clip that needs it),
+// INVALID_HANDLE, INVALID_ARGUMENT (NaN or infinite time, unknown mode),
+// MISALIGNED, BAD_LENGTH (`out_len` or `rest_len` not `clip->soa_count`),
+// OVERLAPPING_BUFFERS.
+sinew_status sinew_compressed_clip_sample(const struct sinew_compressed_clip *clip,
+                                          float time,
+                                          uint32_t mode,
+                                          const struct sinew_soa_transform *rest,
+                                          size_t rest_len,
+                                          struct sinew_soa_transform *out,
+                                          size_t out_len);
 
 // Writes the procedural 70-joint humanoid's skeleton container
 // (`SINEW_HUMANOID_SKELETON_SIZE` bytes, 16-byte aligned) into `out` and

@@ -21,9 +21,9 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use sinew_core::ffi as imp;
 pub use sinew_core::ffi::{
-    sinew_blend_layer, sinew_clip, sinew_dual_quat, sinew_float3x4, sinew_float4x4,
-    sinew_inertial_block, sinew_joint_def, sinew_skeleton, sinew_skin_mesh, sinew_skin_target,
-    sinew_soa_transform, sinew_status, sinew_vertex_layout,
+    sinew_blend_layer, sinew_clip, sinew_compressed_clip, sinew_dual_quat, sinew_float3x4,
+    sinew_float4x4, sinew_inertial_block, sinew_joint_def, sinew_skeleton, sinew_skin_mesh,
+    sinew_skin_target, sinew_soa_transform, sinew_status, sinew_vertex_layout,
 };
 
 // The constants of the C API (cbindgen emits a crate's own constants, so
@@ -342,6 +342,48 @@ pub unsafe extern "C" fn sinew_clip_sample(
     out_len: usize,
 ) -> sinew_status {
     status(|| unsafe { imp::sinew_clip_sample(clip, time, mode, out, out_len) })
+}
+
+/// Validates a compressed clip container (`SINEWCMP`, written by
+/// `sinew compress`) once (linear in its segments times animated joints)
+/// and fills `*out` with a zero-copy view of it. Same rules for `bytes` as
+/// `sinew_skeleton_load`.
+///
+/// Errors: NULL_PARAMETER, MISALIGNED, INVALID_DATA, UNSUPPORTED_VERSION,
+/// UNSUPPORTED_PLATFORM.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_compressed_clip_load(
+    bytes: *const u8,
+    len: usize,
+    out: *mut sinew_compressed_clip,
+) -> sinew_status {
+    status(|| unsafe { imp::sinew_compressed_clip_load(bytes, len, out) })
+}
+
+/// Samples `clip` at `time` seconds into `out` (`clip->soa_count` blocks),
+/// decoding the two bracketing frames straight into SoA lanes: a random
+/// seek costs what sequential playback costs. `mode` is `SINEW_TIME_LOOP`
+/// or `SINEW_TIME_CLAMP`. `rest` is the skeleton's rest pose
+/// (`clip->soa_count` blocks) when `clip->needs_rest_pose` is 1, and may be
+/// NULL (and is not read) when it is 0.
+///
+/// Errors: NULL_PARAMETER (also: no `rest` for a clip that needs it),
+/// INVALID_HANDLE, INVALID_ARGUMENT (NaN or infinite time, unknown mode),
+/// MISALIGNED, BAD_LENGTH (`out_len` or `rest_len` not `clip->soa_count`),
+/// OVERLAPPING_BUFFERS.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_compressed_clip_sample(
+    clip: *const sinew_compressed_clip,
+    time: f32,
+    mode: u32,
+    rest: *const sinew_soa_transform,
+    rest_len: usize,
+    out: *mut sinew_soa_transform,
+    out_len: usize,
+) -> sinew_status {
+    status(|| unsafe {
+        imp::sinew_compressed_clip_sample(clip, time, mode, rest, rest_len, out, out_len)
+    })
 }
 
 /// Writes the procedural 70-joint humanoid's skeleton container

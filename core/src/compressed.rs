@@ -734,6 +734,22 @@ impl<'a> CompressedClip<'a> {
     /// [`Error::InvalidSampleRate`], [`Error::Corrupt`], [`Error::NonFinite`],
     /// [`Error::InvalidName`], [`Error::UnsupportedPlatform`].
     pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+        Self::open(bytes, true)
+    }
+
+    /// Views a container that [`CompressedClip::from_bytes`] accepted before
+    /// and that has not changed since: the header and the layout are read
+    /// again (O(1)), the per-segment and per-value checks are not. For the C
+    /// ABI's handles, whose contract is that the bytes stay unchanged; on
+    /// bytes that did change, sampling stays memory-safe (every read is
+    /// bounds-checked) but its results are unspecified.
+    pub(crate) fn view_trusted(bytes: &'a [u8]) -> Result<Self, Error> {
+        Self::open(bytes, false)
+    }
+
+    /// The header and layout always; with `validate`, also every section's
+    /// contents (see [`CompressedClip::from_bytes`]).
+    fn open(bytes: &'a [u8], validate: bool) -> Result<Self, Error> {
         check_preamble(bytes, &COMPRESSED_MAGIC, COMPRESSED_VERSION, HEADER_BYTES)?;
         let joints = le_u32(bytes, 12) as usize;
         let frames = le_u32(bytes, 16) as usize;
@@ -800,6 +816,25 @@ impl<'a> CompressedClip<'a> {
         let data = &bytes[l.data..l.data + data_bytes];
         let name = core::str::from_utf8(&bytes[l.name..l.name + name_len])
             .map_err(|_| Error::InvalidName { joint: 0 })?;
+        let clip = CompressedClip {
+            sample_rate: rate,
+            joint_count: joints,
+            frame_count: frames,
+            segment_frames: seg_frames,
+            rotation,
+            defaults,
+            animated,
+            total,
+            kinds,
+            params,
+            seg_table,
+            meta,
+            data,
+            name,
+        };
+        if !validate {
+            return Ok(clip);
+        }
         check_params(kinds, params_f, joints, seg_frames)?;
         // Segment metadata: ranges stay inside the clip range; rates are valid.
         for lm in meta.chunks_exact(LANE_META_BYTES) {
@@ -829,22 +864,6 @@ impl<'a> CompressedClip<'a> {
         if bit.div_ceil(8) + READ_PADDING as u64 != data_bytes as u64 {
             return Err(corrupt("bit stream size does not match the segments"));
         }
-        let clip = CompressedClip {
-            sample_rate: rate,
-            joint_count: joints,
-            frame_count: frames,
-            segment_frames: seg_frames,
-            rotation,
-            defaults,
-            animated,
-            total,
-            kinds,
-            params,
-            seg_table,
-            meta,
-            data,
-            name,
-        };
         if meta
             .chunks_exact(LANE_META_BYTES)
             .any(|lm| lm[RATE_BYTE] == RAW_BITS)

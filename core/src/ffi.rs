@@ -33,6 +33,7 @@ use crate::blend::{BlendJob, BlendLayer, JointWeights};
 use crate::clip::{
     checked_clip_container_size, clip_container_size, write_container_with, RawClip, TimeMode,
 };
+use crate::compressed::{CompressedClip, Defaults};
 use crate::fk::{local_to_model, FkJob};
 use crate::mix::{self, Decay, InertialBlock, MixInput, MixJob, MixMode, Ramp};
 use crate::procedural::{self, Gait};
@@ -366,6 +367,35 @@ pub struct sinew_clip {
     pub check: u64,
 }
 
+/// A loaded compressed clip: a caller-owned view of a validated `SINEWCMP`
+/// container (written by `sinew compress` or `sinew_std::compress`).
+///
+/// Filled by `sinew_compressed_clip_load`; the bytes must outlive the
+/// handle and stay unchanged.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct sinew_compressed_clip {
+    /// The container bytes.
+    pub data: *const u8,
+    /// Their length in bytes.
+    pub size: usize,
+    /// Joints.
+    pub joint_count: u32,
+    /// Blocks per pose (the pose length a sample writes).
+    pub soa_count: u32,
+    /// Stored frames.
+    pub frame_count: u32,
+    /// 1 when default tracks are the skeleton's rest pose (sampling then
+    /// needs it), 0 when they are the identity.
+    pub needs_rest_pose: u32,
+    /// Frames per second.
+    pub sample_rate: f32,
+    /// `(frame_count - 1) / sample_rate` seconds.
+    pub duration: f32,
+    /// Private: lets functions reject a handle that `_load` did not fill.
+    pub check: u64,
+}
+
 /// One input of `sinew_pose_blend`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
@@ -543,6 +573,7 @@ fn handle_check(data: *const u8, size: usize, count: u32, magic: u64) -> u64 {
 
 const SKELETON_TAG: u64 = 0x5349_4E45_5753_4B4C; // "SINEWSKL"
 const CLIP_TAG: u64 = 0x5349_4E45_5743_4C50; // "SINEWCLP"
+const COMPRESSED_TAG: u64 = 0x5349_4E45_5743_4D50; // "SINEWCMP"
 
 /// Re-views a handle's skeleton (O(1): the bytes were validated by `_load`).
 ///
@@ -1047,6 +1078,115 @@ fn keys_span(c: &RawClip<'_>) -> Span {
         (Some(first), Some(last)) => Span(Span::of(first).0, Span::of(last).1),
         _ => Span(0, 0),
     }
+}
+
+// ---------------------------------------------------------------- compressed clips
+
+fn compressed_check(h: &sinew_compressed_clip) -> u64 {
+    let shape = u64::from(h.soa_count) << 32 | u64::from(h.frame_count);
+    let rates = u64::from(h.sample_rate.to_bits()) << 32 | u64::from(h.duration.to_bits());
+    let flags = u64::from(h.needs_rest_pose) << 32 | u64::from(h.joint_count);
+    handle_check(
+        h.data,
+        h.size,
+        0,
+        COMPRESSED_TAG ^ shape.rotate_left(7) ^ rates.rotate_left(29) ^ flags.rotate_left(43),
+    )
+}
+
+/// Re-views a handle's compressed clip (O(1): `_load` validated the bytes).
+///
+/// # Safety
+/// `handle` is NULL or points to a `sinew_compressed_clip`; if filled by
+/// `sinew_compressed_clip_load`, its bytes are still alive.
+unsafe fn compressed<'a>(
+    handle: *const sinew_compressed_clip,
+) -> Result<(CompressedClip<'a>, Span), sinew_status> {
+    // Safety: forwarded contract.
+    let h = unsafe { read(handle)? };
+    if h.check != compressed_check(&h) {
+        return Err(sinew_status::InvalidHandle);
+    }
+    // Safety: the check proves `_load` saw these bytes; they must still live.
+    let bytes = unsafe { slice(h.data, h.size)? };
+    let c = CompressedClip::view_trusted(bytes).map_err(|_| sinew_status::InvalidHandle)?;
+    Ok((c, Span::of(bytes)))
+}
+
+/// Implements `sinew_compressed_clip_load`.
+///
+/// # Safety
+/// As `sinew_skeleton_load`.
+pub unsafe extern "C-unwind" fn sinew_compressed_clip_load(
+    bytes: *const u8,
+    len: usize,
+    out: *mut sinew_compressed_clip,
+) -> sinew_status {
+    finish((|| {
+        out_param(out)?;
+        // Safety: caller contract.
+        let data = unsafe { slice(bytes, len)? };
+        if data.is_empty() {
+            return Err(sinew_status::NullParameter);
+        }
+        let c = CompressedClip::from_bytes(data)?;
+        let mut handle = sinew_compressed_clip {
+            data: data.as_ptr(),
+            size: data.len(),
+            joint_count: c.joint_count() as u32,
+            soa_count: c.soa_count() as u32,
+            frame_count: c.frame_count() as u32,
+            needs_rest_pose: u32::from(c.defaults() == Defaults::RestPose),
+            sample_rate: c.sample_rate(),
+            duration: c.duration(),
+            check: 0,
+        };
+        handle.check = compressed_check(&handle);
+        // Safety: checked by `out_param`.
+        unsafe { write(out, handle) };
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_compressed_clip_sample`.
+///
+/// # Safety
+/// `clip` is a loaded handle; `rest` is NULL or has `rest_len` blocks;
+/// `out` has `out_len` writable blocks.
+pub unsafe extern "C-unwind" fn sinew_compressed_clip_sample(
+    clip: *const sinew_compressed_clip,
+    time: f32,
+    mode: u32,
+    rest: *const sinew_soa_transform,
+    rest_len: usize,
+    out: *mut sinew_soa_transform,
+    out_len: usize,
+) -> sinew_status {
+    finish((|| {
+        let mode = match mode {
+            SINEW_TIME_LOOP => TimeMode::Loop,
+            SINEW_TIME_CLAMP => TimeMode::Clamp,
+            _ => return Err(sinew_status::InvalidArgument),
+        };
+        // Safety: caller contract.
+        let ((c, bytes), out) = unsafe { (self::compressed(clip)?, slice_mut(out, out_len)?) };
+        let rest = if rest.is_null() {
+            None
+        } else {
+            // Safety: caller contract.
+            Some(unsafe { slice(rest, rest_len)? })
+        };
+        let inputs = [bytes, rest.map_or(Span(0, 0), Span::of)];
+        disjoint(Span::of(out), &inputs)?;
+        match (c.defaults(), rest) {
+            (Defaults::RestPose, None) => return Err(sinew_status::NullParameter),
+            (Defaults::RestPose, Some(r)) => {
+                c.sample_with_rest(time, mode, poses(r), poses_mut(out))?
+            }
+            (Defaults::Identity, _) => c.sample(time, mode, poses_mut(out))?,
+        }
+        Ok(())
+    })())
 }
 
 // ---------------------------------------------------------------- procedural

@@ -469,11 +469,88 @@ static void bad_input(void) {
   if (sinew_soa_count(70) != 18 || sinew_soa_count(0) != 0) exit(1);
 }
 
-int main(void) {
+/* A compressed clip (the humanoid's walk, written by the Rust test with
+ * sinew_std::compress): load, sample with the rest pose, print the pose's
+ * sum; then its bad input. */
+static alignas(16) uint8_t compressed_bytes[MAX_CLIP];
+static void compressed(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) exit(1);
+  size_t len = fread(compressed_bytes, 1, sizeof compressed_bytes, f);
+  fclose(f);
+  sinew_skeleton skel;
+  CHECK(sinew_skeleton_load(skeleton_bytes, sizeof skeleton_bytes, &skel), SINEW_STATUS_OK);
+  sinew_compressed_clip clip, untouched;
+  memset(&untouched, 0x5a, sizeof untouched);
+  clip = untouched;
+  CHECK(sinew_compressed_clip_load(compressed_bytes, len, &clip), SINEW_STATUS_OK);
+  if (clip.soa_count != skel.soa_count || clip.joint_count != skel.joint_count) exit(1);
+  sinew_soa_transform pose[32], rest_copy[32];
+  CHECK(sinew_compressed_clip_sample(&clip, 0.37f, SINEW_TIME_LOOP, skel.rest_pose, skel.soa_count,
+                                     pose, skel.soa_count),
+        SINEW_STATUS_OK);
+  printf("compressed_sum %.9g\n", sum_floats(&pose[0].translation[0][0], skel.soa_count * 40));
+  printf("compressed_frames %u\n", clip.frame_count);
+
+  /* Bad input: the out-parameter is left alone on every failure. */
+  sinew_compressed_clip bad = untouched;
+  CHECK(sinew_compressed_clip_load(NULL, len, &bad), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_compressed_clip_load(compressed_bytes, len, NULL), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_compressed_clip_load(compressed_bytes, 40, &bad), SINEW_STATUS_INVALID_DATA);
+  memcpy(scratch + 4, compressed_bytes, len);
+  CHECK(sinew_compressed_clip_load(scratch + 4, len, &bad), SINEW_STATUS_MISALIGNED);
+  CHECK(sinew_compressed_clip_load(skeleton_bytes, sizeof skeleton_bytes, &bad),
+        SINEW_STATUS_INVALID_DATA);
+  memcpy(scratch, compressed_bytes, len);
+  scratch[len / 2] ^= 0x10; /* a bit flip in the metadata or the stream */
+  scratch[8] ^= 0x01;       /* and in the version */
+  CHECK(sinew_compressed_clip_load(scratch, len, &bad), SINEW_STATUS_UNSUPPORTED_VERSION);
+  if (memcmp(&bad, &untouched, sizeof bad) != 0) exit(1);
+  /* Sampling: forged, zeroed and edited handles; mode, time, lengths, rest. */
+  memset(&bad, 0, sizeof bad);
+  CHECK(sinew_compressed_clip_sample(&bad, 0.1f, SINEW_TIME_LOOP, skel.rest_pose, skel.soa_count,
+                                     pose, skel.soa_count),
+        SINEW_STATUS_INVALID_HANDLE);
+  bad = clip;
+  bad.frame_count += 1;
+  CHECK(sinew_compressed_clip_sample(&bad, 0.1f, SINEW_TIME_LOOP, skel.rest_pose, skel.soa_count,
+                                     pose, skel.soa_count),
+        SINEW_STATUS_INVALID_HANDLE);
+  CHECK(sinew_compressed_clip_sample(NULL, 0.1f, SINEW_TIME_LOOP, skel.rest_pose, skel.soa_count,
+                                     pose, skel.soa_count),
+        SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_compressed_clip_sample(&clip, 0.1f, 7, skel.rest_pose, skel.soa_count, pose,
+                                     skel.soa_count),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_compressed_clip_sample(&clip, NAN, SINEW_TIME_LOOP, skel.rest_pose, skel.soa_count,
+                                     pose, skel.soa_count),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_compressed_clip_sample(&clip, 0.1f, SINEW_TIME_LOOP, skel.rest_pose, skel.soa_count,
+                                     pose, skel.soa_count - 1),
+        SINEW_STATUS_BAD_LENGTH);
+  if (clip.needs_rest_pose) {
+    CHECK(sinew_compressed_clip_sample(&clip, 0.1f, SINEW_TIME_LOOP, NULL, 0, pose,
+                                       skel.soa_count),
+          SINEW_STATUS_NULL_PARAMETER);
+    CHECK(sinew_compressed_clip_sample(&clip, 0.1f, SINEW_TIME_LOOP, skel.rest_pose,
+                                       skel.soa_count - 1, pose, skel.soa_count),
+          SINEW_STATUS_BAD_LENGTH);
+  }
+  memcpy(rest_copy, skel.rest_pose, skel.soa_count * sizeof rest_copy[0]);
+  CHECK(sinew_compressed_clip_sample(&clip, 0.1f, SINEW_TIME_LOOP, rest_copy, skel.soa_count,
+                                     rest_copy, skel.soa_count),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
+  CHECK(sinew_compressed_clip_sample(&clip, 0.1f, SINEW_TIME_LOOP, skel.rest_pose, skel.soa_count,
+                                     (sinew_soa_transform *)compressed_bytes, skel.soa_count),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
+}
+
+int main(int argc, char **argv) {
   printf("version %s\n", sinew_version());
   frame();
   build();
   bad_input();
+  if (argc > 1) compressed(argv[1]);
   printf("checks %u\n", checks);
   return 0;
 }

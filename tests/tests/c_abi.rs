@@ -11,11 +11,13 @@ use std::process::Command;
 
 use sinew_core::blend::{blend, BlendJob, BlendLayer};
 use sinew_core::clip::TimeMode;
+use sinew_core::compressed::Defaults;
 use sinew_core::fk::{local_to_model, FkJob};
 use sinew_core::mix;
 use sinew_core::procedural::{self, Gait};
 use sinew_core::skin::{self, DualQuat, Mat3x4, SkinInput, SkinOutput};
 use sinew_core::{Mat4, Skeleton, SoaTransform};
+use sinew_std::compress::{compress, CompressOptions};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -93,7 +95,7 @@ fn have(cmd: &str) -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-fn run(exe: &Path) -> String {
+fn run(exe: &Path, args: &[&Path]) -> String {
     let valgrind = have("valgrind");
     if !valgrind {
         assert!(
@@ -111,9 +113,10 @@ fn run(exe: &Path) -> String {
                 "-q",
             ])
             .arg(exe)
+            .args(args)
             .output()
     } else {
-        Command::new(exe).output()
+        Command::new(exe).args(args).output()
     }
     .expect("run the C test");
     assert!(
@@ -277,9 +280,11 @@ fn c_program_runs_a_frame_and_checks_every_status() {
     let lib = build_static_library();
     let exe = target_dir().join("c-abi-test");
     compile(&root().join("tests/c/abi_test.c"), &lib, &exe);
-    let stdout = run(&exe);
+    let (path, compressed) = compressed_walk();
+    let stdout = run(&exe, &[&path]);
     let printed: HashMap<&str, &str> = stdout.lines().filter_map(|l| l.split_once(' ')).collect();
-    let expected = expected();
+    let mut expected = expected();
+    expected.extend(compressed);
     for (key, want) in &expected {
         let text = printed
             .get(key)
@@ -295,7 +300,7 @@ fn c_program_runs_a_frame_and_checks_every_status() {
     assert_eq!(printed.get("joint15"), Some(&"hand_l"));
     assert_eq!(printed.get("version"), Some(&env!("CARGO_PKG_VERSION")));
     let checks: u32 = printed["checks"].parse().unwrap();
-    assert!(checks >= 115, "only {checks} status checks ran");
+    assert!(checks >= 135, "only {checks} status checks ran");
 }
 
 #[test]
@@ -311,11 +316,43 @@ fn readme_c_example_compiles_and_runs() {
     std::fs::write(&source, example).expect("write the example");
     let exe = dir.join("readme-example");
     compile(&source, &build_static_library(), &exe);
-    let out = run(&exe);
+    let out = run(&exe, &[]);
     assert!(
         out.starts_with("left hand at ("),
         "unexpected output: {out}"
     );
+}
+
+/// The humanoid's walk compressed with the default options, written for the
+/// C program, and what sampling it at 0.37 s gives through the Rust API.
+fn compressed_walk() -> (PathBuf, [(&'static str, f64); 2]) {
+    #[repr(C, align(16))]
+    struct Bytes([u8; procedural::HUMANOID_SKELETON_BYTES]);
+    let mut bytes = Bytes([0; procedural::HUMANOID_SKELETON_BYTES]);
+    procedural::write_humanoid_skeleton(&mut bytes.0).unwrap();
+    let skel = Skeleton::from_bytes(&bytes.0).unwrap();
+    let n = skel.soa_count();
+    let mut keys =
+        vec![SoaTransform::default(); procedural::gait_frame_count(Gait::Walk, 30.0) * n];
+    let clip = procedural::write_gait_clip(Gait::Walk, &skel, 30.0, &mut keys).unwrap();
+    let (owned, _) = compress(&skel, &clip, &CompressOptions::default()).unwrap();
+    let path = target_dir().join("c-abi-walk.sinewcmp");
+    std::fs::write(&path, owned.bytes()).expect("write the compressed clip");
+    let c = owned.view();
+    let mut pose = vec![SoaTransform::default(); n];
+    match c.defaults() {
+        Defaults::RestPose => c.sample_with_rest(0.37, TimeMode::Loop, skel.rest_pose(), &mut pose),
+        Defaults::Identity => c.sample(0.37, TimeMode::Loop, &mut pose),
+    }
+    .unwrap();
+    let sum = sum(bytemuck::cast_slice(&pose));
+    (
+        path,
+        [
+            ("compressed_sum", sum),
+            ("compressed_frames", c.frame_count() as f64),
+        ],
+    )
 }
 
 fn unit(pose: &[SoaTransform], weight: f32) -> mix::MixInput<'_> {

@@ -6,8 +6,10 @@
 use proptest::prelude::*;
 use sinew::*;
 use sinew_core::clip::{RawClip, TimeMode};
+use sinew_core::compressed::CompressedClip;
 use sinew_core::procedural::{self, Gait};
 use sinew_core::{Skeleton, SoaTransform};
+use sinew_std::compress::{compress, CompressOptions};
 
 /// A 16-byte aligned byte buffer.
 fn aligned(bytes: &[u8]) -> Vec<u128> {
@@ -32,7 +34,61 @@ fn walk_clip(skel: &Skeleton<'_>) -> Vec<u128> {
     v
 }
 
+/// The walk compressed with the default options (rest-pose stripping),
+/// compressed once per test binary (the proptests ask for it every case).
+fn compressed_walk(skel: &Skeleton<'_>) -> Vec<u128> {
+    static BYTES: std::sync::OnceLock<Vec<u128>> = std::sync::OnceLock::new();
+    BYTES
+        .get_or_init(|| {
+            let raw = walk_clip(skel);
+            let clip = RawClip::from_bytes(bytemuck::cast_slice(&raw)).unwrap();
+            let (c, _) = compress(skel, &clip, &CompressOptions::default()).unwrap();
+            aligned(c.bytes())
+        })
+        .clone()
+}
+
 const SENTINEL: u32 = 0xDEAD;
+
+fn load_compressed(bytes: &[u8]) -> (sinew_status, sinew_compressed_clip) {
+    let mut out = sinew_compressed_clip {
+        data: std::ptr::null(),
+        size: 0,
+        joint_count: 0,
+        soa_count: 0,
+        frame_count: SENTINEL,
+        needs_rest_pose: 0,
+        sample_rate: 0.0,
+        duration: 0.0,
+        check: 0,
+    };
+    // Safety: a valid buffer and out-parameter.
+    let s = unsafe { sinew_compressed_clip_load(bytes.as_ptr(), bytes.len(), &mut out) };
+    (s, out)
+}
+
+/// Samples a loaded compressed clip handle with the humanoid's rest pose.
+fn sample_compressed(
+    h: &sinew_compressed_clip,
+    skel: &Skeleton<'_>,
+    t: f32,
+) -> (sinew_status, Vec<SoaTransform>) {
+    let rest = skel.rest_pose();
+    let mut got = vec![SoaTransform::default(); skel.soa_count()];
+    // Safety: a loaded handle, the rest pose and a buffer of soa_count blocks.
+    let s = unsafe {
+        sinew_compressed_clip_sample(
+            h,
+            t,
+            0,
+            rest.as_ptr().cast(),
+            rest.len(),
+            got.as_mut_ptr().cast(),
+            got.len(),
+        )
+    };
+    (s, got)
+}
 
 fn load_skeleton(bytes: &[u8]) -> (sinew_status, sinew_skeleton) {
     let mut out = sinew_skeleton {
@@ -91,6 +147,27 @@ fn a_loaded_clip_samples_what_the_rust_api_samples() {
     }
 }
 
+#[test]
+fn a_loaded_compressed_clip_samples_what_the_rust_api_samples() {
+    let skel_bytes = humanoid();
+    let skel = Skeleton::from_bytes(bytemuck::cast_slice(&skel_bytes)).unwrap();
+    let bytes = compressed_walk(&skel);
+    let view: &[u8] = bytemuck::cast_slice(&bytes);
+    let (s, handle) = load_compressed(view);
+    assert_eq!(s, sinew_status::Ok);
+    let clip = CompressedClip::from_bytes(view).unwrap();
+    assert_eq!(handle.frame_count as usize, clip.frame_count());
+    assert_eq!(handle.needs_rest_pose, 1);
+    for t in [0.0f32, 0.21, 0.5, 1.09, 3.7, -2.0] {
+        let mut want = vec![SoaTransform::default(); skel.soa_count()];
+        clip.sample_with_rest(t, TimeMode::Loop, skel.rest_pose(), &mut want)
+            .unwrap();
+        let (s, got) = sample_compressed(&handle, &skel, t);
+        assert_eq!(s, sinew_status::Ok);
+        assert_eq!(got, want, "t = {t}");
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
@@ -104,6 +181,9 @@ proptest! {
         let (s, out) = load_clip(view);
         prop_assert!(s == sinew_status::NullParameter || DATA_ERRORS.contains(&s), "{s:?}");
         prop_assert_eq!(out.frame_count, SENTINEL);
+        let (s, out) = load_compressed(view);
+        prop_assert!(s == sinew_status::NullParameter || DATA_ERRORS.contains(&s), "{s:?}");
+        prop_assert_eq!(out.frame_count, SENTINEL);
     }
 
     #[test]
@@ -114,7 +194,8 @@ proptest! {
         let skel_bytes = humanoid();
         let skel = Skeleton::from_bytes(bytemuck::cast_slice(&skel_bytes)).unwrap();
         let clip_bytes = walk_clip(&skel);
-        for original in [skel_bytes, clip_bytes] {
+        let compressed_bytes = compressed_walk(&skel);
+        for original in [skel_bytes.clone(), clip_bytes, compressed_bytes] {
             let mut buf = original.clone();
             let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut buf);
             for (at, bit) in &flips {
@@ -125,6 +206,15 @@ proptest! {
             let view = &bytes[..len];
             for s in [load_skeleton(view).0, load_clip(view).0] {
                 prop_assert!(s != sinew_status::Panic);
+            }
+            // A compressed clip that still loads (a flip inside its bit
+            // stream) samples without panicking.
+            let (s, h) = load_compressed(view);
+            prop_assert!(s != sinew_status::Panic);
+            if s == sinew_status::Ok {
+                let (s, pose) = sample_compressed(&h, &skel, 0.4);
+                prop_assert_eq!(s, sinew_status::Ok);
+                prop_assert_eq!(pose.len(), skel.soa_count());
             }
         }
     }

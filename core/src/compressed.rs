@@ -1194,27 +1194,21 @@ impl<'a> CompressedClip<'a> {
                 };
                 p += n;
                 let frames = [(fa, la), (fb, lb)];
-                let (qa, qb) = if rot {
-                    self.track_pair::<S3, true>(
-                        (ma, mb),
-                        same,
-                        m,
-                        mask,
-                        (&mut oa, &mut ob),
-                        frames,
-                        cv,
-                    )
-                } else {
-                    self.track_pair::<S3, false>(
-                        (ma, mb),
-                        same,
-                        m,
-                        mask,
-                        (&mut oa, &mut ob),
-                        frames,
-                        cv,
-                    )
-                };
+                // The track kind picks the `ROT` instance.
+                macro_rules! pair {
+                    ($rot:literal) => {
+                        self.track_pair::<S3, $rot>(
+                            (ma, mb),
+                            same,
+                            m,
+                            mask,
+                            (&mut oa, &mut ob),
+                            frames,
+                            cv,
+                        )
+                    };
+                }
+                let (qa, qb) = if rot { pair!(true) } else { pair!(false) };
                 m += LANE_META_BYTES * mask.count_ones() as usize;
                 let v3 = |q: &SoaQuat| SoaVec3 {
                     x: q.x,

@@ -623,15 +623,38 @@ unsafe fn clip<'a>(handle: *const sinew_clip) -> Result<RawClip<'a>, sinew_statu
 }
 
 /// The check word of a clip handle: every field `sinew_clip_load` fills.
+/// The clip handles' counts and rates mixed into one word for their checks.
+fn timing_word(soa_count: u32, frame_count: u32, sample_rate: f32, duration: f32) -> u64 {
+    let shape = u64::from(soa_count) << 32 | u64::from(frame_count);
+    let rates = u64::from(sample_rate.to_bits()) << 32 | u64::from(duration.to_bits());
+    shape.rotate_left(7) ^ rates.rotate_left(29)
+}
+
 fn clip_check(h: &sinew_clip) -> u64 {
-    let shape = u64::from(h.soa_count) << 32 | u64::from(h.frame_count);
-    let rates = u64::from(h.sample_rate.to_bits()) << 32 | u64::from(h.duration.to_bits());
-    handle_check(
-        h.data,
-        h.size,
-        0,
-        CLIP_TAG ^ shape.rotate_left(7) ^ rates.rotate_left(29),
-    )
+    let timing = timing_word(h.soa_count, h.frame_count, h.sample_rate, h.duration);
+    handle_check(h.data, h.size, 0, CLIP_TAG ^ timing)
+}
+
+/// A `uint32_t` time mode.
+fn time_mode(mode: u32) -> Result<TimeMode, sinew_status> {
+    match mode {
+        SINEW_TIME_LOOP => Ok(TimeMode::Loop),
+        SINEW_TIME_CLAMP => Ok(TimeMode::Clamp),
+        _ => Err(sinew_status::InvalidArgument),
+    }
+}
+
+/// The bytes a `_load` function is given: NULL or empty is NULL_PARAMETER.
+///
+/// # Safety
+/// As [`slice`].
+unsafe fn container<'a>(bytes: *const u8, len: usize) -> Result<&'a [u8], sinew_status> {
+    // Safety: forwarded contract.
+    let data = unsafe { slice(bytes, len)? };
+    if data.is_empty() {
+        return Err(sinew_status::NullParameter);
+    }
+    Ok(data)
 }
 
 fn poses(s: &[sinew_soa_transform]) -> &[SoaTransform] {
@@ -696,10 +719,7 @@ pub unsafe extern "C-unwind" fn sinew_skeleton_load(
     finish((|| {
         out_param(out)?;
         // Safety: caller contract.
-        let data = unsafe { slice(bytes, len)? };
-        if data.is_empty() {
-            return Err(sinew_status::NullParameter);
-        }
+        let data = unsafe { container(bytes, len)? };
         let s = Skeleton::from_bytes(data)?;
         let joint_count = s.joint_count() as u32;
         let handle = sinew_skeleton {
@@ -968,10 +988,7 @@ pub unsafe extern "C-unwind" fn sinew_clip_load(
     finish((|| {
         out_param(out)?;
         // Safety: caller contract.
-        let data = unsafe { slice(bytes, len)? };
-        if data.is_empty() {
-            return Err(sinew_status::NullParameter);
-        }
+        let data = unsafe { container(bytes, len)? };
         let c = RawClip::from_bytes(data)?;
         let frame_count = c.frame_count() as u32;
         let mut handle = sinew_clip {
@@ -1059,11 +1076,7 @@ pub unsafe extern "C-unwind" fn sinew_clip_sample(
     out_len: usize,
 ) -> sinew_status {
     finish((|| {
-        let mode = match mode {
-            SINEW_TIME_LOOP => TimeMode::Loop,
-            SINEW_TIME_CLAMP => TimeMode::Clamp,
-            _ => return Err(sinew_status::InvalidArgument),
-        };
+        let mode = time_mode(mode)?;
         // Safety: caller contract.
         let (c, out) = unsafe { (self::clip(clip)?, slice_mut(out, out_len)?) };
         disjoint(Span::of(out), &[keys_span(&c)])?;
@@ -1083,14 +1096,13 @@ fn keys_span(c: &RawClip<'_>) -> Span {
 // ---------------------------------------------------------------- compressed clips
 
 fn compressed_check(h: &sinew_compressed_clip) -> u64 {
-    let shape = u64::from(h.soa_count) << 32 | u64::from(h.frame_count);
-    let rates = u64::from(h.sample_rate.to_bits()) << 32 | u64::from(h.duration.to_bits());
+    let timing = timing_word(h.soa_count, h.frame_count, h.sample_rate, h.duration);
     let flags = u64::from(h.needs_rest_pose) << 32 | u64::from(h.joint_count);
     handle_check(
         h.data,
         h.size,
         0,
-        COMPRESSED_TAG ^ shape.rotate_left(7) ^ rates.rotate_left(29) ^ flags.rotate_left(43),
+        COMPRESSED_TAG ^ timing ^ flags.rotate_left(43),
     )
 }
 
@@ -1125,10 +1137,7 @@ pub unsafe extern "C-unwind" fn sinew_compressed_clip_load(
     finish((|| {
         out_param(out)?;
         // Safety: caller contract.
-        let data = unsafe { slice(bytes, len)? };
-        if data.is_empty() {
-            return Err(sinew_status::NullParameter);
-        }
+        let data = unsafe { container(bytes, len)? };
         let c = CompressedClip::from_bytes(data)?;
         let mut handle = sinew_compressed_clip {
             data: data.as_ptr(),
@@ -1163,11 +1172,7 @@ pub unsafe extern "C-unwind" fn sinew_compressed_clip_sample(
     out_len: usize,
 ) -> sinew_status {
     finish((|| {
-        let mode = match mode {
-            SINEW_TIME_LOOP => TimeMode::Loop,
-            SINEW_TIME_CLAMP => TimeMode::Clamp,
-            _ => return Err(sinew_status::InvalidArgument),
-        };
+        let mode = time_mode(mode)?;
         // Safety: caller contract.
         let ((c, bytes), out) = unsafe { (self::compressed(clip)?, slice_mut(out, out_len)?) };
         let rest = if rest.is_null() {

@@ -503,23 +503,26 @@ impl Palettes for Mixed<'_> {
 }
 
 /// Which kernels run: the portable 4-wide ones only, or the AVX2 + FMA
-/// ones for whole blocks of eight first.
+/// ones for whole blocks of eight first when the CPU has them (they check,
+/// once per process, and skin nothing otherwise).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Path {
+    // Only the tests pick it on x86-64 (the public kernels take the AVX2
+    // path, which falls back to this one by itself).
+    #[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code))]
     Portable,
     #[cfg(target_arch = "x86_64")]
     Avx2,
 }
 
-/// The fastest path this CPU runs.
-#[inline]
-pub(crate) fn best_path() -> Path {
+/// The path the public kernels take.
+const DEFAULT_PATH: Path = {
     #[cfg(target_arch = "x86_64")]
-    if super::avx2::available() {
-        return Path::Avx2;
-    }
-    Path::Portable
-}
+    let path = Path::Avx2;
+    #[cfg(not(target_arch = "x86_64"))]
+    let path = Path::Portable;
+    path
+};
 
 fn run_with<M: Method + Palettes, S: Source, D: Sink, const N: bool, const T: bool>(
     m: &M,
@@ -587,7 +590,7 @@ fn run<M: Method + Palettes, S: Source, D: Sink>(
     dst: &mut D,
     plan: Plan,
 ) {
-    run_on(m, infl, src, dst, plan, best_path());
+    run_on(m, infl, src, dst, plan, DEFAULT_PATH);
 }
 
 fn run_on<M: Method + Palettes, S: Source, D: Sink>(
@@ -880,9 +883,9 @@ pub fn skin_mixed_strided_checked(
 mod tests {
     //! The AVX2 + FMA kernels against the portable ones (the public kernels
     //! run only the faster of the two, so both are called here directly).
-    extern crate std;
+    extern crate alloc;
 
-    use std::vec::Vec;
+    use alloc::vec::Vec;
 
     use proptest::prelude::*;
 
@@ -960,20 +963,46 @@ mod tests {
         }
     }
 
+    /// The AVX2 path when this CPU runs it, else the portable one.
+    fn best_path() -> Path {
+        #[cfg(target_arch = "x86_64")]
+        if super::super::avx2::available() {
+            return Path::Avx2;
+        }
+        Path::Portable
+    }
+
+    /// Runs method 0 (LBS), 1 (DQS) or 2 (mixed) of the mesh's palettes.
+    fn run_method<S: Source, D: Sink>(
+        m: &Mesh,
+        method: u8,
+        src: &S,
+        dst: &mut D,
+        plan: Plan,
+        path: Path,
+    ) {
+        let infl = Influences::new(&m.joints, &m.weights, m.lbs.len()).unwrap();
+        let (lbs, dqs, mix) = (&m.lbs[..], &m.dqs[..], &m.mix[..]);
+        match method {
+            0 => run_on(&Lbs(lbs), &infl, src, dst, plan, path),
+            1 => run_on(&Dqs(dqs), &infl, src, dst, plan, path),
+            _ => run_on(&Mixed { lbs, dqs, mix }, &infl, src, dst, plan, path),
+        }
+    }
+
     type Out = (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<[f32; 4]>);
 
     fn skin(m: &Mesh, method: u8, path: Path, normals: bool, tangents: bool) -> Out {
         let n = m.pos.len();
-        let infl = Influences::new(&m.joints, &m.weights, m.lbs.len()).unwrap();
         let src = SkinVertices {
             positions: &m.pos,
             normals: Some(&m.nrm),
             tangents: Some(&m.tan),
         };
         let (mut p, mut nn, mut t) = (
-            std::vec![[9.0; 3]; n],
-            std::vec![[9.0; 3]; n],
-            std::vec![[9.0; 4]; n],
+            alloc::vec![[9.0; 3]; n],
+            alloc::vec![[9.0; 3]; n],
+            alloc::vec![[9.0; 4]; n],
         );
         let mut out = SkinOutput {
             positions: &mut p,
@@ -981,12 +1010,7 @@ mod tests {
             tangents: tangents.then_some(&mut t[..]),
         };
         let plan = layout::check_arrays(n, &src, &out).unwrap();
-        let (lbs, dqs, mix) = (&m.lbs[..], &m.dqs[..], &m.mix[..]);
-        match method {
-            0 => run_on(&Lbs(lbs), &infl, &src, &mut out, plan, path),
-            1 => run_on(&Dqs(dqs), &infl, &src, &mut out, plan, path),
-            _ => run_on(&Mixed { lbs, dqs, mix }, &infl, &src, &mut out, plan, path),
-        }
+        run_method(m, method, &src, &mut out, plan, path);
         (p, nn, t)
     }
 
@@ -997,7 +1021,7 @@ mod tests {
     fn skin_strided(m: &Mesh, method: u8, path: Path, normals: bool, tangents: bool) -> Vec<f32> {
         const STRIDE: usize = 11;
         let n = m.pos.len();
-        let mut data = std::vec![-5.0f32; n * STRIDE];
+        let mut data = alloc::vec![-5.0f32; n * STRIDE];
         for v in 0..n {
             let d = &mut data[v * STRIDE..][..STRIDE];
             d[0..3].copy_from_slice(&m.nrm[v]);
@@ -1011,7 +1035,7 @@ mod tests {
             normal: Some(0),
             tangent: Some(4),
         };
-        let mut out = std::vec![7.0f32; n * STRIDE];
+        let mut out = alloc::vec![7.0f32; n * STRIDE];
         let mut dst = StridedVerticesMut {
             data: &mut out,
             stride: STRIDE,
@@ -1019,14 +1043,8 @@ mod tests {
             normal: normals.then_some(0),
             tangent: tangents.then_some(4),
         };
-        let infl = Influences::new(&m.joints, &m.weights, m.lbs.len()).unwrap();
         let plan = layout::check_strided(n, &src, &dst).unwrap();
-        let (lbs, dqs, mix) = (&m.lbs[..], &m.dqs[..], &m.mix[..]);
-        match method {
-            0 => run_on(&Lbs(lbs), &infl, &src, &mut dst, plan, path),
-            1 => run_on(&Dqs(dqs), &infl, &src, &mut dst, plan, path),
-            _ => run_on(&Mixed { lbs, dqs, mix }, &infl, &src, &mut dst, plan, path),
-        }
+        run_method(m, method, &src, &mut dst, plan, path);
         out
     }
 
@@ -1101,15 +1119,15 @@ mod tests {
             };
             let models: Vec<Mat4> = (0..joints).map(|_| mat(&mut r)).collect();
             let ibm: Vec<Mat4> = (0..joints).map(|_| mat(&mut r)).collect();
-            let mut a = std::vec![Mat3x4::IDENTITY; joints];
+            let mut a = alloc::vec![Mat3x4::IDENTITY; joints];
             let mut b = a.clone();
             super::super::palette::lbs_portable(&models, &ibm, &mut a, 0);
             super::super::lbs_palette(&models, &ibm, &mut b).unwrap();
             let rows = |m: &[Mat3x4]| m.iter().flat_map(|m| m.rows).collect::<Vec<_>>();
             close(&rows(&a), &rows(&b))?;
-            let mut a = std::vec![DualQuat::IDENTITY; joints];
+            let mut a = alloc::vec![DualQuat::IDENTITY; joints];
             let mut b = a.clone();
-            let mut sa = std::vec![[0.0; 3]; joints];
+            let mut sa = alloc::vec![[0.0; 3]; joints];
             let mut sb = sa.clone();
             super::super::palette::dqs_portable(&models, &ibm, &mut a, Some(&mut sa), 0);
             super::super::dqs_palette_with_scale(&models, &ibm, &mut b, &mut sb).unwrap();

@@ -535,6 +535,9 @@ pub struct CompressedClip<'a> {
     params: &'a [f32x4],
     seg_table: &'a [u32],
     meta: &'a [u8],
+    /// The container from the metadata section to its end: what the AVX2
+    /// decoder's 16-byte metadata loads may touch.
+    meta_ext: &'a [u8],
     data: &'a [u8],
     name: &'a str,
 }
@@ -718,6 +721,9 @@ fn rebuild<const S3: bool>(
     }
 }
 
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+
 impl<'a> CompressedClip<'a> {
     /// Validates a compressed clip container once and views it in place (zero copy).
     ///
@@ -829,6 +835,7 @@ impl<'a> CompressedClip<'a> {
             params,
             seg_table,
             meta,
+            meta_ext: &bytes[l.meta..total],
             data,
             name,
         };
@@ -1141,8 +1148,16 @@ impl<'a> CompressedClip<'a> {
         out: &mut [SoaTransform],
     ) {
         match self.rotation {
-            RotationFormat::DropW => self.decode_blend_as::<false>(i0, i1, alpha, rest, out),
-            RotationFormat::SmallestThree => self.decode_blend_as::<true>(i0, i1, alpha, rest, out),
+            RotationFormat::DropW => {
+                #[cfg(target_arch = "x86_64")]
+                if avx2::decode_blend(self, i0, i1, alpha, rest, out) {
+                    return;
+                }
+                self.decode_blend_as::<false>(i0, i1, alpha, rest, out);
+            }
+            RotationFormat::SmallestThree => {
+                self.decode_blend_as::<true>(i0, i1, alpha, rest, out);
+            }
         }
     }
 

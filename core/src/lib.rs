@@ -27,6 +27,8 @@ pub mod blend;
 pub mod clip;
 pub mod compressed;
 mod container;
+#[cfg(target_arch = "x86_64")]
+mod cpu;
 mod error;
 pub mod ffi;
 pub mod fk;

@@ -25,7 +25,6 @@
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
-use core::sync::atomic::{AtomicU8, Ordering};
 
 use super::kernel::Palettes;
 use super::layout::{Block3, Block4, Sink, Source};
@@ -33,54 +32,10 @@ use super::{DualQuat, Influences, Mat3x4};
 use crate::math::Mat4;
 
 /// Whether this CPU runs the AVX2 + FMA kernels: never with the
-/// `skin-portable` feature; always when both target features are enabled at
-/// compile time; otherwise asked of CPUID once (and of XCR0, whether the OS
-/// saves the 256-bit registers) and remembered.
+/// `skin-portable` feature, otherwise as [`crate::cpu::avx2_fma`] says.
 #[inline]
 pub(crate) fn available() -> bool {
-    if cfg!(feature = "skin-portable") {
-        return false;
-    }
-    if cfg!(all(target_feature = "avx2", target_feature = "fma")) {
-        return true;
-    }
-    // 0: not asked yet, 1: no, 2: yes. Racing first callers both ask and
-    // store the same answer.
-    static STATE: AtomicU8 = AtomicU8::new(0);
-    match STATE.load(Ordering::Relaxed) {
-        1 => false,
-        2 => true,
-        _ => {
-            let yes = detect();
-            STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-            yes
-        }
-    }
-}
-
-#[cold]
-fn detect() -> bool {
-    // CPUID leaf 1, ECX: FMA (bit 12), OSXSAVE (27), AVX (28).
-    #[allow(unused_unsafe)]
-    // SAFETY: CPUID exists on every x86-64 CPU.
-    let l1 = unsafe { __cpuid(1) };
-    let fma = l1.ecx & (1 << 12) != 0;
-    let osxsave = l1.ecx & (1 << 27) != 0;
-    let avx = l1.ecx & (1 << 28) != 0;
-    if !(fma && osxsave && avx) {
-        return false;
-    }
-    // SAFETY: OSXSAVE is set, so XGETBV is enabled; XCR0 bits 1 and 2 say
-    // the OS saves the SSE and AVX register state.
-    let xcr0 = unsafe { _xgetbv(0) };
-    if xcr0 & 0b110 != 0b110 {
-        return false;
-    }
-    #[allow(unused_unsafe)]
-    // SAFETY: leaf 7 exists when leaf 0 reports it; on older CPUs it reads
-    // as zeros (no AVX2), which is the right answer.
-    let (max, l7) = unsafe { (__cpuid(0).eax, __cpuid_count(7, 0)) };
-    max >= 7 && l7.ebx & (1 << 5) != 0
+    !cfg!(feature = "skin-portable") && crate::cpu::avx2_fma()
 }
 
 type F8 = __m256;

@@ -1,0 +1,649 @@
+//! The AVX2 decoder of drop-W compressed clips, on x86-64 CPUs that have it
+//! (asked once at run time, see [`crate::cpu::avx2_fma`]).
+//!
+//! The portable decoder handles a stored block track's animated lanes one at
+//! a time: per lane it reads the metadata words and one 64-bit window per
+//! frame, splits the window into three codes with scalar shifts and
+//! assembles the lanes into `u32x4` vectors through memory. Here one 256-bit
+//! register holds both frames of the four lanes (frame a in the low half,
+//! frame b in the high half), and every step is lane-wise:
+//!
+//! - each lane's 16 metadata bytes of both frames' segments are loaded into
+//!   one register and the four lanes transposed, so the ranges, rate and
+//!   trends come out with uniform shifts and masks (constant lanes are
+//!   masked to zero, which decodes them to their clip constant);
+//! - the lanes' bit offsets are a prefix sum of `3 × rate` inside each half;
+//! - the eight 64-bit windows are eight loads (a gather is slower on CPUs
+//!   with the gather data sampling mitigation), split into codes with
+//!   per-lane variable shifts (`vpsrlvq`) and packed with two shuffles;
+//! - dequantization, trend and the rotation's `w` are the portable formulas
+//!   in the same operation order, without fused multiply-adds, so the result
+//!   equals the portable decoder's bit for bit (tested below).
+//!
+//! Blocks are decoded in chunks of [`CHUNK`] before their rotations are
+//! interpolated: decoding and interpolating one block is a single long
+//! dependency chain, and splitting it lets the CPU overlap blocks.
+//!
+//! Tracks with a lane above [`ONE_WINDOW_BITS`] (including verbatim lanes)
+//! go to the portable track decoder; smallest-three clips to the portable
+//! decoder. Every load is bounded once per call (metadata) or clamped
+//! (bit-stream windows), so even a container edited after validation (a
+//! [`CompressedClip::view_trusted`] view) decodes garbage, never reads out
+//! of bounds.
+#![allow(unsafe_code)]
+
+use core::arch::x86_64::*;
+
+use wide::f32x4;
+
+use super::{CompressedClip, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS, TREND_SCALE};
+use crate::soa::detail::{dot4, normalize, quat_mul_add, vec_mul_add, vec_scale};
+use crate::soa::{SoaQuat, SoaTransform, SoaVec3};
+
+/// Per 4-bit animated mask, each lane's byte offset into the track's
+/// metadata (its rank among the animated lanes × [`LANE_META_BYTES`]; 0 for
+/// constant lanes, whose loaded bytes are masked off).
+const META_OFFSETS: [[u8; 4]; 16] = {
+    let mut t = [[0u8; 4]; 16];
+    let mut m = 0;
+    while m < 16 {
+        let mut rank = 0u8;
+        let mut l = 0;
+        while l < 4 {
+            if m & (1 << l) != 0 {
+                t[m][l] = rank * LANE_META_BYTES as u8;
+                rank += 1;
+            }
+            l += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+/// Per 4-bit animated mask, all-ones in the animated lanes of both halves.
+const ANIMATED: [[u32; 8]; 16] = {
+    let mut t = [[0u32; 8]; 16];
+    let mut m = 0;
+    while m < 16 {
+        let mut l = 0;
+        while l < 4 {
+            if m & (1 << l) != 0 {
+                t[m][l] = u32::MAX;
+                t[m][l + 4] = u32::MAX;
+            }
+            l += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+/// [`CompressedClip::decode_blend`] for a drop-W clip, when this CPU has
+/// AVX2 (`false`, and nothing decoded, otherwise).
+pub(super) fn decode_blend(
+    clip: &CompressedClip<'_>,
+    i0: usize,
+    i1: usize,
+    alpha: f32,
+    rest: Option<&[SoaTransform]>,
+    out: &mut [SoaTransform],
+) -> bool {
+    if !crate::cpu::avx2_fma() {
+        return false;
+    }
+    // SAFETY: this CPU runs AVX2 and FMA code.
+    unsafe { decode(clip, i0, i1, alpha, rest, out) }
+}
+
+/// Blocks decoded before their rotations are interpolated: the decode of
+/// a block and its interpolation form one long dependency chain, and
+/// splitting them lets the CPU overlap consecutive blocks.
+const CHUNK: usize = 16;
+
+/// What every track of one decode shares.
+struct Frames {
+    /// Frame a's and b's segment metadata.
+    meta: [*const u8; 2],
+    /// The first bit of frames a and b.
+    first: [u64; 2],
+    /// Local frame indices: frame a's in the low half, b's in the high half.
+    local: __m256,
+    /// The bit stream, and the last byte at which 8 bytes can be read.
+    data: *const u8,
+    last: __m256i,
+}
+
+/// Decodes and interpolates the pose; `false` (with `out` partly written)
+/// when the per-call bounds do not hold, which a validated clip never does.
+#[target_feature(enable = "avx2,fma")]
+fn decode(
+    clip: &CompressedClip<'_>,
+    i0: usize,
+    i1: usize,
+    alpha: f32,
+    rest: Option<&[SoaTransform]>,
+    out: &mut [SoaTransform],
+) -> bool {
+    let seg_meta = clip.animated * LANE_META_BYTES;
+    let (s0, s1) = (i0 / clip.segment_frames, i1 / clip.segment_frames);
+    let (sa, sb) = (s0 * seg_meta, s1 * seg_meta);
+    // Every 16-byte metadata load of this call ends at most 6 bytes past
+    // its segment's metadata; the bit stream ends with 8 padding bytes.
+    if sa.max(sb) + seg_meta + 6 > clip.meta_ext.len() || clip.data.len() < 8 {
+        return false;
+    }
+    let (fa, ma, la) = clip.frame_start(i0);
+    let (fb, mb, lb) = clip.frame_start(i1);
+    let base_ptr = clip.meta_ext.as_ptr();
+    let frames = Frames {
+        // SAFETY: both offsets are inside `meta_ext` (checked above).
+        meta: unsafe { [base_ptr.add(sa), base_ptr.add(sb)] },
+        first: [fa, fb],
+        local: _mm256_setr_m128(_mm_set1_ps(la), _mm_set1_ps(lb)),
+        data: clip.data.as_ptr(),
+        last: _mm256_set1_epi32((clip.data.len() - 8).min(i32::MAX as usize) as i32),
+    };
+    let same = s0 == s1;
+    let (mut p, mut m, mut oa, mut ob) = (0usize, 0usize, 0u32, 0u32);
+    let wb = f32x4::splat(alpha);
+    let wa = f32x4::splat(1.0 - alpha);
+    let lerp = |x: &SoaVec3, y: &SoaVec3| {
+        let mut v = vec_scale(x, wa);
+        vec_mul_add(&mut v, y, wb);
+        v
+    };
+    let v3 = |q: &SoaQuat| SoaVec3 {
+        x: q.x,
+        y: q.y,
+        z: q.z,
+    };
+    let identity = SoaTransform::IDENTITY;
+    let mut pending = [SoaQuat::IDENTITY; CHUNK];
+    for (c, (outs, kindss)) in out
+        .chunks_mut(CHUNK)
+        .zip(clip.kinds.chunks(3 * CHUNK))
+        .enumerate()
+    {
+        for (k, ((o, kinds), rb_slot)) in outs
+            .iter_mut()
+            .zip(kindss.chunks_exact(3))
+            .zip(pending.iter_mut())
+            .enumerate()
+        {
+            let b = c * CHUNK + k;
+            let base = rest.and_then(|r| r.get(b)).unwrap_or(&identity);
+            o.translation = base.translation;
+            o.scale = base.scale;
+            let (mut ra, mut rb) = (base.rotation, base.rotation);
+            for (tk, &kind) in kinds.iter().enumerate() {
+                if kind == KIND_DEFAULT {
+                    continue;
+                }
+                let mask = u32::from(kind >> 4);
+                let rot = tk == 1;
+                let n = 6 + rot as usize;
+                let Some(cv) = clip.params.get(p..p + n) else {
+                    return false;
+                };
+                p += n;
+                // SAFETY: this CPU has AVX2 (the caller's target features); the
+                // metadata loads stay inside the bounds checked above, as the
+                // kinds' animated lanes add up to `clip.animated` (validated).
+                let fast = unsafe {
+                    if rot {
+                        track::<true>(&frames, m, mask, (&mut oa, &mut ob), cv)
+                    } else {
+                        track::<false>(&frames, m, mask, (&mut oa, &mut ob), cv)
+                    }
+                };
+                let (qa, qb) = match fast {
+                    Some(pair) => pair,
+                    None => {
+                        let at = [(fa, la), (fb, lb)];
+                        let offsets = (&mut oa, &mut ob);
+                        if rot {
+                            clip.track_pair::<false, true>((ma, mb), same, m, mask, offsets, at, cv)
+                        } else {
+                            clip.track_pair::<false, false>(
+                                (ma, mb),
+                                same,
+                                m,
+                                mask,
+                                offsets,
+                                at,
+                                cv,
+                            )
+                        }
+                    }
+                };
+                m += LANE_META_BYTES * mask.count_ones() as usize;
+                match tk {
+                    0 => o.translation = lerp(&v3(&qa), &v3(&qb)),
+                    1 => (ra, rb) = (qa, qb),
+                    _ => o.scale = lerp(&v3(&qa), &v3(&qb)),
+                }
+            }
+            o.rotation = ra;
+            *rb_slot = rb;
+        }
+        for (o, qb) in outs.iter_mut().zip(pending.iter()) {
+            let qa = &o.rotation;
+            let mut q = SoaQuat {
+                x: qa.x * wa,
+                y: qa.y * wa,
+                z: qa.z * wa,
+                w: qa.w * wa,
+            };
+            let flip = dot4(qa, qb).simd_lt(f32x4::ZERO);
+            quat_mul_add(&mut q, qb, wb.flip_signs(flip));
+            o.rotation = normalize(&q);
+        }
+    }
+    true
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn half_pair(lo: __m128i, hi: __m128i) -> __m256i {
+    _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi)
+}
+
+/// Both frames of one stored block track with the lanes' metadata at byte
+/// `m` of each segment's (see the module docs); `None`, with the offsets
+/// untouched, when a lane's rate exceeds [`ONE_WINDOW_BITS`].
+///
+/// # Safety
+/// The CPU must support AVX2, and 16 bytes must be readable at
+/// `frames.meta[k] + m + LANE_META_BYTES × rank` for every animated lane's
+/// rank and both `k`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn track<const ROT: bool>(
+    frames: &Frames,
+    m: usize,
+    mask: u32,
+    (oa, ob): (&mut u32, &mut u32),
+    cv: &[f32x4],
+) -> Option<(SoaQuat, SoaQuat)> {
+    let mask = mask as usize & 15;
+    let lane_at = META_OFFSETS[mask];
+    let [pa, pb] = frames.meta;
+    let lane = |l: usize| -> __m256i {
+        let at = m + usize::from(lane_at[l]);
+        // SAFETY: the caller's contract.
+        unsafe {
+            half_pair(
+                _mm_loadu_si128(pa.add(at).cast()),
+                _mm_loadu_si128(pb.add(at).cast()),
+            )
+        }
+    };
+    let (l0, l1, l2, l3) = (lane(0), lane(1), lane(2), lane(3));
+    // Transpose the lanes' words: d0 = bytes 0..4 of each lane (x and y
+    // ranges), d1 = bytes 4..8 (z range, rate, x trend), d2 = bytes 8..12
+    // (y and z trends).
+    let t0 = _mm256_unpacklo_epi32(l0, l1);
+    let t1 = _mm256_unpacklo_epi32(l2, l3);
+    let t2 = _mm256_unpackhi_epi32(l0, l1);
+    let t3 = _mm256_unpackhi_epi32(l2, l3);
+    // SAFETY: the table row is 8 readable `u32`.
+    let anim = unsafe { _mm256_loadu_si256(ANIMATED[mask].as_ptr().cast()) };
+    let d0 = _mm256_and_si256(_mm256_unpacklo_epi64(t0, t1), anim);
+    let d1 = _mm256_and_si256(_mm256_unpackhi_epi64(t0, t1), anim);
+    let d2 = _mm256_and_si256(_mm256_unpacklo_epi64(t2, t3), anim);
+    let byte = _mm256_set1_epi32(0xff);
+    let rate = _mm256_and_si256(_mm256_srli_epi32::<16>(d1), byte);
+    let over = _mm256_cmpgt_epi32(rate, _mm256_set1_epi32(i32::from(ONE_WINDOW_BITS)));
+    if _mm256_testz_si256(over, over) == 0 {
+        return None;
+    }
+    // From here on the rates are at most 18 (masked to 5 bits so that the
+    // compiler sees in-range shift counts).
+    let rate = _mm256_and_si256(rate, _mm256_set1_epi32(31));
+
+    // Bit offsets: an exclusive prefix sum of 3 × rate inside each half.
+    let len = _mm256_add_epi32(rate, _mm256_add_epi32(rate, rate));
+    let s1 = _mm256_add_epi32(len, _mm256_slli_si256::<4>(len));
+    let incl = _mm256_add_epi32(s1, _mm256_slli_si256::<8>(s1));
+    let [fa, fb] = frames.first;
+    let base = half_pair(
+        _mm_set1_epi32(fa.wrapping_add(u64::from(*oa)) as i32),
+        _mm_set1_epi32(fb.wrapping_add(u64::from(*ob)) as i32),
+    );
+    let pos = _mm256_add_epi32(base, _mm256_sub_epi32(incl, len));
+    *oa = oa.wrapping_add(_mm256_extract_epi32::<3>(incl) as u32);
+    *ob = ob.wrapping_add(_mm256_extract_epi32::<7>(incl) as u32);
+    // Byte of each window (clamped so that corrupt offsets still read
+    // inside the stream) and the shift inside it.
+    let at = _mm256_min_epu32(_mm256_srli_epi32::<3>(pos), frames.last);
+    let shift = _mm256_and_si256(pos, _mm256_set1_epi32(7));
+    let data = frames.data;
+    let win = |h: __m128i, sh: __m128i| -> __m256i {
+        let ld = |i: i32| -> __m128i {
+            // SAFETY: every index is at most `data.len() - 8`: 8 bytes
+            // readable.
+            unsafe { _mm_loadl_epi64(data.add(i as u32 as usize).cast()) }
+        };
+        // Four loads: gathers are slow on CPUs with the gather data
+        // sampling mitigation.
+        let lo = _mm_unpacklo_epi64(ld(_mm_cvtsi128_si32(h)), ld(_mm_extract_epi32::<1>(h)));
+        let hi = _mm_unpacklo_epi64(ld(_mm_extract_epi32::<2>(h)), ld(_mm_extract_epi32::<3>(h)));
+        _mm256_srlv_epi64(half_pair(lo, hi), _mm256_cvtepu32_epi64(sh))
+    };
+    let wa = win(_mm256_castsi256_si128(at), _mm256_castsi256_si128(shift));
+    let wb = win(
+        _mm256_extracti128_si256::<1>(at),
+        _mm256_extracti128_si256::<1>(shift),
+    );
+    let ra = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(rate));
+    let rb = _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(rate));
+    // Low 32 bits of each 64-bit window: [a0 a1 a2 a3 | b0 b1 b2 b3].
+    let low = |a: __m256i, b: __m256i| -> __m256i {
+        let s = _mm256_shuffle_ps::<0b10_00_10_00>(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b));
+        _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_castps_si256(s))
+    };
+    let codes = [
+        low(wa, wb),
+        low(_mm256_srlv_epi64(wa, ra), _mm256_srlv_epi64(wb, rb)),
+        low(
+            _mm256_srlv_epi64(wa, _mm256_add_epi64(ra, ra)),
+            _mm256_srlv_epi64(wb, _mm256_add_epi64(rb, rb)),
+        ),
+    ];
+
+    // Dequantization, in the portable `dequant_params` and `dequant` order.
+    let smin = [
+        _mm256_and_si256(d0, byte),
+        _mm256_and_si256(_mm256_srli_epi32::<16>(d0), byte),
+        _mm256_and_si256(d1, byte),
+    ];
+    let sext = [
+        _mm256_and_si256(_mm256_srli_epi32::<8>(d0), byte),
+        _mm256_srli_epi32::<24>(d0),
+        _mm256_and_si256(_mm256_srli_epi32::<8>(d1), byte),
+    ];
+    let trend = [
+        _mm256_srai_epi32::<24>(d1),
+        _mm256_srai_epi32::<24>(_mm256_slli_epi32::<24>(d2)),
+        _mm256_srai_epi32::<24>(_mm256_slli_epi32::<16>(d2)),
+    ];
+    let pow2 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(
+        rate,
+        _mm256_set1_epi32(127),
+    )));
+    let one = _mm256_set1_ps(1.0);
+    let code_mask = _mm256_sub_epi32(
+        _mm256_sllv_epi32(_mm256_set1_epi32(1), rate),
+        _mm256_set1_epi32(1),
+    );
+    let inv = _mm256_andnot_ps(
+        _mm256_castsi256_ps(_mm256_cmpeq_epi32(rate, _mm256_setzero_si256())),
+        _mm256_div_ps(one, _mm256_sub_ps(pow2, one)),
+    );
+    let trend_scale = _mm256_set1_ps(TREND_SCALE);
+    let both = |x: f32x4| -> __m256 {
+        let h: __m128 = bytemuck::cast(x);
+        _mm256_setr_m128(h, h)
+    };
+    let mut v = [_mm256_setzero_ps(); 3];
+    for (c, v) in v.iter_mut().enumerate() {
+        let (min, unit) = (both(cv[2 * c]), both(cv[2 * c + 1]));
+        let lo = _mm256_add_ps(min, _mm256_mul_ps(_mm256_cvtepi32_ps(smin[c]), unit));
+        let step = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(sext[c]), unit), inv);
+        let slope = _mm256_mul_ps(
+            _mm256_mul_ps(_mm256_cvtepi32_ps(trend[c]), unit),
+            trend_scale,
+        );
+        let q = _mm256_cvtepi32_ps(_mm256_and_si256(codes[c], code_mask));
+        *v = _mm256_add_ps(
+            _mm256_add_ps(lo, _mm256_mul_ps(step, q)),
+            _mm256_mul_ps(slope, frames.local),
+        );
+    }
+    let [x, y, z] = v;
+    let w = if ROT {
+        // Drop-W: w = √max(1 − (x² + y² + z²), 0) in the animated lanes,
+        // the stored constant elsewhere.
+        let ss = _mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(x, x), _mm256_mul_ps(y, y)),
+            _mm256_mul_ps(z, z),
+        );
+        let big = _mm256_sqrt_ps(_mm256_max_ps(_mm256_sub_ps(one, ss), _mm256_setzero_ps()));
+        _mm256_blendv_ps(both(cv[6]), big, _mm256_castsi256_ps(anim))
+    } else {
+        _mm256_setzero_ps()
+    };
+    let split = |v: __m256| -> (f32x4, f32x4) {
+        (
+            bytemuck::cast(_mm256_castps256_ps128(v)),
+            bytemuck::cast(_mm256_extractf128_ps::<1>(v)),
+        )
+    };
+    let ((xa, xb), (ya, yb), (za, zb), (wa, wb)) = (split(x), split(y), split(z), split(w));
+    Some((
+        SoaQuat {
+            x: xa,
+            y: ya,
+            z: za,
+            w: wa,
+        },
+        SoaQuat {
+            x: xb,
+            y: yb,
+            z: zb,
+            w: wb,
+        },
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    //! The AVX2 decoder against the portable one, bit for bit, on random
+    //! containers (both are called directly: sampling runs only one).
+    extern crate alloc;
+
+    use alloc::vec;
+    use alloc::vec::Vec;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::compressed::{
+        compressed_size, lane_frame_bits, write_compressed, CompressedParts, Defaults,
+        RotationFormat, KIND_STORED, RATE_BYTE,
+    };
+    use crate::math::{Quat, Transform, Vec3};
+    use crate::soa::soa_count;
+
+    /// SplitMix64.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+        fn unit(&mut self) -> f32 {
+            (self.next() >> 40) as f32 / (1u64 << 24) as f32
+        }
+    }
+
+    /// A random valid drop-W container (kinds, clip constants, ranges,
+    /// trends and rates up to 23 bits; random bits) and a random rest pose.
+    fn container(rng: &mut Rng) -> (Vec<u8>, Vec<SoaTransform>) {
+        let joints = 1 + rng.below(24) as usize;
+        let blocks = soa_count(joints);
+        let frames = 1 + rng.below(60) as usize;
+        let segment_frames = 1 + rng.below(20) as usize;
+        let mut kinds = vec![0u8; 3 * blocks];
+        let mut params = Vec::new();
+        let mut lane_rot = Vec::new();
+        for (i, k) in kinds.iter_mut().enumerate() {
+            if rng.below(5) == 0 {
+                continue;
+            }
+            let lanes = (joints - (i / 3) * 4).min(4);
+            let mask = rng.below(1 << lanes) as u8;
+            *k = KIND_STORED | mask << 4;
+            let rot = i % 3 == 1;
+            let identity = if i % 3 == 2 { 1.0 } else { 0.0 };
+            let mut mins = [[identity; 4]; 3];
+            let mut units = [[0.0f32; 4]; 3];
+            for l in 0..lanes {
+                let animated = mask & (1 << l) != 0;
+                for c in 0..3 {
+                    if rot {
+                        mins[c][l] = -0.7 + 0.4 * rng.unit();
+                        if animated {
+                            units[c][l] = 0.004 * rng.unit();
+                        }
+                    } else {
+                        mins[c][l] = 20.0 * rng.unit() - 10.0;
+                        if animated {
+                            units[c][l] = 0.1 * rng.unit();
+                        }
+                    }
+                }
+                if animated {
+                    lane_rot.push(rot);
+                }
+            }
+            for c in 0..3 {
+                params.extend_from_slice(&mins[c]);
+                params.extend_from_slice(&units[c]);
+            }
+            if rot {
+                params.extend_from_slice(&[1.0; 4]);
+            }
+        }
+        let animated = lane_rot.len();
+        let segments = frames.div_ceil(segment_frames);
+        let mut meta = vec![0u8; segments * animated * LANE_META_BYTES];
+        let mut bits = 0u64;
+        for s in 0..segments {
+            let n = (frames - s * segment_frames).min(segment_frames) as u64;
+            for (a, &rot) in lane_rot.iter().enumerate() {
+                let lm = &mut meta[(s * animated + a) * LANE_META_BYTES..][..LANE_META_BYTES];
+                for c in 0..3 {
+                    let smin = rng.below(256) as u8;
+                    lm[2 * c] = smin;
+                    lm[2 * c + 1] = rng.below(256 - u64::from(smin)) as u8;
+                    lm[7 + c] = rng.next() as u8;
+                }
+                // Mostly the one-window rates, sometimes the wider ones.
+                lm[RATE_BYTE] = if rng.below(8) == 0 {
+                    rng.below(24) as u8
+                } else {
+                    rng.below(u64::from(ONE_WINDOW_BITS) + 1) as u8
+                };
+                bits += n * u64::from(lane_frame_bits(rot, RotationFormat::DropW, lm[RATE_BYTE]));
+            }
+        }
+        let data: Vec<u8> = (0..bits.div_ceil(8)).map(|_| rng.next() as u8).collect();
+        let defaults = if rng.below(2) == 0 {
+            Defaults::Identity
+        } else {
+            Defaults::RestPose
+        };
+        let parts = CompressedParts {
+            sample_rate: 30.0,
+            joint_count: joints,
+            frame_count: frames,
+            segment_frames,
+            rotation: RotationFormat::DropW,
+            defaults,
+            kinds: &kinds,
+            params: &params,
+            meta: &meta,
+            data: &data,
+            name: "random",
+        };
+        let size = compressed_size(&parts).unwrap();
+        // 16-byte aligned storage.
+        let mut words = vec![0u128; size / 16];
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
+        write_compressed(&parts, bytes).unwrap();
+        let mut rest = vec![SoaTransform::IDENTITY; blocks];
+        for j in 0..joints {
+            let q = Quat::new(rng.unit(), rng.unit(), rng.unit(), 1.0).normalize();
+            let t = Transform {
+                translation: Vec3::new(rng.unit(), rng.unit(), rng.unit()),
+                rotation: q,
+                scale: Vec3::new(1.0 + rng.unit(), 1.0, 1.0),
+            };
+            crate::soa::set_joint(&mut rest, j, &t).unwrap();
+        }
+        (bytemuck::cast_slice(&words).to_vec(), rest)
+    }
+
+    fn same_bits(a: &[SoaTransform], b: &[SoaTransform]) -> bool {
+        let (a, b): (&[f32], &[f32]) = (bytemuck::cast_slice(a), bytemuck::cast_slice(b));
+        a.iter()
+            .zip(b)
+            .all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn avx2_equals_portable_bit_for_bit(seed in any::<u64>()) {
+            if !crate::cpu::avx2_fma() {
+                return Ok(());
+            }
+            let mut rng = Rng(seed);
+            let (words, rest) = container(&mut rng);
+            // Realign: `container` returned a copy of the aligned words.
+            let mut aligned = vec![0u128; words.len() / 16];
+            bytemuck::cast_slice_mut::<u128, u8>(&mut aligned).copy_from_slice(&words);
+            let bytes: &[u8] = bytemuck::cast_slice(&aligned);
+            let clip = CompressedClip::from_bytes(bytes).unwrap();
+            let rest = match clip.defaults() {
+                Defaults::RestPose => Some(&rest[..]),
+                Defaults::Identity => None,
+            };
+            let n = clip.soa_count();
+            for _ in 0..8 {
+                let i0 = rng.below(clip.frame_count() as u64) as usize;
+                let i1 = (i0 + rng.below(2) as usize).min(clip.frame_count() - 1);
+                let alpha = rng.unit();
+                let mut fast = vec![SoaTransform::IDENTITY; n];
+                let mut portable = vec![SoaTransform::IDENTITY; n];
+                prop_assert!(decode_blend(&clip, i0, i1, alpha, rest, &mut fast));
+                clip.decode_blend_as::<false>(i0, i1, alpha, rest, &mut portable);
+                prop_assert!(same_bits(&fast, &portable), "frames {i0}, {i1}, alpha {alpha}");
+            }
+        }
+
+        #[test]
+        fn edited_trusted_views_decode_without_reading_out_of_bounds(seed in any::<u64>()) {
+            let mut rng = Rng(seed);
+            let (words, rest) = container(&mut rng);
+            let mut aligned = vec![0u128; words.len() / 16];
+            let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut aligned);
+            bytes.copy_from_slice(&words);
+            // Garbage after the header, kinds and clip constants: what a C
+            // caller could leave behind a handle it loaded once.
+            let from = bytes.len() / 3;
+            for _ in 0..16 {
+                let at = from + rng.below((bytes.len() - from) as u64) as usize;
+                bytes[at] = rng.next() as u8;
+            }
+            let bytes: &[u8] = bytemuck::cast_slice(&aligned);
+            if let Ok(clip) = CompressedClip::view_trusted(bytes) {
+                let mut out = vec![SoaTransform::IDENTITY; clip.soa_count()];
+                for _ in 0..4 {
+                    let t = rng.unit() * clip.duration();
+                    let _ = clip.sample_with_rest(t, crate::clip::TimeMode::Clamp, &rest, &mut out);
+                }
+            }
+        }
+    }
+}

@@ -12,9 +12,10 @@
 //!
 //! Animated lanes are range-reduced per clip (`min`, `unit` = extent / 255)
 //! and per segment of `segment_frames` frames (an 8-bit minimum and extent
-//! in units), optionally minus a per-segment linear *trend* per component (a
-//! signed byte `d`: the value at local frame `i` is the dequantized residual
-//! plus [`trend_slope`]`(unit, d) · i`), then quantized at a bit rate chosen
+//! in units), optionally minus a per-segment quadratic *trend* per component
+//! (signed bytes `d` and `k`: the value at local frame `i` is
+//! [`with_trend`] of the dequantized residual, `(v + trend_slope(unit, d) · i)
+//! + trend_curve(unit, k) · i²`), then quantized at a bit rate chosen
 //! per lane per segment
 //! (`0..=23` bits per component, or [`RAW_BITS`]: the `f32` values stored
 //! verbatim). Rotations keep three components: x, y, z of the quaternion with
@@ -29,9 +30,11 @@
 //! costs, and a lane's codes sit in one 64-bit window when its rate is at most
 //! [`ONE_WINDOW_BITS`]: the sampler reads one window per lane, splits it into
 //! three codes, assembles them into `u32x4` lanes and dequantizes each
-//! component of four joints with one multiply-add (plus the trend's).
+//! component of four joints with one multiply-add (plus the trend's). On
+//! x86-64 CPUs with AVX2 a faster decoder (`avx2`) with the same results
+//! bit for bit takes drop-W clips.
 //!
-//! # Container (version 2, little endian)
+//! # Container (version 3, little endian)
 //! A 64-byte header (magic `SINEWCMP`, version, joint count, frame count,
 //! sample rate, total size, name length, segment frames, rotation format,
 //! defaults, clip constant floats `P`, animated lanes `A`, data bytes,
@@ -41,8 +44,9 @@
 //! track `min` and `unit` vectors of x, y, z, plus the `w` vector of
 //! constant rotation lanes), segment table (per segment: `u32` first bit,
 //! `u32` bits per frame), segment metadata (per segment, per animated lane,
-//! [`LANE_META_BYTES`] = 10 bytes: 8-bit minimum and extent of each
-//! component, the bit rate, then the signed trend of each component), the
+//! [`LANE_META_BYTES`] = 13 bytes: 8-bit minimum and extent of each
+//! component, the bit rate, the signed trend slope of each component, then
+//! its signed trend curvature), the
 //! bit stream (plus [`READ_PADDING`] zero bytes), the name. The layout is
 //! fully determined by the header's counts, and [`CompressedClip::from_bytes`]
 //! checks every offset, count, constant, bit rate, range and raw value once;
@@ -62,7 +66,7 @@ use crate::soa::{check_len, soa_count, SoaQuat, SoaTransform, SoaVec3, LANES};
 pub const COMPRESSED_MAGIC: [u8; 8] = *b"SINEWCMP";
 
 /// Compressed clip container version written and read by this build.
-pub const COMPRESSED_VERSION: u32 = 2;
+pub const COMPRESSED_VERSION: u32 = 3;
 
 /// Size of the container header in bytes.
 pub const HEADER_BYTES: usize = 64;
@@ -83,8 +87,9 @@ pub const ONE_WINDOW_BITS: u8 = 18;
 pub const READ_PADDING: usize = 8;
 
 /// Bytes of segment metadata per animated lane: 8-bit minimum and extent of
-/// each component, the bit rate, then the signed trend of each component.
-pub const LANE_META_BYTES: usize = 10;
+/// each component, the bit rate, the signed trend slope of each component,
+/// then its signed trend curvature.
+pub const LANE_META_BYTES: usize = 13;
 
 /// Index of the first trend byte in a lane's segment metadata.
 pub const TREND_BYTE: usize = 7;
@@ -93,6 +98,13 @@ pub const TREND_BYTE: usize = 7;
 /// at local frame `i` of its segment is `dequantize(..) + trend_slope · i`
 /// with `trend_slope = trend · unit · TREND_SCALE`.
 pub const TREND_SCALE: f32 = 0.125;
+
+/// Index of the first trend curvature byte in a lane's segment metadata.
+pub const CURVE_BYTE: usize = 10;
+
+/// Trend curvature per frame² in clip units per curvature step (see
+/// [`trend_curve`]).
+pub const CURVE_SCALE: f32 = 1.0 / 256.0;
 
 /// Index of the bit rate in a lane's segment metadata.
 pub const RATE_BYTE: usize = 6;
@@ -175,14 +187,30 @@ pub fn dequantize(min: f32, unit: f32, smin: u8, sext: u8, bits: u8, q: u32) -> 
     lo + step * q as f32
 }
 
-/// The per-frame slope of a lane component's trend `d` (a signed byte of
-/// its segment metadata) in a clip with unit `unit`: the value at local
-/// frame `i` of the segment is `dequantize(..) + trend_slope(unit, d) · i`,
-/// evaluated in this order in `f32`.
+/// The per-frame slope of a lane component's trend slope byte `d` in a clip
+/// with unit `unit` (see [`with_trend`]).
 #[inline]
 #[must_use]
 pub fn trend_slope(unit: f32, d: i8) -> f32 {
     f32::from(d) * unit * TREND_SCALE
+}
+
+/// The per-frame² curvature of a lane component's trend curvature byte `k`
+/// in a clip with unit `unit` (see [`with_trend`]).
+#[inline]
+#[must_use]
+pub fn trend_curve(unit: f32, k: i8) -> f32 {
+    f32::from(k) * unit * CURVE_SCALE
+}
+
+/// A lane component's value at local frame `i` of its segment from its
+/// dequantized residual `v`, trend slope and curvature:
+/// `(v + slope · i) + curve · i²`, evaluated in this order in `f32` by every
+/// decoder and by the compressor.
+#[inline]
+#[must_use]
+pub fn with_trend(v: f32, slope: f32, curve: f32, i: f32) -> f32 {
+    (v + slope * i) + curve * (i * i)
 }
 
 /// The offset and step of [`dequantize`]: `value = lo + step · q`.
@@ -537,6 +565,7 @@ pub struct CompressedClip<'a> {
     meta: &'a [u8],
     /// The container from the metadata section to its end: what the AVX2
     /// decoder's 16-byte metadata loads may touch.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     meta_ext: &'a [u8],
     data: &'a [u8],
     name: &'a str,
@@ -591,18 +620,19 @@ fn to_f32(v: u32x4) -> f32x4 {
     f32x4::from_i32x4(bytemuck::cast(v))
 }
 
-/// A lane's three metadata words: bytes 0..4, 3..7 and 6..10 (0 outside
-/// `meta`), so the ranges, rate and trends of four lanes come out of three
-/// `u32x4` with uniform shifts and masks.
+/// A lane's four metadata words: bytes 0..4, 3..7, 6..10 and 9..13 (0
+/// outside `meta`), so the ranges, rate and trends of four lanes come out
+/// of four `u32x4` with uniform shifts and masks.
 #[inline(always)]
-fn meta_words(meta: &[u8], at: usize) -> [u32; 3] {
+fn meta_words(meta: &[u8], at: usize) -> [u32; 4] {
     match meta.get(at..at + LANE_META_BYTES) {
-        Some(&[b0, b1, b2, b3, b4, b5, b6, b7, b8, b9]) => [
+        Some(&[b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12]) => [
             u32::from_le_bytes([b0, b1, b2, b3]),
             u32::from_le_bytes([b3, b4, b5, b6]),
             u32::from_le_bytes([b6, b7, b8, b9]),
+            u32::from_le_bytes([b9, b10, b11, b12]),
         ],
-        _ => [0; 3],
+        _ => [0; 4],
     }
 }
 
@@ -631,21 +661,22 @@ fn window<const S3: bool>(data: &[u8], pos: u64, r: u32, l: usize, c: &mut [[u32
     }
 }
 
-/// Per-segment constants of four lanes: offsets, steps, trend slopes per
-/// component, and the code masks.
+/// Per-segment constants of four lanes: offsets, steps, trend slopes and
+/// curvatures per component, and the code masks.
 struct Dequant {
     lo: [f32x4; 3],
     step: [f32x4; 3],
     slope: [f32x4; 3],
+    curve: [f32x4; 3],
     mask: u32x4,
 }
 
 /// [`Dequant`] from the lanes' metadata words (`d[0]`: bytes 0..4,
-/// `d[1]`: 3..7, `d[2]`: 6..10) and clip constants (`min`, `unit` per
-/// component).
+/// `d[1]`: 3..7, `d[2]`: 6..10, `d[3]`: 9..13) and clip constants (`min`,
+/// `unit` per component).
 #[inline(always)]
-fn dequant_params(d: &[[u32; 4]; 3], clip: &[f32x4; 6]) -> Dequant {
-    let [d0, d1, d2] = d.map(u32x4::from);
+fn dequant_params(d: &[[u32; 4]; 4], clip: &[f32x4; 6]) -> Dequant {
+    let [d0, d1, d2, d3] = d.map(u32x4::from);
     let byte = u32x4::splat(0xff);
     let smin = [d0 & byte, (d0 >> 16u32) & byte, (d1 >> 8u32) & byte];
     let sext = [(d0 >> 8u32) & byte, d0 >> 24u32, (d1 >> 16u32) & byte];
@@ -654,6 +685,8 @@ fn dequant_params(d: &[[u32; 4]; 3], clip: &[f32x4; 6]) -> Dequant {
     let sign =
         |v: u32x4| -> f32x4 { f32x4::from_i32x4(bytemuck::cast::<u32x4, i32x4>(v) >> 24u32) };
     let trend = [sign(d2 << 16u32), sign(d2 << 8u32), sign(d2)];
+    // Signed curvature bytes 10, 11, 12.
+    let curve = [sign(d3 << 16u32), sign(d3 << 8u32), sign(d3)];
     // 2^rate as an f32 built from its exponent; the code mask and
     // 1 / (2^rate − 1) (0 for rate 0, as `inv_max_code`) follow from it.
     // (Verbatim lanes, rate 32, are patched after decoding: clamp them.)
@@ -666,6 +699,7 @@ fn dequant_params(d: &[[u32; 4]; 3], clip: &[f32x4; 6]) -> Dequant {
         lo: [f32x4::ZERO; 3],
         step: [f32x4::ZERO; 3],
         slope: [f32x4::ZERO; 3],
+        curve: [f32x4::ZERO; 3],
         mask,
     };
     for c in 0..3 {
@@ -673,17 +707,20 @@ fn dequant_params(d: &[[u32; 4]; 3], clip: &[f32x4; 6]) -> Dequant {
         q.lo[c] = min + to_f32(smin[c]) * unit;
         q.step[c] = to_f32(sext[c]) * unit * inv;
         q.slope[c] = trend[c] * unit * f32x4::splat(TREND_SCALE);
+        q.curve[c] = curve[c] * unit * f32x4::splat(CURVE_SCALE);
     }
     q
 }
 
-/// `(lo + step · (code & mask)) + slope · local` for components x, y, z.
+/// [`with_trend`] of `lo + step · (code & mask)` for components x, y, z.
 #[inline(always)]
 fn dequant(q: &Dequant, c: &[[u32; 4]; 4], local: f32) -> [f32x4; 3] {
     let li = f32x4::splat(local);
+    let li2 = f32x4::splat(local * local);
     let mut v = [f32x4::ZERO; 3];
     for i in 0..3 {
-        v[i] = (q.lo[i] + q.step[i] * to_f32(u32x4::from(c[i]) & q.mask)) + q.slope[i] * li;
+        let r = q.lo[i] + q.step[i] * to_f32(u32x4::from(c[i]) & q.mask);
+        v[i] = (r + q.slope[i] * li) + q.curve[i] * li2;
     }
     v
 }
@@ -943,8 +980,8 @@ impl<'a> CompressedClip<'a> {
         cv: &[f32x4],
     ) -> (SoaQuat, SoaQuat) {
         let [(fa, la), (fb, lb)] = frames;
-        let mut da = [[0u32; 4]; 3];
-        let mut db = [[0u32; 4]; 3];
+        let mut da = [[0u32; 4]; 4];
+        let mut db = [[0u32; 4]; 4];
         let mut ca = [[0u32; 4]; 4];
         let mut cb = [[0u32; 4]; 4];
         let (mut pa, mut pb) = (*oa, *ob);
@@ -1044,7 +1081,7 @@ impl<'a> CompressedClip<'a> {
         &self,
         raw: u32,
         raw_at: &[(u64, u64); 4],
-        (da, db): (&[[u32; 4]; 3], &[[u32; 4]; 3]),
+        (da, db): (&[[u32; 4]; 4], &[[u32; 4]; 4]),
         rot: bool,
         qa: &mut SoaQuat,
         qb: &mut SoaQuat,
@@ -1412,7 +1449,8 @@ fn check_params(
     segment_frames: usize,
 ) -> Result<(), Error> {
     // The largest trend offset inside a segment, in units.
-    let drift = 128.0 * TREND_SCALE * segment_frames as f32;
+    let n = segment_frames as f32;
+    let drift = 128.0 * TREND_SCALE * n + 128.0 * CURVE_SCALE * n * n;
     if !crate::soa::all_finite(params) {
         return Err(Error::NonFinite {
             what: "clip constant",
@@ -1472,8 +1510,9 @@ fn check_params(
 pub mod reference {
     use super::{
         dequantize, drop_w_rotation, lane_frame_bits, read_bits, smallest_three_rotation,
-        trend_slope, CompressedClip, Defaults, RotationFormat, KIND_DEFAULT, LANE_META_BYTES,
-        RATE_BYTE, RAW_BITS, ROT_PARAM_FLOATS, TREND_BYTE, VEC_PARAM_FLOATS,
+        trend_curve, trend_slope, with_trend, CompressedClip, Defaults, RotationFormat, CURVE_BYTE,
+        KIND_DEFAULT, LANE_META_BYTES, RATE_BYTE, RAW_BITS, ROT_PARAM_FLOATS, TREND_BYTE,
+        VEC_PARAM_FLOATS,
     };
     use crate::clip::TimeMode;
     use crate::error::Error;
@@ -1548,8 +1587,9 @@ pub mod reference {
                 let q = read_bits(self.data, bit, u32::from(bits));
                 bit += u64::from(bits);
                 let v = dequantize(min(c), unit(c), range(2 * c), range(2 * c + 1), bits, q);
-                let trend = range(TREND_BYTE + c) as i8;
-                *x = v + trend_slope(unit(c), trend) * local as f32;
+                let slope = trend_slope(unit(c), range(TREND_BYTE + c) as i8);
+                let curve = trend_curve(unit(c), range(CURVE_BYTE + c) as i8);
+                *x = with_trend(v, slope, curve, local as f32);
             }
             if !rot {
                 return Some([d[0], d[1], d[2], 0.0]);

@@ -34,9 +34,9 @@ use std::time::Instant;
 
 use sinew_core::clip::{RawClip, TimeMode};
 use sinew_core::compressed::{
-    self, dequantize, drop_w_rotation, smallest_three_rotation, smallest_three_split, trend_slope,
-    unit_for_extent, CompressedClip, CompressedParts, Defaults, RotationFormat, KIND_DEFAULT,
-    KIND_STORED, LANE_META_BYTES, MAX_QUANTIZED_BITS, RAW_BITS,
+    self, dequantize, drop_w_rotation, smallest_three_rotation, smallest_three_split, trend_curve,
+    trend_slope, unit_for_extent, with_trend, CompressedClip, CompressedParts, Defaults,
+    RotationFormat, KIND_DEFAULT, KIND_STORED, LANE_META_BYTES, MAX_QUANTIZED_BITS, RAW_BITS,
 };
 use sinew_core::fk::{local_to_model, FkJob};
 use sinew_core::soa::get_joint;
@@ -279,13 +279,67 @@ struct Track {
     range: [f32; 6],
 }
 
+/// A track's segment ranges (8-bit minimum and extent per component) and
+/// trend bytes (slope and curvature per component).
+#[derive(Clone, Copy, Debug, Default)]
+struct Shape {
+    ranges: [u8; 6],
+    slope: [i8; 3],
+    curve: [i8; 3],
+}
+
+/// The least-squares quadratic `a + b·i + c·i²` through `values` at
+/// `i = 0, 1, …` (zeros when the system is singular).
+fn quadratic_fit(values: impl Iterator<Item = f32>) -> [f64; 3] {
+    // Normal equations: sums of i^0..i^4 and of v·i^0..v·i^2.
+    let (mut p, mut q) = ([0.0f64; 5], [0.0f64; 3]);
+    for (i, v) in values.enumerate() {
+        let (x, v) = (i as f64, f64::from(v));
+        let mut xi = 1.0;
+        for (k, pk) in p.iter_mut().enumerate() {
+            *pk += xi;
+            if k < 3 {
+                q[k] += v * xi;
+            }
+            xi *= x;
+        }
+    }
+    let mut m = [
+        [p[0], p[1], p[2], q[0]],
+        [p[1], p[2], p[3], q[1]],
+        [p[2], p[3], p[4], q[2]],
+    ];
+    // Gauss–Jordan with partial pivoting.
+    for col in 0..3 {
+        let piv = (col..3)
+            .max_by(|&a, &b| m[a][col].abs().total_cmp(&m[b][col].abs()))
+            .unwrap_or(col);
+        m.swap(col, piv);
+        let d = m[col][col];
+        if d.abs() < 1e-12 {
+            return [0.0; 3];
+        }
+        let pivot = m[col];
+        for (r, row) in m.iter_mut().enumerate() {
+            if r != col {
+                let f = row[col] / d;
+                for (x, p) in row.iter_mut().zip(pivot).skip(col) {
+                    *x -= f * p;
+                }
+            }
+        }
+    }
+    [m[0][3] / m[0][0], m[1][3] / m[1][1], m[2][3] / m[2][2]]
+}
+
 /// One track's encoding in one segment.
 #[derive(Clone)]
 struct SegTrack {
     rate: u8,
     ranges: [u8; 6],
-    /// Per component: the trend byte (0: none).
+    /// Per component: the trend slope and curvature bytes (0: none).
     trend: [i8; 3],
+    curve: [i8; 3],
     /// Per frame: codes (and the smallest-three index) or raw f32 bits.
     words: Vec<[u32; 4]>,
     /// Per frame: the decoded value exactly as the core decodes it.
@@ -310,50 +364,99 @@ impl Track {
 
     /// The segment ranges and trends of `frames` (they do not depend on the
     /// bit rate, so a segment search computes them once per track).
-    fn shape(&self, frames: std::ops::Range<usize>, trend: bool) -> ([u8; 6], [i8; 3]) {
+    ///
+    /// Per component the trend (slope and curvature bytes) is the one that
+    /// makes the residual narrowest: the least-squares quadratic, rounded
+    /// to the bytes' grid, then a descent over neighbouring bytes (the
+    /// residual's width is convex in both). It is kept when the residual
+    /// stays inside the clip range and is at least one step narrower than
+    /// the component's own range.
+    fn shape(&self, frames: std::ops::Range<usize>, trend: bool) -> Shape {
         let n = frames.len();
-        let first = frames.start;
         // The range of component `c` (in 0..1 of the clip range) after
-        // removing the trend `d`.
-        let span = |c: usize, d: i8| -> (f32, f32) {
+        // removing the trend with bytes `d` and `k`.
+        let span = |c: usize, d: i8, k: i8| -> (f32, f32) {
             let (min, unit) = (self.range[2 * c], self.range[2 * c + 1]);
             let ext = 255.0 * unit;
-            let slope = trend_slope(unit, d);
+            let (slope, curve) = (trend_slope(unit, d), trend_curve(unit, k));
             let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
             for (i, v) in self.comp[frames.clone()].iter().enumerate() {
-                let r = v[c] - slope * i as f32;
+                let i = i as f32;
+                let r = v[c] - slope * i - curve * (i * i);
                 let t = if ext > 0.0 { (r - min) / ext } else { 0.0 };
                 lo = lo.min(t);
                 hi = hi.max(t);
             }
             (lo, hi)
         };
-        let mut trends = [0i8; 3];
-        let mut ranges = [0u8; 6];
+        let mut shape = Shape::default();
         for c in 0..3 {
-            let (mut lo, mut hi) = span(c, 0);
+            let (mut lo, mut hi) = span(c, 0, 0);
             let unit = self.range[2 * c + 1];
             if trend && n >= 3 && unit > 0.0 {
-                let v = &self.comp[first..first + n];
-                let per = (v[n - 1][c] - v[0][c]) / (n - 1) as f32;
-                let d = (per / (unit * compressed::TREND_SCALE))
-                    .round()
-                    .clamp(-127.0, 127.0) as i8;
-                if d != 0 {
-                    let (tl, th) = span(c, d);
+                let width = |(d, k): (i8, i8)| {
+                    let (l, h) = span(c, d, k);
+                    h - l
+                };
+                let [_, s1, s2] = quadratic_fit(self.comp[frames.clone()].iter().map(|v| v[c]));
+                let byte = |x: f64, scale: f32| -> i8 {
+                    (x / f64::from(unit * scale)).round().clamp(-127.0, 127.0) as i8
+                };
+                let mut best = if n >= 4 {
+                    (
+                        byte(s1, compressed::TREND_SCALE),
+                        byte(s2, compressed::CURVE_SCALE),
+                    )
+                } else {
+                    (byte(s1 + s2 * (n - 1) as f64, compressed::TREND_SCALE), 0)
+                };
+                let mut best_w = width(best);
+                // Descend to the narrowest neighbour until none is narrower.
+                for _ in 0..16 {
+                    let (d, k) = best;
+                    let mut moved = false;
+                    for (dd, dk) in [
+                        (-1, 0),
+                        (1, 0),
+                        (0, -1),
+                        (0, 1),
+                        (-1, 1),
+                        (1, -1),
+                        (-1, -1),
+                        (1, 1),
+                    ] {
+                        let cand = (
+                            (i16::from(d) + dd).clamp(-127, 127) as i8,
+                            if n >= 4 {
+                                (i16::from(k) + dk).clamp(-127, 127) as i8
+                            } else {
+                                0
+                            },
+                        );
+                        let w = width(cand);
+                        if w < best_w {
+                            (best, best_w, moved) = (cand, w, true);
+                        }
+                    }
+                    if !moved {
+                        break;
+                    }
+                }
+                if best != (0, 0) {
+                    let (tl, th) = span(c, best.0, best.1);
                     // Inside the clip range, and at least one step narrower.
                     if tl >= 0.0 && th <= 1.0 && (th - tl) * 255.0 + 1.0 < (hi - lo) * 255.0 {
                         (lo, hi) = (tl, th);
-                        trends[c] = d;
+                        (shape.slope[c], shape.curve[c]) = best;
                     }
                 }
             }
             let smin = (lo * 255.0).floor().clamp(0.0, 255.0) as u8;
             let smax = ((hi * 255.0).ceil().clamp(0.0, 255.0) as u8).max(smin);
-            ranges[2 * c] = smin;
-            ranges[2 * c + 1] = smax - smin;
+            shape.ranges[2 * c] = smin;
+            shape.ranges[2 * c + 1] = smax - smin;
         }
-        (ranges, trends)
+        shape
     }
 
     /// [`Track::encode`] with the segment shape given (or computed).
@@ -363,7 +466,7 @@ impl Track {
         rate: u8,
         format: RotationFormat,
         trend: bool,
-        shape: Option<([u8; 6], [i8; 3])>,
+        shape: Option<Shape>,
     ) -> SegTrack {
         let n = frames.len();
         if rate == RAW_BITS {
@@ -375,12 +478,17 @@ impl Track {
                 rate,
                 ranges: [0; 6],
                 trend: [0; 3],
+                curve: [0; 3],
                 words,
                 decoded: self.raw[frames].to_vec(),
                 err: 0.0,
             };
         }
-        let (ranges, trends) = match shape {
+        let Shape {
+            ranges,
+            slope: trends,
+            curve: curves,
+        } = match shape {
             Some(sh) => sh,
             None => self.shape(frames.clone(), trend),
         };
@@ -398,8 +506,11 @@ impl Track {
                 let (min, unit) = (self.range[2 * c], self.range[2 * c + 1]);
                 let (smin, sext) = (ranges[2 * c], ranges[2 * c + 1]);
                 // The decoder adds the trend after dequantizing.
-                let tr = trend_slope(unit, trends[c]) * li;
-                let dec = |q: u32| dequantize(min, unit, smin, sext, rate, q) + tr;
+                let (slope, curve) = (trend_slope(unit, trends[c]), trend_curve(unit, curves[c]));
+                let tr = slope * li + curve * (li * li);
+                let dec = |q: u32| {
+                    with_trend(dequantize(min, unit, smin, sext, rate, q), slope, curve, li)
+                };
                 let lo = dequantize(min, unit, smin, sext, rate, 0);
                 let top = dequantize(min, unit, smin, sext, rate, max_code);
                 let q = if max_code == 0 || top <= lo {
@@ -446,6 +557,7 @@ impl Track {
             rate,
             ranges,
             trend: trends,
+            curve: curves,
             words,
             decoded,
             err,
@@ -761,7 +873,7 @@ struct SegmentSearch<'a> {
     /// memo[track][rate index] (0..=23 then RAW at 24).
     memo: Vec<Vec<Option<SegTrack>>>,
     /// Per track: the segment's ranges and trends (rate-independent).
-    shapes: Vec<Option<([u8; 6], [i8; 3])>>,
+    shapes: Vec<Option<Shape>>,
     /// Raw models at keyframes then mid-frames, `[sample * joints + joint]`.
     raw_models: Vec<Affine>,
 }
@@ -1070,6 +1182,7 @@ fn build_container(
             meta.extend_from_slice(&t.ranges);
             meta.push(t.rate);
             meta.extend(t.trend.map(|d| d as u8));
+            meta.extend(t.curve.map(|k| k as u8));
         }
         debug_assert_eq!(meta.len() % LANE_META_BYTES, 0);
         let len = seg.first().map_or(0, |t| t.words.len());

@@ -49,10 +49,15 @@ fn validity_header() {
         CompressedClip::from_bytes(b.as_slice()).map(|_| ())
     };
     assert_eq!(err(&|b| b[0] = b'X'), Err(Error::BadMagic));
-    assert_eq!(
-        err(&|b| b[8] = 3),
-        Err(Error::UnsupportedVersion { found: 3 })
-    );
+    // v1 and v2 containers (no curvature bytes) and a future version.
+    for v in [1u8, 2, 4] {
+        assert_eq!(
+            err(&|b| b[8] = v),
+            Err(Error::UnsupportedVersion {
+                found: u32::from(v)
+            })
+        );
+    }
     assert_eq!(err(&|b| b[12..16].fill(0)), Err(Error::NoJoints));
     assert_eq!(err(&|b| b[16..20].fill(0)), Err(Error::InvalidSampleRate));
     assert_eq!(

@@ -36,7 +36,9 @@ use core::arch::x86_64::*;
 
 use wide::f32x4;
 
-use super::{CompressedClip, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS, TREND_SCALE};
+use super::{
+    CompressedClip, CURVE_SCALE, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS, TREND_SCALE,
+};
 use crate::soa::detail::{dot4, normalize, quat_mul_add, vec_mul_add, vec_scale};
 use crate::soa::{SoaQuat, SoaTransform, SoaVec3};
 
@@ -109,6 +111,8 @@ struct Frames {
     first: [u64; 2],
     /// Local frame indices: frame a's in the low half, b's in the high half.
     local: __m256,
+    /// Their squares.
+    local2: __m256,
     /// The bit stream, and the last byte at which 8 bytes can be read.
     data: *const u8,
     last: __m256i,
@@ -128,9 +132,9 @@ fn decode(
     let seg_meta = clip.animated * LANE_META_BYTES;
     let (s0, s1) = (i0 / clip.segment_frames, i1 / clip.segment_frames);
     let (sa, sb) = (s0 * seg_meta, s1 * seg_meta);
-    // Every 16-byte metadata load of this call ends at most 6 bytes past
+    // Every 16-byte metadata load of this call ends at most 3 bytes past
     // its segment's metadata; the bit stream ends with 8 padding bytes.
-    if sa.max(sb) + seg_meta + 6 > clip.meta_ext.len() || clip.data.len() < 8 {
+    if sa.max(sb) + seg_meta + 3 > clip.meta_ext.len() || clip.data.len() < 8 {
         return false;
     }
     let (fa, ma, la) = clip.frame_start(i0);
@@ -141,6 +145,7 @@ fn decode(
         meta: unsafe { [base_ptr.add(sa), base_ptr.add(sb)] },
         first: [fa, fb],
         local: _mm256_setr_m128(_mm_set1_ps(la), _mm_set1_ps(lb)),
+        local2: _mm256_setr_m128(_mm_set1_ps(la * la), _mm_set1_ps(lb * lb)),
         data: clip.data.as_ptr(),
         last: _mm256_set1_epi32((clip.data.len() - 8).min(i32::MAX as usize) as i32),
     };
@@ -281,8 +286,8 @@ unsafe fn track<const ROT: bool>(
     };
     let (l0, l1, l2, l3) = (lane(0), lane(1), lane(2), lane(3));
     // Transpose the lanes' words: d0 = bytes 0..4 of each lane (x and y
-    // ranges), d1 = bytes 4..8 (z range, rate, x trend), d2 = bytes 8..12
-    // (y and z trends).
+    // ranges), d1 = bytes 4..8 (z range, rate, x slope), d2 = bytes 8..12
+    // (y and z slopes, x and y curvatures), d3 = bytes 12..16 (z curvature).
     let t0 = _mm256_unpacklo_epi32(l0, l1);
     let t1 = _mm256_unpacklo_epi32(l2, l3);
     let t2 = _mm256_unpackhi_epi32(l0, l1);
@@ -292,6 +297,7 @@ unsafe fn track<const ROT: bool>(
     let d0 = _mm256_and_si256(_mm256_unpacklo_epi64(t0, t1), anim);
     let d1 = _mm256_and_si256(_mm256_unpackhi_epi64(t0, t1), anim);
     let d2 = _mm256_and_si256(_mm256_unpacklo_epi64(t2, t3), anim);
+    let d3 = _mm256_and_si256(_mm256_unpackhi_epi64(t2, t3), anim);
     let byte = _mm256_set1_epi32(0xff);
     let rate = _mm256_and_si256(_mm256_srli_epi32::<16>(d1), byte);
     let over = _mm256_cmpgt_epi32(rate, _mm256_set1_epi32(i32::from(ONE_WINDOW_BITS)));
@@ -368,6 +374,11 @@ unsafe fn track<const ROT: bool>(
         _mm256_srai_epi32::<24>(_mm256_slli_epi32::<24>(d2)),
         _mm256_srai_epi32::<24>(_mm256_slli_epi32::<16>(d2)),
     ];
+    let curve = [
+        _mm256_srai_epi32::<24>(_mm256_slli_epi32::<8>(d2)),
+        _mm256_srai_epi32::<24>(d2),
+        _mm256_srai_epi32::<24>(_mm256_slli_epi32::<24>(d3)),
+    ];
     let pow2 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(
         rate,
         _mm256_set1_epi32(127),
@@ -382,6 +393,7 @@ unsafe fn track<const ROT: bool>(
         _mm256_div_ps(one, _mm256_sub_ps(pow2, one)),
     );
     let trend_scale = _mm256_set1_ps(TREND_SCALE);
+    let curve_scale = _mm256_set1_ps(CURVE_SCALE);
     let both = |x: f32x4| -> __m256 {
         let h: __m128 = bytemuck::cast(x);
         _mm256_setr_m128(h, h)
@@ -395,10 +407,15 @@ unsafe fn track<const ROT: bool>(
             _mm256_mul_ps(_mm256_cvtepi32_ps(trend[c]), unit),
             trend_scale,
         );
+        let bend = _mm256_mul_ps(
+            _mm256_mul_ps(_mm256_cvtepi32_ps(curve[c]), unit),
+            curve_scale,
+        );
         let q = _mm256_cvtepi32_ps(_mm256_and_si256(codes[c], code_mask));
+        let r = _mm256_add_ps(lo, _mm256_mul_ps(step, q));
         *v = _mm256_add_ps(
-            _mm256_add_ps(lo, _mm256_mul_ps(step, q)),
-            _mm256_mul_ps(slope, frames.local),
+            _mm256_add_ps(r, _mm256_mul_ps(slope, frames.local)),
+            _mm256_mul_ps(bend, frames.local2),
         );
     }
     let [x, y, z] = v;
@@ -451,7 +468,7 @@ mod tests {
     use super::*;
     use crate::compressed::{
         compressed_size, lane_frame_bits, write_compressed, CompressedParts, Defaults,
-        RotationFormat, KIND_STORED, RATE_BYTE,
+        RotationFormat, CURVE_BYTE, KIND_STORED, RATE_BYTE, TREND_BYTE,
     };
     use crate::math::{Quat, Transform, Vec3};
     use crate::soa::soa_count;
@@ -535,7 +552,8 @@ mod tests {
                     let smin = rng.below(256) as u8;
                     lm[2 * c] = smin;
                     lm[2 * c + 1] = rng.below(256 - u64::from(smin)) as u8;
-                    lm[7 + c] = rng.next() as u8;
+                    lm[TREND_BYTE + c] = rng.next() as u8;
+                    lm[CURVE_BYTE + c] = rng.next() as u8;
                 }
                 // Mostly the one-window rates, sometimes the wider ones.
                 lm[RATE_BYTE] = if rng.below(8) == 0 {

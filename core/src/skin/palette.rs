@@ -18,8 +18,9 @@
 //!
 //! On x86-64 CPUs with AVX2 and FMA both palettes run in the AVX2 module
 //! instead (the same formulation: per joint with broadcasts from memory for
-//! LBS, 16 joints per step in two interleaved 8-lane blocks for DQS), and
-//! the portable code only takes the DQS tail of fewer than 16 joints.
+//! LBS; for DQS, 8-lane blocks, four side by side, with the last 1-7 joints
+//! as one more block over the last 8 and fewer than 8 padded), and the
+//! portable code does not run.
 
 use wide::f32x4;
 

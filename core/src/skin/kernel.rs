@@ -1105,7 +1105,7 @@ mod tests {
         }
 
         #[test]
-        fn avx2_palettes_match_portable(seed in any::<u64>(), joints in 0usize..40) {
+        fn avx2_palettes_match_portable(seed in any::<u64>(), joints in 0usize..72) {
             if best_path() == Path::Portable {
                 return Ok(());
             }

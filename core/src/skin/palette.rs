@@ -18,8 +18,9 @@
 //!
 //! On x86-64 CPUs with AVX2 and FMA both palettes run in the AVX2 module
 //! instead (the same formulation: per joint with broadcasts from memory for
-//! LBS, 16 joints per step in two interleaved 8-lane blocks for DQS), and
-//! the portable code only takes the DQS tail of fewer than 16 joints.
+//! LBS; for DQS, 8-lane blocks, four side by side, with the last 1-7 joints
+//! as one more block over the last 8 and fewer than 8 padded), and the
+//! portable code does not run.
 
 use wide::f32x4;
 
@@ -235,75 +236,85 @@ pub(crate) mod detail {
     /// Rigid part of four affine matrices given element-wise (`a[c][r]`):
     /// the rotation quaternion `(x, y, z, w)` with `w >= 0`, the dual part
     /// `½ (t, 0) q`, and the dropped per-axis scale.
+    ///
+    /// Arranged like the AVX2 kernel's `rigid` (see there) for a short
+    /// dependency chain: the axes from `w = c0 × c1` (`z = w / |w|`,
+    /// `y = (w × c0) / (|w| |c0|)`), so the two square roots and divisions
+    /// of Gram–Schmidt run side by side; the candidates' entries as one
+    /// multiply-add by `1 / |w|` each; a tournament between the candidates
+    /// whose first round is a sign test; the dual part from the candidate
+    /// before it is normalised.
     #[inline(always)]
     pub fn rigid(a: &[[f32x4; 4]; 4]) -> ([f32x4; 4], [f32x4; 4], [f32x4; 3]) {
         let c0 = [a[0][0], a[0][1], a[0][2]];
         let c1 = [a[1][0], a[1][1], a[1][2]];
         let c2 = [a[2][0], a[2][1], a[2][2]];
-        // Gram–Schmidt: x = c0 / |c0|, y = (c1 - (x·c1) x) / |..|, z = x × y.
-        // The chain of square roots and divisions is the latency of the
-        // whole palette, so y is normalised from y' = |c0|² c1 - (c0·c1) c0
-        // (|c0|² times the unnormalised y), whose length does not wait for
-        // x: both axes' square roots and reciprocals run at once.
+        let one = f32x4::ONE;
         let n0 = dot3(c0, c0);
         let d01 = dot3(c0, c1);
+        let w = [
+            c0[1] * c1[2] - c0[2] * c1[1],
+            c0[2] * c1[0] - c0[0] * c1[2],
+            c0[0] * c1[1] - c0[1] * c1[0],
+        ];
+        let nw = dot3(w, w);
+        // y' = |c0|² c1 - (c0·c1) c0 = w × c0 = |c0| |w| y.
         let yu = [
             c1[0] * n0 - d01 * c0[0],
             c1[1] * n0 - d01 * c0[1],
             c1[2] * n0 - d01 * c0[2],
         ];
         let s0 = n0.sqrt();
-        let i0 = f32x4::ONE / s0;
-        let sy = dot3(yu, yu).sqrt();
-        let iy = f32x4::ONE / sy;
+        let i0 = one / s0;
+        let sw = nw.sqrt();
+        let iw = one / sw;
+        // x = the first column, yi = |w| y; z = w / |w|.
         let x = [c0[0] * i0, c0[1] * i0, c0[2] * i0];
-        let y = [yu[0] * iy, yu[1] * iy, yu[2] * iy];
-        // |y'| = |c0|² s1.
-        let s1 = sy * (i0 * i0);
-        let z = [
-            x[1] * y[2] - x[2] * y[1],
-            x[2] * y[0] - x[0] * y[2],
-            x[0] * y[1] - x[1] * y[0],
-        ];
-        let s2 = dot3(z, c2);
-        // m_rc with columns x, y, z.
-        let (m00, m10, m20) = (x[0], x[1], x[2]);
-        let (m01, m11, m21) = (y[0], y[1], y[2]);
-        let (m02, m12, m22) = (z[0], z[1], z[2]);
-        let one = f32x4::ONE;
-        // Each candidate is 4·q_k·q for the component k it is built around;
-        // the largest t_k = 4 q_k² is the best conditioned.
-        let tw = one + m00 + m11 + m22;
-        let tx = one + m00 - m11 - m22;
-        let ty = one - m00 + m11 - m22;
-        let tz = one - m00 - m11 + m22;
-        let vw = [m21 - m12, m02 - m20, m10 - m01, tw];
-        let vx = [tx, m01 + m10, m02 + m20, m21 - m12];
-        let vy = [m01 + m10, ty, m12 + m21, m02 - m20];
-        let vz = [m02 + m20, m12 + m21, tz, m10 - m01];
-        let mut best = vw;
-        let mut bt = tw;
-        let take = tx.simd_gt(bt);
-        best = select(take, vx, best);
-        bt = take.bitselect(tx, bt);
-        let take = ty.simd_gt(bt);
-        best = select(take, vy, best);
-        bt = take.bitselect(ty, bt);
-        let take = tz.simd_gt(bt);
-        best = select(take, vz, best);
-        bt = take.bitselect(tz, bt);
+        let yi = [yu[0] * i0, yu[1] * i0, yu[2] * i0];
+        // m11 ± m22 = (yi1 ± w2) / |w|.
+        let (ap, am) = (yi[1] + w[2], yi[1] - w[2]);
+        let (pw, py) = (one + x[0], one - x[0]);
+        let tw = ap.mul_add(iw, pw);
+        let tx = (-ap).mul_add(iw, pw);
+        let ty = am.mul_add(iw, py);
+        let tz = (-am).mul_add(iw, py);
+        let m21_m12 = (yi[2] - w[1]) * iw;
+        let m02_m20 = w[0].mul_add(iw, -x[2]);
+        let m10_m01 = (-yi[0]).mul_add(iw, x[1]);
+        let m01_m10 = yi[0].mul_add(iw, x[1]);
+        let m02_m20p = w[0].mul_add(iw, x[2]);
+        let m12_m21 = (w[1] + yi[2]) * iw;
+        let vw = [m21_m12, m02_m20, m10_m01, tw];
+        let vx = [tx, m01_m10, m02_m20p, m21_m12];
+        let vy = [m01_m10, ty, m12_m21, m02_m20];
+        let vz = [m02_m20p, m12_m21, tz, m10_m01];
+        // t_x - t_w = -2 ap / |w|, t_z - t_y = -2 am / |w|: the first round
+        // is a sign test, and the winners' t the multiply-add with |ap|
+        // (|am|). Ties go to the first of w, x, y, z, as in the reference.
+        let vwx = select(ap.simd_lt(f32x4::ZERO), vx, vw);
+        let twx = ap.abs().mul_add(iw, pw);
+        let vyz = select(am.simd_lt(f32x4::ZERO), vz, vy);
+        let tyz = am.abs().mul_add(iw, py);
+        let take = tyz.simd_gt(twx);
+        let best = select(take, vyz, vwx);
+        let bt = take.bitselect(tyz, twx);
         // Candidate k is 4 q_k q and t_k = 4 q_k², so its length is 2 √t_k
         // (no dot product); the sign makes w >= 0.
         let inv = (f32x4::splat(0.5) / bt.sqrt()).flip_signs(best[3].simd_lt(f32x4::ZERO));
         let q = best.map(|v| v * inv);
+        // ½ (t, 0) q, from the candidate before it is normalised.
         let t = [a[3][0], a[3][1], a[3][2]];
-        let half = f32x4::splat(0.5);
+        let b = best;
+        let half = f32x4::splat(0.5) * inv;
         let dual = [
-            half * (t[0] * q[3] + t[1] * q[2] - t[2] * q[1]),
-            half * (t[1] * q[3] + t[2] * q[0] - t[0] * q[2]),
-            half * (t[2] * q[3] + t[0] * q[1] - t[1] * q[0]),
-            -half * (t[0] * q[0] + t[1] * q[1] + t[2] * q[2]),
+            half * (t[0] * b[3] + t[1] * b[2] - t[2] * b[1]),
+            half * (t[1] * b[3] + t[2] * b[0] - t[0] * b[2]),
+            half * (t[2] * b[3] + t[0] * b[1] - t[1] * b[0]),
+            -half * (t[0] * b[0] + t[1] * b[1] + t[2] * b[2]),
         ];
+        // |w| = |c0| s1, and z·c2 = (w·c2) / |w|.
+        let s1 = sw * i0;
+        let s2 = dot3(w, c2) * iw;
         (q, dual, [s0, s1, s2])
     }
 }

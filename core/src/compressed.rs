@@ -761,6 +761,51 @@ fn rebuild<const S3: bool>(
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 
+/// The interpolation of one sample between its two decoded frames, shared
+/// by both decoders (same operations, same order).
+#[derive(Clone, Copy)]
+struct Blend {
+    wa: f32x4,
+    wb: f32x4,
+}
+
+impl Blend {
+    fn new(alpha: f32) -> Blend {
+        Blend {
+            wa: f32x4::splat(1.0 - alpha),
+            wb: f32x4::splat(alpha),
+        }
+    }
+
+    /// Lerp of two decoded translation or scale tracks (their x, y, z).
+    #[inline(always)]
+    fn lerp(&self, a: &SoaQuat, b: &SoaQuat) -> SoaVec3 {
+        let v3 = |q: &SoaQuat| SoaVec3 {
+            x: q.x,
+            y: q.y,
+            z: q.z,
+        };
+        let mut v = vec_scale(&v3(a), self.wa);
+        vec_mul_add(&mut v, &v3(b), self.wb);
+        v
+    }
+
+    /// Nlerp of two decoded rotation tracks, `b` sign-aligned to `a`.
+    #[inline(always)]
+    fn nlerp(&self, qa: &SoaQuat, qb: &SoaQuat) -> SoaQuat {
+        let wa = self.wa;
+        let mut q = SoaQuat {
+            x: qa.x * wa,
+            y: qa.y * wa,
+            z: qa.z * wa,
+            w: qa.w * wa,
+        };
+        let flip = dot4(qa, qb).simd_lt(f32x4::ZERO);
+        quat_mul_add(&mut q, qb, self.wb.flip_signs(flip));
+        normalize(&q)
+    }
+}
+
 impl<'a> CompressedClip<'a> {
     /// Validates a compressed clip container once and views it in place (zero copy).
     ///
@@ -1214,14 +1259,8 @@ impl<'a> CompressedClip<'a> {
         // Running positions: clip constants (vectors), metadata bytes, and
         // bit offsets inside frames a and b.
         let (mut p, mut m, mut oa, mut ob) = (0usize, 0usize, 0u32, 0u32);
-        let wb = f32x4::splat(alpha);
-        let wa = f32x4::splat(1.0 - alpha);
+        let blend = Blend::new(alpha);
         let identity = SoaTransform::IDENTITY;
-        let lerp = |x: &SoaVec3, y: &SoaVec3| {
-            let mut v = vec_scale(x, wa);
-            vec_mul_add(&mut v, y, wb);
-            v
-        };
         for (b, o) in out.iter_mut().enumerate() {
             let base = rest.and_then(|r| r.get(b)).unwrap_or(&identity);
             let kinds = match self.kinds.get(3 * b..3 * b + 3) {
@@ -1262,27 +1301,13 @@ impl<'a> CompressedClip<'a> {
                 }
                 let (qa, qb) = if rot { pair!(true) } else { pair!(false) };
                 m += LANE_META_BYTES * mask.count_ones() as usize;
-                let v3 = |q: &SoaQuat| SoaVec3 {
-                    x: q.x,
-                    y: q.y,
-                    z: q.z,
-                };
                 match tk {
-                    0 => o.translation = lerp(&v3(&qa), &v3(&qb)),
+                    0 => o.translation = blend.lerp(&qa, &qb),
                     1 => (ra, rb) = (qa, qb),
-                    _ => o.scale = lerp(&v3(&qa), &v3(&qb)),
+                    _ => o.scale = blend.lerp(&qa, &qb),
                 }
             }
-            let (qa, qb) = (&ra, &rb);
-            let mut q = SoaQuat {
-                x: qa.x * wa,
-                y: qa.y * wa,
-                z: qa.z * wa,
-                w: qa.w * wa,
-            };
-            let flip = dot4(qa, qb).simd_lt(f32x4::ZERO);
-            quat_mul_add(&mut q, qb, wb.flip_signs(flip));
-            o.rotation = normalize(&q);
+            o.rotation = blend.nlerp(&ra, &rb);
         }
     }
     /// Decodes stored frame `f` exactly (no interpolation) into `out`.

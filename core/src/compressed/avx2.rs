@@ -37,10 +37,9 @@ use core::arch::x86_64::*;
 use wide::f32x4;
 
 use super::{
-    CompressedClip, CURVE_SCALE, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS, TREND_SCALE,
+    Blend, CompressedClip, CURVE_SCALE, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS, TREND_SCALE,
 };
-use crate::soa::detail::{dot4, normalize, quat_mul_add, vec_mul_add, vec_scale};
-use crate::soa::{SoaQuat, SoaTransform, SoaVec3};
+use crate::soa::{SoaQuat, SoaTransform};
 
 /// Per 4-bit animated mask, each lane's byte offset into the track's
 /// metadata (its rank among the animated lanes × [`LANE_META_BYTES`]; 0 for
@@ -151,18 +150,7 @@ fn decode(
     };
     let same = s0 == s1;
     let (mut p, mut m, mut oa, mut ob) = (0usize, 0usize, 0u32, 0u32);
-    let wb = f32x4::splat(alpha);
-    let wa = f32x4::splat(1.0 - alpha);
-    let lerp = |x: &SoaVec3, y: &SoaVec3| {
-        let mut v = vec_scale(x, wa);
-        vec_mul_add(&mut v, y, wb);
-        v
-    };
-    let v3 = |q: &SoaQuat| SoaVec3 {
-        x: q.x,
-        y: q.y,
-        z: q.z,
-    };
+    let blend = Blend::new(alpha);
     let identity = SoaTransform::IDENTITY;
     let mut pending = [SoaQuat::IDENTITY; CHUNK];
     for (c, (outs, kindss)) in out
@@ -224,25 +212,16 @@ fn decode(
                 };
                 m += LANE_META_BYTES * mask.count_ones() as usize;
                 match tk {
-                    0 => o.translation = lerp(&v3(&qa), &v3(&qb)),
+                    0 => o.translation = blend.lerp(&qa, &qb),
                     1 => (ra, rb) = (qa, qb),
-                    _ => o.scale = lerp(&v3(&qa), &v3(&qb)),
+                    _ => o.scale = blend.lerp(&qa, &qb),
                 }
             }
             o.rotation = ra;
             *rb_slot = rb;
         }
         for (o, qb) in outs.iter_mut().zip(pending.iter()) {
-            let qa = &o.rotation;
-            let mut q = SoaQuat {
-                x: qa.x * wa,
-                y: qa.y * wa,
-                z: qa.z * wa,
-                w: qa.w * wa,
-            };
-            let flip = dot4(qa, qb).simd_lt(f32x4::ZERO);
-            quat_mul_add(&mut q, qb, wb.flip_signs(flip));
-            o.rotation = normalize(&q);
+            o.rotation = blend.nlerp(&o.rotation, qb);
         }
     }
     true

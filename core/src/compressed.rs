@@ -565,7 +565,10 @@ pub struct CompressedClip<'a> {
     meta: &'a [u8],
     /// The container from the metadata section to its end: what the AVX2
     /// decoder's 16-byte metadata loads may touch.
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    #[cfg_attr(
+        not(all(target_arch = "x86_64", target_feature = "sse2")),
+        allow(dead_code)
+    )]
     meta_ext: &'a [u8],
     data: &'a [u8],
     name: &'a str,
@@ -758,7 +761,7 @@ fn rebuild<const S3: bool>(
     }
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod avx2;
 
 /// The interpolation of one sample between its two decoded frames, shared
@@ -1231,7 +1234,7 @@ impl<'a> CompressedClip<'a> {
     ) {
         match self.rotation {
             RotationFormat::DropW => {
-                #[cfg(target_arch = "x86_64")]
+                #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
                 if avx2::decode_blend(self, i0, i1, alpha, rest, out) {
                     return;
                 }

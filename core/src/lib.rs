@@ -27,7 +27,7 @@ pub mod blend;
 pub mod clip;
 pub mod compressed;
 mod container;
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod cpu;
 mod error;
 pub mod ffi;

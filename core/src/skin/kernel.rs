@@ -448,7 +448,10 @@ fn compute<M: Method, const N: bool, const T: bool>(
 }
 
 /// Which palettes a method reads (what the AVX2 kernels need of a [`Method`]).
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2")),
+    allow(dead_code)
+)]
 pub(crate) trait Palettes {
     /// Linear blend skinning, alone or as the mix's first operand.
     const LBS: bool;
@@ -509,17 +512,20 @@ impl Palettes for Mixed<'_> {
 pub(crate) enum Path {
     // Only the tests pick it on x86-64 (the public kernels take the AVX2
     // path, which falls back to this one by itself).
-    #[cfg_attr(all(target_arch = "x86_64", not(test)), allow(dead_code))]
+    #[cfg_attr(
+        all(all(target_arch = "x86_64", target_feature = "sse2"), not(test)),
+        allow(dead_code)
+    )]
     Portable,
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     Avx2,
 }
 
 /// The path the public kernels take.
 const DEFAULT_PATH: Path = {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     let path = Path::Avx2;
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     let path = Path::Portable;
     path
 };
@@ -534,7 +540,7 @@ fn run_with<M: Method + Palettes, S: Source, D: Sink, const N: bool, const T: bo
     let done = match path {
         Path::Portable => 0,
         // Skins nothing on a CPU without AVX2 and FMA.
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         Path::Avx2 => super::avx2::run::<M, S, D, N, T>(m, infl, src, dst),
     };
     // Full blocks: influences by reference straight from the slices (no
@@ -965,7 +971,7 @@ mod tests {
 
     /// The AVX2 path when this CPU runs it, else the portable one.
     fn best_path() -> Path {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         if super::super::avx2::available() {
             return Path::Avx2;
         }

@@ -15,7 +15,10 @@ pub(crate) type Block4 = [[f32; 4]; 4];
 
 /// Where the kernels read bind-space attributes from. (The `…4` items are
 /// for the AVX2 kernels, which only x86-64 builds have.)
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2")),
+    allow(dead_code)
+)]
 pub(crate) trait Source {
     fn positions(&self, first: usize, count: usize) -> Block3;
     fn normals(&self, first: usize, count: usize) -> Block3;
@@ -54,7 +57,10 @@ pub(crate) trait Source {
 
 /// Where the kernels write skinned attributes to. (The `…4` items are for
 /// the AVX2 kernels, which only x86-64 builds have.)
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2")),
+    allow(dead_code)
+)]
 pub(crate) trait Sink {
     fn set_positions(&mut self, first: usize, count: usize, v: &Block3);
     fn set_normals(&mut self, first: usize, count: usize, v: &Block3);
@@ -252,7 +258,10 @@ fn store_strided<const W: usize>(
 /// The 4 floats at `at` (a vertex's 3-float attribute and the float after
 /// it); at the very end of the buffer the 4th is 0.
 #[inline(always)]
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2")),
+    allow(dead_code)
+)]
 fn load4(data: &[f32], at: usize) -> [f32; 4] {
     let rest = data.get(at..).unwrap_or_default();
     match rest.first_chunk::<4>() {
@@ -268,7 +277,10 @@ fn load4(data: &[f32], at: usize) -> [f32; 4] {
 }
 
 #[inline(always)]
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2")),
+    allow(dead_code)
+)]
 fn store3(data: &mut [f32], at: usize, v: &[f32; 4]) {
     if let Some(c) = data.get_mut(at..).and_then(|s| s.first_chunk_mut::<3>()) {
         *c = [v[0], v[1], v[2]];

@@ -95,7 +95,7 @@ use crate::math::{Mat4, Quat, Vec3};
 use crate::soa::check_len;
 use wide::f32x4;
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod avx2;
 mod kernel;
 mod layout;

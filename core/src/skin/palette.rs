@@ -118,9 +118,9 @@ pub fn lbs_palette(
     out: &mut [Mat3x4],
 ) -> Result<(), Error> {
     check(models, inverse_bind, out.len())?;
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     let done = super::avx2::lbs_palette(models, inverse_bind, out);
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     let done = 0;
     lbs_portable(models, inverse_bind, out, done);
     Ok(())
@@ -177,13 +177,13 @@ pub fn dqs_palette_with_scale(
 }
 
 fn dqs(models: &[Mat4], ibm: &[Mat4], out: &mut [DualQuat], scale: Option<&mut [[f32; 3]]>) {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
     let (done, scale) = {
         let mut scale = scale;
         let done = super::avx2::dqs_palette(models, ibm, out, scale.as_deref_mut());
         (done, scale)
     };
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     let done = 0;
     dqs_portable(models, ibm, out, scale, done);
 }

@@ -647,7 +647,7 @@ fn time_mode(mode: u32) -> Result<TimeMode, sinew_status> {
 /// The bytes a `_load` function is given: NULL or empty is NULL_PARAMETER.
 ///
 /// # Safety
-/// As [`slice`].
+/// As [`fn@slice`].
 unsafe fn container<'a>(bytes: *const u8, len: usize) -> Result<&'a [u8], sinew_status> {
     // Safety: forwarded contract.
     let data = unsafe { slice(bytes, len)? };

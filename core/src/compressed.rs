@@ -32,7 +32,7 @@
 //! three codes, assembles them into `u32x4` lanes and dequantizes each
 //! component of four joints with one multiply-add (plus the trend's). On
 //! x86-64 CPUs with AVX2 a faster decoder (`avx2`) with the same results
-//! bit for bit takes drop-W clips.
+//! bit for bit takes over.
 //!
 //! # Container (version 3, little endian)
 //! A 64-byte header (magic `SINEWCMP`, version, joint count, frame count,
@@ -1232,17 +1232,13 @@ impl<'a> CompressedClip<'a> {
         rest: Option<&[SoaTransform]>,
         out: &mut [SoaTransform],
     ) {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if avx2::decode_blend(self, i0, i1, alpha, rest, out) {
+            return;
+        }
         match self.rotation {
-            RotationFormat::DropW => {
-                #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-                if avx2::decode_blend(self, i0, i1, alpha, rest, out) {
-                    return;
-                }
-                self.decode_blend_as::<false>(i0, i1, alpha, rest, out);
-            }
-            RotationFormat::SmallestThree => {
-                self.decode_blend_as::<true>(i0, i1, alpha, rest, out);
-            }
+            RotationFormat::DropW => self.decode_blend_as::<false>(i0, i1, alpha, rest, out),
+            RotationFormat::SmallestThree => self.decode_blend_as::<true>(i0, i1, alpha, rest, out),
         }
     }
 

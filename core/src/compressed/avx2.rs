@@ -1,4 +1,4 @@
-//! The AVX2 decoder of drop-W compressed clips, on x86-64 CPUs that have it
+//! The AVX2 decoder of compressed clips, on x86-64 CPUs that have it
 //! (asked once at run time, see [`crate::cpu::avx2_fma`]).
 //!
 //! The portable decoder handles a stored block track's animated lanes one at
@@ -24,9 +24,10 @@
 //! interpolated: decoding and interpolating one block is a single long
 //! dependency chain, and splitting it lets the CPU overlap blocks.
 //!
-//! Tracks with a lane above [`ONE_WINDOW_BITS`] (including verbatim lanes)
-//! go to the portable track decoder; smallest-three clips to the portable
-//! decoder. Every load is bounded once per call (metadata) or clamped
+//! Smallest-three rotations read their 2-bit index after the three codes
+//! and are rebuilt with the portable decoder's selects. Tracks with a lane
+//! above [`ONE_WINDOW_BITS`] (including verbatim lanes) go to the portable
+//! track decoder. Every load is bounded once per call (metadata) or clamped
 //! (bit-stream windows), so even a container edited after validation (a
 //! [`CompressedClip::view_trusted`] view) decodes garbage, never reads out
 //! of bounds.
@@ -37,7 +38,8 @@ use core::arch::x86_64::*;
 use wide::f32x4;
 
 use super::{
-    Blend, CompressedClip, CURVE_SCALE, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS, TREND_SCALE,
+    Blend, CompressedClip, RotationFormat, CURVE_SCALE, KIND_DEFAULT, LANE_META_BYTES,
+    ONE_WINDOW_BITS, TREND_SCALE,
 };
 use crate::soa::{SoaQuat, SoaTransform};
 
@@ -94,7 +96,12 @@ pub(super) fn decode_blend(
         return false;
     }
     // SAFETY: this CPU runs AVX2 and FMA code.
-    unsafe { decode(clip, i0, i1, alpha, rest, out) }
+    unsafe {
+        match clip.rotation {
+            RotationFormat::DropW => decode::<false>(clip, i0, i1, alpha, rest, out),
+            RotationFormat::SmallestThree => decode::<true>(clip, i0, i1, alpha, rest, out),
+        }
+    }
 }
 
 /// Blocks decoded before their rotations are interpolated: the decode of
@@ -117,10 +124,11 @@ struct Frames {
     last: __m256i,
 }
 
-/// Decodes and interpolates the pose; `false` (with `out` partly written)
-/// when the per-call bounds do not hold, which a validated clip never does.
+/// Decodes and interpolates the pose of a drop-W (`S3 = false`) or
+/// smallest-three clip; `false` (with `out` partly written) when the
+/// per-call bounds do not hold, which a validated clip never does.
 #[target_feature(enable = "avx2,fma")]
-fn decode(
+fn decode<const S3: bool>(
     clip: &CompressedClip<'_>,
     i0: usize,
     i1: usize,
@@ -185,9 +193,9 @@ fn decode(
                 // kinds' animated lanes add up to `clip.animated` (validated).
                 let fast = unsafe {
                     if rot {
-                        track::<true>(&frames, m, mask, (&mut oa, &mut ob), cv)
+                        track::<S3, true>(&frames, m, mask, (&mut oa, &mut ob), cv)
                     } else {
-                        track::<false>(&frames, m, mask, (&mut oa, &mut ob), cv)
+                        track::<S3, false>(&frames, m, mask, (&mut oa, &mut ob), cv)
                     }
                 };
                 let (qa, qb) = match fast {
@@ -196,17 +204,9 @@ fn decode(
                         let at = [(fa, la), (fb, lb)];
                         let offsets = (&mut oa, &mut ob);
                         if rot {
-                            clip.track_pair::<false, true>((ma, mb), same, m, mask, offsets, at, cv)
+                            clip.track_pair::<S3, true>((ma, mb), same, m, mask, offsets, at, cv)
                         } else {
-                            clip.track_pair::<false, false>(
-                                (ma, mb),
-                                same,
-                                m,
-                                mask,
-                                offsets,
-                                at,
-                                cv,
-                            )
+                            clip.track_pair::<S3, false>((ma, mb), same, m, mask, offsets, at, cv)
                         }
                     }
                 };
@@ -243,7 +243,7 @@ fn half_pair(lo: __m128i, hi: __m128i) -> __m256i {
 /// rank and both `k`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn track<const ROT: bool>(
+unsafe fn track<const S3: bool, const ROT: bool>(
     frames: &Frames,
     m: usize,
     mask: u32,
@@ -287,8 +287,15 @@ unsafe fn track<const ROT: bool>(
     // compiler sees in-range shift counts).
     let rate = _mm256_and_si256(rate, _mm256_set1_epi32(31));
 
-    // Bit offsets: an exclusive prefix sum of 3 × rate inside each half.
-    let len = _mm256_add_epi32(rate, _mm256_add_epi32(rate, rate));
+    // Bit offsets: an exclusive prefix sum of 3 × rate (plus the 2-bit
+    // index of a smallest-three rotation) inside each half.
+    let three = _mm256_add_epi32(rate, _mm256_add_epi32(rate, rate));
+    let len = if S3 && ROT {
+        // Animated lanes only: constant lanes store no bits at all.
+        _mm256_add_epi32(three, _mm256_and_si256(anim, _mm256_set1_epi32(2)))
+    } else {
+        three
+    };
     let s1 = _mm256_add_epi32(len, _mm256_slli_si256::<4>(len));
     let incl = _mm256_add_epi32(s1, _mm256_slli_si256::<8>(s1));
     let [fa, fb] = frames.first;
@@ -336,6 +343,19 @@ unsafe fn track<const ROT: bool>(
             _mm256_srlv_epi64(wb, _mm256_add_epi64(rb, rb)),
         ),
     ];
+    // The smallest-three index follows the three codes.
+    let idx = if S3 && ROT {
+        let (ra3, rb3) = (
+            _mm256_add_epi64(ra, _mm256_add_epi64(ra, ra)),
+            _mm256_add_epi64(rb, _mm256_add_epi64(rb, rb)),
+        );
+        _mm256_and_si256(
+            low(_mm256_srlv_epi64(wa, ra3), _mm256_srlv_epi64(wb, rb3)),
+            _mm256_set1_epi32(3),
+        )
+    } else {
+        _mm256_setzero_si256()
+    };
 
     // Dequantization, in the portable `dequant_params` and `dequant` order.
     let smin = [
@@ -398,17 +418,39 @@ unsafe fn track<const ROT: bool>(
         );
     }
     let [x, y, z] = v;
-    let w = if ROT {
-        // Drop-W: w = √max(1 − (x² + y² + z²), 0) in the animated lanes,
-        // the stored constant elsewhere.
+    let (x, y, z, w) = if ROT {
+        // The largest component: √max(1 − (x² + y² + z²), 0).
         let ss = _mm256_add_ps(
             _mm256_add_ps(_mm256_mul_ps(x, x), _mm256_mul_ps(y, y)),
             _mm256_mul_ps(z, z),
         );
         let big = _mm256_sqrt_ps(_mm256_max_ps(_mm256_sub_ps(one, ss), _mm256_setzero_ps()));
-        _mm256_blendv_ps(both(cv[6]), big, _mm256_castsi256_ps(anim))
+        let anim = _mm256_castsi256_ps(anim);
+        if S3 {
+            // As the portable `rebuild`: the kept components around the
+            // dropped one, the clip constants in the constant lanes.
+            let is = |k: i32| _mm256_castsi256_ps(_mm256_cmpeq_epi32(idx, _mm256_set1_epi32(k)));
+            let (i0, i1, i2, i3) = (is(0), is(1), is(2), is(3));
+            let pick = |c: __m256, v: __m256| _mm256_blendv_ps(c, v, anim);
+            (
+                pick(both(cv[0]), _mm256_blendv_ps(x, big, i0)),
+                pick(
+                    both(cv[2]),
+                    _mm256_blendv_ps(_mm256_blendv_ps(y, big, i1), x, i0),
+                ),
+                pick(
+                    both(cv[4]),
+                    _mm256_blendv_ps(_mm256_blendv_ps(y, big, i2), z, i3),
+                ),
+                pick(both(cv[6]), _mm256_blendv_ps(z, big, i3)),
+            )
+        } else {
+            // Drop-W: constant lanes decode x, y, z exactly to their clip
+            // constant, so only w needs the select.
+            (x, y, z, _mm256_blendv_ps(both(cv[6]), big, anim))
+        }
     } else {
-        _mm256_setzero_ps()
+        (x, y, z, _mm256_setzero_ps())
     };
     let split = |v: __m256| -> (f32x4, f32x4) {
         (
@@ -471,13 +513,18 @@ mod tests {
         }
     }
 
-    /// A random valid drop-W container (kinds, clip constants, ranges,
+    /// A random valid container, drop-W or smallest-three (kinds, clip constants, ranges,
     /// trends and rates up to 23 bits; random bits) and a random rest pose.
     fn container(rng: &mut Rng) -> (Vec<u8>, Vec<SoaTransform>) {
         let joints = 1 + rng.below(24) as usize;
         let blocks = soa_count(joints);
         let frames = 1 + rng.below(60) as usize;
         let segment_frames = 1 + rng.below(20) as usize;
+        let format = if rng.below(2) == 0 {
+            RotationFormat::DropW
+        } else {
+            RotationFormat::SmallestThree
+        };
         let mut kinds = vec![0u8; 3 * blocks];
         let mut params = Vec::new();
         let mut lane_rot = Vec::new();
@@ -540,7 +587,7 @@ mod tests {
                 } else {
                     rng.below(u64::from(ONE_WINDOW_BITS) + 1) as u8
                 };
-                bits += n * u64::from(lane_frame_bits(rot, RotationFormat::DropW, lm[RATE_BYTE]));
+                bits += n * u64::from(lane_frame_bits(rot, format, lm[RATE_BYTE]));
             }
         }
         let data: Vec<u8> = (0..bits.div_ceil(8)).map(|_| rng.next() as u8).collect();
@@ -554,7 +601,7 @@ mod tests {
             joint_count: joints,
             frame_count: frames,
             segment_frames,
-            rotation: RotationFormat::DropW,
+            rotation: format,
             defaults,
             kinds: &kinds,
             params: &params,
@@ -614,7 +661,10 @@ mod tests {
                 let mut fast = vec![SoaTransform::IDENTITY; n];
                 let mut portable = vec![SoaTransform::IDENTITY; n];
                 prop_assert!(decode_blend(&clip, i0, i1, alpha, rest, &mut fast));
-                clip.decode_blend_as::<false>(i0, i1, alpha, rest, &mut portable);
+                match clip.rotation_format() {
+                    RotationFormat::DropW => clip.decode_blend_as::<false>(i0, i1, alpha, rest, &mut portable),
+                    RotationFormat::SmallestThree => clip.decode_blend_as::<true>(i0, i1, alpha, rest, &mut portable),
+                }
                 prop_assert!(same_bits(&fast, &portable), "frames {i0}, {i1}, alpha {alpha}");
             }
         }

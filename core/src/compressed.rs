@@ -764,6 +764,52 @@ fn rebuild<const S3: bool>(
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod avx2;
 
+/// Where one of a sample's two frames is (see `CompressedClip::frame_at`).
+#[derive(Clone, Copy)]
+struct FrameAt {
+    /// Its first bit.
+    first: u64,
+    /// Its segment.
+    segment: usize,
+    /// Its index inside the segment.
+    local: f32,
+}
+
+/// Blocks decoded before their rotations are interpolated (see
+/// `CompressedClip::decode_blend_as`).
+const NLERP_CHUNK: usize = 16;
+
+/// A faster decoder of a stored block track's two frames (lanes' metadata
+/// at byte `m` of each frame's segment, animated lanes `mask`, clip
+/// constants `cv`), tried before the portable one. `None` declines the
+/// track and leaves the running bit offsets untouched; a decoded track
+/// equals the portable decoder's bit for bit.
+trait FastTracks {
+    fn pair<const S3: bool, const ROT: bool>(
+        &self,
+        m: usize,
+        mask: u32,
+        offsets: (&mut u32, &mut u32),
+        cv: &[f32x4],
+    ) -> Option<(SoaQuat, SoaQuat)>;
+}
+
+/// No faster decoder: the portable one takes every track.
+struct NoFastTracks;
+
+impl FastTracks for NoFastTracks {
+    #[inline(always)]
+    fn pair<const S3: bool, const ROT: bool>(
+        &self,
+        _: usize,
+        _: u32,
+        _: (&mut u32, &mut u32),
+        _: &[f32x4],
+    ) -> Option<(SoaQuat, SoaQuat)> {
+        None
+    }
+}
+
 /// The interpolation of one sample between its two decoded frames, shared
 /// by both decoders (same operations, same order).
 #[derive(Clone, Copy)]
@@ -993,20 +1039,28 @@ impl<'a> CompressedClip<'a> {
         Ok(())
     }
 
-    /// The first bit of frame `f`, its segment's metadata (validated
-    /// index; empty metadata otherwise) and its local index in the segment.
+    /// Where frame `f` is: its first bit, its segment and its local index
+    /// in the segment.
     #[inline(always)]
-    fn frame_start(&self, f: usize) -> (u64, &'a [u8], f32) {
+    fn frame_at(&self, f: usize) -> FrameAt {
         let s = f / self.segment_frames;
         let local = f - s * self.segment_frames;
         let first = u64::from(self.seg_table.get(2 * s).copied().unwrap_or(0));
         let fb = u64::from(self.seg_table.get(2 * s + 1).copied().unwrap_or(0));
-        let n = self.animated * LANE_META_BYTES;
-        (
-            first + local as u64 * fb,
-            self.meta.get(s * n..(s + 1) * n).unwrap_or(&[]),
-            local as f32,
-        )
+        FrameAt {
+            first: first + local as u64 * fb,
+            segment: s,
+            local: local as f32,
+        }
+    }
+
+    /// The first bit of frame `f`, its segment's metadata (validated
+    /// index; empty metadata otherwise) and its local index in the segment.
+    #[inline(always)]
+    fn frame_start(&self, f: usize) -> (u64, &'a [u8], f32) {
+        let at = self.frame_at(f);
+        let meta = self.segment_meta(at.segment).unwrap_or(&[]);
+        (at.first, meta, at.local)
     }
 
     /// Both frames of one stored block track, decoded in one pass over its
@@ -1232,83 +1286,113 @@ impl<'a> CompressedClip<'a> {
         rest: Option<&[SoaTransform]>,
         out: &mut [SoaTransform],
     ) {
+        let at = [self.frame_at(i0), self.frame_at(i1)];
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        if avx2::decode_blend(self, i0, i1, alpha, rest, out) {
+        if avx2::decode_blend(self, &at, alpha, rest, out) {
             return;
         }
         match self.rotation {
-            RotationFormat::DropW => self.decode_blend_as::<false>(i0, i1, alpha, rest, out),
-            RotationFormat::SmallestThree => self.decode_blend_as::<true>(i0, i1, alpha, rest, out),
+            RotationFormat::DropW => {
+                self.decode_blend_as::<false, _>(&NoFastTracks, &at, alpha, rest, out);
+            }
+            RotationFormat::SmallestThree => {
+                self.decode_blend_as::<true, _>(&NoFastTracks, &at, alpha, rest, out);
+            }
         }
     }
 
-    /// [`Self::decode_blend`] for drop-W (`S3 = false`) or smallest-three.
+    /// [`Self::decode_blend`] for drop-W (`S3 = false`) or smallest-three,
+    /// offering each stored block track to `fast` first (the portable
+    /// track decoder takes the ones it declines).
+    ///
+    /// Blocks go in chunks of [`NLERP_CHUNK`]: a chunk's tracks are decoded
+    /// before its rotations are interpolated, because decoding and
+    /// interpolating one block is one long dependency chain and splitting
+    /// it lets the CPU overlap consecutive blocks.
     #[inline(always)]
-    fn decode_blend_as<const S3: bool>(
+    fn decode_blend_as<const S3: bool, F: FastTracks>(
         &self,
-        i0: usize,
-        i1: usize,
+        fast: &F,
+        [a, b]: &[FrameAt; 2],
         alpha: f32,
         rest: Option<&[SoaTransform]>,
         out: &mut [SoaTransform],
     ) {
-        let (fa, ma, la) = self.frame_start(i0);
-        let (fb, mb, lb) = self.frame_start(i1);
-        let same = i0 / self.segment_frames == i1 / self.segment_frames;
+        let (fa, la, fb, lb) = (a.first, a.local, b.first, b.local);
+        let ma = self.segment_meta(a.segment).unwrap_or(&[]);
+        let mb = self.segment_meta(b.segment).unwrap_or(&[]);
+        let same = a.segment == b.segment;
         // Running positions: clip constants (vectors), metadata bytes, and
         // bit offsets inside frames a and b.
         let (mut p, mut m, mut oa, mut ob) = (0usize, 0usize, 0u32, 0u32);
         let blend = Blend::new(alpha);
         let identity = SoaTransform::IDENTITY;
-        for (b, o) in out.iter_mut().enumerate() {
-            let base = rest.and_then(|r| r.get(b)).unwrap_or(&identity);
-            let kinds = match self.kinds.get(3 * b..3 * b + 3) {
-                Some(&[t, r, s]) => [t, r, s],
-                _ => [KIND_DEFAULT; 3],
-            };
-            // Default translations and scales are the same in both frames
-            // (and lerp exactly to themselves): copied, no arithmetic.
-            o.translation = base.translation;
-            o.scale = base.scale;
-            let (mut ra, mut rb) = (base.rotation, base.rotation);
-            for (tk, &kind) in kinds.iter().enumerate() {
-                if kind == KIND_DEFAULT {
-                    continue;
+        // Frame b's rotation of each block of the chunk (frame a's waits in
+        // `out`).
+        let mut pending = [SoaQuat::IDENTITY; NLERP_CHUNK];
+        for (c, (outs, kindss)) in out
+            .chunks_mut(NLERP_CHUNK)
+            .zip(self.kinds.chunks(3 * NLERP_CHUNK))
+            .enumerate()
+        {
+            for (k, ((o, kinds), rb_slot)) in outs
+                .iter_mut()
+                .zip(kindss.chunks_exact(3))
+                .zip(pending.iter_mut())
+                .enumerate()
+            {
+                let base = rest
+                    .and_then(|r| r.get(c * NLERP_CHUNK + k))
+                    .unwrap_or(&identity);
+                // Default translations and scales are the same in both frames
+                // (and lerp exactly to themselves): copied, no arithmetic.
+                o.translation = base.translation;
+                o.scale = base.scale;
+                let (mut ra, mut rb) = (base.rotation, base.rotation);
+                for (tk, &kind) in kinds.iter().enumerate() {
+                    if kind == KIND_DEFAULT {
+                        continue;
+                    }
+                    let mask = u32::from(kind >> 4);
+                    let rot = tk == 1;
+                    let n = if rot { 7 } else { 6 };
+                    let cv = self.params.get(p..p + n).unwrap_or(&[]);
+                    p += n;
+                    let frames = [(fa, la), (fb, lb)];
+                    // The track kind picks the `ROT` instance.
+                    macro_rules! pair {
+                        ($rot:literal) => {
+                            match fast.pair::<S3, $rot>(m, mask, (&mut oa, &mut ob), cv) {
+                                Some(pair) => pair,
+                                None => self.track_pair::<S3, $rot>(
+                                    (ma, mb),
+                                    same,
+                                    m,
+                                    mask,
+                                    (&mut oa, &mut ob),
+                                    frames,
+                                    cv,
+                                ),
+                            }
+                        };
+                    }
+                    let (qa, qb) = if rot { pair!(true) } else { pair!(false) };
+                    m += LANE_META_BYTES * mask.count_ones() as usize;
+                    match tk {
+                        0 => o.translation = blend.lerp(&qa, &qb),
+                        1 => (ra, rb) = (qa, qb),
+                        _ => o.scale = blend.lerp(&qa, &qb),
+                    }
                 }
-                let mask = u32::from(kind >> 4);
-                let rot = tk == 1;
-                let n = if rot { 7 } else { 6 };
-                let cv = match self.params.get(p..p + n) {
-                    Some(s) => s,
-                    None => &[],
-                };
-                p += n;
-                let frames = [(fa, la), (fb, lb)];
-                // The track kind picks the `ROT` instance.
-                macro_rules! pair {
-                    ($rot:literal) => {
-                        self.track_pair::<S3, $rot>(
-                            (ma, mb),
-                            same,
-                            m,
-                            mask,
-                            (&mut oa, &mut ob),
-                            frames,
-                            cv,
-                        )
-                    };
-                }
-                let (qa, qb) = if rot { pair!(true) } else { pair!(false) };
-                m += LANE_META_BYTES * mask.count_ones() as usize;
-                match tk {
-                    0 => o.translation = blend.lerp(&qa, &qb),
-                    1 => (ra, rb) = (qa, qb),
-                    _ => o.scale = blend.lerp(&qa, &qb),
-                }
+                o.rotation = ra;
+                *rb_slot = rb;
             }
-            o.rotation = blend.nlerp(&ra, &rb);
+            for (o, qb) in outs.iter_mut().zip(pending.iter()) {
+                o.rotation = blend.nlerp(&o.rotation, qb);
+            }
         }
     }
+
     /// Decodes stored frame `f` exactly (no interpolation) into `out`.
     ///
     /// `rest` is only read when the clip was compressed with

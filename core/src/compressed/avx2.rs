@@ -20,9 +20,9 @@
 //!   in the same operation order, without fused multiply-adds, so the result
 //!   equals the portable decoder's bit for bit (tested below).
 //!
-//! Blocks are decoded in chunks of [`CHUNK`] before their rotations are
-//! interpolated: decoding and interpolating one block is a single long
-//! dependency chain, and splitting it lets the CPU overlap blocks.
+//! The block loop, and its chunking (decode a chunk of blocks, then
+//! interpolate their rotations), is the portable decoder's; this module
+//! plugs its track decoder into it ([`FastTracks`]).
 //!
 //! Smallest-three rotations read their 2-bit index after the three codes
 //! and are rebuilt with the portable decoder's selects. Tracks with a lane
@@ -38,7 +38,7 @@ use core::arch::x86_64::*;
 use wide::f32x4;
 
 use super::{
-    Blend, CompressedClip, RotationFormat, CURVE_SCALE, KIND_DEFAULT, LANE_META_BYTES,
+    CompressedClip, FastTracks, FrameAt, RotationFormat, CURVE_SCALE, LANE_MASKS, LANE_META_BYTES,
     ONE_WINDOW_BITS, TREND_SCALE,
 };
 use crate::soa::{SoaQuat, SoaTransform};
@@ -64,17 +64,15 @@ const META_OFFSETS: [[u8; 4]; 16] = {
     t
 };
 
-/// Per 4-bit animated mask, all-ones in the animated lanes of both halves.
+/// Per 4-bit animated mask, all-ones in the animated lanes of both halves
+/// (the portable decoder's [`LANE_MASKS`], twice).
 const ANIMATED: [[u32; 8]; 16] = {
     let mut t = [[0u32; 8]; 16];
     let mut m = 0;
     while m < 16 {
         let mut l = 0;
-        while l < 4 {
-            if m & (1 << l) != 0 {
-                t[m][l] = u32::MAX;
-                t[m][l + 4] = u32::MAX;
-            }
+        while l < 8 {
+            t[m][l] = LANE_MASKS[m][l % 4];
             l += 1;
         }
         m += 1;
@@ -82,12 +80,11 @@ const ANIMATED: [[u32; 8]; 16] = {
     t
 };
 
-/// [`CompressedClip::decode_blend`] for a drop-W clip, when this CPU has
+/// [`CompressedClip::decode_blend`] of the frames `at`, when this CPU has
 /// AVX2 (`false`, and nothing decoded, otherwise).
 pub(super) fn decode_blend(
     clip: &CompressedClip<'_>,
-    i0: usize,
-    i1: usize,
+    at: &[FrameAt; 2],
     alpha: f32,
     rest: Option<&[SoaTransform]>,
     out: &mut [SoaTransform],
@@ -98,16 +95,11 @@ pub(super) fn decode_blend(
     // SAFETY: this CPU runs AVX2 and FMA code.
     unsafe {
         match clip.rotation {
-            RotationFormat::DropW => decode::<false>(clip, i0, i1, alpha, rest, out),
-            RotationFormat::SmallestThree => decode::<true>(clip, i0, i1, alpha, rest, out),
+            RotationFormat::DropW => decode::<false>(clip, at, alpha, rest, out),
+            RotationFormat::SmallestThree => decode::<true>(clip, at, alpha, rest, out),
         }
     }
 }
-
-/// Blocks decoded before their rotations are interpolated: the decode of
-/// a block and its interpolation form one long dependency chain, and
-/// splitting them lets the CPU overlap consecutive blocks.
-const CHUNK: usize = 16;
 
 /// What every track of one decode shares.
 struct Frames {
@@ -125,106 +117,58 @@ struct Frames {
 }
 
 /// Decodes and interpolates the pose of a drop-W (`S3 = false`) or
-/// smallest-three clip; `false` (with `out` partly written) when the
-/// per-call bounds do not hold, which a validated clip never does.
+/// smallest-three clip with this module's track decoder; `false` (nothing
+/// written) when the per-call bounds do not hold, which a validated clip
+/// never does.
 #[target_feature(enable = "avx2,fma")]
 fn decode<const S3: bool>(
     clip: &CompressedClip<'_>,
-    i0: usize,
-    i1: usize,
+    at: &[FrameAt; 2],
     alpha: f32,
     rest: Option<&[SoaTransform]>,
     out: &mut [SoaTransform],
 ) -> bool {
     let seg_meta = clip.animated * LANE_META_BYTES;
-    let (s0, s1) = (i0 / clip.segment_frames, i1 / clip.segment_frames);
-    let (sa, sb) = (s0 * seg_meta, s1 * seg_meta);
+    let [a, b] = at;
+    let (sa, sb) = (a.segment * seg_meta, b.segment * seg_meta);
     // Every 16-byte metadata load of this call ends at most 3 bytes past
     // its segment's metadata; the bit stream ends with 8 padding bytes.
     if sa.max(sb) + seg_meta + 3 > clip.meta_ext.len() || clip.data.len() < 8 {
         return false;
     }
-    let (fa, ma, la) = clip.frame_start(i0);
-    let (fb, mb, lb) = clip.frame_start(i1);
+    let (la, lb) = (a.local, b.local);
     let base_ptr = clip.meta_ext.as_ptr();
     let frames = Frames {
         // SAFETY: both offsets are inside `meta_ext` (checked above).
         meta: unsafe { [base_ptr.add(sa), base_ptr.add(sb)] },
-        first: [fa, fb],
+        first: [a.first, b.first],
         local: _mm256_setr_m128(_mm_set1_ps(la), _mm_set1_ps(lb)),
         local2: _mm256_setr_m128(_mm_set1_ps(la * la), _mm_set1_ps(lb * lb)),
         data: clip.data.as_ptr(),
         last: _mm256_set1_epi32((clip.data.len() - 8).min(i32::MAX as usize) as i32),
     };
-    let same = s0 == s1;
-    let (mut p, mut m, mut oa, mut ob) = (0usize, 0usize, 0u32, 0u32);
-    let blend = Blend::new(alpha);
-    let identity = SoaTransform::IDENTITY;
-    let mut pending = [SoaQuat::IDENTITY; CHUNK];
-    for (c, (outs, kindss)) in out
-        .chunks_mut(CHUNK)
-        .zip(clip.kinds.chunks(3 * CHUNK))
-        .enumerate()
-    {
-        for (k, ((o, kinds), rb_slot)) in outs
-            .iter_mut()
-            .zip(kindss.chunks_exact(3))
-            .zip(pending.iter_mut())
-            .enumerate()
-        {
-            let b = c * CHUNK + k;
-            let base = rest.and_then(|r| r.get(b)).unwrap_or(&identity);
-            o.translation = base.translation;
-            o.scale = base.scale;
-            let (mut ra, mut rb) = (base.rotation, base.rotation);
-            for (tk, &kind) in kinds.iter().enumerate() {
-                if kind == KIND_DEFAULT {
-                    continue;
-                }
-                let mask = u32::from(kind >> 4);
-                let rot = tk == 1;
-                let n = 6 + rot as usize;
-                let Some(cv) = clip.params.get(p..p + n) else {
-                    return false;
-                };
-                p += n;
-                // SAFETY: this CPU has AVX2 (the caller's target features); the
-                // metadata loads stay inside the bounds checked above, as the
-                // kinds' animated lanes add up to `clip.animated` (validated).
-                let fast = unsafe {
-                    if rot {
-                        track::<S3, true>(&frames, m, mask, (&mut oa, &mut ob), cv)
-                    } else {
-                        track::<S3, false>(&frames, m, mask, (&mut oa, &mut ob), cv)
-                    }
-                };
-                let (qa, qb) = match fast {
-                    Some(pair) => pair,
-                    None => {
-                        let at = [(fa, la), (fb, lb)];
-                        let offsets = (&mut oa, &mut ob);
-                        if rot {
-                            clip.track_pair::<S3, true>((ma, mb), same, m, mask, offsets, at, cv)
-                        } else {
-                            clip.track_pair::<S3, false>((ma, mb), same, m, mask, offsets, at, cv)
-                        }
-                    }
-                };
-                m += LANE_META_BYTES * mask.count_ones() as usize;
-                match tk {
-                    0 => o.translation = blend.lerp(&qa, &qb),
-                    1 => (ra, rb) = (qa, qb),
-                    _ => o.scale = blend.lerp(&qa, &qb),
-                }
-            }
-            o.rotation = ra;
-            *rb_slot = rb;
-        }
-        for (o, qb) in outs.iter_mut().zip(pending.iter()) {
-            o.rotation = blend.nlerp(&o.rotation, qb);
-        }
-    }
+    clip.decode_blend_as::<S3, _>(&frames, at, alpha, rest, out);
     true
+}
+
+impl FastTracks for Frames {
+    #[inline(always)]
+    fn pair<const S3: bool, const ROT: bool>(
+        &self,
+        m: usize,
+        mask: u32,
+        offsets: (&mut u32, &mut u32),
+        cv: &[f32x4],
+    ) -> Option<(SoaQuat, SoaQuat)> {
+        if cv.len() < 6 + usize::from(ROT) {
+            return None;
+        }
+        // SAFETY: a `Frames` is only built by `decode`, which runs only
+        // where the CPU has AVX2 and has checked that every metadata load
+        // stays inside `meta_ext` (the kinds' animated lanes add up to
+        // `clip.animated`, validated).
+        unsafe { track::<S3, ROT>(self, m, mask, offsets, cv) }
+    }
 }
 
 #[inline]
@@ -489,7 +433,7 @@ mod tests {
     use super::*;
     use crate::compressed::{
         compressed_size, lane_frame_bits, write_compressed, CompressedParts, Defaults,
-        RotationFormat, CURVE_BYTE, KIND_STORED, RATE_BYTE, TREND_BYTE,
+        NoFastTracks, RotationFormat, CURVE_BYTE, KIND_STORED, RATE_BYTE, TREND_BYTE,
     };
     use crate::math::{Quat, Transform, Vec3};
     use crate::soa::soa_count;
@@ -660,10 +604,15 @@ mod tests {
                 let alpha = rng.unit();
                 let mut fast = vec![SoaTransform::IDENTITY; n];
                 let mut portable = vec![SoaTransform::IDENTITY; n];
-                prop_assert!(decode_blend(&clip, i0, i1, alpha, rest, &mut fast));
+                let at = [clip.frame_at(i0), clip.frame_at(i1)];
+                prop_assert!(decode_blend(&clip, &at, alpha, rest, &mut fast));
                 match clip.rotation_format() {
-                    RotationFormat::DropW => clip.decode_blend_as::<false>(i0, i1, alpha, rest, &mut portable),
-                    RotationFormat::SmallestThree => clip.decode_blend_as::<true>(i0, i1, alpha, rest, &mut portable),
+                    RotationFormat::DropW => {
+                        clip.decode_blend_as::<false, _>(&NoFastTracks, &at, alpha, rest, &mut portable)
+                    }
+                    RotationFormat::SmallestThree => {
+                        clip.decode_blend_as::<true, _>(&NoFastTracks, &at, alpha, rest, &mut portable)
+                    }
                 }
                 prop_assert!(same_bits(&fast, &portable), "frames {i0}, {i1}, alpha {alpha}");
             }

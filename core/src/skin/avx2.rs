@@ -796,32 +796,24 @@ macro_rules! xn_ops {
 }
 xn_ops!(add => _mm256_add_ps, sub => _mm256_sub_ps, mul => _mm256_mul_ps);
 
-/// `a b + c`.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn fma<const N: usize>(a: Xn<N>, b: Xn<N>, c: Xn<N>) -> Xn<N> {
-    Xn(core::array::from_fn(|k| {
-        _mm256_fmadd_ps(a.0[k], b.0[k], c.0[k])
-    }))
+macro_rules! xn_fused {
+    ($($(#[$doc:meta])* $name:ident => $f:ident),*) => {$(
+        $(#[$doc])*
+        #[inline]
+        #[target_feature(enable = "avx2,fma")]
+        fn $name<const N: usize>(a: Xn<N>, b: Xn<N>, c: Xn<N>) -> Xn<N> {
+            Xn(core::array::from_fn(|k| $f(a.0[k], b.0[k], c.0[k])))
+        }
+    )*};
 }
-
-/// `a b - c`.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn fms<const N: usize>(a: Xn<N>, b: Xn<N>, c: Xn<N>) -> Xn<N> {
-    Xn(core::array::from_fn(|k| {
-        _mm256_fmsub_ps(a.0[k], b.0[k], c.0[k])
-    }))
-}
-
-/// `c - a b`.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn fnma<const N: usize>(a: Xn<N>, b: Xn<N>, c: Xn<N>) -> Xn<N> {
-    Xn(core::array::from_fn(|k| {
-        _mm256_fnmadd_ps(a.0[k], b.0[k], c.0[k])
-    }))
-}
+xn_fused!(
+    /// `a b + c`.
+    fma => _mm256_fmadd_ps,
+    /// `a b - c`.
+    fms => _mm256_fmsub_ps,
+    /// `c - a b`.
+    fnma => _mm256_fnmadd_ps
+);
 
 /// `k / √a`: a square root and a division.
 #[inline]

@@ -74,7 +74,8 @@ pub fn checked_clip_container_size(
 /// keys it leaves must be finite.
 ///
 /// # Errors
-/// [`Error::InvalidSampleRate`] (rate not finite and positive, no blocks or
+/// [`Error::InvalidSampleRate`] (rate not finite and positive, or so small
+/// that the duration overflows; no blocks or
 /// frames), [`Error::TooManyJoints`], [`Error::InvalidName`] (name over 4
 /// GiB), [`Error::Corrupt`] (more than 4 GiB of keys),
 /// [`Error::BufferTooSmall`], [`Error::Misaligned`], any error of `fill`,
@@ -88,7 +89,7 @@ pub fn write_container_with(
     name: &str,
     fill: impl FnOnce(&mut [SoaTransform]) -> Result<(), Error>,
 ) -> Result<usize, Error> {
-    if !(sample_rate.is_finite() && sample_rate > 0.0) || soa_count == 0 || frame_count == 0 {
+    if !rate_is_valid(frame_count, sample_rate) || soa_count == 0 || frame_count == 0 {
         return Err(Error::InvalidSampleRate);
     }
     if soa_count > crate::soa::soa_count(MAX_JOINTS) {
@@ -143,7 +144,8 @@ impl<'a> RawClip<'a> {
     /// wraps to 0.
     ///
     /// # Errors
-    /// [`Error::InvalidSampleRate`] (rate not finite and positive, no frames),
+    /// [`Error::InvalidSampleRate`] (rate not finite and positive, or so small
+    /// that the duration overflows; no frames),
     /// [`Error::BadLength`] (`keys.len()` not a multiple of `soa_count`),
     /// [`Error::NonFinite`] (a key holds NaN or infinity).
     pub fn new(
@@ -151,10 +153,13 @@ impl<'a> RawClip<'a> {
         soa_count: usize,
         keys: &'a [SoaTransform],
     ) -> Result<Self, Error> {
-        if !(sample_rate.is_finite() && sample_rate > 0.0) || soa_count == 0 || keys.is_empty() {
+        if soa_count == 0 || keys.is_empty() {
             return Err(Error::InvalidSampleRate);
         }
         let frame_count = keys.len() / soa_count;
+        if !rate_is_valid(frame_count, sample_rate) {
+            return Err(Error::InvalidSampleRate);
+        }
         check_len("clip keys", frame_count * soa_count, keys.len())?;
         if !keys.iter().all(SoaTransform::is_finite) {
             return Err(Error::NonFinite { what: "clip key" });
@@ -213,10 +218,13 @@ impl<'a> RawClip<'a> {
         soa_count: usize,
         keys: &'a [SoaTransform],
     ) -> Result<Self, Error> {
-        if !(sample_rate.is_finite() && sample_rate > 0.0) || soa_count == 0 || keys.is_empty() {
+        if soa_count == 0 || keys.is_empty() {
             return Err(Error::InvalidSampleRate);
         }
         let frame_count = keys.len() / soa_count;
+        if !rate_is_valid(frame_count, sample_rate) {
+            return Err(Error::InvalidSampleRate);
+        }
         check_len("clip keys", frame_count * soa_count, keys.len())?;
         Ok(RawClip {
             sample_rate,
@@ -238,7 +246,7 @@ impl<'a> RawClip<'a> {
         if blocks > soa_count(MAX_JOINTS) {
             return Err(Error::TooManyJoints { count: blocks * 4 });
         }
-        if blocks == 0 || frames == 0 || !(rate.is_finite() && rate > 0.0) {
+        if blocks == 0 || frames == 0 || !rate_is_valid(frames, rate) {
             return Err(Error::InvalidSampleRate);
         }
         // blocks <= 256, so only frames * blocks * 160 can overflow on 32-bit targets.
@@ -368,6 +376,13 @@ impl<'a> RawClip<'a> {
 /// The two bracketing frames and the interpolation factor for time `t` in a
 /// clip of `frame_count ≥ 1` frames at `sample_rate` (shared by raw and
 /// compressed clips, so both sample at exactly the same frames).
+/// A sample rate the samplers can use for `frame_count` frames: finite,
+/// positive, and not so small that the duration `(frame_count − 1) / rate`
+/// overflows to infinity.
+pub(crate) fn rate_is_valid(frame_count: usize, rate: f32) -> bool {
+    rate.is_finite() && rate > 0.0 && (frame_count.saturating_sub(1) as f32 / rate).is_finite()
+}
+
 pub(crate) fn locate_frames(
     frame_count: usize,
     sample_rate: f32,

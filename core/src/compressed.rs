@@ -916,7 +916,7 @@ impl<'a> CompressedClip<'a> {
         if joints > MAX_JOINTS {
             return Err(Error::TooManyJoints { count: joints });
         }
-        if frames == 0 || !(rate.is_finite() && rate > 0.0) {
+        if frames == 0 || !crate::clip::rate_is_valid(frames, rate) {
             return Err(Error::InvalidSampleRate);
         }
         if seg_frames == 0 || seg_frames > 65536 {

@@ -108,6 +108,12 @@ fn validity_sample_rate_and_empty_keys() {
         Err(Error::InvalidSampleRate)
     );
     assert!(RawClip::new(f32::MIN_POSITIVE, 2, &keys).is_ok());
+    // A positive rate so small that the duration overflows to infinity.
+    let tiny = f32::from_bits(1);
+    assert_eq!(
+        RawClip::new(tiny, 2, &keys).map(|_| ()),
+        Err(Error::InvalidSampleRate)
+    );
 }
 
 #[test]

@@ -18,7 +18,8 @@
 //! + trend_curve(unit, k) · i²`), then quantized at a bit rate chosen
 //! per lane per segment
 //! (`0..=23` bits per component, or [`RAW_BITS`]: the `f32` values stored
-//! verbatim). Rotations keep three components: x, y, z of the quaternion with
+//! verbatim), less one bit for each component whose *drop* bit is set
+//! ([`component_rates`]). Rotations keep three components: x, y, z of the quaternion with
 //! `w ≥ 0` ([`RotationFormat::DropW`]), or the three smallest with a 2-bit
 //! index of the dropped largest one ([`RotationFormat::SmallestThree`]).
 //!
@@ -34,7 +35,7 @@
 //! x86-64 CPUs with AVX2 a faster decoder (`avx2`) with the same results
 //! bit for bit takes over.
 //!
-//! # Container (version 3, little endian)
+//! # Container (version 4, little endian)
 //! A 64-byte header (magic `SINEWCMP`, version, joint count, frame count,
 //! sample rate, total size, name length, segment frames, rotation format,
 //! defaults, clip constant floats `P`, animated lanes `A`, data bytes,
@@ -45,8 +46,9 @@
 //! constant rotation lanes), segment table (per segment: `u32` first bit,
 //! `u32` bits per frame), segment metadata (per segment, per animated lane,
 //! [`LANE_META_BYTES`] = 13 bytes: 8-bit minimum and extent of each
-//! component, the bit rate, the signed trend slope of each component, then
-//! its signed trend curvature), the
+//! component, the rate byte (the bit rate in its low 5 bits, the three
+//! components' drop bits above, see [`RATE_DROP_SHIFT`]), the signed trend
+//! slope of each component, then its signed trend curvature), the
 //! bit stream (plus [`READ_PADDING`] zero bytes), the name. The layout is
 //! fully determined by the header's counts, and [`CompressedClip::from_bytes`]
 //! checks every offset, count, constant, bit rate, range and raw value once;
@@ -66,14 +68,19 @@ use crate::soa::{check_len, soa_count, SoaQuat, SoaTransform, SoaVec3, LANES};
 pub const COMPRESSED_MAGIC: [u8; 8] = *b"SINEWCMP";
 
 /// Compressed clip container version written and read by this build.
-pub const COMPRESSED_VERSION: u32 = 3;
+pub const COMPRESSED_VERSION: u32 = 4;
 
 /// Size of the container header in bytes.
 pub const HEADER_BYTES: usize = 64;
 
 /// The bit rate that marks a lane stored as verbatim `f32` values in a
 /// segment (3 values for translation and scale, 4 for rotation).
-pub const RAW_BITS: u8 = 32;
+pub const RAW_BITS: u8 = 31;
+
+/// The rate byte's bits below this hold the lane's bit rate (`0..=23`, or
+/// [`RAW_BITS`]); the three bits from here are the component *drops*: bit
+/// `RATE_DROP_SHIFT + c` set stores component `c` with one bit fewer.
+pub const RATE_DROP_SHIFT: u32 = 5;
 
 /// The largest quantized bit rate per component (codes stay exact in `f32`).
 pub const MAX_QUANTIZED_BITS: u8 = 23;
@@ -87,8 +94,8 @@ pub const ONE_WINDOW_BITS: u8 = 18;
 pub const READ_PADDING: usize = 8;
 
 /// Bytes of segment metadata per animated lane: 8-bit minimum and extent of
-/// each component, the bit rate, the signed trend slope of each component,
-/// then its signed trend curvature.
+/// each component, the rate byte (bit rate and component drops), the signed
+/// trend slope of each component, then its signed trend curvature.
 pub const LANE_META_BYTES: usize = 13;
 
 /// Index of the first trend byte in a lane's segment metadata.
@@ -106,7 +113,8 @@ pub const CURVE_BYTE: usize = 10;
 /// [`trend_curve`]).
 pub const CURVE_SCALE: f32 = 1.0 / 256.0;
 
-/// Index of the bit rate in a lane's segment metadata.
+/// Index of the rate byte (bit rate and component drops, see
+/// [`RATE_DROP_SHIFT`]) in a lane's segment metadata.
 pub const RATE_BYTE: usize = 6;
 
 /// Block-track kind byte: not stored, the default value.
@@ -152,11 +160,12 @@ pub enum Defaults {
     RestPose,
 }
 
-/// Bits one frame of an animated lane takes at bit rate `bits`.
+/// Bits one frame of an animated lane takes with component bit rates
+/// `rates` (see [`component_rates`]; `[RAW_BITS; 3]` for a verbatim lane).
 #[inline]
 #[must_use]
-pub const fn lane_frame_bits(rotation: bool, format: RotationFormat, bits: u8) -> u32 {
-    if bits == RAW_BITS {
+pub const fn lane_frame_bits(rotation: bool, format: RotationFormat, rates: [u8; 3]) -> u32 {
+    if rates[0] == RAW_BITS {
         if rotation {
             128
         } else {
@@ -168,8 +177,35 @@ pub const fn lane_frame_bits(rotation: bool, format: RotationFormat, bits: u8) -
         } else {
             0
         };
-        3 * bits as u32 + idx
+        rates[0] as u32 + rates[1] as u32 + rates[2] as u32 + idx
     }
+}
+
+/// The bit rates of a lane's three components from its rate byte: the
+/// lane's rate, less one for each component whose drop bit is set (see
+/// [`RATE_DROP_SHIFT`]; never below 0). A verbatim lane gives
+/// `[RAW_BITS; 3]`.
+#[inline]
+#[must_use]
+pub const fn component_rates(rate_byte: u8) -> [u8; 3] {
+    let rate = rate_byte & ((1 << RATE_DROP_SHIFT) - 1);
+    if rate == RAW_BITS {
+        return [RAW_BITS; 3];
+    }
+    let drops = rate_byte >> RATE_DROP_SHIFT;
+    [
+        rate.saturating_sub(drops & 1),
+        rate.saturating_sub((drops >> 1) & 1),
+        rate.saturating_sub(drops >> 2),
+    ]
+}
+
+/// [`component_rates`] of one lane's segment metadata (its
+/// [`LANE_META_BYTES`] bytes; 0 bits when shorter).
+#[inline]
+#[must_use]
+pub fn lane_rates(lane: &[u8]) -> [u8; 3] {
+    component_rates(lane.get(RATE_BYTE).copied().unwrap_or(0))
 }
 
 /// Decodes one quantized component: the clip constants `min, unit` (unit =
@@ -445,7 +481,7 @@ fn segment_frame_bits(
         .unwrap_or(&[]);
     lane_is_rotation(kinds)
         .zip(m.chunks_exact(LANE_META_BYTES))
-        .map(|(rot, lm)| u64::from(lane_frame_bits(rot, format, lm[RATE_BYTE])))
+        .map(|(rot, lm)| u64::from(lane_frame_bits(rot, format, lane_rates(lm))))
         .sum()
 }
 
@@ -639,29 +675,45 @@ fn meta_words(meta: &[u8], at: usize) -> [u32; 4] {
     }
 }
 
-/// Lane `l`'s three `r`-bit codes (`r ≤ 32`) and smallest-three index at
-/// bit `pos`, one read each.
+/// Lane `l`'s three codes of `r[c] ≤ 32` bits and its smallest-three index
+/// at bit `pos`, one read each.
 #[inline(never)]
-fn reads(data: &[u8], pos: u64, r: u32, l: usize, c: &mut [[u32; 4]; 4]) {
-    let r = r.min(32);
-    let rr = u64::from(r);
-    c[0][l] = read_bits(data, pos, r);
-    c[1][l] = read_bits(data, pos + rr, r);
-    c[2][l] = read_bits(data, pos + 2 * rr, r);
-    c[3][l] = read_bits(data, pos + 3 * rr, 2);
+fn reads(data: &[u8], pos: u64, r: [u32; 3], l: usize, c: &mut [[u32; 4]; 4]) {
+    let r = r.map(|x| x.min(32));
+    let (r0, r1, r2) = (u64::from(r[0]), u64::from(r[1]), u64::from(r[2]));
+    c[0][l] = read_bits(data, pos, r[0]);
+    c[1][l] = read_bits(data, pos + r0, r[1]);
+    c[2][l] = read_bits(data, pos + r0 + r1, r[2]);
+    c[3][l] = read_bits(data, pos + r0 + r1 + r2, 2);
 }
 
-/// Splits the 64-bit window at bit `pos` into lane `l`'s three `r`-bit
-/// codes (unmasked) and, with `S3`, its smallest-three index.
+/// Splits the 64-bit window at bit `pos` into lane `l`'s three codes of
+/// `r[c]` bits (unmasked) and, with `S3`, its smallest-three index.
 #[inline(always)]
-fn window<const S3: bool>(data: &[u8], pos: u64, r: u32, l: usize, c: &mut [[u32; 4]; 4]) {
+fn window<const S3: bool>(data: &[u8], pos: u64, r: [u32; 3], l: usize, c: &mut [[u32; 4]; 4]) {
     let w = read_u64(data, (pos >> 3) as usize) >> (pos & 7);
+    let s1 = r[0] & 63;
+    let s2 = (s1 + r[1]) & 63;
     c[0][l] = w as u32;
-    c[1][l] = (w >> r) as u32;
-    c[2][l] = (w >> (2 * r)) as u32;
+    c[1][l] = (w >> s1) as u32;
+    c[2][l] = (w >> s2) as u32;
     if S3 {
-        c[3][l] = (w >> (3 * r)) as u32;
+        c[3][l] = (w >> ((s2 + r[2]) & 63)) as u32;
     }
+}
+
+/// The component bit rates of four lanes ([`component_rates`], lane-wise)
+/// from the rate bytes in the low byte of their third metadata word
+/// (verbatim lanes come out as 31 bits and are patched after decoding).
+#[inline(always)]
+fn rates_x4(d2: [u32; 4]) -> [u32x4; 3] {
+    let byte = u32x4::from(d2);
+    let rate = byte & u32x4::splat(31);
+    let one = u32x4::ONE;
+    [5u32, 6, 7].map(|b| {
+        let drop = (byte >> b) & one;
+        rate.max(drop) - drop
+    })
 }
 
 /// Per-segment constants of four lanes: offsets, steps, trend slopes and
@@ -671,14 +723,14 @@ struct Dequant {
     step: [f32x4; 3],
     slope: [f32x4; 3],
     curve: [f32x4; 3],
-    mask: u32x4,
+    mask: [u32x4; 3],
 }
 
 /// [`Dequant`] from the lanes' metadata words (`d[0]`: bytes 0..4,
-/// `d[1]`: 3..7, `d[2]`: 6..10, `d[3]`: 9..13) and clip constants (`min`,
-/// `unit` per component).
+/// `d[1]`: 3..7, `d[2]`: 6..10, `d[3]`: 9..13), their component bit rates
+/// and clip constants (`min`, `unit` per component).
 #[inline(always)]
-fn dequant_params(d: &[[u32; 4]; 4], clip: &[f32x4; 6]) -> Dequant {
+fn dequant_params(d: &[[u32; 4]; 4], rates: &[u32x4; 3], clip: &[f32x4; 6]) -> Dequant {
     let [d0, d1, d2, d3] = d.map(u32x4::from);
     let byte = u32x4::splat(0xff);
     let smin = [d0 & byte, (d0 >> 16u32) & byte, (d1 >> 8u32) & byte];
@@ -690,22 +742,22 @@ fn dequant_params(d: &[[u32; 4]; 4], clip: &[f32x4; 6]) -> Dequant {
     let trend = [sign(d2 << 16u32), sign(d2 << 8u32), sign(d2)];
     // Signed curvature bytes 10, 11, 12.
     let curve = [sign(d3 << 16u32), sign(d3 << 8u32), sign(d3)];
-    // 2^rate as an f32 built from its exponent; the code mask and
-    // 1 / (2^rate − 1) (0 for rate 0, as `inv_max_code`) follow from it.
-    // (Verbatim lanes, rate 32, are patched after decoding: clamp them.)
-    let r: u32x4 = (d2 & byte).min(u32x4::splat(u32::from(MAX_QUANTIZED_BITS)));
-    let pow2: f32x4 = bytemuck::cast((r + u32x4::splat(127)) << 23u32);
-    let mask: u32x4 = bytemuck::cast(pow2.round_int() - i32x4::ONE);
-    let zero: f32x4 = bytemuck::cast(r.simd_eq(u32x4::ZERO));
-    let inv = zero.bitselect(f32x4::ZERO, f32x4::ONE / (pow2 - f32x4::ONE));
     let mut q = Dequant {
         lo: [f32x4::ZERO; 3],
         step: [f32x4::ZERO; 3],
         slope: [f32x4::ZERO; 3],
         curve: [f32x4::ZERO; 3],
-        mask,
+        mask: [u32x4::ZERO; 3],
     };
     for c in 0..3 {
+        // 2^rate as an f32 built from its exponent; the code mask and
+        // 1 / (2^rate − 1) (0 for rate 0, as `inv_max_code`) follow from it.
+        // (Verbatim lanes are patched after decoding: clamp them.)
+        let r = rates[c].min(u32x4::splat(u32::from(MAX_QUANTIZED_BITS)));
+        let pow2: f32x4 = bytemuck::cast((r + u32x4::splat(127)) << 23u32);
+        q.mask[c] = bytemuck::cast(pow2.round_int() - i32x4::ONE);
+        let zero: f32x4 = bytemuck::cast(r.simd_eq(u32x4::ZERO));
+        let inv = zero.bitselect(f32x4::ZERO, f32x4::ONE / (pow2 - f32x4::ONE));
         let (min, unit) = (clip[2 * c], clip[2 * c + 1]);
         q.lo[c] = min + to_f32(smin[c]) * unit;
         q.step[c] = to_f32(sext[c]) * unit * inv;
@@ -722,7 +774,7 @@ fn dequant(q: &Dequant, c: &[[u32; 4]; 4], local: f32) -> [f32x4; 3] {
     let li2 = f32x4::splat(local * local);
     let mut v = [f32x4::ZERO; 3];
     for i in 0..3 {
-        let r = q.lo[i] + q.step[i] * to_f32(u32x4::from(c[i]) & q.mask);
+        let r = q.lo[i] + q.step[i] * to_f32(u32x4::from(c[i]) & q.mask[i]);
         v[i] = (r + q.slope[i] * li) + q.curve[i] * li2;
     }
     v
@@ -976,9 +1028,12 @@ impl<'a> CompressedClip<'a> {
         check_params(kinds, params_f, joints, seg_frames)?;
         // Segment metadata: ranges stay inside the clip range; rates are valid.
         for lm in meta.chunks_exact(LANE_META_BYTES) {
-            let r = lm[RATE_BYTE];
+            let (r, drops) = (lm[RATE_BYTE] & 31, lm[RATE_BYTE] >> RATE_DROP_SHIFT);
             if r > MAX_QUANTIZED_BITS && r != RAW_BITS {
                 return Err(corrupt("bit rate out of range"));
+            }
+            if drops != 0 && (r == 0 || r == RAW_BITS) {
+                return Err(corrupt("component drops on a 0-bit or verbatim lane"));
             }
             if lm[..RATE_BYTE]
                 .chunks_exact(2)
@@ -1004,7 +1059,7 @@ impl<'a> CompressedClip<'a> {
         }
         if meta
             .chunks_exact(LANE_META_BYTES)
-            .any(|lm| lm[RATE_BYTE] == RAW_BITS)
+            .any(|lm| lm[RATE_BYTE] & 31 == RAW_BITS)
         {
             clip.check_raw_values()?;
         }
@@ -1016,8 +1071,8 @@ impl<'a> CompressedClip<'a> {
         for f in 0..self.frame_count {
             let (mut bit, meta, _) = self.frame_start(f);
             for (rot, lm) in lane_is_rotation(self.kinds).zip(meta.chunks_exact(LANE_META_BYTES)) {
-                let r = lm[RATE_BYTE];
-                if r == RAW_BITS {
+                let r = lane_rates(lm);
+                if r[0] == RAW_BITS {
                     let n = if rot { 4 } else { 3 };
                     let mut v = [0.0f32; 4];
                     for (c, x) in v.iter_mut().take(n).enumerate() {
@@ -1092,7 +1147,25 @@ impl<'a> CompressedClip<'a> {
         let mut raw_at = [(0u64, 0u64); 4];
         let mut at = m;
         let mut bits = mask;
-        let lane_bits = |r: u32| -> u32 {
+        while bits != 0 {
+            let l = bits.trailing_zeros() as usize & 3;
+            bits &= bits - 1;
+            for (d, w) in da.iter_mut().zip(meta_words(ma, at)) {
+                d[l] = w;
+            }
+            if !same {
+                for (d, w) in db.iter_mut().zip(meta_words(mb, at)) {
+                    d[l] = w;
+                }
+            }
+            at += LANE_META_BYTES;
+        }
+        // The four lanes' component rates at once, then per lane its
+        // position and codes.
+        let rates_a = rates_x4(da[2]);
+        let rates_b = if same { rates_a } else { rates_x4(db[2]) };
+        let (ka, kb) = (rates_a.map(u32x4::to_array), rates_b.map(u32x4::to_array));
+        let lane_bits = |r: u32, k: [u32; 3]| -> u32 {
             if r == u32::from(RAW_BITS) {
                 if ROT {
                     128
@@ -1100,40 +1173,30 @@ impl<'a> CompressedClip<'a> {
                     96
                 }
             } else if S3 && ROT {
-                3 * r + 2
+                k[0] + k[1] + k[2] + 2
             } else {
-                3 * r
+                k[0] + k[1] + k[2]
             }
         };
+        let mut bits = mask;
         while bits != 0 {
             let l = bits.trailing_zeros() as usize & 3;
             bits &= bits - 1;
-            let wa = meta_words(ma, at);
-            at += LANE_META_BYTES;
-            let ra = wa[2] & 0xff;
-            for (d, w) in da.iter_mut().zip(wa) {
-                d[l] = w;
-            }
-            let qa = fa + u64::from(pa);
-            pa += lane_bits(ra);
-            let (qb, rb) = if same {
-                (fb + u64::from(pa - lane_bits(ra)), ra)
-            } else {
-                let wb = meta_words(mb, at - LANE_META_BYTES);
-                for (d, w) in db.iter_mut().zip(wb) {
-                    d[l] = w;
-                }
-                let rb = wb[2] & 0xff;
-                let qb = fb + u64::from(pb);
-                pb += lane_bits(rb);
-                (qb, rb)
-            };
+            let ra = da[2][l] & 31;
+            let rb = if same { ra } else { db[2][l] & 31 };
+            let (ka, kb) = (
+                [ka[0][l], ka[1][l], ka[2][l]],
+                [kb[0][l], kb[1][l], kb[2][l]],
+            );
+            let (qa, qb) = (fa + u64::from(pa), fb + u64::from(pb));
+            pa += lane_bits(ra, ka);
+            pb += lane_bits(rb, kb);
             if (ra | rb) <= u32::from(ONE_WINDOW_BITS) {
-                window::<S3>(self.data, qa, ra, l, &mut ca);
-                window::<S3>(self.data, qb, rb, l, &mut cb);
+                window::<S3>(self.data, qa, ka, l, &mut ca);
+                window::<S3>(self.data, qb, kb, l, &mut cb);
             } else {
-                reads(self.data, qa, ra, l, &mut ca);
-                reads(self.data, qb, rb, l, &mut cb);
+                reads(self.data, qa, ka, l, &mut ca);
+                reads(self.data, qb, kb, l, &mut cb);
                 if ra == u32::from(RAW_BITS) || rb == u32::from(RAW_BITS) {
                     raw |= 1 << l;
                     raw_at[l] = (qa, qb);
@@ -1141,15 +1204,15 @@ impl<'a> CompressedClip<'a> {
             }
         }
         *oa = pa;
-        *ob = if same { pa } else { pb };
+        *ob = pb;
         let g = |i: usize| cv.get(i).copied().unwrap_or(f32x4::ZERO);
         let clip = [g(0), g(1), g(2), g(3), g(4), g(5)];
-        let pa_ = dequant_params(&da, &clip);
+        let pa_ = dequant_params(&da, &rates_a, &clip);
         let va = dequant(&pa_, &ca, la);
         let vb = if same {
             dequant(&pa_, &cb, lb)
         } else {
-            dequant(&dequant_params(&db, &clip), &cb, lb)
+            dequant(&dequant_params(&db, &rates_b, &clip), &cb, lb)
         };
         let (mut qa, mut qb) = if ROT {
             let constant = [g(0), g(2), g(4), g(6)];
@@ -1517,12 +1580,13 @@ impl<'a> CompressedClip<'a> {
         self.meta.get(s * n..(s + 1) * n)
     }
 
-    /// The bit rates of every animated lane in segment `s`.
-    pub fn segment_rates(&self, s: usize) -> impl Iterator<Item = u8> + 'a {
+    /// The component bit rates of every animated lane in segment `s`
+    /// ([`component_rates`]).
+    pub fn segment_rates(&self, s: usize) -> impl Iterator<Item = [u8; 3]> + 'a {
         self.segment_meta(s)
             .unwrap_or(&[])
             .chunks_exact(LANE_META_BYTES)
-            .map(|lm| lm[RATE_BYTE])
+            .map(lane_rates)
     }
 
     /// Bytes of the bit stream (with its padding).
@@ -1617,10 +1681,10 @@ fn check_params(
 /// Scalar reference implementations: the readable specification.
 pub mod reference {
     use super::{
-        dequantize, drop_w_rotation, lane_frame_bits, read_bits, smallest_three_rotation,
-        trend_curve, trend_slope, with_trend, CompressedClip, Defaults, RotationFormat, CURVE_BYTE,
-        KIND_DEFAULT, LANE_META_BYTES, RATE_BYTE, RAW_BITS, ROT_PARAM_FLOATS, TREND_BYTE,
-        VEC_PARAM_FLOATS,
+        dequantize, drop_w_rotation, lane_frame_bits, lane_rates, read_bits,
+        smallest_three_rotation, trend_curve, trend_slope, with_trend, CompressedClip, Defaults,
+        RotationFormat, CURVE_BYTE, KIND_DEFAULT, LANE_META_BYTES, RAW_BITS, ROT_PARAM_FLOATS,
+        TREND_BYTE, VEC_PARAM_FLOATS,
     };
     use crate::clip::TimeMode;
     use crate::error::Error;
@@ -1672,17 +1736,13 @@ pub mod reference {
             let first = u64::from(self.seg_table.get(2 * s).copied().unwrap_or(0));
             let fb = u64::from(self.seg_table.get(2 * s + 1).copied().unwrap_or(0));
             let meta = self.segment_meta(s).unwrap_or(&[]);
-            let rate = |i: usize| {
-                meta.get(LANE_META_BYTES * i + RATE_BYTE)
-                    .copied()
-                    .unwrap_or(0)
-            };
+            let rates = |i: usize| lane_rates(meta.get(LANE_META_BYTES * i..).unwrap_or(&[]));
             let mut bit = first + local * fb;
             for (i, r) in super::lane_is_rotation(self.kinds).take(k).enumerate() {
-                bit += u64::from(lane_frame_bits(r, self.rotation, rate(i)));
+                bit += u64::from(lane_frame_bits(r, self.rotation, rates(i)));
             }
-            let bits = rate(k);
-            if bits == RAW_BITS {
+            let bits = rates(k);
+            if bits[0] == RAW_BITS {
                 let mut v = [0.0f32; 4];
                 for (c, x) in v.iter_mut().take(if rot { 4 } else { 3 }).enumerate() {
                     *x = f32::from_bits(read_bits(self.data, bit + 32 * c as u64, 32));
@@ -1692,9 +1752,9 @@ pub mod reference {
             let range = |i: usize| meta.get(LANE_META_BYTES * k + i).copied().unwrap_or(0);
             let mut d = [0.0f32; 3];
             for (c, x) in d.iter_mut().enumerate() {
-                let q = read_bits(self.data, bit, u32::from(bits));
-                bit += u64::from(bits);
-                let v = dequantize(min(c), unit(c), range(2 * c), range(2 * c + 1), bits, q);
+                let q = read_bits(self.data, bit, u32::from(bits[c]));
+                bit += u64::from(bits[c]);
+                let v = dequantize(min(c), unit(c), range(2 * c), range(2 * c + 1), bits[c], q);
                 let slope = trend_slope(unit(c), range(TREND_BYTE + c) as i8);
                 let curve = trend_curve(unit(c), range(CURVE_BYTE + c) as i8);
                 *x = with_trend(v, slope, curve, local as f32);
@@ -1769,6 +1829,8 @@ pub mod reference {
 
 #[cfg(test)]
 mod tests {
+    extern crate alloc;
+
     use super::*;
 
     #[test]
@@ -1799,6 +1861,91 @@ mod tests {
         assert_eq!(read_bits(&data, 0, 0), 0);
         // Past the end: zero, never a panic.
         assert_eq!(read_bits(&data, 80, 8), 0);
+    }
+
+    #[test]
+    fn component_rates_take_one_bit_off_dropped_components() {
+        let drops = |d: u8| d << RATE_DROP_SHIFT;
+        assert_eq!(component_rates(10), [10, 10, 10]);
+        assert_eq!(component_rates(10 | drops(0b101)), [9, 10, 9]);
+        assert_eq!(component_rates(1 | drops(0b111)), [0, 0, 0]);
+        assert_eq!(component_rates(23 | drops(0b010)), [23, 22, 23]);
+        assert_eq!(component_rates(RAW_BITS), [RAW_BITS; 3]);
+        assert_eq!(
+            lane_frame_bits(true, RotationFormat::SmallestThree, [9, 10, 9]),
+            30
+        );
+        assert_eq!(
+            lane_frame_bits(false, RotationFormat::DropW, [RAW_BITS; 3]),
+            96
+        );
+        // The lane-wise decoder's rates equal the reference's for every
+        // valid rate byte.
+        for byte in 0..=255u8 {
+            let (rate, d) = (byte & 31, byte >> RATE_DROP_SHIFT);
+            if (rate > MAX_QUANTIZED_BITS && rate != RAW_BITS)
+                || (d != 0 && (rate == 0 || rate == RAW_BITS))
+            {
+                continue;
+            }
+            let x4 = rates_x4([u32::from(byte) | 0xab00; 4]);
+            let want = component_rates(byte).map(u32::from);
+            assert_eq!(x4.map(|v| v.to_array()[2]), want, "byte {byte:#x}");
+        }
+    }
+
+    /// A one-joint, one-frame container whose rotation lane has rate byte
+    /// `rate_byte` (and as many stream bytes as that rate needs).
+    fn one_lane(rate_byte: u8) -> alloc::vec::Vec<u128> {
+        let kinds = [KIND_DEFAULT, KIND_STORED | 1 << 4, KIND_DEFAULT];
+        let mut params = [0.0f32; ROT_PARAM_FLOATS];
+        params[4] = 0.001; // x unit of lane 0
+        params[24..].fill(1.0); // w of the constant lanes
+        let mut meta = [0u8; LANE_META_BYTES];
+        meta[1] = 10;
+        meta[RATE_BYTE] = rate_byte;
+        let bits = lane_frame_bits(true, RotationFormat::DropW, lane_rates(&meta));
+        let data = alloc::vec![0u8; (bits as usize).div_ceil(8)];
+        let parts = CompressedParts {
+            sample_rate: 30.0,
+            joint_count: 1,
+            frame_count: 1,
+            segment_frames: 16,
+            rotation: RotationFormat::DropW,
+            defaults: Defaults::Identity,
+            kinds: &kinds,
+            params: &params,
+            meta: &meta,
+            data: &data,
+            name: "",
+        };
+        let mut words = alloc::vec![0u128; compressed_size(&parts).unwrap() / 16];
+        write_compressed(&parts, bytemuck::cast_slice_mut(&mut words)).unwrap();
+        words
+    }
+
+    #[test]
+    fn invalid_rate_bytes_are_corrupt() {
+        let open = |b: u8| {
+            let w = one_lane(b);
+            CompressedClip::from_bytes(bytemuck::cast_slice(&w)).map(|_| ())
+        };
+        assert_eq!(open(7 | 0b011 << RATE_DROP_SHIFT), Ok(()));
+        assert_eq!(open(MAX_QUANTIZED_BITS), Ok(()));
+        for (byte, what) in [
+            (24, "bit rate out of range"),
+            (30, "bit rate out of range"),
+            (
+                0b100 << RATE_DROP_SHIFT,
+                "component drops on a 0-bit or verbatim lane",
+            ),
+            (
+                RAW_BITS | 1 << RATE_DROP_SHIFT,
+                "component drops on a 0-bit or verbatim lane",
+            ),
+        ] {
+            assert_eq!(open(byte), Err(Error::Corrupt { what }), "byte {byte:#x}");
+        }
     }
 
     #[test]

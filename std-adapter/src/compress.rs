@@ -39,13 +39,15 @@ use std::time::Instant;
 
 use sinew_core::clip::{RawClip, TimeMode};
 use sinew_core::compressed::{
-    self, dequantize, drop_w_rotation, smallest_three_rotation, smallest_three_split, trend_curve,
-    trend_slope, unit_for_extent, with_trend, CompressedClip, CompressedParts, Defaults,
-    RotationFormat, KIND_DEFAULT, KIND_STORED, LANE_META_BYTES, MAX_QUANTIZED_BITS, RAW_BITS,
+    self, component_rates, dequantize_params, drop_w_rotation, smallest_three_rotation,
+    smallest_three_split, trend_curve, trend_slope, unit_for_extent, with_trend, CompressedClip,
+    CompressedParts, Defaults, RotationFormat, KIND_DEFAULT, KIND_STORED, LANE_META_BYTES,
+    MAX_QUANTIZED_BITS, RATE_DROP_SHIFT, RAW_BITS,
 };
 use sinew_core::fk::{local_to_model, FkJob};
 use sinew_core::soa::get_joint;
 use sinew_core::{Error, Mat4, Quat, Skeleton, SoaTransform, Transform, Vec3};
+use wide::f32x8;
 
 use crate::assets::AlignedBytes;
 
@@ -221,6 +223,99 @@ impl Affine {
     }
 }
 
+/// Eight samples of one joint's affine transform, sample `i` in lane `i`:
+/// the segment search runs its FK and error checks eight samples at once.
+#[derive(Clone, Copy)]
+struct Affine8 {
+    c: [[f32x8; 3]; 4],
+}
+
+impl Affine8 {
+    /// Lanes from `sample(i)` for `i < count`; the last one fills the rest
+    /// (so that padding lanes repeat a real sample and never fail a check).
+    fn pack(count: usize, sample: impl Fn(usize) -> Affine) -> Affine8 {
+        let lanes: [Affine; 8] = core::array::from_fn(|i| sample(i.min(count.max(1) - 1)));
+        Affine8 {
+            c: core::array::from_fn(|k| {
+                core::array::from_fn(|r| f32x8::from(lanes.map(|a| a.c[k][r])))
+            }),
+        }
+    }
+
+    fn apply_vec(&self, v: &[f32x8; 3]) -> [f32x8; 3] {
+        core::array::from_fn(|r| self.c[0][r] * v[0] + self.c[1][r] * v[1] + self.c[2][r] * v[2])
+    }
+
+    fn mul(&self, b: &Affine8) -> Affine8 {
+        let t = self.apply_vec(&b.c[3]);
+        Affine8 {
+            c: [
+                self.apply_vec(&b.c[0]),
+                self.apply_vec(&b.c[1]),
+                self.apply_vec(&b.c[2]),
+                core::array::from_fn(|r| t[r] + self.c[3][r]),
+            ],
+        }
+    }
+}
+
+/// [`shell_error_sq`] of eight samples at once.
+fn shell_error_sq8(raw: &Affine8, dec: &Affine8, shell: f32) -> f32x8 {
+    let sub =
+        |a: &[f32x8; 3], b: &[f32x8; 3]| -> [f32x8; 3] { core::array::from_fn(|r| a[r] - b[r]) };
+    let dot = |a: &[f32x8; 3], b: &[f32x8; 3]| a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+    let dt = sub(&dec.c[3], &raw.c[3]);
+    let t2 = dot(&dt, &dt);
+    let (s2, s) = (f32x8::splat(shell * shell), f32x8::splat(2.0 * shell));
+    let mut worst = t2;
+    for i in 0..3 {
+        let dc = sub(&dec.c[i], &raw.c[i]);
+        worst = worst.max(t2 + s2 * dot(&dc, &dc) + s * dot(&dt, &dc).abs());
+    }
+    worst
+}
+
+/// Whether every sample of `dec` is within the bound (squared: `bound2`) of
+/// `raw` (NaN is not).
+fn fits8(raw: &Affine8, dec: &Affine8, shell: f32, bound2: f32) -> bool {
+    shell_error_sq8(raw, dec, shell)
+        .simd_le(f32x8::splat(bound2))
+        .all()
+}
+
+/// Blocks of eight samples for a segment of `frames` frames (its frames,
+/// then its mid-frames).
+fn sample_blocks(frames: usize) -> usize {
+    sample_count(frames).div_ceil(8).max(1)
+}
+
+/// Per joint and block of eight samples, `[joint * blocks + block]`: the
+/// locals of joint `j` at sample `s` from `local(j, s)`, then FK.
+fn pose8(
+    parents: &[Option<usize>],
+    samples: usize,
+    local: impl Fn(usize, usize) -> Affine,
+) -> (Vec<Affine8>, Vec<Affine8>) {
+    let n = parents.len();
+    let blocks = samples.div_ceil(8).max(1);
+    let mut locals = Vec::with_capacity(n * blocks);
+    for j in 0..n {
+        for b in 0..blocks {
+            let count = samples.saturating_sub(8 * b).min(8);
+            locals.push(Affine8::pack(count, |i| local(j, 8 * b + i)));
+        }
+    }
+    let mut models = locals.clone();
+    for j in 0..n {
+        if let Some(p) = parents[j] {
+            for b in 0..blocks {
+                models[j * blocks + b] = models[p * blocks + b].mul(&locals[j * blocks + b]);
+            }
+        }
+    }
+    (locals, models)
+}
+
 fn norm(v: [f32; 3]) -> f32 {
     (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
 }
@@ -232,15 +327,24 @@ fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
 /// The largest error of the 6 shell vertices `±shell` along the columns:
 /// `|dt ± shell·dc|` is largest for the sign that matches `dt · dc`.
 fn shell_error(raw: &Affine, dec: &Affine, shell: f32) -> f32 {
+    shell_error_sq(raw, dec, shell).sqrt()
+}
+
+/// The square of [`shell_error`] (what comparisons against a bound need).
+fn shell_error_sq(raw: &Affine, dec: &Affine, shell: f32) -> f32 {
     let dt = sub(dec.c[3], raw.c[3]);
-    let mut worst = norm(dt);
+    let t2 = dot3(dt, dt);
+    let mut worst = t2;
     for i in 0..3 {
         let dc = sub(dec.c[i], raw.c[i]);
-        let dot = (dt[0] * dc[0] + dt[1] * dc[1] + dt[2] * dc[2]).abs();
-        let e2 = norm(dt).powi(2) + shell * shell * norm(dc).powi(2) + 2.0 * shell * dot;
-        worst = worst.max(e2.max(0.0).sqrt());
+        let e2 = t2 + shell * shell * dot3(dc, dc) + 2.0 * shell * dot3(dt, dc).abs();
+        worst = worst.max(e2);
     }
     worst
+}
+
+fn dot3(a: [f32; 3], b: [f32; 3]) -> f32 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
 /// Accurate angle between two rotations (radians), for any sign.
@@ -345,12 +449,50 @@ struct SegTrack {
     /// Per component: the trend slope and curvature bytes (0: none).
     trend: [i8; 3],
     curve: [i8; 3],
+    /// Component drops (bit `c`: component `c` takes one bit less).
+    drops: u8,
     /// Per frame: codes (and the smallest-three index) or raw f32 bits.
     words: Vec<[u32; 4]>,
+    /// Per frame: the three decoded components (before the rotation's
+    /// rebuild).
+    parts: Vec<[f32; 3]>,
     /// Per frame: the decoded value exactly as the core decodes it.
     decoded: Vec<[f32; 4]>,
     /// Largest local error over the segment's frames.
     err: f32,
+}
+
+/// One component's quantization in one segment (see [`Track::quantizer`]).
+struct Quantizer {
+    lo: f32,
+    step: f32,
+    top: f32,
+    max_code: u32,
+    slope: f32,
+    curve: f32,
+}
+
+impl Quantizer {
+    /// The code of raw value `v` at local frame `li` that decodes closest
+    /// to it, and its decoded value (exactly as the core decodes it).
+    fn code(&self, v: f32, li: f32) -> (u32, f32) {
+        let dec = |q: u32| with_trend(self.lo + self.step * q as f32, self.slope, self.curve, li);
+        // The decoder adds the trend after dequantizing.
+        let tr = self.slope * li + self.curve * (li * li);
+        let max = self.max_code;
+        let q = if max == 0 || self.top <= self.lo {
+            0
+        } else {
+            let x = (v - tr - self.lo) / (self.top - self.lo) * max as f32;
+            let q = x.round().clamp(0.0, max as f32) as u32;
+            // Pick the neighbour code that decodes closest.
+            let best = [q.saturating_sub(1), q, (q + 1).min(max)]
+                .into_iter()
+                .min_by(|&a, &b| (dec(a) - v).abs().total_cmp(&(dec(b) - v).abs()));
+            best.unwrap_or(q)
+        };
+        (q, dec(q))
+    }
 }
 
 impl Track {
@@ -481,10 +623,12 @@ impl Track {
                 .collect();
             return SegTrack {
                 rate,
+                drops: 0,
                 ranges: [0; 6],
                 trend: [0; 3],
                 curve: [0; 3],
                 words,
+                parts: Vec::new(),
                 decoded: self.raw[frames].to_vec(),
                 err: 0.0,
             };
@@ -498,44 +642,83 @@ impl Track {
             None => self.shape(frames.clone(), trend),
         };
         let first = frames.start;
-        let max_code = if rate == 0 { 0 } else { (1u32 << rate) - 1 };
-        let mut words = Vec::with_capacity(n);
-        let mut decoded = Vec::with_capacity(n);
-        let mut err = 0.0f32;
+        let mut t = SegTrack {
+            rate,
+            drops: 0,
+            ranges,
+            trend: trends,
+            curve: curves,
+            words: Vec::with_capacity(n),
+            parts: Vec::with_capacity(n),
+            decoded: Vec::with_capacity(n),
+            err: 0.0,
+        };
+        let quantizers: [Quantizer; 3] = core::array::from_fn(|c| self.quantizer(&t, c, rate));
         for f in frames {
-            let li = (f - first) as f32;
-            let v = self.comp[f];
             let mut w = [0u32; 4];
             let mut d = [0.0f32; 3];
-            for c in 0..3 {
-                let (min, unit) = (self.range[2 * c], self.range[2 * c + 1]);
-                let (smin, sext) = (ranges[2 * c], ranges[2 * c + 1]);
-                // The decoder adds the trend after dequantizing.
-                let (slope, curve) = (trend_slope(unit, trends[c]), trend_curve(unit, curves[c]));
-                let tr = slope * li + curve * (li * li);
-                let dec = |q: u32| {
-                    with_trend(dequantize(min, unit, smin, sext, rate, q), slope, curve, li)
-                };
-                let lo = dequantize(min, unit, smin, sext, rate, 0);
-                let top = dequantize(min, unit, smin, sext, rate, max_code);
-                let q = if max_code == 0 || top <= lo {
-                    0
-                } else {
-                    let x = (v[c] - tr - lo) / (top - lo) * max_code as f32;
-                    let q = x.round().clamp(0.0, max_code as f32) as u32;
-                    // Pick the neighbour code that decodes closest.
-                    let best = [q.saturating_sub(1), q, (q + 1).min(max_code)]
-                        .into_iter()
-                        .min_by(|&a, &b| {
-                            let ea = (dec(a) - v[c]).abs();
-                            let eb = (dec(b) - v[c]).abs();
-                            ea.total_cmp(&eb)
-                        });
-                    best.unwrap_or(q)
-                };
-                w[c] = q;
-                d[c] = dec(q);
+            for (c, q) in quantizers.iter().enumerate() {
+                (w[c], d[c]) = q.code(self.comp[f][c], (f - first) as f32);
             }
+            t.words.push(w);
+            t.parts.push(d);
+        }
+        self.rebuild(&mut t, first, format, true);
+        t
+    }
+
+    /// The track with component `c` one bit coarser than in `base` (a
+    /// quantized encoding of the same frames with `c` not yet dropped).
+    fn with_drop(
+        &self,
+        base: &SegTrack,
+        first: usize,
+        c: usize,
+        format: RotationFormat,
+    ) -> SegTrack {
+        let mut t = SegTrack {
+            drops: base.drops | 1 << c,
+            words: base.words.clone(),
+            parts: base.parts.clone(),
+            decoded: Vec::with_capacity(base.decoded.len()),
+            err: 0.0,
+            ..*base
+        };
+        let rate = base.rate - 1;
+        let q = self.quantizer(base, c, rate);
+        for (i, (w, d)) in t.words.iter_mut().zip(t.parts.iter_mut()).enumerate() {
+            (w[c], d[c]) = q.code(self.comp[first + i][c], i as f32);
+        }
+        // The refinement measures the object-space error itself.
+        self.rebuild(&mut t, first, format, false);
+        t
+    }
+
+    /// Component `c`'s quantizer at `rate` bits in the segment of `t`'s
+    /// ranges and trend.
+    fn quantizer(&self, t: &SegTrack, c: usize, rate: u8) -> Quantizer {
+        let max_code = if rate == 0 { 0 } else { (1u32 << rate) - 1 };
+        let (min, unit) = (self.range[2 * c], self.range[2 * c + 1]);
+        let (lo, step) = dequantize_params(min, unit, t.ranges[2 * c], t.ranges[2 * c + 1], rate);
+        Quantizer {
+            lo,
+            step,
+            // As `dequantize` of the largest code.
+            top: lo + step * max_code as f32,
+            max_code,
+            slope: trend_slope(unit, t.trend[c]),
+            curve: trend_curve(unit, t.curve[c]),
+        }
+    }
+
+    /// Fills `t.decoded` (the values exactly as the core decodes them) and,
+    /// with `measure`, `t.err` (the largest local error; infinite
+    /// otherwise) from `t.parts`, for the segment starting at frame `first`.
+    fn rebuild(&self, t: &mut SegTrack, first: usize, format: RotationFormat, measure: bool) {
+        t.decoded.clear();
+        let mut err = 0.0f32;
+        for (i, (d, w)) in t.parts.iter().zip(t.words.iter_mut()).enumerate() {
+            let f = first + i;
             let raw = self.raw[f];
             let (dec, e) = match self.kind {
                 Kind::Rotation => {
@@ -546,8 +729,12 @@ impl Track {
                             smallest_three_rotation(self.idx[f], d[0], d[1], d[2])
                         }
                     };
-                    let r = Quat::new(raw[0], raw[1], raw[2], raw[3]);
-                    (q.to_array(), angle_between(r, q.normalize()))
+                    let e = if measure {
+                        angle_between(Quat::new(raw[0], raw[1], raw[2], raw[3]), q.normalize())
+                    } else {
+                        f32::INFINITY
+                    };
+                    (q.to_array(), e)
                 }
                 _ => (
                     [d[0], d[1], d[2], 0.0],
@@ -555,18 +742,9 @@ impl Track {
                 ),
             };
             err = err.max(if e.is_nan() { f32::INFINITY } else { e });
-            words.push(w);
-            decoded.push(dec);
+            t.decoded.push(dec);
         }
-        SegTrack {
-            rate,
-            ranges,
-            trend: trends,
-            curve: curves,
-            words,
-            decoded,
-            err,
-        }
+        t.err = err;
     }
 }
 
@@ -879,8 +1057,9 @@ struct SegmentSearch<'a> {
     memo: Vec<Vec<Option<SegTrack>>>,
     /// Per track: the segment's ranges and trends (rate-independent).
     shapes: Vec<Option<Shape>>,
-    /// Raw models at keyframes then mid-frames, `[sample * joints + joint]`.
-    raw_models: Vec<Affine>,
+    /// Raw models at the segment's samples (frames, then mid-frames), in
+    /// blocks of eight samples: `[joint * blocks + block]`.
+    raw_models: Vec<Affine8>,
 }
 
 fn rate_slot(r: u8) -> usize {
@@ -924,16 +1103,6 @@ fn set_track(t: &mut Transform, kind: Kind, v: &[f32; 4]) {
     }
 }
 
-/// [`shell_error`], with NaN read as infinitely wrong.
-fn checked_error(raw: &Affine, dec: &Affine, shell: f32) -> f32 {
-    let e = shell_error(raw, dec, shell);
-    if e.is_nan() {
-        f32::INFINITY
-    } else {
-        e
-    }
-}
-
 /// Per joint: its subtree in joint order, each joint with the position of
 /// its parent in that list (`None` for the subtree's root).
 fn subtrees(parents: &[Option<usize>]) -> Vec<Vec<(usize, Option<usize>)>> {
@@ -954,31 +1123,126 @@ fn subtrees(parents: &[Option<usize>]) -> Vec<Vec<(usize, Option<usize>)>> {
         .collect()
 }
 
+/// What a refinement trial is measured against.
+struct Trial<'t> {
+    a: &'t Analysis,
+    /// The segment search's raw models (`[joint * blocks + block]`).
+    raw_models: &'t [Affine8],
+    shell: f32,
+    /// The square of the error bound.
+    target2: f32,
+}
+
+/// A segment's decoded frames and their FK at every sample (frames, then
+/// mid-frames, in blocks of eight), kept up to date while a refinement
+/// lowers rates.
+struct Posed {
+    len: usize,
+    blocks: usize,
+    /// Decoded local transforms, `[frame * joints + joint]`.
+    dec: Vec<Transform>,
+    /// Local and model transforms, `[joint * blocks + block]`.
+    locals: Vec<Affine8>,
+    models: Vec<Affine8>,
+    /// Scratch of a trial: the joint's frames, its locals per block, and
+    /// its subtree's models per block.
+    joint_dec: Vec<Transform>,
+    joint_locals: Vec<Affine8>,
+    trial: Vec<Affine8>,
+    /// Per joint: the block at which a trial on it last failed, tried
+    /// first next time (a failing trial then usually stops there).
+    hot: Vec<usize>,
+}
+
+impl Posed {
+    fn new(a: &Analysis, dec: Vec<Transform>, len: usize) -> Posed {
+        let n = a.joints;
+        let (locals, models) = pose8(&a.parents, sample_count(len), |j, s| {
+            sample_local(|i| &dec[i * n + j], len, s)
+        });
+        let blocks = sample_blocks(len);
+        Posed {
+            len,
+            blocks,
+            dec,
+            locals,
+            models,
+            joint_dec: vec![Transform::IDENTITY; len],
+            joint_locals: vec![Affine8::pack(1, |_| Affine::IDENTITY); blocks],
+            trial: Vec::new(),
+            hot: vec![0; n],
+        }
+    }
+
+    /// Tries `track` decoded as `values` (per frame): when every virtual
+    /// vertex of its joint's subtree `sub` stays within the target at every
+    /// sample, keeps it and returns `true`. Only that subtree moves, so the
+    /// trial runs FK over it alone against the cached models of the rest.
+    fn try_track(
+        &mut self,
+        t: &Trial<'_>,
+        sub: &[(usize, Option<usize>)],
+        track: &Track,
+        values: &[[f32; 4]],
+    ) -> bool {
+        let (n, len, blocks, j) = (t.a.joints, self.len, self.blocks, track.joint);
+        for (i, (d, v)) in self.joint_dec.iter_mut().zip(values).enumerate() {
+            *d = self.dec[i * n + j];
+            set_track(d, track.kind, v);
+        }
+        let samples = sample_count(len);
+        for (b, l) in self.joint_locals.iter_mut().enumerate() {
+            let count = samples.saturating_sub(8 * b).min(8);
+            *l = Affine8::pack(count, |i| {
+                sample_local(|f| &self.joint_dec[f], len, 8 * b + i)
+            });
+        }
+        self.trial.clear();
+        let hot = self.hot[j];
+        let order = |i: usize| (i + hot) % blocks;
+        for i in 0..blocks {
+            let b = order(i);
+            let base = self.trial.len();
+            for &(c, parent_pos) in sub {
+                let local = if c == j {
+                    &self.joint_locals[b]
+                } else {
+                    &self.locals[c * blocks + b]
+                };
+                let m = match (parent_pos, t.a.parents[c]) {
+                    (Some(pp), _) => self.trial[base + pp].mul(local),
+                    (None, Some(p)) => self.models[p * blocks + b].mul(local),
+                    (None, None) => *local,
+                };
+                if !fits8(&t.raw_models[c * blocks + b], &m, t.shell, t.target2) {
+                    self.hot[j] = b;
+                    return false;
+                }
+                self.trial.push(m);
+            }
+        }
+        for (i, m) in self.trial.chunks_exact(sub.len()).enumerate() {
+            let b = order(i);
+            for (&(c, _), m) in sub.iter().zip(m) {
+                self.models[c * blocks + b] = *m;
+            }
+            self.locals[j * blocks + b] = self.joint_locals[b];
+        }
+        for (i, d) in self.joint_dec.iter().enumerate() {
+            self.dec[i * n + j] = *d;
+        }
+        true
+    }
+}
+
 impl<'a> SegmentSearch<'a> {
     fn new(a: &'a Analysis, opts: &'a CompressOptions, frames: std::ops::Range<usize>) -> Self {
         let n = a.joints;
-        let mut raw_models = Vec::new();
-        let mut locals = vec![Affine::IDENTITY; n];
-        let mut models = vec![Affine::IDENTITY; n];
-        let raw = |f: usize, j: usize| &a.raw[f * n + j];
-        let push = |locals: &[Affine], models: &mut Vec<Affine>, out: &mut Vec<Affine>| {
-            fk(&a.parents, locals, models);
-            out.extend_from_slice(models);
-        };
-        for f in frames.clone() {
-            for (j, l) in locals.iter_mut().enumerate() {
-                let t = raw(f, j);
-                *l = Affine::from_trs(t.translation, t.rotation, t.scale);
-            }
-            push(&locals, &mut models, &mut raw_models);
-        }
-        for f in frames.start..frames.end.saturating_sub(1) {
-            for (j, l) in locals.iter_mut().enumerate() {
-                let t = lerp_t(raw(f, j), raw(f + 1, j), 0.5);
-                *l = Affine::from_trs(t.translation, t.rotation, t.scale);
-            }
-            push(&locals, &mut models, &mut raw_models);
-        }
+        let (first, len) = (frames.start, frames.len());
+        let raw = |f: usize, j: usize| &a.raw[(first + f) * n + j];
+        let (_, raw_models) = pose8(&a.parents, sample_count(len), |j, s| {
+            sample_local(|i| raw(i, j), len, s)
+        });
         SegmentSearch {
             a,
             opts,
@@ -1057,67 +1321,65 @@ impl<'a> SegmentSearch<'a> {
         dec
     }
 
-    /// Max shell error over the segment's frames and inner mid-frames.
-    fn measure(&mut self, rates: &[u8]) -> f32 {
+    /// Whether the segment decoded at `rates` keeps every virtual vertex
+    /// within `target` at its frames and inner mid-frames.
+    fn fits(&mut self, rates: &[u8], target: f32) -> bool {
         let a = self.a;
         let n = a.joints;
         let len = self.frames.len();
         let dec = self.decode_frames(rates);
-        let mut locals = vec![Affine::IDENTITY; n];
-        let mut models = vec![Affine::IDENTITY; n];
-        let mut worst = 0.0f32;
-        let shell = self.opts.shell;
-        for s in 0..sample_count(len) {
-            for (j, l) in locals.iter_mut().enumerate() {
-                *l = sample_local(|i| &dec[i * n + j], len, s);
-            }
-            fk(&a.parents, &locals, &mut models);
-            for (r, m) in self.raw_models[s * n..(s + 1) * n].iter().zip(&models) {
-                worst = worst.max(checked_error(r, m, shell));
+        let (samples, blocks) = (sample_count(len), sample_blocks(len));
+        let (shell, target2) = (self.opts.shell, target * target);
+        // FK joint by joint, stopping at the first vertex out of bounds.
+        let mut models: Vec<Affine8> = Vec::with_capacity(n * blocks);
+        for j in 0..n {
+            for b in 0..blocks {
+                let count = samples.saturating_sub(8 * b).min(8);
+                let local =
+                    Affine8::pack(count, |i| sample_local(|f| &dec[f * n + j], len, 8 * b + i));
+                let m = match a.parents[j] {
+                    Some(p) => models[p * blocks + b].mul(&local),
+                    None => local,
+                };
+                if !fits8(&self.raw_models[j * blocks + b], &m, shell, target2) {
+                    return false;
+                }
+                models.push(m);
             }
         }
-        worst
+        true
     }
 
-    /// Greedy descent after the multiplier search: one track at a time
-    /// (leaves first), its rate goes down a bit while every virtual vertex
-    /// of its joint's subtree stays within `target` at every frame and
-    /// mid-frame of the segment. Only that subtree moves, so a trial
-    /// re-runs FK over it alone against the cached models of the rest.
-    fn refine(&mut self, rates: &mut [u8], target: f32) {
+    /// Greedy descent after the multiplier search, in two steps that each
+    /// keep every virtual vertex within `target` at every frame and
+    /// mid-frame of the segment: first each track's rate goes down one bit
+    /// at a time (two rounds, leaves first: a leaf's error depends on its
+    /// own tracks and its ancestors only, so it goes lowest before its
+    /// ancestors take what is left of the bound; the second round takes
+    /// what later changes freed, since quantization errors do not simply
+    /// add), then each component of each track tries one bit less on its
+    /// own. Returns the chosen encodings.
+    fn refine(&mut self, mut rates: Vec<u8>, target: f32) -> Vec<SegTrack> {
         let a = self.a;
         let n = a.joints;
-        let len = self.frames.len();
-        let samples = sample_count(len);
-        let shell = self.opts.shell;
-        let mut dec = self.decode_frames(rates);
-        let mut locals = vec![Affine::IDENTITY; samples * n];
-        let mut models = vec![Affine::IDENTITY; samples * n];
-        for s in 0..samples {
-            for j in 0..n {
-                locals[s * n + j] = sample_local(|i| &dec[i * n + j], len, s);
-            }
-            fk(
-                &a.parents,
-                &locals[s * n..(s + 1) * n],
-                &mut models[s * n..(s + 1) * n],
-            );
-        }
+        let dec = self.decode_frames(&rates);
+        let mut posed = Posed::new(a, dec, self.frames.len());
         let subtrees = subtrees(&a.parents);
-        let mut joint_dec = vec![Transform::IDENTITY; len];
-        let mut joint_locals = vec![Affine::IDENTITY; samples];
-        let mut trial: Vec<Affine> = Vec::new();
+        // Borrowed out of `self` while `self.get` fills the memo.
+        let raw_models = std::mem::take(&mut self.raw_models);
+        let trial = Trial {
+            a,
+            raw_models: &raw_models,
+            shell: self.opts.shell,
+            target2: target * target,
+        };
         // A failed trial can only pass later if a joint it depends on (its
         // ancestors and its subtree) changed since.
         let mut epoch = 0u32;
         let mut changed = vec![0u32; n];
         let mut failed_at: Vec<Option<u32>> = vec![None; rates.len()];
-        // Two rounds, leaves first: a leaf's error depends on its own tracks
-        // and its ancestors only, so it goes lowest before its ancestors take
-        // what is left of the bound; the second round takes what the first
-        // round's later changes freed (quantization errors do not simply add).
         for k in (0..rates.len()).rev().chain((0..rates.len()).rev()) {
-            let (j, kind) = (a.tracks[k].joint, a.tracks[k].kind);
+            let j = a.tracks[k].joint;
             let sub = &subtrees[j];
             if let Some(f) = failed_at[k] {
                 let mut anc = a.parents[j];
@@ -1132,84 +1394,73 @@ impl<'a> SegmentSearch<'a> {
             }
             while rates[k] != RAW_BITS && rates[k] > 0 {
                 let cand = rates[k] - 1;
-                let enc = &self.get(k, cand).decoded;
-                for (i, (d, v)) in joint_dec.iter_mut().zip(enc).enumerate() {
-                    *d = dec[i * n + j];
-                    set_track(d, kind, v);
-                }
-                trial.clear();
-                let mut fits = true;
-                'samples: for s in 0..samples {
-                    joint_locals[s] = sample_local(|i| &joint_dec[i], len, s);
-                    let base = trial.len();
-                    for &(c, parent_pos) in sub {
-                        let local = if c == j {
-                            &joint_locals[s]
-                        } else {
-                            &locals[s * n + c]
-                        };
-                        let m = match (parent_pos, a.parents[c]) {
-                            (Some(pp), _) => trial[base + pp].mul(local),
-                            (None, Some(p)) => models[s * n + p].mul(local),
-                            (None, None) => *local,
-                        };
-                        if checked_error(&self.raw_models[s * n + c], &m, shell) > target {
-                            fits = false;
-                            break 'samples;
-                        }
-                        trial.push(m);
-                    }
-                }
-                if !fits {
+                let values = &self.get(k, cand).decoded;
+                if !posed.try_track(&trial, sub, &a.tracks[k], values) {
                     failed_at[k] = Some(epoch);
                     break;
                 }
                 epoch += 1;
                 changed[j] = epoch;
                 rates[k] = cand;
-                for (s, m) in trial.chunks_exact(sub.len()).enumerate() {
-                    for (&(c, _), m) in sub.iter().zip(m) {
-                        models[s * n + c] = *m;
-                    }
-                    locals[s * n + j] = joint_locals[s];
-                }
-                for (i, d) in joint_dec.iter().enumerate() {
-                    dec[i * n + j] = *d;
+            }
+        }
+        let mut chosen: Vec<SegTrack> = rates
+            .iter()
+            .enumerate()
+            .map(|(k, &r)| self.get(k, r).clone())
+            .collect();
+        let first = self.frames.start;
+        for (k, t) in chosen.iter_mut().enumerate().rev() {
+            if t.rate == RAW_BITS || t.rate == 0 {
+                continue;
+            }
+            let track = &a.tracks[k];
+            for c in 0..3 {
+                let cand = track.with_drop(t, first, c, self.opts.rotation);
+                if posed.try_track(&trial, &subtrees[track.joint], track, &cand.decoded) {
+                    *t = cand;
                 }
             }
         }
+        self.raw_models = raw_models;
+        chosen
     }
 
-    /// The rates of the largest budget multiplier whose measured error stays under `target`.
-    fn search(&mut self, target: f32, scale: f32) -> Vec<u8> {
+    /// The rates of the largest budget multiplier whose measured error stays
+    /// under `target`, and that multiplier's index. The search starts at
+    /// index `hint` (the previous segment's, as neighbouring segments are
+    /// alike) and walks up or down from there.
+    fn search(&mut self, target: f32, scale: f32, hint: usize) -> (Vec<u8>, usize) {
         const MULTS: [f32; 12] = [
             0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0, 12.0, 16.0, 24.0, 32.0,
         ];
-        let mut best: Option<Vec<u8>> = None;
-        let (mut lo, mut hi) = (0usize, MULTS.len());
-        // Binary search for the last passing multiplier (error grows with it).
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            let rates = self.rates(MULTS[mid] * scale);
-            if self.measure(&rates) <= target {
-                best = Some(rates);
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        match best {
-            Some(r) => r,
-            None => {
-                for m in [0.25, 0.1, 0.03] {
-                    let rates = self.rates(m * scale);
-                    if self.measure(&rates) <= target {
-                        return rates;
-                    }
+        let at = |s: &mut Self, i: usize| -> Option<Vec<u8>> {
+            let rates = s.rates(MULTS[i] * scale);
+            s.fits(&rates, target).then_some(rates)
+        };
+        let mut i = hint.min(MULTS.len() - 1);
+        if let Some(mut best) = at(self, i) {
+            while i + 1 < MULTS.len() {
+                match at(self, i + 1) {
+                    Some(r) => (best, i) = (r, i + 1),
+                    None => break,
                 }
-                vec![RAW_BITS; self.a.tracks.len()]
+            }
+            return (best, i);
+        }
+        while i > 0 {
+            i -= 1;
+            if let Some(r) = at(self, i) {
+                return (r, i);
             }
         }
+        for m in [0.25, 0.1, 0.03] {
+            let rates = self.rates(m * scale);
+            if self.fits(&rates, target) {
+                return (rates, 0);
+            }
+        }
+        (vec![RAW_BITS; self.a.tracks.len()], 0)
     }
 }
 
@@ -1336,7 +1587,7 @@ fn build_container(
         for &k in &order {
             let t = &seg[k];
             meta.extend_from_slice(&t.ranges);
-            meta.push(t.rate);
+            meta.push(t.rate | t.drops << RATE_DROP_SHIFT);
             meta.extend(t.trend.map(|d| d as u8));
             meta.extend(t.curve.map(|k| k as u8));
         }
@@ -1353,8 +1604,11 @@ fn build_container(
                         w.push(x, 32);
                     }
                 } else {
-                    for &x in &word[..3] {
-                        w.push(x, u32::from(t.rate));
+                    for (&x, r) in word[..3]
+                        .iter()
+                        .zip(component_rates(t.rate | t.drops << RATE_DROP_SHIFT))
+                    {
+                        w.push(x, u32::from(r));
                     }
                     if rot && opts.rotation == RotationFormat::SmallestThree {
                         w.push(word[3], 2);
@@ -1473,21 +1727,19 @@ pub fn compress(
     let mut passes = 0;
     loop {
         passes += 1;
+        let mut hint = 4;
         for &s in &todo {
             let range = s * sf..((s + 1) * sf).min(a.frames);
             let mut search = SegmentSearch::new(&a, opts, range);
-            let rates = if halvings[s] >= 5 {
-                vec![RAW_BITS; a.tracks.len()]
+            segs[s] = if halvings[s] >= 5 {
+                (0..a.tracks.len())
+                    .map(|k| search.get(k, RAW_BITS).clone())
+                    .collect()
             } else {
-                let mut rates = search.search(target * scale[s], scale[s]);
-                search.refine(&mut rates, target * scale[s]);
-                rates
+                let (rates, used) = search.search(target * scale[s], scale[s], hint);
+                hint = used;
+                search.refine(rates, target * scale[s])
             };
-            segs[s] = rates
-                .iter()
-                .enumerate()
-                .map(|(k, &r)| search.get(k, r).clone())
-                .collect();
         }
         let out = build_container(&a, clip, opts, &segs)?;
         let errs = container_errors(skeleton, clip, &out.view(), opts.shell)?;

@@ -49,8 +49,9 @@ fn validity_header() {
         CompressedClip::from_bytes(b.as_slice()).map(|_| ())
     };
     assert_eq!(err(&|b| b[0] = b'X'), Err(Error::BadMagic));
-    // v1 and v2 containers (no curvature bytes) and a future version.
-    for v in [1u8, 2, 4] {
+    // v1 and v2 containers (no curvature bytes), v3 (no component drops)
+    // and a future version.
+    for v in [1u8, 2, 3, 5] {
         assert_eq!(
             err(&|b| b[8] = v),
             Err(Error::UnsupportedVersion {
@@ -520,6 +521,41 @@ proptest! {
     }
 }
 
+/// The compressor's last refinement stores single components one bit
+/// coarser where the bound allows it; such lanes decode as the reference
+/// decodes them, and the independently measured error stays under the bound.
+#[test]
+fn component_drops_are_used_and_decode_like_the_reference() {
+    let h = humanoid();
+    let view = h.skeleton.view();
+    let raw = h.clips[0].view();
+    for rotation in [RotationFormat::DropW, RotationFormat::SmallestThree] {
+        let opts = CompressOptions {
+            rotation,
+            ..CompressOptions::default()
+        };
+        let (c, _) = compress(&view, &raw, &opts).unwrap();
+        let cv = c.view();
+        let uneven = (0..cv.segment_count())
+            .flat_map(|s| cv.segment_rates(s))
+            .filter(|r| r[0] != r[1] || r[1] != r[2])
+            .count();
+        assert!(uneven > 0, "{rotation:?}: no lane with a dropped component");
+        let rest = view.rest_pose();
+        let mut a = sentinel_pose(cv.soa_count(), 7.0);
+        let mut b = sentinel_pose(cv.soa_count(), 9.0);
+        for f in 0..2 * cv.frame_count() {
+            let t = f as f32 * 0.5 / raw.sample_rate();
+            cv.sample_with_rest(t, TimeMode::Clamp, rest, &mut a)
+                .unwrap();
+            compressed::reference::sample(&cv, t, TimeMode::Clamp, rest, &mut b).unwrap();
+            assert_poses_close(&a, &b, cv.soa_count() * 4, TOL);
+        }
+        let stats = measure_error(&view, &raw, &cv, opts.shell).unwrap();
+        assert!(stats.max <= opts.error, "{rotation:?}: {stats:?}");
+    }
+}
+
 /// Every rate class appears in the high-rate cases above: a clip with a
 /// bound far below f32 resolution stores verbatim lanes, and the decoder
 /// reproduces its keys exactly.
@@ -534,10 +570,10 @@ fn verbatim_lanes_decode_exactly() {
     };
     let (c, _) = compress(&view, &raw, &opts).unwrap();
     let cv = c.view();
-    let rates: Vec<u8> = (0..cv.segment_count())
+    let rates: Vec<[u8; 3]> = (0..cv.segment_count())
         .flat_map(|s| cv.segment_rates(s))
         .collect();
-    assert!(rates.contains(&compressed::RAW_BITS), "{rates:?}");
+    assert!(rates.contains(&[compressed::RAW_BITS; 3]), "{rates:?}");
     let stats = measure_error(&view, &raw, &cv, 0.03).unwrap();
     assert!(stats.max <= 1e-9, "{stats:?}");
 }

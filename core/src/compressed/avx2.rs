@@ -12,7 +12,8 @@
 //!   one register and the four lanes transposed, so the ranges, rate and
 //!   trends come out with uniform shifts and masks (constant lanes are
 //!   masked to zero, which decodes them to their clip constant);
-//! - the lanes' bit offsets are a prefix sum of `3 × rate` inside each half;
+//! - each component's rate is the lane's less its drop bit, and the lanes'
+//!   bit offsets are a prefix sum of their lengths inside each half;
 //! - the eight 64-bit windows are eight loads (a gather is slower on CPUs
 //!   with the gather data sampling mitigation), split into codes with
 //!   per-lane variable shifts (`vpsrlvq`) and packed with two shuffles;
@@ -222,23 +223,31 @@ unsafe fn track<const S3: bool, const ROT: bool>(
     let d2 = _mm256_and_si256(_mm256_unpacklo_epi64(t2, t3), anim);
     let d3 = _mm256_and_si256(_mm256_unpackhi_epi64(t2, t3), anim);
     let byte = _mm256_set1_epi32(0xff);
-    let rate = _mm256_and_si256(_mm256_srli_epi32::<16>(d1), byte);
+    let rate_byte = _mm256_and_si256(_mm256_srli_epi32::<16>(d1), byte);
+    let rate = _mm256_and_si256(rate_byte, _mm256_set1_epi32(31));
     let over = _mm256_cmpgt_epi32(rate, _mm256_set1_epi32(i32::from(ONE_WINDOW_BITS)));
     if _mm256_testz_si256(over, over) == 0 {
         return None;
     }
-    // From here on the rates are at most 18 (masked to 5 bits so that the
-    // compiler sees in-range shift counts).
-    let rate = _mm256_and_si256(rate, _mm256_set1_epi32(31));
+    // From here on the rates are at most 18. Each component's rate is the
+    // lane's less its drop bit (never below 0, as the portable `rates_x4`).
+    let one = _mm256_set1_epi32(1);
+    let less = |d: __m256i| _mm256_sub_epi32(_mm256_max_epu32(rate, d), d);
+    let k = [
+        less(_mm256_and_si256(_mm256_srli_epi32::<5>(rate_byte), one)),
+        less(_mm256_and_si256(_mm256_srli_epi32::<6>(rate_byte), one)),
+        less(_mm256_srli_epi32::<7>(rate_byte)),
+    ];
 
-    // Bit offsets: an exclusive prefix sum of 3 × rate (plus the 2-bit
-    // index of a smallest-three rotation) inside each half.
-    let three = _mm256_add_epi32(rate, _mm256_add_epi32(rate, rate));
+    // Bit offsets: an exclusive prefix sum of the lanes' lengths (plus the
+    // 2-bit index of a smallest-three rotation) inside each half.
+    let k01 = _mm256_add_epi32(k[0], k[1]);
+    let k012 = _mm256_add_epi32(k01, k[2]);
     let len = if S3 && ROT {
         // Animated lanes only: constant lanes store no bits at all.
-        _mm256_add_epi32(three, _mm256_and_si256(anim, _mm256_set1_epi32(2)))
+        _mm256_add_epi32(k012, _mm256_and_si256(anim, _mm256_set1_epi32(2)))
     } else {
-        three
+        k012
     };
     let s1 = _mm256_add_epi32(len, _mm256_slli_si256::<4>(len));
     let incl = _mm256_add_epi32(s1, _mm256_slli_si256::<8>(s1));
@@ -272,31 +281,22 @@ unsafe fn track<const S3: bool, const ROT: bool>(
         _mm256_extracti128_si256::<1>(at),
         _mm256_extracti128_si256::<1>(shift),
     );
-    let ra = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(rate));
-    let rb = _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(rate));
     // Low 32 bits of each 64-bit window: [a0 a1 a2 a3 | b0 b1 b2 b3].
     let low = |a: __m256i, b: __m256i| -> __m256i {
         let s = _mm256_shuffle_ps::<0b10_00_10_00>(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b));
         _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_castps_si256(s))
     };
-    let codes = [
-        low(wa, wb),
-        low(_mm256_srlv_epi64(wa, ra), _mm256_srlv_epi64(wb, rb)),
-        low(
-            _mm256_srlv_epi64(wa, _mm256_add_epi64(ra, ra)),
-            _mm256_srlv_epi64(wb, _mm256_add_epi64(rb, rb)),
-        ),
-    ];
+    // The windows shifted right by per-lane counts (frame a's in the low
+    // half, b's in the high half).
+    let shifted = |sh: __m256i| -> __m256i {
+        let sa = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(sh));
+        let sb = _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(sh));
+        low(_mm256_srlv_epi64(wa, sa), _mm256_srlv_epi64(wb, sb))
+    };
+    let codes = [low(wa, wb), shifted(k[0]), shifted(k01)];
     // The smallest-three index follows the three codes.
     let idx = if S3 && ROT {
-        let (ra3, rb3) = (
-            _mm256_add_epi64(ra, _mm256_add_epi64(ra, ra)),
-            _mm256_add_epi64(rb, _mm256_add_epi64(rb, rb)),
-        );
-        _mm256_and_si256(
-            low(_mm256_srlv_epi64(wa, ra3), _mm256_srlv_epi64(wb, rb3)),
-            _mm256_set1_epi32(3),
-        )
+        _mm256_and_si256(shifted(k012), _mm256_set1_epi32(3))
     } else {
         _mm256_setzero_si256()
     };
@@ -322,19 +322,7 @@ unsafe fn track<const S3: bool, const ROT: bool>(
         _mm256_srai_epi32::<24>(d2),
         _mm256_srai_epi32::<24>(_mm256_slli_epi32::<24>(d3)),
     ];
-    let pow2 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(
-        rate,
-        _mm256_set1_epi32(127),
-    )));
     let one = _mm256_set1_ps(1.0);
-    let code_mask = _mm256_sub_epi32(
-        _mm256_sllv_epi32(_mm256_set1_epi32(1), rate),
-        _mm256_set1_epi32(1),
-    );
-    let inv = _mm256_andnot_ps(
-        _mm256_castsi256_ps(_mm256_cmpeq_epi32(rate, _mm256_setzero_si256())),
-        _mm256_div_ps(one, _mm256_sub_ps(pow2, one)),
-    );
     let trend_scale = _mm256_set1_ps(TREND_SCALE);
     let curve_scale = _mm256_set1_ps(CURVE_SCALE);
     let both = |x: f32x4| -> __m256 {
@@ -345,6 +333,20 @@ unsafe fn track<const S3: bool, const ROT: bool>(
     for (c, v) in v.iter_mut().enumerate() {
         let (min, unit) = (both(cv[2 * c]), both(cv[2 * c + 1]));
         let lo = _mm256_add_ps(min, _mm256_mul_ps(_mm256_cvtepi32_ps(smin[c]), unit));
+        // 2^rate from its exponent; the code mask and 1 / (2^rate − 1) (0
+        // for rate 0) follow from it.
+        let pow2 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(
+            k[c],
+            _mm256_set1_epi32(127),
+        )));
+        let code_mask = _mm256_sub_epi32(
+            _mm256_sllv_epi32(_mm256_set1_epi32(1), k[c]),
+            _mm256_set1_epi32(1),
+        );
+        let inv = _mm256_andnot_ps(
+            _mm256_castsi256_ps(_mm256_cmpeq_epi32(k[c], _mm256_setzero_si256())),
+            _mm256_div_ps(one, _mm256_sub_ps(pow2, one)),
+        );
         let step = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(sext[c]), unit), inv);
         let slope = _mm256_mul_ps(
             _mm256_mul_ps(_mm256_cvtepi32_ps(trend[c]), unit),
@@ -432,8 +434,9 @@ mod tests {
 
     use super::*;
     use crate::compressed::{
-        compressed_size, lane_frame_bits, write_compressed, CompressedParts, Defaults,
-        NoFastTracks, RotationFormat, CURVE_BYTE, KIND_STORED, RATE_BYTE, TREND_BYTE,
+        compressed_size, lane_frame_bits, lane_rates, write_compressed, CompressedParts, Defaults,
+        NoFastTracks, RotationFormat, CURVE_BYTE, KIND_STORED, RATE_BYTE, RATE_DROP_SHIFT,
+        TREND_BYTE,
     };
     use crate::math::{Quat, Transform, Vec3};
     use crate::soa::soa_count;
@@ -525,13 +528,16 @@ mod tests {
                     lm[TREND_BYTE + c] = rng.next() as u8;
                     lm[CURVE_BYTE + c] = rng.next() as u8;
                 }
-                // Mostly the one-window rates, sometimes the wider ones.
-                lm[RATE_BYTE] = if rng.below(8) == 0 {
+                // Mostly the one-window rates, sometimes the wider ones;
+                // random component drops on lanes of at least 1 bit.
+                let rate = if rng.below(8) == 0 {
                     rng.below(24) as u8
                 } else {
                     rng.below(u64::from(ONE_WINDOW_BITS) + 1) as u8
                 };
-                bits += n * u64::from(lane_frame_bits(rot, format, lm[RATE_BYTE]));
+                let drops = if rate == 0 { 0 } else { rng.below(8) as u8 };
+                lm[RATE_BYTE] = rate | drops << RATE_DROP_SHIFT;
+                bits += n * u64::from(lane_frame_bits(rot, format, lane_rates(lm)));
             }
         }
         let data: Vec<u8> = (0..bits.div_ceil(8)).map(|_| rng.next() as u8).collect();

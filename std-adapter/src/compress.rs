@@ -530,11 +530,12 @@ impl Track {
             for (i, v) in self.comp[frames.clone()].iter().enumerate() {
                 let i = i as f32;
                 let r = v[c] - slope * i - curve * (i * i);
-                let t = if ext > 0.0 { (r - min) / ext } else { 0.0 };
-                lo = lo.min(t);
-                hi = hi.max(t);
+                lo = lo.min(r);
+                hi = hi.max(r);
             }
-            (lo, hi)
+            // `(r − min) / ext` is monotonic in `r`: map the extremes only.
+            let t = |r: f32| if ext > 0.0 { (r - min) / ext } else { 0.0 };
+            (t(lo), t(hi))
         };
         let mut shape = Shape::default();
         for c in 0..3 {

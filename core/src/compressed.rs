@@ -208,53 +208,84 @@ pub fn lane_rates(lane: &[u8]) -> [u8; 3] {
     component_rates(lane.get(RATE_BYTE).copied().unwrap_or(0))
 }
 
-/// Decodes one quantized component: the clip constants `min, unit` (unit =
-/// clip extent / 255), the segment range `smin, sext` (in units) and a
-/// `bits`-bit code `q`.
+/// One lane component's decoding constants in one segment: the clip
+/// constants `min, unit` (unit = clip extent / 255), and in units the
+/// segment minimum `smin`, the code step `step = sext / (2^bits − 1)` and the
+/// trend bytes `slope` and `curve` as floats.
 ///
-/// The compressor simulates decoding with this very function, and the
-/// sampler's lane-wise multiply-add performs the same IEEE operations in the
-/// same order, so what the compressor measures is bit for bit what
-/// [`CompressedClip::sample`] produces.
-#[inline]
-#[must_use]
-pub fn dequantize(min: f32, unit: f32, smin: u8, sext: u8, bits: u8, q: u32) -> f32 {
-    let (lo, step) = dequantize_params(min, unit, smin, sext, bits);
-    lo + step * q as f32
+/// [`ComponentDecode::value`] is the decoding formula. The compressor
+/// simulates decoding with it, and both samplers perform the same IEEE
+/// operations in the same order lane-wise, so what the compressor measures
+/// is bit for bit what [`CompressedClip::sample`] produces.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ComponentDecode {
+    /// Clip minimum.
+    pub min: f32,
+    /// Clip unit (extent / 255).
+    pub unit: f32,
+    /// Segment minimum, in units.
+    pub smin: f32,
+    /// Code step, in units (0 at 0 bits).
+    pub step: f32,
+    /// Trend slope byte.
+    pub slope: f32,
+    /// Trend curvature byte.
+    pub curve: f32,
 }
 
-/// The per-frame slope of a lane component's trend slope byte `d` in a clip
-/// with unit `unit` (see [`with_trend`]).
+impl ComponentDecode {
+    /// The constants of a component with clip constants `min, unit`,
+    /// segment range bytes `smin, sext`, `bits` bits per code and trend
+    /// bytes `d` (slope) and `k` (curvature).
+    #[inline]
+    #[must_use]
+    pub fn new(min: f32, unit: f32, smin: u8, sext: u8, bits: u8, d: i8, k: i8) -> Self {
+        ComponentDecode {
+            min,
+            unit,
+            smin: f32::from(smin),
+            step: f32::from(sext) * inv_max_code(bits),
+            slope: f32::from(d),
+            curve: f32::from(k),
+        }
+    }
+
+    /// The value of code `q` at local frame `i` of the segment:
+    /// `min + unit · (((smin + step · q) + slope · i/8) + curve · i²/256)`,
+    /// in this order, with the trend factors of [`trend_factors`].
+    #[inline]
+    #[must_use]
+    pub fn value(&self, q: u32, i: f32) -> f32 {
+        let (tl, tl2) = trend_factors(i);
+        self.min
+            + self.unit
+                * (((self.smin + self.step * q as f32) + self.slope * tl) + self.curve * tl2)
+    }
+}
+
+/// The trend's factors at local frame `i`: `(i · TREND_SCALE, i² ·
+/// CURVE_SCALE)`, each rounded once as every decoder computes them.
+#[inline]
+#[must_use]
+pub fn trend_factors(i: f32) -> (f32, f32) {
+    (TREND_SCALE * i, CURVE_SCALE * (i * i))
+}
+
+/// The per-frame slope in clip units of a component's trend slope byte `d`
+/// in a clip with unit `unit` (for range searches; decoding uses
+/// [`ComponentDecode::value`]).
 #[inline]
 #[must_use]
 pub fn trend_slope(unit: f32, d: i8) -> f32 {
     f32::from(d) * unit * TREND_SCALE
 }
 
-/// The per-frame² curvature of a lane component's trend curvature byte `k`
-/// in a clip with unit `unit` (see [`with_trend`]).
+/// The per-frame² curvature in clip units of a component's trend curvature
+/// byte `k` (see [`trend_slope`]).
 #[inline]
 #[must_use]
 pub fn trend_curve(unit: f32, k: i8) -> f32 {
     f32::from(k) * unit * CURVE_SCALE
-}
-
-/// A lane component's value at local frame `i` of its segment from its
-/// dequantized residual `v`, trend slope and curvature:
-/// `(v + slope · i) + curve · i²`, evaluated in this order in `f32` by every
-/// decoder and by the compressor.
-#[inline]
-#[must_use]
-pub fn with_trend(v: f32, slope: f32, curve: f32, i: f32) -> f32 {
-    (v + slope * i) + curve * (i * i)
-}
-
-/// The offset and step of [`dequantize`]: `value = lo + step · q`.
-#[inline]
-#[must_use]
-pub fn dequantize_params(min: f32, unit: f32, smin: u8, sext: u8, bits: u8) -> (f32, f32) {
-    let lo = min + f32::from(smin) * unit;
-    (lo, f32::from(sext) * unit * inv_max_code(bits))
 }
 
 /// `1 / (2^bits − 1)` for `bits` in `0..=23` (0 otherwise, and for 0 bits).
@@ -664,15 +695,18 @@ fn to_f32(v: u32x4) -> f32x4 {
 /// of four `u32x4` with uniform shifts and masks.
 #[inline(always)]
 fn meta_words(meta: &[u8], at: usize) -> [u32; 4] {
-    match meta.get(at..at + LANE_META_BYTES) {
-        Some(&[b0, b1, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11, b12]) => [
-            u32::from_le_bytes([b0, b1, b2, b3]),
-            u32::from_le_bytes([b3, b4, b5, b6]),
-            u32::from_le_bytes([b6, b7, b8, b9]),
-            u32::from_le_bytes([b9, b10, b11, b12]),
-        ],
-        _ => [0; 4],
-    }
+    // Two overlapping 8-byte loads: bytes 0..8 and 5..13.
+    let (Some(a), Some(b)) = (meta.get(at..at + 8), meta.get(at + 5..at + 13)) else {
+        return [0; 4];
+    };
+    let le = |x: &[u8]| u64::from_le_bytes(x.try_into().unwrap_or([0; 8]));
+    let (a, b) = (le(a), le(b));
+    [
+        a as u32,
+        (a >> 24) as u32,
+        ((a >> 48) | ((b >> 24) & 0xffff) << 16) as u32,
+        (b >> 32) as u32,
+    ]
 }
 
 /// Lane `l`'s three codes of `r[c] ≤ 32` bits and its smallest-three index
@@ -716,10 +750,12 @@ fn rates_x4(d2: [u32; 4]) -> [u32x4; 3] {
     })
 }
 
-/// Per-segment constants of four lanes: offsets, steps, trend slopes and
-/// curvatures per component, and the code masks.
+/// Per-segment constants of four lanes per component (the fields of
+/// [`ComponentDecode`], lane-wise) and the code masks.
 struct Dequant {
-    lo: [f32x4; 3],
+    min: [f32x4; 3],
+    unit: [f32x4; 3],
+    smin: [f32x4; 3],
     step: [f32x4; 3],
     slope: [f32x4; 3],
     curve: [f32x4; 3],
@@ -739,14 +775,16 @@ fn dequant_params(d: &[[u32; 4]; 4], rates: &[u32x4; 3], clip: &[f32x4; 6]) -> D
     // arithmetically.
     let sign =
         |v: u32x4| -> f32x4 { f32x4::from_i32x4(bytemuck::cast::<u32x4, i32x4>(v) >> 24u32) };
-    let trend = [sign(d2 << 16u32), sign(d2 << 8u32), sign(d2)];
+    let slope = [sign(d2 << 16u32), sign(d2 << 8u32), sign(d2)];
     // Signed curvature bytes 10, 11, 12.
     let curve = [sign(d3 << 16u32), sign(d3 << 8u32), sign(d3)];
     let mut q = Dequant {
-        lo: [f32x4::ZERO; 3],
+        min: [clip[0], clip[2], clip[4]],
+        unit: [clip[1], clip[3], clip[5]],
+        smin: smin.map(to_f32),
         step: [f32x4::ZERO; 3],
-        slope: [f32x4::ZERO; 3],
-        curve: [f32x4::ZERO; 3],
+        slope,
+        curve,
         mask: [u32x4::ZERO; 3],
     };
     for c in 0..3 {
@@ -758,24 +796,22 @@ fn dequant_params(d: &[[u32; 4]; 4], rates: &[u32x4; 3], clip: &[f32x4; 6]) -> D
         q.mask[c] = bytemuck::cast(pow2.round_int() - i32x4::ONE);
         let zero: f32x4 = bytemuck::cast(r.simd_eq(u32x4::ZERO));
         let inv = zero.bitselect(f32x4::ZERO, f32x4::ONE / (pow2 - f32x4::ONE));
-        let (min, unit) = (clip[2 * c], clip[2 * c + 1]);
-        q.lo[c] = min + to_f32(smin[c]) * unit;
-        q.step[c] = to_f32(sext[c]) * unit * inv;
-        q.slope[c] = trend[c] * unit * f32x4::splat(TREND_SCALE);
-        q.curve[c] = curve[c] * unit * f32x4::splat(CURVE_SCALE);
+        q.step[c] = to_f32(sext[c]) * inv;
     }
     q
 }
 
-/// [`with_trend`] of `lo + step · (code & mask)` for components x, y, z.
+/// [`ComponentDecode::value`] of the codes `c & mask` for components x, y,
+/// z of four lanes.
 #[inline(always)]
 fn dequant(q: &Dequant, c: &[[u32; 4]; 4], local: f32) -> [f32x4; 3] {
-    let li = f32x4::splat(local);
-    let li2 = f32x4::splat(local * local);
+    let (tl, tl2) = trend_factors(local);
+    let (tl, tl2) = (f32x4::splat(tl), f32x4::splat(tl2));
     let mut v = [f32x4::ZERO; 3];
     for i in 0..3 {
-        let r = q.lo[i] + q.step[i] * to_f32(u32x4::from(c[i]) & q.mask[i]);
-        v[i] = (r + q.slope[i] * li) + q.curve[i] * li2;
+        let code = to_f32(u32x4::from(c[i]) & q.mask[i]);
+        let u = ((q.smin[i] + q.step[i] * code) + q.slope[i] * tl) + q.curve[i] * tl2;
+        v[i] = q.min[i] + q.unit[i] * u;
     }
     v
 }
@@ -1681,10 +1717,9 @@ fn check_params(
 /// Scalar reference implementations: the readable specification.
 pub mod reference {
     use super::{
-        dequantize, drop_w_rotation, lane_frame_bits, lane_rates, read_bits,
-        smallest_three_rotation, trend_curve, trend_slope, with_trend, CompressedClip, Defaults,
-        RotationFormat, CURVE_BYTE, KIND_DEFAULT, LANE_META_BYTES, RAW_BITS, ROT_PARAM_FLOATS,
-        TREND_BYTE, VEC_PARAM_FLOATS,
+        drop_w_rotation, lane_frame_bits, lane_rates, read_bits, smallest_three_rotation,
+        ComponentDecode, CompressedClip, Defaults, RotationFormat, CURVE_BYTE, KIND_DEFAULT,
+        LANE_META_BYTES, RAW_BITS, ROT_PARAM_FLOATS, TREND_BYTE, VEC_PARAM_FLOATS,
     };
     use crate::clip::TimeMode;
     use crate::error::Error;
@@ -1754,10 +1789,16 @@ pub mod reference {
             for (c, x) in d.iter_mut().enumerate() {
                 let q = read_bits(self.data, bit, u32::from(bits[c]));
                 bit += u64::from(bits[c]);
-                let v = dequantize(min(c), unit(c), range(2 * c), range(2 * c + 1), bits[c], q);
-                let slope = trend_slope(unit(c), range(TREND_BYTE + c) as i8);
-                let curve = trend_curve(unit(c), range(CURVE_BYTE + c) as i8);
-                *x = with_trend(v, slope, curve, local as f32);
+                let dec = ComponentDecode::new(
+                    min(c),
+                    unit(c),
+                    range(2 * c),
+                    range(2 * c + 1),
+                    bits[c],
+                    range(TREND_BYTE + c) as i8,
+                    range(CURVE_BYTE + c) as i8,
+                );
+                *x = dec.value(q, local as f32);
             }
             if !rot {
                 return Some([d[0], d[1], d[2], 0.0]);

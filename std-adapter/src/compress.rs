@@ -39,8 +39,8 @@ use std::time::Instant;
 
 use sinew_core::clip::{RawClip, TimeMode};
 use sinew_core::compressed::{
-    self, component_rates, dequantize_params, drop_w_rotation, smallest_three_rotation,
-    smallest_three_split, trend_curve, trend_slope, unit_for_extent, with_trend, CompressedClip,
+    self, component_rates, drop_w_rotation, smallest_three_rotation, smallest_three_split,
+    trend_curve, trend_factors, trend_slope, unit_for_extent, ComponentDecode, CompressedClip,
     CompressedParts, Defaults, RotationFormat, KIND_DEFAULT, KIND_STORED, LANE_META_BYTES,
     MAX_QUANTIZED_BITS, RATE_DROP_SHIFT, RAW_BITS,
 };
@@ -464,34 +464,34 @@ struct SegTrack {
 
 /// One component's quantization in one segment (see [`Track::quantizer`]).
 struct Quantizer {
-    lo: f32,
-    step: f32,
-    top: f32,
+    dec: ComponentDecode,
     max_code: u32,
-    slope: f32,
-    curve: f32,
 }
 
 impl Quantizer {
     /// The code of raw value `v` at local frame `li` that decodes closest
     /// to it, and its decoded value (exactly as the core decodes it).
     fn code(&self, v: f32, li: f32) -> (u32, f32) {
-        let dec = |q: u32| with_trend(self.lo + self.step * q as f32, self.slope, self.curve, li);
-        // The decoder adds the trend after dequantizing.
-        let tr = self.slope * li + self.curve * (li * li);
+        let d = &self.dec;
         let max = self.max_code;
-        let q = if max == 0 || self.top <= self.lo {
+        let q = if max == 0 || !(d.step > 0.0 && d.unit > 0.0) {
             0
         } else {
-            let x = (v - tr - self.lo) / (self.top - self.lo) * max as f32;
-            let q = x.round().clamp(0.0, max as f32) as u32;
-            // Pick the neighbour code that decodes closest.
+            // The residual in code steps, then the neighbour code that
+            // decodes closest.
+            let (tl, tl2) = trend_factors(li);
+            let u = (v - d.min) / d.unit - d.slope * tl - d.curve * tl2 - d.smin;
+            let q = (u / d.step).round().clamp(0.0, max as f32) as u32;
             let best = [q.saturating_sub(1), q, (q + 1).min(max)]
                 .into_iter()
-                .min_by(|&a, &b| (dec(a) - v).abs().total_cmp(&(dec(b) - v).abs()));
+                .min_by(|&a, &b| {
+                    (d.value(a, li) - v)
+                        .abs()
+                        .total_cmp(&(d.value(b, li) - v).abs())
+                });
             best.unwrap_or(q)
         };
-        (q, dec(q))
+        (q, d.value(q, li))
     }
 }
 
@@ -698,17 +698,17 @@ impl Track {
     /// Component `c`'s quantizer at `rate` bits in the segment of `t`'s
     /// ranges and trend.
     fn quantizer(&self, t: &SegTrack, c: usize, rate: u8) -> Quantizer {
-        let max_code = if rate == 0 { 0 } else { (1u32 << rate) - 1 };
-        let (min, unit) = (self.range[2 * c], self.range[2 * c + 1]);
-        let (lo, step) = dequantize_params(min, unit, t.ranges[2 * c], t.ranges[2 * c + 1], rate);
         Quantizer {
-            lo,
-            step,
-            // As `dequantize` of the largest code.
-            top: lo + step * max_code as f32,
-            max_code,
-            slope: trend_slope(unit, t.trend[c]),
-            curve: trend_curve(unit, t.curve[c]),
+            dec: ComponentDecode::new(
+                self.range[2 * c],
+                self.range[2 * c + 1],
+                t.ranges[2 * c],
+                t.ranges[2 * c + 1],
+                rate,
+                t.trend[c],
+                t.curve[c],
+            ),
+            max_code: if rate == 0 { 0 } else { (1u32 << rate) - 1 },
         }
     }
 

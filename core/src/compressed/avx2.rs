@@ -39,8 +39,8 @@ use core::arch::x86_64::*;
 use wide::f32x4;
 
 use super::{
-    CompressedClip, FastTracks, FrameAt, RotationFormat, CURVE_SCALE, LANE_MASKS, LANE_META_BYTES,
-    ONE_WINDOW_BITS, TREND_SCALE,
+    trend_factors, CompressedClip, FastTracks, FrameAt, RotationFormat, LANE_MASKS,
+    LANE_META_BYTES, ONE_WINDOW_BITS,
 };
 use crate::soa::{SoaQuat, SoaTransform};
 
@@ -108,10 +108,10 @@ struct Frames {
     meta: [*const u8; 2],
     /// The first bit of frames a and b.
     first: [u64; 2],
-    /// Local frame indices: frame a's in the low half, b's in the high half.
-    local: __m256,
-    /// Their squares.
-    local2: __m256,
+    /// The trend factors ([`trend_factors`]) of the local frame indices:
+    /// frame a's in the low half, b's in the high half.
+    tl: __m256,
+    tl2: __m256,
     /// The bit stream, and the last byte at which 8 bytes can be read.
     data: *const u8,
     last: __m256i,
@@ -137,14 +137,14 @@ fn decode<const S3: bool>(
     if sa.max(sb) + seg_meta + 3 > clip.meta_ext.len() || clip.data.len() < 8 {
         return false;
     }
-    let (la, lb) = (a.local, b.local);
+    let (fa, fb) = (trend_factors(a.local), trend_factors(b.local));
     let base_ptr = clip.meta_ext.as_ptr();
     let frames = Frames {
         // SAFETY: both offsets are inside `meta_ext` (checked above).
         meta: unsafe { [base_ptr.add(sa), base_ptr.add(sb)] },
         first: [a.first, b.first],
-        local: _mm256_setr_m128(_mm_set1_ps(la), _mm_set1_ps(lb)),
-        local2: _mm256_setr_m128(_mm_set1_ps(la * la), _mm_set1_ps(lb * lb)),
+        tl: _mm256_setr_m128(_mm_set1_ps(fa.0), _mm_set1_ps(fb.0)),
+        tl2: _mm256_setr_m128(_mm_set1_ps(fa.1), _mm_set1_ps(fb.1)),
         data: clip.data.as_ptr(),
         last: _mm256_set1_epi32((clip.data.len() - 8).min(i32::MAX as usize) as i32),
     };
@@ -323,8 +323,6 @@ unsafe fn track<const S3: bool, const ROT: bool>(
         _mm256_srai_epi32::<24>(_mm256_slli_epi32::<24>(d3)),
     ];
     let one = _mm256_set1_ps(1.0);
-    let trend_scale = _mm256_set1_ps(TREND_SCALE);
-    let curve_scale = _mm256_set1_ps(CURVE_SCALE);
     let both = |x: f32x4| -> __m256 {
         let h: __m128 = bytemuck::cast(x);
         _mm256_setr_m128(h, h)
@@ -332,7 +330,6 @@ unsafe fn track<const S3: bool, const ROT: bool>(
     let mut v = [_mm256_setzero_ps(); 3];
     for (c, v) in v.iter_mut().enumerate() {
         let (min, unit) = (both(cv[2 * c]), both(cv[2 * c + 1]));
-        let lo = _mm256_add_ps(min, _mm256_mul_ps(_mm256_cvtepi32_ps(smin[c]), unit));
         // 2^rate from its exponent; the code mask and 1 / (2^rate − 1) (0
         // for rate 0) follow from it.
         let pow2 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(
@@ -347,21 +344,17 @@ unsafe fn track<const S3: bool, const ROT: bool>(
             _mm256_castsi256_ps(_mm256_cmpeq_epi32(k[c], _mm256_setzero_si256())),
             _mm256_div_ps(one, _mm256_sub_ps(pow2, one)),
         );
-        let step = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(sext[c]), unit), inv);
-        let slope = _mm256_mul_ps(
-            _mm256_mul_ps(_mm256_cvtepi32_ps(trend[c]), unit),
-            trend_scale,
-        );
-        let bend = _mm256_mul_ps(
-            _mm256_mul_ps(_mm256_cvtepi32_ps(curve[c]), unit),
-            curve_scale,
-        );
+        // As `ComponentDecode::value`, in the same order.
+        let step = _mm256_mul_ps(_mm256_cvtepi32_ps(sext[c]), inv);
         let q = _mm256_cvtepi32_ps(_mm256_and_si256(codes[c], code_mask));
-        let r = _mm256_add_ps(lo, _mm256_mul_ps(step, q));
-        *v = _mm256_add_ps(
-            _mm256_add_ps(r, _mm256_mul_ps(slope, frames.local)),
-            _mm256_mul_ps(bend, frames.local2),
+        let u = _mm256_add_ps(
+            _mm256_add_ps(
+                _mm256_add_ps(_mm256_cvtepi32_ps(smin[c]), _mm256_mul_ps(step, q)),
+                _mm256_mul_ps(_mm256_cvtepi32_ps(trend[c]), frames.tl),
+            ),
+            _mm256_mul_ps(_mm256_cvtepi32_ps(curve[c]), frames.tl2),
         );
+        *v = _mm256_add_ps(min, _mm256_mul_ps(unit, u));
     }
     let [x, y, z] = v;
     let (x, y, z, w) = if ROT {

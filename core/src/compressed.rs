@@ -880,6 +880,15 @@ trait FastTracks {
         offsets: (&mut u32, &mut u32),
         cv: &[f32x4],
     ) -> Option<(SoaQuat, SoaQuat)>;
+
+    /// Frame a's rotations in `outs` nlerped towards frame b's in `pending`,
+    /// block by block (the same operations as [`Blend::nlerp`]).
+    #[inline(always)]
+    fn nlerp_chunk(&self, blend: &Blend, outs: &mut [SoaTransform], pending: &[SoaQuat]) {
+        for (o, qb) in outs.iter_mut().zip(pending) {
+            o.rotation = blend.nlerp(&o.rotation, qb);
+        }
+    }
 }
 
 /// No faster decoder: the portable one takes every track.
@@ -1486,9 +1495,7 @@ impl<'a> CompressedClip<'a> {
                 o.rotation = ra;
                 *rb_slot = rb;
             }
-            for (o, qb) in outs.iter_mut().zip(pending.iter()) {
-                o.rotation = blend.nlerp(&o.rotation, qb);
-            }
+            fast.nlerp_chunk(&blend, outs, &pending);
         }
     }
 

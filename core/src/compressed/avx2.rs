@@ -39,7 +39,7 @@ use core::arch::x86_64::*;
 use wide::f32x4;
 
 use super::{
-    trend_factors, CompressedClip, FastTracks, FrameAt, RotationFormat, LANE_MASKS,
+    trend_factors, Blend, CompressedClip, FastTracks, FrameAt, RotationFormat, LANE_MASKS,
     LANE_META_BYTES, ONE_WINDOW_BITS,
 };
 use crate::soa::{SoaQuat, SoaTransform};
@@ -169,6 +169,87 @@ impl FastTracks for Frames {
         // stays inside `meta_ext` (the kinds' animated lanes add up to
         // `clip.animated`, validated).
         unsafe { track::<S3, ROT>(self, m, mask, offsets, cv) }
+    }
+
+    #[inline(always)]
+    fn nlerp_chunk(&self, blend: &Blend, outs: &mut [SoaTransform], pending: &[SoaQuat]) {
+        // SAFETY: a `Frames` is only built by `decode`, on a CPU with AVX2.
+        unsafe { nlerp_pairs(blend, outs, pending) }
+    }
+}
+
+/// [`Blend::nlerp`] of two blocks per 256-bit register (block `2i` in the
+/// low half), then the odd block with the portable code. The operations
+/// are the portable ones in the same order, with a fused multiply-add
+/// exactly where `wide`'s `mul_add` fuses (builds with FMA enabled).
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn nlerp_pairs(blend: &Blend, outs: &mut [SoaTransform], pending: &[SoaQuat]) {
+    let madd = |a: __m256, b: __m256, c: __m256| -> __m256 {
+        if cfg!(target_feature = "fma") {
+            _mm256_fmadd_ps(a, b, c)
+        } else {
+            _mm256_add_ps(_mm256_mul_ps(a, b), c)
+        }
+    };
+    let two =
+        |a: f32x4, b: f32x4| -> __m256 { _mm256_setr_m128(bytemuck::cast(a), bytemuck::cast(b)) };
+    let dot = |a: &[__m256; 4], b: &[__m256; 4]| {
+        madd(
+            a[0],
+            b[0],
+            madd(a[1], b[1], madd(a[2], b[2], _mm256_mul_ps(a[3], b[3]))),
+        )
+    };
+    let (wa, wb) = (two(blend.wa, blend.wa), two(blend.wb, blend.wb));
+    let sign = _mm256_set1_ps(-0.0);
+    let n = outs.len().min(pending.len());
+    let mut outs = outs[..n].chunks_exact_mut(2);
+    let mut pend = pending[..n].chunks_exact(2);
+    for (o, p) in (&mut outs).zip(&mut pend) {
+        let (r0, r1) = (&o[0].rotation, &o[1].rotation);
+        let a = [
+            two(r0.x, r1.x),
+            two(r0.y, r1.y),
+            two(r0.z, r1.z),
+            two(r0.w, r1.w),
+        ];
+        let b = [
+            two(p[0].x, p[1].x),
+            two(p[0].y, p[1].y),
+            two(p[0].z, p[1].z),
+            two(p[0].w, p[1].w),
+        ];
+        let flip = _mm256_cmp_ps::<_CMP_LT_OQ>(dot(&a, &b), _mm256_setzero_ps());
+        let w = _mm256_xor_ps(wb, _mm256_and_ps(flip, sign));
+        let q = [0, 1, 2, 3].map(|c| madd(b[c], w, _mm256_mul_ps(a[c], wa)));
+        let inv = _mm256_div_ps(_mm256_set1_ps(1.0), _mm256_sqrt_ps(dot(&q, &q)));
+        let [x, y, z, w] = q.map(|v| _mm256_mul_ps(v, inv));
+        let half = |v: __m256| -> (f32x4, f32x4) {
+            (
+                bytemuck::cast(_mm256_castps256_ps128(v)),
+                bytemuck::cast(_mm256_extractf128_ps::<1>(v)),
+            )
+        };
+        let ((x0, x1), (y0, y1), (z0, z1), (w0, w1)) = (half(x), half(y), half(z), half(w));
+        o[0].rotation = SoaQuat {
+            x: x0,
+            y: y0,
+            z: z0,
+            w: w0,
+        };
+        o[1].rotation = SoaQuat {
+            x: x1,
+            y: y1,
+            z: z1,
+            w: w1,
+        };
+    }
+    for (o, qb) in outs.into_remainder().iter_mut().zip(pend.remainder()) {
+        o.rotation = blend.nlerp(&o.rotation, qb);
     }
 }
 

@@ -13,13 +13,13 @@
 //! Animated lanes are range-reduced per clip (`min`, `unit` = extent / 255)
 //! and per segment of `segment_frames` frames (an 8-bit minimum and extent
 //! in units), optionally minus a per-segment quadratic *trend* per component
-//! (signed bytes `d` and `k`: the value at local frame `i` is
-//! [`with_trend`] of the dequantized residual, `(v + trend_slope(unit, d) · i)
-//! + trend_curve(unit, k) · i²`), then quantized at a bit rate chosen
-//! per lane per segment
+//! (signed bytes `d` and `k`), then quantized at a bit rate chosen per lane
+//! per segment
 //! (`0..=23` bits per component, or [`RAW_BITS`]: the `f32` values stored
 //! verbatim), less one bit for each component whose *drop* bit is set
-//! ([`component_rates`]). Rotations keep three components: x, y, z of the quaternion with
+//! ([`component_rates`]). A component's code `q` at local frame `i` of its
+//! segment decodes to `min + unit · (((smin + step · q) + d · i/8) + k ·
+//! i²/256)` ([`ComponentDecode::value`]). Rotations keep three components: x, y, z of the quaternion with
 //! `w ≥ 0` ([`RotationFormat::DropW`]), or the three smallest with a 2-bit
 //! index of the dropped largest one ([`RotationFormat::SmallestThree`]).
 //!

@@ -28,7 +28,10 @@
 //!    every frame and mid-frame and checked against the bound; segments that
 //!    fail are searched again with a tenth off their target, then with half
 //!    of it, and after five misses stored verbatim (exact, so error 0 at
-//!    their frames).
+//!    their frames). A bound below what `f32` resolves at the scene's size
+//!    (the check's rounding allowance, 16 ε × the scene's extent, is larger)
+//!    stores every segment verbatim at once; [`CompressReport::raw_segments`]
+//!    counts verbatim segments and `sinew compress` names them.
 //!
 //! [`measure_error`] is the independent check: separate code that samples
 //! both clips through their public samplers, runs the core's SIMD FK and
@@ -1722,7 +1725,9 @@ pub fn compress(
     // the SIMD-vs-scalar rounding of the real sampler keeps under it.
     let target = accept - opts.error * 0.003;
     let mut scale = vec![1.0f32; nseg];
-    let mut halvings = vec![0u32; nseg];
+    // A bound below what f32 resolves at this scene's size: no quantized
+    // segment can be proven to meet it, so store everything verbatim.
+    let mut halvings = vec![if target > 0.0 { 0u32 } else { 5 }; nseg];
     let mut segs: Vec<Vec<SegTrack>> = vec![Vec::new(); nseg];
     let mut todo: Vec<usize> = (0..nseg).collect();
     let mut passes = 0;
@@ -1758,6 +1763,9 @@ pub fn compress(
         }
         failing.sort_unstable();
         failing.dedup();
+        // Verbatim segments are exact already: nothing left to try there
+        // (what remains is the sampler's and FK's own f32 rounding).
+        failing.retain(|&s| halvings[s] < 5);
         let max_error = errs.iter().copied().fold(0.0f32, f32::max);
         if failing.is_empty() || passes > 6 {
             let raw_segments = segs
@@ -2048,8 +2056,18 @@ pub fn run_cli(
                 seconds,
                 verified,
             };
+            let verbatim = if report.raw_segments > 0 {
+                format!(
+                    " ({} of {} segments verbatim: no bit rate met the bound, which is \
+                     close to f32 resolution at this scene's size)",
+                    report.raw_segments,
+                    view.frame_count().div_ceil(copts.segment_frames)
+                )
+            } else {
+                String::new()
+            };
             emit(&format!(
-                "[{done}/{total}] {} {:.1}:1 max {} in {:.0} ms",
+                "[{done}/{total}] {} {:.1}:1 max {} in {:.0} ms{verbatim}",
                 row.clip,
                 row.raw_bytes as f64 / row.compressed_bytes as f64,
                 fmt_len(row.max_error, mpu),

@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use sinew_core::fk::{self, FkJob};
 use sinew_core::skin::{
-    self, check_influences, normalize_weights, reference, CheckedInfluences, DualQuat, Mat3x4,
-    SkinInput, SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut, WEIGHT_SUM_TOLERANCE,
+    self, check_influences, normalize_weights, reference, CheckedInfluences, DualQuat, LbsBind,
+    Mat3x4, SkinInput, SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut,
+    WEIGHT_SUM_TOLERANCE,
 };
 use sinew_core::{Error, Mat4, Quat, Transform, Vec3};
 use support::*;
@@ -31,8 +32,9 @@ const MIXED: [(&str, MixFn); 2] = [
     ("simd", skin::skin_mixed),
     ("reference", reference::skin_mixed),
 ];
-const LBS_PALETTE: [(&str, LbsPaletteFn); 2] = [
+const LBS_PALETTE: [(&str, LbsPaletteFn); 3] = [
     ("simd", skin::lbs_palette),
+    ("prepared", lbs_palette_prepared),
     ("reference", reference::lbs_palette),
 ];
 const DQS_PALETTE: [(&str, DqsPaletteFn); 2] = [
@@ -41,6 +43,14 @@ const DQS_PALETTE: [(&str, DqsPaletteFn); 2] = [
 ];
 
 const SENTINEL: f32 = 7.0;
+
+/// [`skin::lbs_palette_prepared`] with the binds prepared here (as many as
+/// `ibm`, so a wrong `ibm` length is a wrong binds length).
+fn lbs_palette_prepared(models: &[Mat4], ibm: &[Mat4], out: &mut [Mat3x4]) -> Result<(), Error> {
+    let mut binds = vec![LbsBind::default(); ibm.len()];
+    skin::prepare_lbs_binds(ibm, &mut binds)?;
+    skin::lbs_palette_prepared(models, &binds, out)
+}
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -391,6 +401,41 @@ fn validity_palette_lengths() {
         );
         assert!(scale.iter().all(|s| *s == [SENTINEL; 3]));
     }
+}
+
+#[test]
+fn validity_prepare_lbs_binds() {
+    let ibm = vec![Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0)); 5];
+    for len in [0, 4, 6] {
+        let mut binds = vec![LbsBind::default(); len];
+        assert_eq!(
+            skin::prepare_lbs_binds(&ibm, &mut binds),
+            Err(Error::BadLength {
+                buffer: "lbs binds",
+                expected: 5,
+                actual: len
+            })
+        );
+        assert!(
+            binds.iter().all(|b| *b == LbsBind::default()),
+            "written on error"
+        );
+    }
+}
+
+/// A prepared bind reads back as the affine matrix it was built from (its
+/// last row as `0 0 0 1`), and the default is the identity.
+#[test]
+fn lbs_bind_round_trip() {
+    let mut m = Mat4::from_trs(
+        Vec3::new(0.5, -2.0, 3.0),
+        Quat::new(0.1, 0.7, -0.3, 0.6).normalize(),
+        Vec3::new(1.5, 0.5, -2.0),
+    );
+    assert_eq!(LbsBind::new(&m).to_mat4(), m);
+    m.cols[0][3] = 9.0; // not affine: the last row is ignored
+    assert_eq!(LbsBind::new(&m).to_mat4().cols[0][3], 0.0);
+    assert_eq!(LbsBind::default().to_mat4(), Mat4::IDENTITY);
 }
 
 // ---------------------------------------------------------------------------
@@ -1220,10 +1265,12 @@ proptest! {
         let n = models.len();
         let mut a = vec![Mat3x4::IDENTITY; n];
         let mut b = vec![Mat3x4::IDENTITY; n];
-        skin::lbs_palette(&models, &ibm, &mut a).unwrap();
         reference::lbs_palette(&models, &ibm, &mut b).unwrap();
-        for (x, y) in a.iter().zip(&b) {
-            prop_assert!(mat_close(&x.to_mat4(), &y.to_mat4(), 1e-5), "{:?} vs {:?}", x, y);
+        for (name, f) in LBS_PALETTE {
+            f(&models, &ibm, &mut a).unwrap();
+            for (x, y) in a.iter().zip(&b) {
+                prop_assert!(mat_close(&x.to_mat4(), &y.to_mat4(), 1e-5), "{}: {:?} vs {:?}", name, x, y);
+            }
         }
         let (qa, sa, qb, sb) = {
             let mut qa = vec![DualQuat::IDENTITY; n];

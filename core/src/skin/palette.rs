@@ -24,7 +24,7 @@
 
 use wide::f32x4;
 
-use super::{DualQuat, Mat3x4};
+use super::{DualQuat, LbsBind, Mat3x4};
 use crate::error::Error;
 use crate::math::Mat4;
 use crate::soa::check_len;
@@ -124,6 +124,62 @@ pub fn lbs_palette(
     let done = 0;
     lbs_portable(models, inverse_bind, out, done);
     Ok(())
+}
+
+/// Lays out a mesh's inverse bind matrices for [`lbs_palette_prepared`]
+/// (`out[j] = LbsBind::new(&inverse_bind[j])`); run it once per mesh.
+///
+/// # Errors
+/// [`Error::BadLength`] (`"lbs binds"` not as long as `inverse_bind`); on
+/// error `out` is untouched.
+pub fn prepare_lbs_binds(inverse_bind: &[Mat4], out: &mut [LbsBind]) -> Result<(), Error> {
+    check_len("lbs binds", inverse_bind.len(), out.len())?;
+    for (o, b) in out.iter_mut().zip(inverse_bind) {
+        *o = LbsBind::new(b);
+    }
+    Ok(())
+}
+
+/// [`lbs_palette`] with the inverse binds prepared once per mesh
+/// ([`prepare_lbs_binds`]): the same products (within rounding of the
+/// fused multiply-adds), in about half the time.
+///
+/// # Errors
+/// [`Error::BadLength`] (`"inverse binds"` or `"palette"` not as long as
+/// `models`); on error `out` is untouched.
+pub fn lbs_palette_prepared(
+    models: &[Mat4],
+    inverse_bind: &[LbsBind],
+    out: &mut [Mat3x4],
+) -> Result<(), Error> {
+    check_len("inverse binds", models.len(), inverse_bind.len())?;
+    check_len("palette", models.len(), out.len())?;
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    let done = super::avx2::lbs_prepared(models, inverse_bind, out);
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    let done = 0;
+    lbs_prepared_portable(models, inverse_bind, out, done);
+    Ok(())
+}
+
+/// The portable prepared LBS palette from joint `first` on (the slices
+/// have equal lengths): the column form of [`lbs_portable`] with `b`'s
+/// elements read from the prepared spreads.
+pub(crate) fn lbs_prepared_portable(
+    models: &[Mat4],
+    binds: &[LbsBind],
+    out: &mut [Mat3x4],
+    first: usize,
+) {
+    let rest = models.iter().zip(binds).zip(out.iter_mut()).skip(first);
+    for ((m, b), o) in rest {
+        let m = m.to_lanes();
+        let e = |c: usize, r: usize| f32x4::splat(b.get(r, c));
+        let col = |c: usize| m[0].mul_add(e(c, 0), m[1].mul_add(e(c, 1), m[2] * e(c, 2)));
+        let t = m[0].mul_add(e(3, 0), m[1].mul_add(e(3, 1), m[2].mul_add(e(3, 2), m[3])));
+        let r = f32x4::transpose([col(0), col(1), col(2), t]);
+        o.rows = [r[0].to_array(), r[1].to_array(), r[2].to_array()];
+    }
 }
 
 /// The portable LBS palette from joint `first` on (the slices have equal lengths).

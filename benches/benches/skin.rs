@@ -153,6 +153,13 @@ fn bench_palette(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("67", "dqs"), |b| {
         b.iter(|| skin::dqs_palette(black_box(&models), black_box(ibm), black_box(&mut dqs)))
     });
+    let mut dbinds = vec![skin::DqsBinds::default(); skin::DqsBinds::count(n)];
+    skin::prepare_dqs_binds(ibm, &mut dbinds).unwrap();
+    group.bench_function(BenchmarkId::new("67", "dqs-prepared"), |b| {
+        b.iter(|| {
+            skin::dqs_palette_prepared(black_box(&models), black_box(&dbinds), black_box(&mut dqs))
+        })
+    });
     group.bench_function(BenchmarkId::new("67", "lbs-reference"), |b| {
         b.iter(|| {
             skin::reference::lbs_palette(black_box(&models), black_box(ibm), black_box(&mut lbs))

@@ -897,7 +897,7 @@ mod tests {
 
     use super::*;
     use crate::math::{Mat4, Quat, Vec3};
-    use crate::skin::LbsBind;
+    use crate::skin::{DqsBinds, LbsBind};
 
     /// SplitMix64 uniforms in `[-1, 1)`.
     struct Rng(u64);
@@ -1149,6 +1149,18 @@ mod tests {
             let parts = |d: &[DualQuat]| d.iter().flat_map(|d| [d.real, d.dual]).collect::<Vec<_>>();
             close(&parts(&a), &parts(&b))?;
             close(&sa, &sb)?;
+            // Without the scales, and from prepared binds (AVX2 and portable).
+            let mut c = alloc::vec![DualQuat { real: [9.0; 4], dual: [9.0; 4] }; joints];
+            super::super::dqs_palette(&models, &ibm, &mut c).unwrap();
+            close(&parts(&a), &parts(&c))?;
+            let mut binds = alloc::vec![DqsBinds::default(); DqsBinds::count(joints)];
+            super::super::prepare_dqs_binds(&ibm, &mut binds).unwrap();
+            let mut d = alloc::vec![DualQuat { real: [9.0; 4], dual: [9.0; 4] }; joints];
+            super::super::dqs_palette_prepared(&models, &binds, &mut d).unwrap();
+            close(&parts(&a), &parts(&d))?;
+            let mut e = alloc::vec![DualQuat { real: [9.0; 4], dual: [9.0; 4] }; joints];
+            super::super::palette::dqs_prepared_portable(&models, &binds, &mut e);
+            close(&parts(&a), &parts(&e))?;
         }
     }
 }

@@ -108,7 +108,8 @@ pub use kernel::{
     skin_mixed_strided, skin_mixed_strided_checked,
 };
 pub use palette::{
-    dqs_palette, dqs_palette_with_scale, lbs_palette, lbs_palette_prepared, prepare_lbs_binds,
+    dqs_palette, dqs_palette_prepared, dqs_palette_with_scale, lbs_palette, lbs_palette_prepared,
+    prepare_dqs_binds, prepare_lbs_binds,
 };
 
 /// Largest allowed distance of a vertex's weight sum from 1.
@@ -252,6 +253,70 @@ impl LbsBind {
         Mat4 {
             cols: [col(0, 0.0), col(1, 0.0), col(2, 0.0), col(3, 1.0)],
         }
+    }
+}
+
+/// Eight inverse bind matrices laid out for [`dqs_palette_prepared`]:
+/// block `i` holds joints `8 i .. 8 i + 8` of a mesh, one joint per lane.
+/// Build the blocks when the mesh is loaded ([`prepare_dqs_binds`];
+/// [`DqsBinds::count`] of them), then pass them every frame instead of the
+/// matrices.
+///
+/// Element (row `r` < 3, column `c`) of lane `l`'s matrix is at
+/// `[c][r][l]` (row 3 is taken as `0 0 0 1`), which is what the AVX2 kernel
+/// would otherwise transpose every frame. Lanes past the mesh's last joint
+/// hold the identity. 384 bytes, 32-byte aligned, `Pod`.
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C, align(32))]
+pub struct DqsBinds {
+    /// `lanes[c][r][l]`: element (r, c) of lane `l`'s matrix.
+    pub(crate) lanes: [[[f32; 8]; 3]; 4],
+}
+
+impl Default for DqsBinds {
+    fn default() -> Self {
+        DqsBinds::new(&[])
+    }
+}
+
+impl DqsBinds {
+    /// Joints per block.
+    pub const LANES: usize = 8;
+
+    /// How many blocks a mesh of `joint_count` joints needs.
+    #[inline]
+    #[must_use]
+    pub const fn count(joint_count: usize) -> usize {
+        joint_count.div_ceil(Self::LANES)
+    }
+
+    /// Lays out up to eight affine matrices (their last rows are ignored;
+    /// matrices past the eighth too); the lanes after them hold the
+    /// identity.
+    #[must_use]
+    pub fn new(inverse_binds: &[Mat4]) -> Self {
+        let mut lanes = [[[0.0; 8]; 3]; 4];
+        for (l, m) in (0..Self::LANES).map(|l| (l, inverse_binds.get(l).unwrap_or(&Mat4::IDENTITY)))
+        {
+            for (c, col) in lanes.iter_mut().enumerate() {
+                for (r, row) in col.iter_mut().enumerate() {
+                    if let Some(x) = row.get_mut(l) {
+                        *x = m.cols[c][r];
+                    }
+                }
+            }
+        }
+        DqsBinds { lanes }
+    }
+
+    /// Lane `l`'s matrix with last row `0 0 0 1` (`None` past lane 7).
+    #[must_use]
+    pub fn get(&self, l: usize) -> Option<Mat4> {
+        let e = |c: usize, r: usize| self.lanes[c][r].get(l).copied();
+        let col = |c: usize, w: f32| Some([e(c, 0)?, e(c, 1)?, e(c, 2)?, w]);
+        Some(Mat4 {
+            cols: [col(0, 0.0)?, col(1, 0.0)?, col(2, 0.0)?, col(3, 1.0)?],
+        })
     }
 }
 

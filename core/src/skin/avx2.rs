@@ -948,7 +948,7 @@ struct Half {
 ///   well conditioned as the best candidate.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn dqs_first<const S: bool>(m: &[Mat4; 8], b: &Lanes) -> Half {
+fn dqs_first<const S: bool>(m: &[Mat4; 8], b: &Lanes, h: &mut Half) {
     // p[c][r] = element (r, c) of m * b (column 2 only for the scale),
     // summed over m's columns k as each is transposed, so that only one
     // of them is live at a time.
@@ -968,6 +968,8 @@ fn dqs_first<const S: bool>(m: &[Mat4; 8], b: &Lanes) -> Half {
             }
         }
     }
+    // Stored now rather than kept in registers until the end.
+    h.t = p[3];
     let one = splat(1.0);
     let (c0, c1) = (p[0], p[1]);
     let n0 = dot3(c0, c0);
@@ -977,23 +979,26 @@ fn dqs_first<const S: bool>(m: &[Mat4; 8], b: &Lanes) -> Half {
     // y' = |c0|² c1 - (c0·c1) c0 = w × c0 = |c0| |w| y.
     let yu: [F8; 3] = core::array::from_fn(|i| fnma(d01, c0[i], mul(c1[i], n0)));
     let i0 = inv_sqrt(n0, one);
-    let iw = inv_sqrt(nw, one);
-    // x = the first column, yi = |w| y; z = w / |w|.
+    let sw = _mm256_sqrt_ps(nw);
+    // x = the first column, yi = |w| y; z = w / |w|. The candidates below
+    // are the Shepperd ones times |w| (> 0; the sum is normalised at the
+    // end anyway): that needs |w| where they would need 1 / |w|, one
+    // square root instead of a square root and a division on the chain.
     let x: [F8; 3] = core::array::from_fn(|i| mul(c0[i], i0));
     let yi: [F8; 3] = core::array::from_fn(|i| mul(yu[i], i0));
-    // m11 ± m22 = (yi1 ± w2) / |w|.
+    // |w| (m11 ± m22) = yi1 ± w2.
     let (a, b) = (_mm256_add_ps(yi[1], w[2]), _mm256_sub_ps(yi[1], w[2]));
     let (pw, py) = (_mm256_add_ps(one, x[0]), _mm256_sub_ps(one, x[0]));
-    let tw = fma(a, iw, pw);
-    let tx = fnma(a, iw, pw);
-    let ty = fma(b, iw, py);
-    let tz = fnma(b, iw, py);
-    let m21_m12 = mul(_mm256_sub_ps(yi[2], w[1]), iw);
-    let m02_m20 = _mm256_fmsub_ps(w[0], iw, x[2]);
-    let m10_m01 = fnma(yi[0], iw, x[1]);
-    let m01_m10 = fma(yi[0], iw, x[1]);
-    let m02_m20p = fma(w[0], iw, x[2]);
-    let m12_m21 = mul(_mm256_add_ps(w[1], yi[2]), iw);
+    let tw = fma(pw, sw, a);
+    let tx = _mm256_fmsub_ps(pw, sw, a);
+    let ty = fma(py, sw, b);
+    let tz = _mm256_fmsub_ps(py, sw, b);
+    let m21_m12 = _mm256_sub_ps(yi[2], w[1]);
+    let m02_m20 = fnma(x[2], sw, w[0]);
+    let m10_m01 = _mm256_fmsub_ps(x[1], sw, yi[0]);
+    let m01_m10 = fma(x[1], sw, yi[0]);
+    let m02_m20p = fma(x[2], sw, w[0]);
+    let m12_m21 = _mm256_add_ps(w[1], yi[2]);
     let vx = [tx, m01_m10, m02_m20p, m21_m12];
     let vy = [m01_m10, ty, m12_m21, m02_m20];
     let vz = [m02_m20p, m12_m21, tz, m10_m01];
@@ -1003,13 +1008,11 @@ fn dqs_first<const S: bool>(m: &[Mat4; 8], b: &Lanes) -> Half {
         let sign = _mm256_or_ps(_mm256_and_ps(v[k], splat(-0.0)), one);
         v = core::array::from_fn(|i| fma(c[i], sign, v[i]));
     }
-    let s = if S {
+    if S {
         // |c0| = |c0|² / |c0|, s1 = |w| / |c0|, s2 = z·c2 = (w·c2) / |w|.
-        [mul(n0, i0), mul(mul(nw, iw), i0), mul(dot3(w, p[2]), iw)]
-    } else {
-        [_mm256_setzero_ps(); 3]
-    };
-    Half { v, t: p[3], s }
+        h.s = [mul(n0, i0), mul(sw, i0), _mm256_div_ps(dot3(w, p[2]), sw)];
+    }
+    h.v = v;
 }
 
 /// The second half: the quaternion normalised with `w >= 0`, the dual part
@@ -1080,7 +1083,7 @@ const CHUNK: usize = 4;
 #[target_feature(enable = "avx2,fma")]
 fn chunked(
     blocks: usize,
-    mut first: impl FnMut(usize) -> Half,
+    mut first: impl FnMut(usize, &mut Half),
     mut second: impl FnMut(usize, &Half),
 ) {
     let zero = _mm256_setzero_ps();
@@ -1092,7 +1095,7 @@ fn chunked(
     for k in (0..blocks).step_by(CHUNK) {
         let n = (blocks - k).min(CHUNK);
         for (i, h) in h.iter_mut().take(n).enumerate() {
-            *h = first(k + i);
+            first(k + i, h);
         }
         for (i, h) in h.iter().take(n).enumerate() {
             second(k + i, h);
@@ -1132,7 +1135,13 @@ fn dqs_padded<const S: bool>(
     for (d, s) in m.iter_mut().zip(models) {
         *d = *s;
     }
-    let h = dqs_first::<S>(&m, b);
+    let zero = _mm256_setzero_ps();
+    let mut h = Half {
+        v: [zero; 4],
+        t: [zero; 3],
+        s: [zero; 3],
+    };
+    dqs_first::<S>(&m, b, &mut h);
     let mut o = [DualQuat::IDENTITY; 8];
     dqs_second(&h, &mut o);
     for (d, s) in out.iter_mut().zip(o) {
@@ -1210,9 +1219,10 @@ fn dqs_palette_avx2<const S: bool>(
         }
     }
     let (ml, bl) = (models.last_chunk::<8>(), ibm.last_chunk::<8>());
-    let first = |k: usize| match (block(mb, ml, k, full), block(bb, bl, k, full)) {
-        (Some(m), Some(b)) => dqs_first::<S>(m, &lanes_of(b)),
-        _ => dqs_first::<S>(&[Mat4::IDENTITY; 8], &lanes_of(&[Mat4::IDENTITY; 8])),
+    let first = |k: usize, h: &mut Half| {
+        if let (Some(m), Some(b)) = (block(mb, ml, k, full), block(bb, bl, k, full)) {
+            dqs_first::<S>(m, &lanes_of(b), h);
+        }
     };
     let mut scale = scale;
     let second = |k: usize, h: &Half| {
@@ -1267,11 +1277,10 @@ fn dqs_prepared_avx2(models: &[Mat4], binds: &[DqsBinds], out: &mut [DualQuat]) 
     let full = n / 8;
     let (mb, _) = models.as_chunks::<8>();
     let ml = models.last_chunk::<8>();
-    let first = |k: usize| {
+    let first = |k: usize, h: &mut Half| {
         let m = if k < full { mb.get(k) } else { ml };
-        match (m, binds.get(k)) {
-            (Some(m), Some(b)) => dqs_first::<false>(m, &b.lanes),
-            _ => dqs_first::<false>(&[Mat4::IDENTITY; 8], &DqsBinds::default().lanes),
+        if let (Some(m), Some(b)) = (m, binds.get(k)) {
+            dqs_first::<false>(m, &b.lanes, h);
         }
     };
     let second = |k: usize, h: &Half| {

@@ -143,8 +143,22 @@ fn bench_palette(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("67", "lbs"), |b| {
         b.iter(|| skin::lbs_palette(black_box(&models), black_box(ibm), black_box(&mut lbs)))
     });
+    let mut binds = vec![skin::LbsBind::default(); n];
+    skin::prepare_lbs_binds(ibm, &mut binds).unwrap();
+    group.bench_function(BenchmarkId::new("67", "lbs-prepared"), |b| {
+        b.iter(|| {
+            skin::lbs_palette_prepared(black_box(&models), black_box(&binds), black_box(&mut lbs))
+        })
+    });
     group.bench_function(BenchmarkId::new("67", "dqs"), |b| {
         b.iter(|| skin::dqs_palette(black_box(&models), black_box(ibm), black_box(&mut dqs)))
+    });
+    let mut dbinds = vec![skin::DqsBinds::default(); skin::DqsBinds::count(n)];
+    skin::prepare_dqs_binds(ibm, &mut dbinds).unwrap();
+    group.bench_function(BenchmarkId::new("67", "dqs-prepared"), |b| {
+        b.iter(|| {
+            skin::dqs_palette_prepared(black_box(&models), black_box(&dbinds), black_box(&mut dqs))
+        })
     });
     group.bench_function(BenchmarkId::new("67", "lbs-reference"), |b| {
         b.iter(|| {

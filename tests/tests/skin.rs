@@ -12,8 +12,9 @@ use std::path::{Path, PathBuf};
 use proptest::prelude::*;
 use sinew_core::fk::{self, FkJob};
 use sinew_core::skin::{
-    self, check_influences, normalize_weights, reference, CheckedInfluences, DualQuat, Mat3x4,
-    SkinInput, SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut, WEIGHT_SUM_TOLERANCE,
+    self, check_influences, normalize_weights, reference, CheckedInfluences, DqsBinds, DualQuat,
+    LbsBind, Mat3x4, SkinInput, SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut,
+    WEIGHT_SUM_TOLERANCE,
 };
 use sinew_core::{Error, Mat4, Quat, Transform, Vec3};
 use support::*;
@@ -31,16 +32,26 @@ const MIXED: [(&str, MixFn); 2] = [
     ("simd", skin::skin_mixed),
     ("reference", reference::skin_mixed),
 ];
-const LBS_PALETTE: [(&str, LbsPaletteFn); 2] = [
+const LBS_PALETTE: [(&str, LbsPaletteFn); 3] = [
     ("simd", skin::lbs_palette),
+    ("prepared", lbs_palette_prepared),
     ("reference", reference::lbs_palette),
 ];
-const DQS_PALETTE: [(&str, DqsPaletteFn); 2] = [
+const DQS_PALETTE: [(&str, DqsPaletteFn); 3] = [
     ("simd", skin::dqs_palette),
+    ("prepared", dqs_palette_prepared),
     ("reference", reference::dqs_palette),
 ];
 
 const SENTINEL: f32 = 7.0;
+
+/// [`skin::lbs_palette_prepared`] with the binds prepared here (as many as
+/// `ibm`, so a wrong `ibm` length is a wrong binds length).
+fn lbs_palette_prepared(models: &[Mat4], ibm: &[Mat4], out: &mut [Mat3x4]) -> Result<(), Error> {
+    let mut binds = vec![LbsBind::default(); ibm.len()];
+    skin::prepare_lbs_binds(ibm, &mut binds)?;
+    skin::lbs_palette_prepared(models, &binds, out)
+}
 
 // ---------------------------------------------------------------------------
 // Helpers
@@ -390,6 +401,126 @@ fn validity_palette_lengths() {
             })
         );
         assert!(scale.iter().all(|s| *s == [SENTINEL; 3]));
+    }
+}
+
+#[test]
+fn validity_prepare_lbs_binds() {
+    let ibm = vec![Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0)); 5];
+    for len in [0, 4, 6] {
+        let mut binds = vec![LbsBind::default(); len];
+        assert_eq!(
+            skin::prepare_lbs_binds(&ibm, &mut binds),
+            Err(Error::BadLength {
+                buffer: "lbs binds",
+                expected: 5,
+                actual: len
+            })
+        );
+        assert!(
+            binds.iter().all(|b| *b == LbsBind::default()),
+            "written on error"
+        );
+    }
+}
+
+/// A prepared bind reads back as the affine matrix it was built from (its
+/// last row as `0 0 0 1`), and the default is the identity.
+#[test]
+fn lbs_bind_round_trip() {
+    let mut m = Mat4::from_trs(
+        Vec3::new(0.5, -2.0, 3.0),
+        Quat::new(0.1, 0.7, -0.3, 0.6).normalize(),
+        Vec3::new(1.5, 0.5, -2.0),
+    );
+    assert_eq!(LbsBind::new(&m).to_mat4(), m);
+    m.cols[0][3] = 9.0; // not affine: the last row is ignored
+    assert_eq!(LbsBind::new(&m).to_mat4().cols[0][3], 0.0);
+    assert_eq!(LbsBind::default().to_mat4(), Mat4::IDENTITY);
+}
+
+/// [`skin::dqs_palette_prepared`] with the binds prepared here from `ibm`
+/// (so a wrong `ibm` length is a wrong binds length, except where both
+/// lengths need the same number of blocks: then `models` decides).
+fn dqs_palette_prepared(models: &[Mat4], ibm: &[Mat4], out: &mut [DualQuat]) -> Result<(), Error> {
+    let mut binds = vec![DqsBinds::default(); DqsBinds::count(ibm.len())];
+    skin::prepare_dqs_binds(ibm, &mut binds)?;
+    if DqsBinds::count(ibm.len()) == DqsBinds::count(models.len()) && ibm.len() != models.len() {
+        // The blocks fit, but not the matrices: report it as the plain
+        // palette does.
+        return Err(Error::BadLength {
+            buffer: "inverse binds",
+            expected: models.len(),
+            actual: ibm.len(),
+        });
+    }
+    skin::dqs_palette_prepared(models, &binds, out)
+}
+
+#[test]
+fn validity_dqs_binds() {
+    let ibm = vec![Mat4::from_translation(Vec3::new(1.0, 2.0, 3.0)); 9];
+    for len in [0, 1, 3] {
+        let mut binds = vec![DqsBinds::default(); len];
+        assert_eq!(
+            skin::prepare_dqs_binds(&ibm, &mut binds),
+            Err(Error::BadLength {
+                buffer: "dqs binds",
+                expected: 2,
+                actual: len
+            })
+        );
+        assert!(
+            binds.iter().all(|b| *b == DqsBinds::default()),
+            "written on error"
+        );
+    }
+    // The palette checks the number of blocks against the models.
+    let mut binds = vec![DqsBinds::default(); 2];
+    skin::prepare_dqs_binds(&ibm, &mut binds).unwrap();
+    for models in [8, 17] {
+        let models = vec![Mat4::IDENTITY; models];
+        let mut out = vec![DualQuat::IDENTITY; models.len()];
+        assert_eq!(
+            skin::dqs_palette_prepared(&models, &binds, &mut out),
+            Err(Error::BadLength {
+                buffer: "dqs binds",
+                expected: DqsBinds::count(models.len()),
+                actual: 2
+            })
+        );
+    }
+}
+
+/// The blocks hold joints 8 k .. 8 k + 8, a last partial block the last 8
+/// joints (or all of them and identities, below 8), each lane reading back
+/// as its affine matrix.
+#[test]
+fn dqs_binds_layout() {
+    for n in [0usize, 1, 7, 8, 9, 16, 19] {
+        let ibm: Vec<Mat4> = (0..n)
+            .map(|j| {
+                Mat4::from_trs(
+                    Vec3::new(j as f32, 1.0, 2.0),
+                    Quat::IDENTITY,
+                    Vec3::splat(1.0 + j as f32),
+                )
+            })
+            .collect();
+        let mut binds = vec![DqsBinds::default(); DqsBinds::count(n)];
+        skin::prepare_dqs_binds(&ibm, &mut binds).unwrap();
+        for (k, b) in binds.iter().enumerate() {
+            let base = if (k + 1) * 8 <= n {
+                k * 8
+            } else {
+                n.saturating_sub(8)
+            };
+            for l in 0..8 {
+                let expect = ibm.get(base + l).copied().unwrap_or(Mat4::IDENTITY);
+                assert_eq!(b.get(l), Some(expect), "n {n} block {k} lane {l}");
+            }
+            assert_eq!(b.get(8), None);
+        }
     }
 }
 
@@ -1220,11 +1351,17 @@ proptest! {
         let n = models.len();
         let mut a = vec![Mat3x4::IDENTITY; n];
         let mut b = vec![Mat3x4::IDENTITY; n];
-        skin::lbs_palette(&models, &ibm, &mut a).unwrap();
         reference::lbs_palette(&models, &ibm, &mut b).unwrap();
-        for (x, y) in a.iter().zip(&b) {
-            prop_assert!(mat_close(&x.to_mat4(), &y.to_mat4(), 1e-5), "{:?} vs {:?}", x, y);
+        for (name, f) in LBS_PALETTE {
+            f(&models, &ibm, &mut a).unwrap();
+            for (x, y) in a.iter().zip(&b) {
+                prop_assert!(mat_close(&x.to_mat4(), &y.to_mat4(), 1e-5), "{}: {:?} vs {:?}", name, x, y);
+            }
         }
+        let mut qp = vec![DualQuat::IDENTITY; n];
+        let mut qr = vec![DualQuat::IDENTITY; n];
+        dqs_palette_prepared(&models, &ibm, &mut qp).unwrap();
+        reference::dqs_palette(&models, &ibm, &mut qr).unwrap();
         let (qa, sa, qb, sb) = {
             let mut qa = vec![DualQuat::IDENTITY; n];
             let mut qb = vec![DualQuat::IDENTITY; n];
@@ -1239,8 +1376,11 @@ proptest! {
             prop_assert!(close(r.length(), 1.0, 1e-5));
             prop_assert!(r.w >= 0.0);
             // Scales near 0 make the orthonormalisation ill-conditioned; compare where it is not.
+            prop_assert!(qp[j].real[3] >= 0.0);
+            prop_assert_eq!(qr[j], qb[j]);
             if sb[j].iter().all(|s| s.abs() > 0.05) {
                 prop_assert!(dq_close(&qa[j], &qb[j], 1e-4), "{}: {:?} vs {:?}", j, qa[j], qb[j]);
+                prop_assert!(dq_close(&qp[j], &qb[j], 1e-4), "prepared {}: {:?} vs {:?}", j, qp[j], qb[j]);
                 for k in 0..3 {
                     prop_assert!(close(sa[j][k], sb[j][k], 1e-4));
                 }

@@ -28,7 +28,7 @@ use core::arch::x86_64::*;
 
 use super::kernel::Palettes;
 use super::layout::{Block3, Block4, Sink, Source};
-use super::{DualQuat, Influences, Mat3x4};
+use super::{DqsBinds, DualQuat, Influences, LbsBind, Mat3x4};
 use crate::math::Mat4;
 
 /// Whether this CPU runs the AVX2 + FMA kernels: never with the
@@ -695,6 +695,17 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
 // ---------------------------------------------------------------------------
 // Palettes: eight joints per block, one joint per lane.
 
+/// Column `c` of eight affine matrices in lanes (rows 0-2): as
+/// [`mat4_lanes`] does it.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn mat4_col_lanes(m: &[Mat4; 8], c: usize) -> [F8; 3] {
+    let t = transpose4_halves(core::array::from_fn(|i| {
+        pair(ld4(&m[i].cols[c]), ld4(&m[i + 4].cols[c]))
+    }));
+    [t[0], t[1], t[2]]
+}
+
 /// Eight affine matrices' elements in lanes: `e[c][r]`. Each column is a
 /// 4x4 transpose inside the 128-bit halves of `[m_i | m_(i+4)]` (a load and
 /// a load-insert per pair, off the shuffle port), not an 8x8 transpose;
@@ -709,24 +720,6 @@ fn mat4_lanes(m: &[Mat4; 8]) -> [[F8; 4]; 4] {
     })
 }
 
-/// `p[c][r]` (rows 0-2) of `m * b` for eight pairs of affine matrices.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn mul_affine(m: &[Mat4; 8], b: &[Mat4; 8]) -> [[F8; 3]; 4] {
-    let me = mat4_lanes(m);
-    let be = mat4_lanes(b);
-    core::array::from_fn(|c| {
-        core::array::from_fn(|r| {
-            let t = if c == 3 {
-                _mm256_fmadd_ps(me[2][r], be[c][2], me[3][r])
-            } else {
-                _mm256_mul_ps(me[2][r], be[c][2])
-            };
-            _mm256_fmadd_ps(me[0][r], be[c][0], _mm256_fmadd_ps(me[1][r], be[c][1], t))
-        })
-    })
-}
-
 /// The LBS palette if this CPU has AVX2 and FMA; returns how many entries
 /// it wrote (all, or 0). The slices have equal lengths (checked by the
 /// caller).
@@ -737,7 +730,10 @@ fn mul_affine(m: &[Mat4; 8], b: &[Mat4; 8]) -> [[F8; 3]; 4] {
 /// 3-row transpose (7 shuffles) turns them into rows. The lane-wise form
 /// (eight joints transposed in, multiplied, transposed out) takes a third
 /// of the instructions but 16 shuffles per joint on the one shuffle port,
-/// and measured no faster than the portable kernel.
+/// and measured no faster than the portable kernel. Two further forms
+/// measured slower (see [`lbs_prepared`]): 41 instructions per joint at
+/// about 5 per cycle; [`lbs_palette_prepared`](super::lbs_palette_prepared)
+/// halves the work by laying out the inverse binds once per mesh.
 pub(crate) fn lbs_palette(models: &[Mat4], ibm: &[Mat4], out: &mut [Mat3x4]) -> usize {
     if !available() {
         return 0;
@@ -777,104 +773,132 @@ fn lbs_palette_avx2(models: &[Mat4], ibm: &[Mat4], out: &mut [Mat3x4]) -> usize 
     }
     done
 }
-/// `N` blocks of eight lanes, computed side by side: the rigid
-/// decomposition is one long dependency chain (two square roots and
-/// divisions in Gram–Schmidt, a third for the quaternion) that one block's
-/// instructions cannot hide; interleaved blocks keep the units busy while
-/// one waits.
-#[derive(Clone, Copy)]
-struct Xn<const N: usize>([F8; N]);
-
-macro_rules! xn_ops {
-    ($($name:ident => $f:ident),*) => {$(
-        #[inline]
-        #[target_feature(enable = "avx2,fma")]
-        fn $name<const N: usize>(a: Xn<N>, b: Xn<N>) -> Xn<N> {
-            Xn(core::array::from_fn(|k| $f(a.0[k], b.0[k])))
-        }
-    )*};
+/// [`lbs_palette`] from prepared inverse binds ([`LbsBind`]); returns how
+/// many entries it wrote (all, or 0 without AVX2 and FMA).
+///
+/// The product's columns two per register, `[c0 | c1]` and `[c3 | c2]`:
+/// six fused multiply-adds of `[m col k | m col k]` (a 128-bit broadcast
+/// load; column 3, zero-extended, is the second sum's addend) by the
+/// prepared `[b_k0 ×4 | b_k1 ×4]` and `[b_k3 ×4 | b_k2 ×4]` as memory
+/// operands, then lane permutes and blends into rows. 23 instructions per
+/// joint (callgrind: 1559 per 67-joint call, against 2761 for
+/// [`lbs_palette`]), 1.3x faster. Without the preparation the spread
+/// elements cost two broadcasts and a blend each, which measured 1.25x
+/// slower than [`lbs_palette`]; computing rows directly needs `m`'s
+/// elements spread over each half instead, a shuffle each, and measured
+/// slower too (the shuffle port limits it).
+pub(crate) fn lbs_prepared(models: &[Mat4], binds: &[LbsBind], out: &mut [Mat3x4]) -> usize {
+    if !available() {
+        return 0;
+    }
+    // SAFETY: the CPU has AVX2 and FMA.
+    unsafe { lbs_prepared_avx2(models, binds, out) }
 }
-xn_ops!(add => _mm256_add_ps, sub => _mm256_sub_ps, mul => _mm256_mul_ps);
 
-macro_rules! xn_fused {
-    ($($(#[$doc:meta])* $name:ident => $f:ident),*) => {$(
-        $(#[$doc])*
-        #[inline]
-        #[target_feature(enable = "avx2,fma")]
-        fn $name<const N: usize>(a: Xn<N>, b: Xn<N>, c: Xn<N>) -> Xn<N> {
-            Xn(core::array::from_fn(|k| $f(a.0[k], b.0[k], c.0[k])))
-        }
-    )*};
-}
-xn_fused!(
-    /// `a b + c`.
-    fma => _mm256_fmadd_ps,
-    /// `a b - c`.
-    fms => _mm256_fmsub_ps,
-    /// `c - a b`.
-    fnma => _mm256_fnmadd_ps
-);
-
-/// `k / √a`: a square root and a division.
+/// `[a | a]` (a 128-bit broadcast load).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn inv_sqrt<const N: usize>(a: Xn<N>, k: f32) -> Xn<N> {
-    Xn(core::array::from_fn(|i| {
-        _mm256_div_ps(splat(k), _mm256_sqrt_ps(a.0[i]))
-    }))
+fn ld4x2(a: &[f32; 4]) -> F8 {
+    let v = ld4(a);
+    pair(v, v)
 }
 
-/// `±1 / (2 √a)` and `±1 / (4 √a)` as [`inv_sqrt`] computes them, with the
-/// sign bits of `sign` (`-0.0` or `0.0` lanes) applied.
+/// `[c0 | c1]` and `[c3 | c2]` of `m * b`, given `s` = `b`'s elements
+/// spread as in [`LbsBind`].
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn inv_sqrt_signed<const N: usize>(a: Xn<N>, sign: Xn<N>) -> (Xn<N>, Xn<N>) {
-    let r = Xn(core::array::from_fn(|i| {
-        _mm256_xor_ps(_mm256_div_ps(splat(0.5), _mm256_sqrt_ps(a.0[i])), sign.0[i])
-    }));
-    (r, mul(r, xn(0.5)))
+fn lbs_cols(m: &Mat4, s: &[F8; 6]) -> (F8, F8) {
+    let c: [F8; 3] = core::array::from_fn(|k| ld4x2(&m.cols[k]));
+    let t = _mm256_zextps128_ps256(ld4(&m.cols[3]));
+    let a = _mm256_fmadd_ps(
+        c[0],
+        s[0],
+        _mm256_fmadd_ps(c[1], s[1], _mm256_mul_ps(c[2], s[2])),
+    );
+    let b = _mm256_fmadd_ps(
+        c[0],
+        s[3],
+        _mm256_fmadd_ps(c[1], s[4], _mm256_fmadd_ps(c[2], s[5], t)),
+    );
+    (a, b)
+}
+
+/// `[row 0 | row 1]` and `[row 2 | row 3]` of the columns `a = [c0 | c1]`,
+/// `b = [c3 | c2]`: two unpacks and two lane permutes.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn lbs_rows(a: F8, b: F8) -> (F8, F8) {
+    // unpacklo = [c0r0 c3r0 c0r1 c3r1 | c1r0 c2r0 c1r1 c2r1], unpackhi the
+    // same for rows 2 and 3; lanes 0 4 5 1 are a row.
+    let idx = _mm256_setr_epi32(0, 4, 5, 1, 2, 6, 7, 3);
+    (
+        _mm256_permutevar8x32_ps(_mm256_unpacklo_ps(a, b), idx),
+        _mm256_permutevar8x32_ps(_mm256_unpackhi_ps(a, b), idx),
+    )
+}
+
+/// Writes a palette from the columns that `cols` yields per joint (see
+/// [`lbs_cols`]; at most `out.len()` are taken). The compiler turns the
+/// row stores into a 32-byte store of rows 0-1 (permutes and a blend) and
+/// a 16-byte one of row 2. Writing `[row 2 | row 3]` whole into the next
+/// entry (which then overwrites it) measured 1.8x slower, and forcing four
+/// 16-byte stores (volatile) 1.1x slower.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn lbs_store_all(out: &mut [Mat3x4], cols: impl Iterator<Item = (F8, F8)>) -> usize {
+    let mut done = 0;
+    for (o, (a, b)) in out.iter_mut().zip(cols) {
+        let (r01, r23) = lbs_rows(a, b);
+        st4(&mut o.rows[0], _mm256_castps256_ps128(r01));
+        st4(&mut o.rows[1], _mm256_extractf128_ps::<1>(r01));
+        st4(&mut o.rows[2], _mm256_castps256_ps128(r23));
+        done += 1;
+    }
+    done
+}
+
+#[target_feature(enable = "avx2,fma")]
+fn lbs_prepared_avx2(models: &[Mat4], binds: &[LbsBind], out: &mut [Mat3x4]) -> usize {
+    let cols = models.iter().zip(binds).map(|(m, b)| {
+        let s: [F8; 6] = core::array::from_fn(|i| ld8(&b.spread[i]));
+        lbs_cols(m, &s)
+    });
+    lbs_store_all(out, cols)
+}
+
+// ---------------------------------------------------------------------------
+// The DQS palette.
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn mul(a: F8, b: F8) -> F8 {
+    _mm256_mul_ps(a, b)
+}
+
+/// `a b + c`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn fma(a: F8, b: F8, c: F8) -> F8 {
+    _mm256_fmadd_ps(a, b, c)
+}
+
+/// `c - a b`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn fnma(a: F8, b: F8, c: F8) -> F8 {
+    _mm256_fnmadd_ps(a, b, c)
 }
 
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn xn<const N: usize>(v: f32) -> Xn<N> {
-    Xn([splat(v); N])
-}
-
-/// `if mask { a } else { b }` per lane.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn select<const N: usize>(mask: Xn<N>, a: Xn<N>, b: Xn<N>) -> Xn<N> {
-    Xn(core::array::from_fn(|k| {
-        _mm256_blendv_ps(b.0[k], a.0[k], mask.0[k])
-    }))
-}
-
-/// All-ones lanes where `a > b`.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn gt<const N: usize>(a: Xn<N>, b: Xn<N>) -> Xn<N> {
-    Xn(core::array::from_fn(|k| {
-        _mm256_cmp_ps::<_CMP_GT_OQ>(a.0[k], b.0[k])
-    }))
-}
-
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn dot3<const N: usize>(a: [Xn<N>; 3], b: [Xn<N>; 3]) -> Xn<N> {
+fn dot3(a: [F8; 3], b: [F8; 3]) -> F8 {
     fma(a[0], b[0], fma(a[1], b[1], mul(a[2], b[2])))
-}
-
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn maxn<const N: usize>(a: Xn<N>, b: Xn<N>) -> Xn<N> {
-    Xn(core::array::from_fn(|k| _mm256_max_ps(a.0[k], b.0[k])))
 }
 
 /// `a × b`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn cross3<const N: usize>(a: [Xn<N>; 3], b: [Xn<N>; 3]) -> [Xn<N>; 3] {
+fn cross3(a: [F8; 3], b: [F8; 3]) -> [F8; 3] {
     [
         fnma(a[2], b[1], mul(a[1], b[2])),
         fnma(a[0], b[2], mul(a[2], b[0])),
@@ -882,132 +906,266 @@ fn cross3<const N: usize>(a: [Xn<N>; 3], b: [Xn<N>; 3]) -> [Xn<N>; 3] {
     ]
 }
 
-/// All-ones lanes where `a < 0`.
+/// `k / √a` as `√a · (k / a)`: the square root and the division run side
+/// by side instead of one after the other (they are the chain's slowest
+/// steps). Both are correctly rounded, so the result is the same on every
+/// CPU; it differs from `k / √a` by at most an ulp or so.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn lt0<const N: usize>(a: Xn<N>) -> Xn<N> {
-    Xn(core::array::from_fn(|k| {
-        _mm256_cmp_ps::<_CMP_LT_OQ>(a.0[k], _mm256_setzero_ps())
-    }))
+fn inv_sqrt(a: F8, k: F8) -> F8 {
+    mul(_mm256_sqrt_ps(a), _mm256_div_ps(k, a))
 }
 
-/// `|a|` per lane.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn abs<const N: usize>(a: Xn<N>) -> Xn<N> {
-    Xn(core::array::from_fn(|k| {
-        _mm256_andnot_ps(splat(-0.0), a.0[k])
-    }))
+/// The first half of eight joints' DQS entries (see [`dqs_first`]).
+#[derive(Clone, Copy)]
+struct Half {
+    /// The unnormalised rotation quaternion, `(x, y, z, w)`.
+    v: [F8; 4],
+    /// The translation.
+    t: [F8; 3],
+    /// The dropped scale (only computed when asked for).
+    s: [F8; 3],
 }
 
-/// The portable `palette::detail::rigid` for `8 N` lanes: Gram–Schmidt on
-/// the 3x3 part, the branch-free matrix-to-quaternion conversion (the
-/// largest of the four candidates, `w >= 0`), the dual part `½ (t, 0) q`,
-/// and the dropped per-axis scale.
+/// Up to the unnormalised rotation: the product `m * b` in lanes, the
+/// Gram–Schmidt rotation and the sum of its quaternion candidates (and, if
+/// `S`, the dropped scale). Numerically the portable `palette::detail::rigid`,
+/// arranged for a short dependency chain:
 ///
-/// The same numbers, arranged for a short dependency chain (the palette is
-/// latency-bound):
 /// - The axes come from `w = c0 × c1`, which needs no square root:
 ///   `z = w / |w|` and `y = z × x = (w × c0) / (|w| |c0|)`, with
 ///   `w × c0 = |c0|² c1 - (c0·c1) c0`. The only reciprocal square roots
-///   before the rotation are `1 / |c0|` and `1 / |w|`, side by side, and
-///   `|c0|`'s is ready first, so everything that needs only it (`x`, `y`
-///   times `|w|`) is done by the time `1 / |w|` arrives.
+///   are `1 / |c0|` and `1 / |w|`, side by side.
 /// - The rotation matrix is never formed: each diagonal sum and off-diagonal
 ///   sum or difference the candidates need is one multiply-add by `1 / |w|`
 ///   of terms computed before it (e.g. `m11 + m22 = (y'1 + w2) / |w|`).
-/// - The candidates are compared in a tournament (w against x, y against
-///   z, then the winners), and the first round needs no division:
-///   `t_x > t_w` is `m11 + m22 < 0`, `t_z > t_y` is `m11 - m22 < 0`. Ties
-///   go to the first of w, x, y, z, as in the reference.
-/// - The dual part is computed from the unnormalised candidate, so after
-///   the last reciprocal square root both parts are one multiplication away.
-///
-/// Square roots and divisions, not reciprocal estimates, so the results do
-/// not depend on the CPU's estimate tables.
+/// - The four Shepperd candidates are each `4 q_k q`; instead of selecting
+///   the largest (twelve blends), they are added up, each with the sign of
+///   the sum's own component `k` so far (that component is `4 q_k` times
+///   the sum's factor, so the sign is right unless the candidate or the
+///   sum so far is about zero, when it does not matter). The sum is
+///   `4 (|q_w| + |q_x| + |q_y| + |q_z|) q`, at least 4 long, so it is as
+///   well conditioned as the best candidate.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-#[allow(clippy::type_complexity)]
-fn rigid<const N: usize>(p: &[[Xn<N>; 3]; 4]) -> ([Xn<N>; 4], [Xn<N>; 4], [Xn<N>; 3]) {
-    let one = xn(1.0);
-    let (c0, c1, c2) = (p[0], p[1], p[2]);
+fn dqs_first<const S: bool>(m: &[Mat4; 8], b: &Lanes, h: &mut Half) {
+    // p[c][r] = element (r, c) of m * b (column 2 only for the scale),
+    // summed over m's columns k as each is transposed, so that only one
+    // of them is live at a time.
+    let cols: &[usize] = if S { &[0, 1, 2, 3] } else { &[0, 1, 3] };
+    let mut p = [[_mm256_setzero_ps(); 3]; 4];
+    for k in 0..4 {
+        let mk = mat4_col_lanes(m, k);
+        for &c in cols {
+            let bk = ld8(&b[c][k.min(2)]);
+            for r in 0..3 {
+                p[c][r] = match k {
+                    0 => mul(mk[r], bk),
+                    3 if c == 3 => _mm256_add_ps(p[c][r], mk[r]),
+                    3 => p[c][r],
+                    _ => fma(mk[r], bk, p[c][r]),
+                };
+            }
+        }
+    }
+    // Stored now rather than kept in registers until the end.
+    h.t = p[3];
+    let one = splat(1.0);
+    let (c0, c1) = (p[0], p[1]);
     let n0 = dot3(c0, c0);
     let d01 = dot3(c0, c1);
     let w = cross3(c0, c1);
     let nw = dot3(w, w);
     // y' = |c0|² c1 - (c0·c1) c0 = w × c0 = |c0| |w| y.
-    let yu: [Xn<N>; 3] = core::array::from_fn(|i| fnma(d01, c0[i], mul(c1[i], n0)));
-    let i0 = inv_sqrt(n0, 1.0);
-    let iw = inv_sqrt(nw, 1.0);
-    // x = the first column, yi = |w| y; z = w / |w|.
-    let x: [Xn<N>; 3] = core::array::from_fn(|i| mul(c0[i], i0));
-    let yi: [Xn<N>; 3] = core::array::from_fn(|i| mul(yu[i], i0));
-    // m11 ± m22 = (yi1 ± w2) / |w|.
-    let (a, b) = (add(yi[1], w[2]), sub(yi[1], w[2]));
-    let (pw, py) = (add(one, x[0]), sub(one, x[0]));
-    let tw = fma(a, iw, pw);
-    let tx = fnma(a, iw, pw);
-    let ty = fma(b, iw, py);
-    let tz = fnma(b, iw, py);
-    let m21_m12 = mul(sub(yi[2], w[1]), iw);
-    let m02_m20 = fms(w[0], iw, x[2]);
-    let m10_m01 = fnma(yi[0], iw, x[1]);
-    let m01_m10 = fma(yi[0], iw, x[1]);
-    let m02_m20p = fma(w[0], iw, x[2]);
-    let m12_m21 = mul(add(w[1], yi[2]), iw);
-    let vw = [m21_m12, m02_m20, m10_m01, tw];
+    let yu: [F8; 3] = core::array::from_fn(|i| fnma(d01, c0[i], mul(c1[i], n0)));
+    let i0 = inv_sqrt(n0, one);
+    let sw = _mm256_sqrt_ps(nw);
+    // x = the first column, yi = |w| y; z = w / |w|. The candidates below
+    // are the Shepperd ones times |w| (> 0; the sum is normalised at the
+    // end anyway): that needs |w| where they would need 1 / |w|, one
+    // square root instead of a square root and a division on the chain.
+    let x: [F8; 3] = core::array::from_fn(|i| mul(c0[i], i0));
+    let yi: [F8; 3] = core::array::from_fn(|i| mul(yu[i], i0));
+    // |w| (m11 ± m22) = yi1 ± w2.
+    let (a, b) = (_mm256_add_ps(yi[1], w[2]), _mm256_sub_ps(yi[1], w[2]));
+    let (pw, py) = (_mm256_add_ps(one, x[0]), _mm256_sub_ps(one, x[0]));
+    let tw = fma(pw, sw, a);
+    let tx = _mm256_fmsub_ps(pw, sw, a);
+    let ty = fma(py, sw, b);
+    let tz = _mm256_fmsub_ps(py, sw, b);
+    let m21_m12 = _mm256_sub_ps(yi[2], w[1]);
+    let m02_m20 = fnma(x[2], sw, w[0]);
+    let m10_m01 = _mm256_fmsub_ps(x[1], sw, yi[0]);
+    let m01_m10 = fma(x[1], sw, yi[0]);
+    let m02_m20p = fma(x[2], sw, w[0]);
+    let m12_m21 = _mm256_add_ps(w[1], yi[2]);
     let vx = [tx, m01_m10, m02_m20p, m21_m12];
     let vy = [m01_m10, ty, m12_m21, m02_m20];
     let vz = [m02_m20p, m12_m21, tz, m10_m01];
-    let pick = |mask: Xn<N>, a: [Xn<N>; 4], b: [Xn<N>; 4]| -> [Xn<N>; 4] {
-        core::array::from_fn(|i| select(mask, a[i], b[i]))
-    };
-    // t_x - t_w = -2 a / |w| and t_z - t_y = -2 b / |w|; the winners' t is
-    // the same multiply-add with |a| (|b|).
-    let vwx = pick(lt0(a), vx, vw);
-    let twx = fma(abs(a), iw, pw);
-    let vyz = pick(lt0(b), vz, vy);
-    let tyz = fma(abs(b), iw, py);
-    let take = gt(tyz, twx);
-    let best = pick(take, vyz, vwx);
-    let bt = maxn(tyz, twx);
-    // Candidate k is 4 q_k q, and t_k = 4 q_k², so its length is 2 √t_k:
-    // no dot product. The sign makes w >= 0.
-    let neg = Xn(core::array::from_fn(|k| {
-        _mm256_and_ps(
-            _mm256_cmp_ps::<_CMP_LT_OQ>(best[3].0[k], _mm256_setzero_ps()),
-            splat(-0.0),
-        )
-    }));
-    let (inv, half) = inv_sqrt_signed(bt, neg);
-    let q: [Xn<N>; 4] = core::array::from_fn(|i| mul(best[i], inv));
-    // ½ (t, 0) q, from the candidate before it is normalised.
-    let t = p[3];
-    let b = best;
+    let mut v = [m21_m12, m02_m20, m10_m01, tw];
+    for (k, c) in [vx, vy, vz].into_iter().enumerate() {
+        // ±1 with the sign of v[k].
+        let sign = _mm256_or_ps(_mm256_and_ps(v[k], splat(-0.0)), one);
+        v = core::array::from_fn(|i| fma(c[i], sign, v[i]));
+    }
+    if S {
+        // |c0| = |c0|² / |c0|, s1 = |w| / |c0|, s2 = z·c2 = (w·c2) / |w|.
+        h.s = [mul(n0, i0), mul(sw, i0), _mm256_div_ps(dot3(w, p[2]), sw)];
+    }
+    h.v = v;
+}
+
+/// The second half: the quaternion normalised with `w >= 0`, the dual part
+/// `½ (t, 0) q`, and one 32-byte store `[real | dual]` per joint.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn dqs_second(h: &Half, o: &mut [DualQuat; 8]) {
+    let v = h.v;
+    let n = _mm256_add_ps(
+        fma(v[0], v[0], mul(v[1], v[1])),
+        fma(v[2], v[2], mul(v[3], v[3])),
+    );
+    // ±1 / |v|, the sign making w >= 0, and ±1 / (2 |v|).
+    let sign = _mm256_or_ps(_mm256_and_ps(v[3], splat(-0.0)), splat(1.0));
+    let inv = inv_sqrt(n, sign);
+    let half = mul(inv, splat(0.5));
+    let q: [F8; 4] = core::array::from_fn(|i| mul(v[i], inv));
+    // ½ (t, 0) q, from the quaternion before it is normalised.
+    let t = h.t;
     let dual = [
-        mul(fma(t[0], b[3], fnma(t[2], b[1], mul(t[1], b[2]))), half),
-        mul(fma(t[1], b[3], fnma(t[0], b[2], mul(t[2], b[0]))), half),
-        mul(fma(t[2], b[3], fnma(t[1], b[0], mul(t[0], b[1]))), half),
-        mul(dot3(t, [b[0], b[1], b[2]]), mul(xn(-1.0), half)),
+        mul(fma(t[0], v[3], fnma(t[2], v[1], mul(t[1], v[2]))), half),
+        mul(fma(t[1], v[3], fnma(t[0], v[2], mul(t[2], v[0]))), half),
+        mul(fma(t[2], v[3], fnma(t[1], v[0], mul(t[0], v[1]))), half),
+        mul(dot3(t, [v[0], v[1], v[2]]), mul(splat(-1.0), half)),
     ];
-    // |c0| = |c0|² / |c0|, s1 = |w| / |c0|, s2 = z·c2 = (w·c2) / |w|.
-    let s0 = mul(n0, i0);
-    let s1 = mul(mul(nw, iw), i0);
-    let s2 = mul(dot3(w, c2), iw);
-    (q, dual, [s0, s1, s2])
+    let real = transpose4_halves(q);
+    let dual = transpose4_halves(dual);
+    for i in 0..4 {
+        // `[real | dual]` of joints i and i + 4: one 32-byte store each.
+        st8(&mut o[i], _mm256_permute2f128_ps::<0x20>(real[i], dual[i]));
+        st8(
+            &mut o[i + 4],
+            _mm256_permute2f128_ps::<0x31>(real[i], dual[i]),
+        );
+    }
+}
+
+/// Stores eight joints' dropped scales.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn store_scale(s: [F8; 3], o: &mut [[f32; 3]; 8]) {
+    let r = transpose4_halves([s[0], s[1], s[2], _mm256_setzero_ps()]);
+    let mut tmp = [[0.0f32; 4]; 8];
+    for i in 0..4 {
+        let (lo, hi) = halves(r[i]);
+        st4(&mut tmp[i], lo);
+        st4(&mut tmp[i + 4], hi);
+    }
+    for (o, t) in o.iter_mut().zip(tmp) {
+        *o = [t[0], t[1], t[2]];
+    }
+}
+
+/// Blocks whose first halves run before their second halves.
+///
+/// A block's dependency chain (transposes, product, Gram–Schmidt, two
+/// reciprocal square roots, the candidates' sum, a third, the stores) is
+/// about 150 cycles, twice its work, and one block after another left the
+/// scheduler full of instructions waiting on it: the first halves of four
+/// blocks, then their second halves, are two shorter chains each with
+/// independent neighbours. (Four blocks in registers side by side, the
+/// previous form, spilled: 4457 instructions per 67 joints, against 2528.)
+const CHUNK: usize = 4;
+
+/// Runs `first` on blocks `k .. k + CHUNK`, then `second` on them, for
+/// `k = 0, CHUNK, …` below `blocks`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn chunked(
+    blocks: usize,
+    mut first: impl FnMut(usize, &mut Half),
+    mut second: impl FnMut(usize, &Half),
+) {
+    let zero = _mm256_setzero_ps();
+    let mut h = [Half {
+        v: [zero; 4],
+        t: [zero; 3],
+        s: [zero; 3],
+    }; CHUNK];
+    for k in (0..blocks).step_by(CHUNK) {
+        let n = (blocks - k).min(CHUNK);
+        for (i, h) in h.iter_mut().take(n).enumerate() {
+            first(k + i, h);
+        }
+        for (i, h) in h.iter().take(n).enumerate() {
+            second(k + i, h);
+        }
+    }
+}
+
+/// Eight affine matrices' elements (rows 0-2) in lanes, as
+/// [`DqsBinds`] stores them: `e[c][r][lane]`.
+type Lanes = [[[f32; 8]; 3]; 4];
+
+/// `b`'s elements in lanes ([`mat4_lanes`], stored).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn lanes_of(b: &[Mat4; 8]) -> Lanes {
+    let e = mat4_lanes(b);
+    let mut out = [[[0.0; 8]; 3]; 4];
+    for (o, e) in out.iter_mut().zip(e) {
+        for (o, e) in o.iter_mut().zip(e) {
+            // SAFETY: `o` is 8 writable floats; unaligned store.
+            unsafe { _mm256_storeu_ps(o.as_mut_ptr(), e) }
+        }
+    }
+    out
+}
+
+/// Fewer than eight joints: padded with identities, written through copies.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn dqs_padded<const S: bool>(
+    models: &[Mat4],
+    b: &Lanes,
+    out: &mut [DualQuat],
+    scale: Option<&mut [[f32; 3]]>,
+) {
+    let mut m = [Mat4::IDENTITY; 8];
+    for (d, s) in m.iter_mut().zip(models) {
+        *d = *s;
+    }
+    let zero = _mm256_setzero_ps();
+    let mut h = Half {
+        v: [zero; 4],
+        t: [zero; 3],
+        s: [zero; 3],
+    };
+    dqs_first::<S>(&m, b, &mut h);
+    let mut o = [DualQuat::IDENTITY; 8];
+    dqs_second(&h, &mut o);
+    for (d, s) in out.iter_mut().zip(o) {
+        *d = s;
+    }
+    if let (true, Some(scale)) = (S, scale) {
+        let mut sc = [[0.0f32; 3]; 8];
+        store_scale(h.s, &mut sc);
+        for (d, s) in scale.iter_mut().zip(sc) {
+            *d = s;
+        }
+    }
 }
 
 /// The DQS palette (and the dropped scales, if asked) if this CPU has AVX2
 /// and FMA; returns how many entries it wrote (all, or 0 without them).
 /// The slices have equal lengths (checked by the caller).
 ///
-/// Steps of 32 joints (four 8-lane blocks side by side, see [`rigid`]) while
-/// they last, then single blocks of 8; a remainder of 1-7 joints is one
-/// more block over the last 8 joints, which rewrites some entries with the
-/// values they already have (every joint's result depends on its own
-/// matrices only), and fewer than 8 joints are padded with identities. The
-/// portable kernel, 4 joints per step, took 16 ns per joint against 6 here,
-/// so a tail of 3 cost as much as 12 joints.
+/// Blocks of 8 joints ([`dqs_first`], [`dqs_second`], [`chunked`]), each
+/// block's inverse binds transposed into lanes first (as [`DqsBinds`]
+/// holds them); a remainder of 1-7 joints is one more block over the last
+/// 8 joints, which rewrites some entries with the values they already have
+/// (every joint's result depends on its own matrices only), and fewer than
+/// 8 joints are padded with identities.
 pub(crate) fn dqs_palette(
     models: &[Mat4],
     ibm: &[Mat4],
@@ -1020,135 +1178,121 @@ pub(crate) fn dqs_palette(
     // SAFETY: the CPU has AVX2 and FMA.
     unsafe {
         match scale {
-            None => dqs_palette_avx2::<false>(models, ibm, out, &mut []),
-            Some(s) => dqs_palette_avx2::<true>(models, ibm, out, s),
+            None => dqs_palette_avx2::<false>(models, ibm, out, None),
+            Some(s) => dqs_palette_avx2::<true>(models, ibm, out, Some(s)),
         }
     }
 }
-
-/// Joints per step: `8 * WIDE`. For 67 joints, four blocks side by side
-/// measured 485-495 ns, two 490-495 ns and one at a time 525 ns, although
-/// one runs 25% fewer instructions (the others spill); eight spill so much
-/// that they are slower than one.
-const WIDE: usize = 4;
 
 #[target_feature(enable = "avx2,fma")]
 fn dqs_palette_avx2<const S: bool>(
     models: &[Mat4],
     ibm: &[Mat4],
     out: &mut [DualQuat],
-    scale: &mut [[f32; 3]],
+    scale: Option<&mut [[f32; 3]]>,
 ) -> usize {
     let n = out.len();
     if n < 8 {
-        let mut m = [Mat4::IDENTITY; 8];
         let mut b = [Mat4::IDENTITY; 8];
-        for (d, s) in m.iter_mut().zip(models).chain(b.iter_mut().zip(ibm)) {
+        for (d, s) in b.iter_mut().zip(ibm) {
             *d = *s;
         }
-        let mut o = [[DualQuat::IDENTITY; 8]];
-        let mut sc = [[[0.0f32; 3]; 8]];
-        dqs_step::<1, S>(&[m], &[b], &mut o, &mut sc);
-        for (d, s) in out.iter_mut().zip(o[0]) {
-            *d = s;
-        }
-        for (d, s) in scale.iter_mut().zip(sc[0]) {
-            *d = s;
-        }
+        dqs_padded::<S>(models, &lanes_of(&b), out, scale);
         return n;
     }
+    // Block k < n / 8 is joints 8 k .. 8 k + 8; a last one, if n is not a
+    // multiple of 8, is the last 8 joints.
+    let full = n / 8;
+    let blocks = n.div_ceil(8);
     let (mb, _) = models.as_chunks::<8>();
     let (bb, _) = ibm.as_chunks::<8>();
-    let (ob, _) = out.as_chunks_mut::<8>();
-    let (sb, _) = scale.as_chunks_mut::<8>();
-    let wide = mb.len() / WIDE * WIDE;
-    let (Some((m4, m1)), Some((b4, b1)), Some((o4, o1)), Some((s4, s1))) = (
-        mb.split_at_checked(wide),
-        bb.split_at_checked(wide),
-        ob.split_at_mut_checked(wide),
-        sb.split_at_mut_checked(if S { wide } else { 0 }),
-    ) else {
-        return 0; // unreachable: the lengths are equal
+    fn block<'a>(
+        s: &'a [[Mat4; 8]],
+        last: Option<&'a [Mat4; 8]>,
+        k: usize,
+        full: usize,
+    ) -> Option<&'a [Mat4; 8]> {
+        if k < full {
+            s.get(k)
+        } else {
+            last
+        }
+    }
+    let (ml, bl) = (models.last_chunk::<8>(), ibm.last_chunk::<8>());
+    let first = |k: usize, h: &mut Half| {
+        if let (Some(m), Some(b)) = (block(mb, ml, k, full), block(bb, bl, k, full)) {
+            dqs_first::<S>(m, &lanes_of(b), h);
+        }
     };
-    let mut s4 = s4.chunks_exact_mut(WIDE);
-    for ((m, b), o) in m4
-        .chunks_exact(WIDE)
-        .zip(b4.chunks_exact(WIDE))
-        .zip(o4.chunks_exact_mut(WIDE))
-    {
-        dqs_step::<WIDE, S>(m, b, o, s4.next().unwrap_or_default());
-    }
-    let mut s1 = s1.chunks_exact_mut(1);
-    for ((m, b), o) in m1
-        .chunks_exact(1)
-        .zip(b1.chunks_exact(1))
-        .zip(o1.chunks_exact_mut(1))
-    {
-        dqs_step::<1, S>(m, b, o, s1.next().unwrap_or_default());
-    }
-    if !n.is_multiple_of(8) {
-        let (Some(m), Some(b), Some(o)) = (
-            models.last_chunk::<8>(),
-            ibm.last_chunk::<8>(),
-            out.last_chunk_mut::<8>(),
-        ) else {
-            return 0; // unreachable: n >= 8
+    let mut scale = scale;
+    let second = |k: usize, h: &Half| {
+        let o = if k < full {
+            out.as_chunks_mut::<8>().0.get_mut(k)
+        } else {
+            out.last_chunk_mut::<8>()
         };
-        let s = scale.last_chunk_mut::<8>();
-        let s = s.map(core::slice::from_mut).unwrap_or_default();
-        dqs_step::<1, S>(
-            core::slice::from_ref(m),
-            core::slice::from_ref(b),
-            core::slice::from_mut(o),
-            s,
-        );
-    }
+        if let Some(o) = o {
+            dqs_second(h, o);
+        }
+        if S {
+            let s = scale.as_deref_mut().and_then(|s| {
+                if k < full {
+                    s.as_chunks_mut::<8>().0.get_mut(k)
+                } else {
+                    s.last_chunk_mut::<8>()
+                }
+            });
+            if let Some(s) = s {
+                store_scale(h.s, s);
+            }
+        }
+    };
+    chunked(blocks, first, second);
     n
 }
 
-/// One step: `8 N` joints (`N` groups of eight) and, if `S`, their scales.
-#[inline]
+/// [`dqs_palette`] from prepared inverse binds: `binds` as
+/// [`prepare_dqs_binds`](super::prepare_dqs_binds) lays them out (block
+/// `k` of `n / 8` is joints `8 k .. 8 k + 8`, and a last one, if `n` is
+/// not a multiple of 8, the last 8 joints; `binds.len() ==
+/// models.len().div_ceil(8)`, checked by the caller), so only the model
+/// matrices are transposed, and the blocks are the plain palette's.
+pub(crate) fn dqs_prepared(models: &[Mat4], binds: &[DqsBinds], out: &mut [DualQuat]) -> usize {
+    if !available() {
+        return 0;
+    }
+    // SAFETY: the CPU has AVX2 and FMA.
+    unsafe { dqs_prepared_avx2(models, binds, out) }
+}
+
 #[target_feature(enable = "avx2,fma")]
-fn dqs_step<const N: usize, const S: bool>(
-    m: &[[Mat4; 8]],
-    b: &[[Mat4; 8]],
-    o: &mut [[DualQuat; 8]],
-    scale: &mut [[[f32; 3]; 8]],
-) {
-    let mut p = [[xn::<N>(0.0); 3]; 4];
-    for (k, (m, b)) in m.iter().zip(b).take(N).enumerate() {
-        let pk = mul_affine(m, b);
-        for c in 0..4 {
-            for r in 0..3 {
-                p[c][r].0[k] = pk[c][r];
-            }
+fn dqs_prepared_avx2(models: &[Mat4], binds: &[DqsBinds], out: &mut [DualQuat]) -> usize {
+    let n = out.len();
+    if n < 8 {
+        if let Some(b) = binds.first() {
+            dqs_padded::<false>(models, &b.lanes, out, None);
         }
+        return n;
     }
-    let (q, d, s) = rigid(&p);
-    for (h, o) in o.iter_mut().take(N).enumerate() {
-        let real = transpose4_halves([q[0].0[h], q[1].0[h], q[2].0[h], q[3].0[h]]);
-        let dual = transpose4_halves([d[0].0[h], d[1].0[h], d[2].0[h], d[3].0[h]]);
-        for i in 0..4 {
-            // `[real | dual]` of joints i and i + 4: one 32-byte store each.
-            st8(&mut o[i], _mm256_permute2f128_ps::<0x20>(real[i], dual[i]));
-            st8(
-                &mut o[i + 4],
-                _mm256_permute2f128_ps::<0x31>(real[i], dual[i]),
-            );
+    let full = n / 8;
+    let (mb, _) = models.as_chunks::<8>();
+    let ml = models.last_chunk::<8>();
+    let first = |k: usize, h: &mut Half| {
+        let m = if k < full { mb.get(k) } else { ml };
+        if let (Some(m), Some(b)) = (m, binds.get(k)) {
+            dqs_first::<false>(m, &b.lanes, h);
         }
-    }
-    if S {
-        for (h, o) in scale.iter_mut().take(N).enumerate() {
-            let r = transpose4_halves([s[0].0[h], s[1].0[h], s[2].0[h], _mm256_setzero_ps()]);
-            let mut tmp = [[0.0f32; 4]; 8];
-            for i in 0..4 {
-                let (lo, hi) = halves(r[i]);
-                st4(&mut tmp[i], lo);
-                st4(&mut tmp[i + 4], hi);
-            }
-            for (o, t) in o.iter_mut().zip(tmp) {
-                *o = [t[0], t[1], t[2]];
-            }
+    };
+    let second = |k: usize, h: &Half| {
+        let o = if k < full {
+            out.as_chunks_mut::<8>().0.get_mut(k)
+        } else {
+            out.last_chunk_mut::<8>()
+        };
+        if let Some(o) = o {
+            dqs_second(h, o);
         }
-    }
+    };
+    chunked(n.div_ceil(8), first, second);
+    n
 }

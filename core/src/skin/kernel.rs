@@ -897,6 +897,7 @@ mod tests {
 
     use super::*;
     use crate::math::{Mat4, Quat, Vec3};
+    use crate::skin::{DqsBinds, LbsBind};
 
     /// SplitMix64 uniforms in `[-1, 1)`.
     struct Rng(u64);
@@ -1131,6 +1132,14 @@ mod tests {
             super::super::lbs_palette(&models, &ibm, &mut b).unwrap();
             let rows = |m: &[Mat3x4]| m.iter().flat_map(|m| m.rows).collect::<Vec<_>>();
             close(&rows(&a), &rows(&b))?;
+            // Prepared binds: portable and AVX2 against the plain palette.
+            let binds: Vec<LbsBind> = ibm.iter().map(LbsBind::new).collect();
+            let mut c = alloc::vec![Mat3x4 { rows: [[9.0; 4]; 3] }; joints];
+            let mut d = c.clone();
+            super::super::palette::lbs_prepared_portable(&models, &binds, &mut c, 0);
+            super::super::lbs_palette_prepared(&models, &binds, &mut d).unwrap();
+            close(&rows(&a), &rows(&c))?;
+            close(&rows(&a), &rows(&d))?;
             let mut a = alloc::vec![DualQuat::IDENTITY; joints];
             let mut b = a.clone();
             let mut sa = alloc::vec![[0.0; 3]; joints];
@@ -1140,6 +1149,18 @@ mod tests {
             let parts = |d: &[DualQuat]| d.iter().flat_map(|d| [d.real, d.dual]).collect::<Vec<_>>();
             close(&parts(&a), &parts(&b))?;
             close(&sa, &sb)?;
+            // Without the scales, and from prepared binds (AVX2 and portable).
+            let mut c = alloc::vec![DualQuat { real: [9.0; 4], dual: [9.0; 4] }; joints];
+            super::super::dqs_palette(&models, &ibm, &mut c).unwrap();
+            close(&parts(&a), &parts(&c))?;
+            let mut binds = alloc::vec![DqsBinds::default(); DqsBinds::count(joints)];
+            super::super::prepare_dqs_binds(&ibm, &mut binds).unwrap();
+            let mut d = alloc::vec![DualQuat { real: [9.0; 4], dual: [9.0; 4] }; joints];
+            super::super::dqs_palette_prepared(&models, &binds, &mut d).unwrap();
+            close(&parts(&a), &parts(&d))?;
+            let mut e = alloc::vec![DualQuat { real: [9.0; 4], dual: [9.0; 4] }; joints];
+            super::super::palette::dqs_prepared_portable(&models, &binds, &mut e);
+            close(&parts(&a), &parts(&e))?;
         }
     }
 }

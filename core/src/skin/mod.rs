@@ -107,7 +107,10 @@ pub use kernel::{
     skin_lbs_checked, skin_lbs_strided, skin_lbs_strided_checked, skin_mixed, skin_mixed_checked,
     skin_mixed_strided, skin_mixed_strided_checked,
 };
-pub use palette::{dqs_palette, dqs_palette_with_scale, lbs_palette};
+pub use palette::{
+    dqs_palette, dqs_palette_prepared, dqs_palette_with_scale, lbs_palette, lbs_palette_prepared,
+    prepare_dqs_binds, prepare_lbs_binds,
+};
 
 /// Largest allowed distance of a vertex's weight sum from 1.
 pub const WEIGHT_SUM_TOLERANCE: f32 = 1e-3;
@@ -182,6 +185,138 @@ impl Mat3x4 {
             m[0] * v.x + m[1] * v.y + m[2] * v.z
         };
         Vec3::new(r(0), r(1), r(2))
+    }
+}
+
+/// An inverse bind matrix laid out for [`lbs_palette_prepared`]: build one
+/// per joint when the mesh is loaded ([`LbsBind::new`] or
+/// [`prepare_lbs_binds`]), then pass the slice every frame instead of the
+/// matrices.
+///
+/// It holds the matrix's rows 0-2 (the affine part; row 3 is taken as
+/// `0 0 0 1`) with each element repeated four times, in the order the
+/// AVX2 kernel multiplies them, so that kernel spends no instructions on
+/// the constant side of the product. 192 bytes, 32-byte aligned, `Pod`;
+/// [`LbsBind::to_mat4`] reads the matrix back.
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C, align(32))]
+pub struct LbsBind {
+    /// `[b_k0 ×4 | b_k1 ×4]` for k = 0, 1, 2, then `[b_k3 ×4 | b_k2 ×4]`
+    /// (`b_rc` = row `r`, column `c`).
+    pub(crate) spread: [[f32; 8]; 6],
+}
+
+impl Default for LbsBind {
+    fn default() -> Self {
+        LbsBind::new(&Mat4::IDENTITY)
+    }
+}
+
+impl LbsBind {
+    /// Lays out an affine inverse bind matrix (its last row is ignored).
+    #[must_use]
+    pub fn new(inverse_bind: &Mat4) -> Self {
+        let e = |r: usize, c: usize| inverse_bind.cols[c][r];
+        let half = |r: usize, lo: usize, hi: usize| {
+            let (a, b) = (e(r, lo), e(r, hi));
+            [a, a, a, a, b, b, b, b]
+        };
+        LbsBind {
+            spread: [
+                half(0, 0, 1),
+                half(1, 0, 1),
+                half(2, 0, 1),
+                half(0, 3, 2),
+                half(1, 3, 2),
+                half(2, 3, 2),
+            ],
+        }
+    }
+
+    /// Element (row `r` < 3, column `c` < 4) of the matrix.
+    #[inline]
+    #[must_use]
+    pub(crate) fn get(&self, r: usize, c: usize) -> f32 {
+        let (i, lane) = match c {
+            0 => (r, 0),
+            1 => (r, 4),
+            2 => (3 + r, 4),
+            _ => (3 + r, 0),
+        };
+        self.spread[i][lane]
+    }
+
+    /// The inverse bind matrix it was built from, with last row `0 0 0 1`.
+    #[must_use]
+    pub fn to_mat4(&self) -> Mat4 {
+        let col = |c: usize, w: f32| [self.get(0, c), self.get(1, c), self.get(2, c), w];
+        Mat4 {
+            cols: [col(0, 0.0), col(1, 0.0), col(2, 0.0), col(3, 1.0)],
+        }
+    }
+}
+
+/// Eight inverse bind matrices laid out for [`dqs_palette_prepared`]:
+/// block `i` holds joints `8 i .. 8 i + 8` of a mesh, one joint per lane.
+/// Build the blocks when the mesh is loaded ([`prepare_dqs_binds`];
+/// [`DqsBinds::count`] of them), then pass them every frame instead of the
+/// matrices.
+///
+/// Element (row `r` < 3, column `c`) of lane `l`'s matrix is at
+/// `[c][r][l]` (row 3 is taken as `0 0 0 1`), which is what the AVX2 kernel
+/// would otherwise transpose every frame. Lanes past the mesh's last joint
+/// hold the identity. 384 bytes, 32-byte aligned, `Pod`.
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C, align(32))]
+pub struct DqsBinds {
+    /// `lanes[c][r][l]`: element (r, c) of lane `l`'s matrix.
+    pub(crate) lanes: [[[f32; 8]; 3]; 4],
+}
+
+impl Default for DqsBinds {
+    fn default() -> Self {
+        DqsBinds::new(&[])
+    }
+}
+
+impl DqsBinds {
+    /// Joints per block.
+    pub const LANES: usize = 8;
+
+    /// How many blocks a mesh of `joint_count` joints needs.
+    #[inline]
+    #[must_use]
+    pub const fn count(joint_count: usize) -> usize {
+        joint_count.div_ceil(Self::LANES)
+    }
+
+    /// Lays out up to eight affine matrices (their last rows are ignored;
+    /// matrices past the eighth too); the lanes after them hold the
+    /// identity.
+    #[must_use]
+    pub fn new(inverse_binds: &[Mat4]) -> Self {
+        let mut lanes = [[[0.0; 8]; 3]; 4];
+        for (l, m) in (0..Self::LANES).map(|l| (l, inverse_binds.get(l).unwrap_or(&Mat4::IDENTITY)))
+        {
+            for (c, col) in lanes.iter_mut().enumerate() {
+                for (r, row) in col.iter_mut().enumerate() {
+                    if let Some(x) = row.get_mut(l) {
+                        *x = m.cols[c][r];
+                    }
+                }
+            }
+        }
+        DqsBinds { lanes }
+    }
+
+    /// Lane `l`'s matrix with last row `0 0 0 1` (`None` past lane 7).
+    #[must_use]
+    pub fn get(&self, l: usize) -> Option<Mat4> {
+        let e = |c: usize, r: usize| self.lanes[c][r].get(l).copied();
+        let col = |c: usize, w: f32| Some([e(c, 0)?, e(c, 1)?, e(c, 2)?, w]);
+        Some(Mat4 {
+            cols: [col(0, 0.0)?, col(1, 0.0)?, col(2, 0.0)?, col(3, 1.0)?],
+        })
     }
 }
 

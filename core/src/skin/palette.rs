@@ -24,7 +24,7 @@
 
 use wide::f32x4;
 
-use super::{DualQuat, Mat3x4};
+use super::{DqsBinds, DualQuat, LbsBind, Mat3x4};
 use crate::error::Error;
 use crate::math::Mat4;
 use crate::soa::check_len;
@@ -40,23 +40,33 @@ fn mul_cols(m: &Mat4, b: &Mat4) -> [f32x4; 4] {
     [col(0), col(1), col(2), t]
 }
 
-/// `m * b` for four pairs of affine matrices at once, one joint per lane:
-/// `a[c][r]` holds element `(r, c)` (rows 0-2; row 3 is not computed and is
-/// zero). Both inputs are transposed into lanes (no per-element
-/// broadcasts), the products are 36 lane-wise multiply-adds.
+/// Element (r, c) of four matrices in lanes: `e[c][r]`, rows 0-3.
 #[inline(always)]
-fn mul_lanes(m: [&Mat4; 4], b: [&Mat4; 4]) -> [[f32x4; 4]; 4] {
-    // e(x, c)[r]: element (r, c) of the four matrices of `x`.
-    let e = |x: &[&Mat4; 4], c: usize| {
+fn lanes4(x: [&Mat4; 4]) -> [[f32x4; 4]; 4] {
+    core::array::from_fn(|c| {
         f32x4::transpose([
             f32x4::new(x[0].cols[c]),
             f32x4::new(x[1].cols[c]),
             f32x4::new(x[2].cols[c]),
             f32x4::new(x[3].cols[c]),
         ])
-    };
-    let me = [e(&m, 0), e(&m, 1), e(&m, 2), e(&m, 3)];
-    let be = [e(&b, 0), e(&b, 1), e(&b, 2), e(&b, 3)];
+    })
+}
+
+/// `m * b` for four pairs of affine matrices at once, one joint per lane:
+/// `a[c][r]` holds element `(r, c)` (rows 0-2; row 3 is not computed and is
+/// zero). Both inputs are transposed into lanes (no per-element
+/// broadcasts), the products are 36 lane-wise multiply-adds.
+#[inline(always)]
+fn mul_lanes(m: [&Mat4; 4], b: [&Mat4; 4]) -> [[f32x4; 4]; 4] {
+    let be = lanes4(b);
+    mul_lanes_b(m, &core::array::from_fn(|c| [be[c][0], be[c][1], be[c][2]]))
+}
+
+/// [`mul_lanes`] with `b`'s elements already in lanes (`be[c][r]`, rows 0-2).
+#[inline(always)]
+fn mul_lanes_b(m: [&Mat4; 4], be: &[[f32x4; 3]; 4]) -> [[f32x4; 4]; 4] {
+    let me = lanes4(m);
     let el = |r: usize, c: usize| {
         let t = if c == 3 {
             me[2][r].mul_add(be[c][2], me[3][r])
@@ -126,6 +136,62 @@ pub fn lbs_palette(
     Ok(())
 }
 
+/// Lays out a mesh's inverse bind matrices for [`lbs_palette_prepared`]
+/// (`out[j] = LbsBind::new(&inverse_bind[j])`); run it once per mesh.
+///
+/// # Errors
+/// [`Error::BadLength`] (`"lbs binds"` not as long as `inverse_bind`); on
+/// error `out` is untouched.
+pub fn prepare_lbs_binds(inverse_bind: &[Mat4], out: &mut [LbsBind]) -> Result<(), Error> {
+    check_len("lbs binds", inverse_bind.len(), out.len())?;
+    for (o, b) in out.iter_mut().zip(inverse_bind) {
+        *o = LbsBind::new(b);
+    }
+    Ok(())
+}
+
+/// [`lbs_palette`] with the inverse binds prepared once per mesh
+/// ([`prepare_lbs_binds`]): the same products (within rounding of the
+/// fused multiply-adds), in about half the time.
+///
+/// # Errors
+/// [`Error::BadLength`] (`"inverse binds"` or `"palette"` not as long as
+/// `models`); on error `out` is untouched.
+pub fn lbs_palette_prepared(
+    models: &[Mat4],
+    inverse_bind: &[LbsBind],
+    out: &mut [Mat3x4],
+) -> Result<(), Error> {
+    check_len("inverse binds", models.len(), inverse_bind.len())?;
+    check_len("palette", models.len(), out.len())?;
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    let done = super::avx2::lbs_prepared(models, inverse_bind, out);
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+    let done = 0;
+    lbs_prepared_portable(models, inverse_bind, out, done);
+    Ok(())
+}
+
+/// The portable prepared LBS palette from joint `first` on (the slices
+/// have equal lengths): the column form of [`lbs_portable`] with `b`'s
+/// elements read from the prepared spreads.
+pub(crate) fn lbs_prepared_portable(
+    models: &[Mat4],
+    binds: &[LbsBind],
+    out: &mut [Mat3x4],
+    first: usize,
+) {
+    let rest = models.iter().zip(binds).zip(out.iter_mut()).skip(first);
+    for ((m, b), o) in rest {
+        let m = m.to_lanes();
+        let e = |c: usize, r: usize| f32x4::splat(b.get(r, c));
+        let col = |c: usize| m[0].mul_add(e(c, 0), m[1].mul_add(e(c, 1), m[2] * e(c, 2)));
+        let t = m[0].mul_add(e(3, 0), m[1].mul_add(e(3, 1), m[2].mul_add(e(3, 2), m[3])));
+        let r = f32x4::transpose([col(0), col(1), col(2), t]);
+        o.rows = [r[0].to_array(), r[1].to_array(), r[2].to_array()];
+    }
+}
+
 /// The portable LBS palette from joint `first` on (the slices have equal lengths).
 pub(crate) fn lbs_portable(models: &[Mat4], ibm: &[Mat4], out: &mut [Mat3x4], first: usize) {
     let rest = models.iter().zip(ibm).zip(out.iter_mut()).skip(first);
@@ -186,6 +252,106 @@ fn dqs(models: &[Mat4], ibm: &[Mat4], out: &mut [DualQuat], scale: Option<&mut [
     #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     let done = 0;
     dqs_portable(models, ibm, out, scale, done);
+}
+
+/// Lays out a mesh's inverse bind matrices for [`dqs_palette_prepared`];
+/// run it once per mesh. Block `k` of `n / 8` holds joints `8 k .. 8 k +
+/// 8`; if `n` is not a multiple of 8, one more block holds the *last* 8
+/// joints (overlapping the one before it, so that the palette's last block
+/// needs no padding), or, for `n < 8`, all of them and identities.
+///
+/// # Errors
+/// [`Error::BadLength`] (`"dqs binds"` not [`DqsBinds::count`]`(inverse_bind.len())`
+/// long); on error `out` is untouched.
+pub fn prepare_dqs_binds(inverse_bind: &[Mat4], out: &mut [DqsBinds]) -> Result<(), Error> {
+    let n = inverse_bind.len();
+    check_len("dqs binds", DqsBinds::count(n), out.len())?;
+    for (o, b) in out
+        .iter_mut()
+        .zip(inverse_bind.chunks_exact(DqsBinds::LANES))
+    {
+        *o = DqsBinds::new(b);
+    }
+    if !n.is_multiple_of(DqsBinds::LANES) {
+        let tail = inverse_bind.get(n.saturating_sub(DqsBinds::LANES)..);
+        if let (Some(o), Some(b)) = (out.last_mut(), tail) {
+            *o = DqsBinds::new(b);
+        }
+    }
+    Ok(())
+}
+
+/// [`dqs_palette`] with the inverse binds prepared once per mesh
+/// ([`prepare_dqs_binds`]): the same entries (within rounding), without
+/// transposing the inverse binds every frame.
+///
+/// # Errors
+/// [`Error::BadLength`] (`"dqs binds"` not [`DqsBinds::count`]`(models.len())`
+/// long, or `"palette"` not as long as `models`); on error `out` is
+/// untouched.
+pub fn dqs_palette_prepared(
+    models: &[Mat4],
+    inverse_bind: &[DqsBinds],
+    out: &mut [DualQuat],
+) -> Result<(), Error> {
+    check_len(
+        "dqs binds",
+        DqsBinds::count(models.len()),
+        inverse_bind.len(),
+    )?;
+    check_len("palette", models.len(), out.len())?;
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if super::avx2::dqs_prepared(models, inverse_bind, out) == out.len() {
+        return Ok(());
+    }
+    dqs_prepared_portable(models, inverse_bind, out);
+    Ok(())
+}
+
+/// The portable prepared DQS palette (`binds` as checked by
+/// [`dqs_palette_prepared`]): [`dqs_portable`]'s groups of four with the
+/// inverse binds already in lanes (half a block each) for the whole blocks,
+/// then [`dqs_portable`] on the rest with their matrices read back.
+pub(crate) fn dqs_prepared_portable(models: &[Mat4], binds: &[DqsBinds], out: &mut [DualQuat]) {
+    const L: usize = DqsBinds::LANES;
+    let n = models.len();
+    let full = n / L;
+    let halves = binds.iter().take(full).flat_map(|b| [(b, 0), (b, 4)]);
+    for ((m, (b, h)), o) in models
+        .chunks_exact(4)
+        .zip(halves)
+        .zip(out.chunks_exact_mut(4))
+    {
+        let be: [[f32x4; 3]; 4] = core::array::from_fn(|c| {
+            core::array::from_fn(|r| {
+                let l = &b.lanes[c][r];
+                f32x4::new([l[h], l[h + 1], l[h + 2], l[h + 3]])
+            })
+        });
+        let a = mul_lanes_b([&m[0], &m[1], &m[2], &m[3]], &be);
+        let (real, dual, _) = detail::rigid(&a);
+        let real = f32x4::transpose(real);
+        let dual = f32x4::transpose(dual);
+        for (l, o) in o.iter_mut().enumerate() {
+            o.real = real[l].to_array();
+            o.dual = dual[l].to_array();
+        }
+    }
+    // The rest (fewer than 8): the last block, whose lane 0 is joint
+    // n - 8 (or joint 0 when n < 8).
+    let (Some(last), Some(ms), Some(os)) = (
+        binds.get(full),
+        models.get(full * L..),
+        out.get_mut(full * L..),
+    ) else {
+        return;
+    };
+    let base = n.saturating_sub(L);
+    let mut ibm = [Mat4::IDENTITY; L];
+    for (j, b) in ibm.iter_mut().enumerate().take(ms.len()) {
+        *b = last.get(full * L + j - base).unwrap_or(Mat4::IDENTITY);
+    }
+    dqs_portable(ms, ibm.get(..ms.len()).unwrap_or_default(), os, None, 0);
 }
 
 /// The portable DQS palette from joint `first` on (the slices have equal

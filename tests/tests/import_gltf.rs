@@ -512,6 +512,14 @@ fn unordered_nodes_are_reordered_and_mapped() {
     let root1 = key(&a, 0, 1, 0);
     // Armature: y -> z (90 deg about X) times 2.
     assert!(close(root1.translation.z, 6.0, 1e-5), "{root1:?}");
+    // The root's rotation and scale have no channel: they hold the baked
+    // rest (the Armature applied once, not once more on top of it).
+    let rest0 = get_joint(view.rest_pose(), 0).unwrap();
+    assert!(close(root1.scale.x, 2.0, 1e-5), "{root1:?}");
+    assert!(
+        (0..4).all(|i| close(root1.rotation.to_array()[i], rest0.rotation.to_array()[i], 1e-6)),
+        "{root1:?} vs rest {rest0:?}"
+    );
     // Joints without channels hold rest.
     assert_eq!(key(&a, 0, 1, 1), get_joint(view.rest_pose(), 1).unwrap());
     // Mesh joints are mapped from the skin's order to sinew's.
@@ -1078,6 +1086,20 @@ fn robot_expressive_morph_weights_and_shared_skeleton() {
         .iter()
         .flat_map(|c| c.float_tracks())
         .all(|t| t.name.starts_with("morph/")));
+    // The Armature above the root (scale 100, -90 degrees about X) is baked
+    // once: the root has no scale channel, so every key holds the rest's
+    // scale of 100 (it used to be baked twice, a 300 m robot).
+    let rest = get_joint(a.skeleton.view().rest_pose(), 0).unwrap();
+    assert!(close(rest.scale.x, 100.0, 1e-3), "{rest:?}");
+    for c in 0..a.clips.len() {
+        for f in 0..a.clips[c].frame_count() {
+            let s = key(&a, c, f, 0).scale;
+            assert!(
+                s.to_array().iter().all(|&v| close(v, 100.0, 1e-2)),
+                "clip {c} frame {f}: root scale {s:?}"
+            );
+        }
+    }
 }
 
 // ---------------------------------------------------------------------------

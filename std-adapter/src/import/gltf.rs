@@ -507,6 +507,7 @@ struct SkeletonInfo {
     /// Per sinew joint: world matrix of the nodes above it that are baked
     /// into its rest pose and keys (only for roots, when not identity).
     bake: Vec<Option<Mat4>>,
+    /// Per sinew joint: the node's own rest transform, before any baking.
     rest: Vec<Transform>,
 }
 
@@ -901,7 +902,10 @@ impl Doc<'_> {
         for (k, &j) in joint_nodes.iter().enumerate() {
             let s = remap[k] as usize;
             bake[s] = bakes[k];
-            rest[s] = defs[k].rest;
+            // The node's own rest: clip keys start from it and are baked
+            // afterwards like the animated values (the skeleton's rest of a
+            // baked root already holds the nodes above it).
+            rest[s] = locals[j];
             node_to_joint.insert(j, s);
         }
         Ok(SkeletonInfo {

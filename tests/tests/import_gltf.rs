@@ -517,7 +517,11 @@ fn unordered_nodes_are_reordered_and_mapped() {
     let rest0 = get_joint(view.rest_pose(), 0).unwrap();
     assert!(close(root1.scale.x, 2.0, 1e-5), "{root1:?}");
     assert!(
-        (0..4).all(|i| close(root1.rotation.to_array()[i], rest0.rotation.to_array()[i], 1e-6)),
+        (0..4).all(|i| close(
+            root1.rotation.to_array()[i],
+            rest0.rotation.to_array()[i],
+            1e-6
+        )),
         "{root1:?} vs rest {rest0:?}"
     );
     // Joints without channels hold rest.

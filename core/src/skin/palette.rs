@@ -316,25 +316,29 @@ pub(crate) fn dqs_prepared_portable(models: &[Mat4], binds: &[DqsBinds], out: &m
     const L: usize = DqsBinds::LANES;
     let n = models.len();
     let full = n / L;
-    let halves = binds.iter().take(full).flat_map(|b| [(b, 0), (b, 4)]);
-    for ((m, (b, h)), o) in models
-        .chunks_exact(4)
-        .zip(halves)
-        .zip(out.chunks_exact_mut(4))
-    {
-        let be: [[f32x4; 3]; 4] = core::array::from_fn(|c| {
+    let half = |b: &DqsBinds, h: usize| -> [[f32x4; 3]; 4] {
+        core::array::from_fn(|c| {
             core::array::from_fn(|r| {
-                let l = &b.lanes[c][r];
-                f32x4::new([l[h], l[h + 1], l[h + 2], l[h + 3]])
+                // One 16-byte load per element: lanes 0-3 or 4-7.
+                let pair: &[[f32; 4]; 2] = bytemuck::cast_ref(&b.lanes[c][r]);
+                f32x4::new(pair[h])
             })
-        });
-        let a = mul_lanes_b([&m[0], &m[1], &m[2], &m[3]], &be);
-        let (real, dual, _) = detail::rigid(&a);
-        let real = f32x4::transpose(real);
-        let dual = f32x4::transpose(dual);
-        for (l, o) in o.iter_mut().enumerate() {
-            o.real = real[l].to_array();
-            o.dual = dual[l].to_array();
+        })
+    };
+    for ((b, m8), o8) in binds
+        .iter()
+        .zip(models.chunks_exact(L))
+        .zip(out.chunks_exact_mut(L))
+    {
+        for (h, (m, o)) in m8.chunks_exact(4).zip(o8.chunks_exact_mut(4)).enumerate() {
+            let a = mul_lanes_b([&m[0], &m[1], &m[2], &m[3]], &half(b, h));
+            let (real, dual, _) = detail::rigid(&a);
+            let real = f32x4::transpose(real);
+            let dual = f32x4::transpose(dual);
+            for (l, o) in o.iter_mut().enumerate() {
+                o.real = real[l].to_array();
+                o.dual = dual[l].to_array();
+            }
         }
     }
     // The rest (fewer than 8): the last block, whose lane 0 is joint

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
 use sinew_core::fk::{self, FkJob};
+use sinew_core::skin;
 use sinew_core::soa::get_joint;
 use sinew_core::{Mat4, Quat, Transform, Vec3};
 use sinew_std::import::gltf::{from_slice, load, GltfOptions};
@@ -544,6 +545,94 @@ fn unordered_nodes_are_reordered_and_mapped() {
     assert!(a.warnings.is_empty(), "{:?}", a.warnings);
 }
 
+/// An Armature scaled by 100 (and turned 90 degrees about X) above a
+/// three-joint skeleton whose inverse binds are in the Armature's own units
+/// and were taken in a bind pose that differs from the node rest pose (the
+/// arm bent 30 degrees), as RobotExpressive is written: no constant bind
+/// shape exists, but every joint's `fk(rest) * ibm` scales by 100. The scale
+/// is folded into the vertices, so the palettes are rigid (DQS keeps no
+/// scale) and every skinned vertex is where the file puts it.
+#[test]
+fn armature_scale_is_folded_into_the_vertices() {
+    let s = std::f32::consts::FRAC_1_SQRT_2;
+    let arm_q = Quat::new(s, 0.0, 0.0, s);
+    let armature = Transform::new(Vec3::ZERO, arm_q, Vec3::splat(100.0)).to_matrix();
+    let t = |y: f32| Mat4::from_translation(Vec3::new(0.0, y, 0.0));
+    let (sz, cz) = (15f32.to_radians().sin(), 15f32.to_radians().cos());
+    let bend = Transform::new(Vec3::ZERO, Quat::new(0.0, 0.0, sz, cz), Vec3::ONE).to_matrix();
+    // Bind pose (Armature units): root at y = 0.01, arm 0.01 above it, bent,
+    // hand 0.01 further along the arm.
+    let bind = [
+        t(0.01),
+        t(0.01) * t(0.01) * bend,
+        t(0.01) * t(0.01) * bend * t(0.01),
+    ];
+    let mut d = Doc::default();
+    let ibm: Vec<f32> = bind
+        .iter()
+        .flat_map(|m| m.inverse_affine().unwrap().cols.concat())
+        .collect();
+    let ibm = d.f32s(&ibm, "MAT4");
+    let verts = [
+        [0.004f32, 0.012, 0.0],
+        [0.002, 0.026, 0.001],
+        [-0.003, 0.034, 0.0],
+    ];
+    let pos = d.f32s(&verts.concat(), "VEC3");
+    let nrm = d.f32s(&[1.0, 0.0, 0.0, 0.0, 0.0, 1.0, 0.0, 1.0, 0.0], "VEC3");
+    let j0 = d.u8s(&[0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0], "VEC4", false);
+    let w0 = d.f32s(
+        &[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0],
+        "VEC4",
+    );
+    let times = d.f32s(&[0.0, 1.0], "SCALAR");
+    let rt = d.f32s(&[0.0, 0.01, 0.0, 0.0, 0.02, 0.0], "VEC3");
+    let json = d.json(&format!(
+        r#""nodes":[
+  {{"name":"root","translation":[0,0.01,0],"children":[1]}},
+  {{"name":"arm","translation":[0,0.01,0],"children":[4]}},
+  {{"name":"Armature","rotation":[{s},0,0,{s}],"scale":[100,100,100],"children":[0,3]}},
+  {{"name":"body","mesh":0,"skin":0}},
+  {{"name":"hand","translation":[0,0.01,0]}}],
+"skins":[{{"joints":[0,1,4],"inverseBindMatrices":{ibm}}}],
+"meshes":[{{"name":"body","primitives":[{{"attributes":{{"POSITION":{pos},"NORMAL":{nrm},"JOINTS_0":{j0},"WEIGHTS_0":{w0}}}}}]}}],
+"animations":[{{"name":"lift","channels":[{{"sampler":0,"target":{{"node":0,"path":"translation"}}}}],
+"samplers":[{{"input":{times},"output":{rt}}}]}}]"#
+    ));
+    let a = import_ok(&json, Some(1.0));
+    assert!(
+        a.warnings.iter().any(|w| w.contains("uniformly by 100")),
+        "{:?}",
+        a.warnings
+    );
+    let m = &a.meshes[0];
+    let models = model_rest(&a);
+    // The file's skinned vertices: world(rest) * ibm * v, world = Armature * local.
+    let world = [
+        armature * t(0.01),
+        armature * t(0.01) * t(0.01),
+        armature * t(0.01) * t(0.01) * t(0.01),
+    ];
+    for (v, (&p, &j)) in verts.iter().zip(m.positions.iter().zip(&m.joints)) {
+        let j = j[0] as usize;
+        let expected = (world[j] * bind[j].inverse_affine().unwrap())
+            .transform_point(Vec3::new(v[0], v[1], v[2]));
+        let got = (models[j] * m.inverse_bind[j]).transform_point(Vec3::new(p[0], p[1], p[2]));
+        assert!((got - expected).length() < 1e-4, "{got:?} vs {expected:?}");
+    }
+    // Rigid palettes: DQS drops no scale and agrees with LBS.
+    let mut dq = vec![skin::DualQuat::IDENTITY; 3];
+    let mut scale = vec![[0.0f32; 3]; 3];
+    skin::dqs_palette_with_scale(&models, &m.inverse_bind, &mut dq, &mut scale).unwrap();
+    for s in scale.iter().flatten() {
+        assert!(close(*s, 1.0, 1e-4), "{scale:?}");
+    }
+    // Unit normals stay unit after the uniform scale.
+    for n in &m.normals {
+        assert!(close(Vec3::new(n[0], n[1], n[2]).length(), 1.0, 1e-6));
+    }
+}
+
 #[test]
 fn extra_influence_sets_are_folded_to_four_with_a_warning() {
     // Six joints in a chain; vertex 0 has 6 influences over two sets,
@@ -1070,6 +1159,34 @@ fn data_files_rest_pose_matches_inverse_bind() {
         bad.is_empty(),
         "fk(rest) * inverse_bind is not identity: {bad:#?}"
     );
+}
+
+/// At rest, every data file's palettes are rigid for the joints its meshes
+/// use: a scale there would be dropped by DQS (RobotExpressive's Armature
+/// scale of 100 is folded into its vertices for this).
+#[test]
+fn data_file_rest_palettes_are_rigid() {
+    let Some(assets) = load_all() else { return };
+    for (f, a) in &assets {
+        let models = model_rest(a);
+        for m in &a.meshes {
+            let n = models.len();
+            let mut dq = vec![skin::DualQuat::IDENTITY; n];
+            let mut scale = vec![[0.0f32; 3]; n];
+            skin::dqs_palette_with_scale(&models, &m.inverse_bind, &mut dq, &mut scale).unwrap();
+            for (js, ws) in m.joints.iter().zip(&m.weights) {
+                for (&j, &w) in js.iter().zip(ws) {
+                    let s = scale[j as usize];
+                    assert!(
+                        w == 0.0 || s.iter().all(|&v| close(v, 1.0, 1e-3)),
+                        "{}: mesh {:?} joint {j} palette scale {s:?}",
+                        f.display(),
+                        m.name
+                    );
+                }
+            }
+        }
+    }
 }
 
 #[test]

@@ -30,8 +30,12 @@
 //!   (a constant "bind shape" `C = fk(rest) * ibm`, as COLLADA converters
 //!   write them) are normalised: `C` is folded into the vertices so that
 //!   `fk(rest) * ibm` is the identity and skinned results are unchanged.
-//!   IBMs that disagree with the node rest pose otherwise are kept as in the
-//!   file and reported in a warning.
+//!   When no such `C` exists but every joint's `fk(rest) * ibm` carries the
+//!   same uniform scale (an Armature scaled by 100 above IBMs in its own
+//!   units, with a bind pose that is not the rest pose), that scale alone is
+//!   folded into the vertices, so that the palettes are rigid (DQS would
+//!   drop the scale). IBMs that disagree with the node rest pose otherwise
+//!   are kept as in the file and reported in a warning.
 //!
 //! Units: glTF is in metres.
 
@@ -441,6 +445,22 @@ struct Binding {
     joint_of: Vec<u16>,
     /// Bind-shape matrix folded into the vertices, if any.
     shape: Option<Mat4>,
+}
+
+/// The uniform scale shared by every matrix of `m` (each column of each
+/// 3x3 part within 1e-4 relative of the first matrix's first column), when
+/// it is not 1 (off by more than 1e-4); `None` otherwise or for no matrices.
+fn common_uniform_scale(mut m: impl Iterator<Item = Mat4>) -> Option<f32> {
+    let norms = |a: &Mat4| {
+        let n = |c: usize| Vec3::new(a.cols[c][0], a.cols[c][1], a.cols[c][2]).length();
+        [n(0), n(1), n(2)]
+    };
+    let first = m.next()?;
+    let s = norms(&first)[0];
+    let close = |v: f32| (v - s).abs() <= 1e-4 * s;
+    let uniform =
+        norms(&first).into_iter().all(close) && m.all(|a| norms(&a).into_iter().all(close));
+    (s.is_finite() && s > 0.0 && uniform && (s - 1.0).abs() > 1e-4).then_some(s)
 }
 
 /// Transforms a mesh's bind-space vertex data by `c` (positions as points,
@@ -1692,6 +1712,25 @@ impl Doc<'_> {
                     ));
                     folded = Some(c0);
                 }
+            }
+        }
+        if folded.is_none() {
+            if let Some(scale) = common_uniform_scale(joints.iter().map(|&j| model[j] * ibm[j])) {
+                // Not a whole bind shape (the rest pose differs from the bind
+                // pose), but every joint's `fk(rest) * ibm` carries the same
+                // uniform scale, e.g. an armature scaled by 100 above IBMs in
+                // its own units. Folding it into the vertices leaves every
+                // skinned result as it was and makes the palettes rigid, which
+                // DQS needs (it drops any scale it finds).
+                let c = Mat4::from_trs(Vec3::ZERO, Quat::IDENTITY, Vec3::splat(scale));
+                let inv = Mat4::from_trs(Vec3::ZERO, Quat::IDENTITY, Vec3::splat(1.0 / scale));
+                for &j in &joints {
+                    ibm[j] = ibm[j] * inv;
+                }
+                self.warnings.push(format!(
+                    "skin {s}: fk(rest) * ibm scales every joint uniformly by {scale}; the scale was folded into the mesh vertices, skinned results are unchanged"
+                ));
+                folded = Some(c);
             }
         }
         let off: Vec<(f32, usize)> = joints

@@ -320,7 +320,7 @@ pub fn unit_for_extent(min: f32, ext: f32) -> f32 {
 #[inline]
 #[must_use]
 pub fn drop_w_rotation(x: f32, y: f32, z: f32) -> Quat {
-    let w = libm::sqrtf((1.0 - (x * x + y * y + z * z)).max(0.0));
+    let w = crate::math::sqrt_f32((1.0 - (x * x + y * y + z * z)).max(0.0));
     Quat::new(x, y, z, w)
 }
 
@@ -329,7 +329,7 @@ pub fn drop_w_rotation(x: f32, y: f32, z: f32) -> Quat {
 #[inline]
 #[must_use]
 pub fn smallest_three_rotation(dropped: u32, a: f32, b: f32, c: f32) -> Quat {
-    let big = libm::sqrtf((1.0 - (a * a + b * b + c * c)).max(0.0));
+    let big = crate::math::sqrt_f32((1.0 - (a * a + b * b + c * c)).max(0.0));
     match dropped & 3 {
         0 => Quat::new(big, a, b, c),
         1 => Quat::new(a, big, b, c),
@@ -826,9 +826,7 @@ fn rebuild<const S3: bool>(
     anim: f32x4,
 ) -> SoaQuat {
     let [a, b, d] = v;
-    let big = (f32x4::ONE - (a * a + b * b + d * d))
-        .max(f32x4::ZERO)
-        .sqrt();
+    let big = crate::math::sqrt4((f32x4::ONE - (a * a + b * b + d * d)).max(f32x4::ZERO));
     if !S3 {
         // Constant lanes decode x, y, z exactly to their `min` (step 0), so
         // drop-W only has to put back their w.
@@ -1896,7 +1894,7 @@ mod tests {
         assert!((r.w - 0.9658).abs() < 1e-4, "{r:?}");
         // Accurate small angle: 2·atan2(|v|, |w|) of the relative rotation.
         let d = q.conjugate() * r;
-        let v = libm::sqrtf(d.x * d.x + d.y * d.y + d.z * d.z);
+        let v = crate::math::sqrt_f32(d.x * d.x + d.y * d.y + d.z * d.z);
         let deg = (2.0 * libm::atan2f(v, libm::fabsf(d.w))).to_degrees();
         assert!((deg - 0.12).abs() < 0.01, "{deg}");
     }

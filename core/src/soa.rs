@@ -292,7 +292,7 @@ pub(crate) mod detail {
     /// Normalises each lane's quaternion (exact square root, no estimate).
     #[inline(always)]
     pub fn normalize(q: &SoaQuat) -> SoaQuat {
-        let inv = f32x4::ONE / dot4(q, q).sqrt();
+        let inv = f32x4::ONE / crate::math::sqrt4(dot4(q, q));
         SoaQuat {
             x: q.x * inv,
             y: q.y * inv,

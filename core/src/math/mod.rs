@@ -13,6 +13,74 @@ pub use mat4::Mat4;
 pub use quat::Quat;
 pub use vec3::Vec3;
 
+use wide::f32x4;
+
+/// The square root, correctly rounded, with the hardware instruction where
+/// there is one: SSE / NEON through `libm`, and `vsqrt.f32` on 32-bit ARM
+/// with an FPU (Cortex-M4F, M7, R5, A-class hard-float), where `libm`'s
+/// portable square root is an integer loop of a few hundred cycles.
+#[inline(always)]
+#[must_use]
+pub(crate) fn sqrt_f32(x: f32) -> f32 {
+    #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+    {
+        arm_vfp::sqrt(x)
+    }
+    #[cfg(not(all(target_arch = "arm", target_abi = "eabihf")))]
+    {
+        libm::sqrtf(x)
+    }
+}
+
+/// `vsqrt.f32` on 32-bit ARM with a hardware FPU (the hard-float ABI
+/// implies VFP). The FPU's registers are passed through core registers:
+/// `asm!` offers the `sreg` class only with the double-precision `vfp2`
+/// feature, which single-precision FPUs such as the Cortex-M4F's lack.
+#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+#[allow(unsafe_code)]
+mod arm_vfp {
+    #[inline(always)]
+    pub(super) fn sqrt(x: f32) -> f32 {
+        let r: u32;
+        // SAFETY: the block saves `s0`, computes in it and restores it, so
+        // no register the compiler allocated changes; it touches no memory
+        // and no stack, and leaves the APSR flags alone (`vsqrt` may set
+        // FPSCR's cumulative exception bits, like any float operation).
+        unsafe {
+            core::arch::asm!(
+                "vmov {saved}, s0",
+                "vmov s0, {x}",
+                "vsqrt.f32 s0, s0",
+                "vmov {r}, s0",
+                "vmov s0, {saved}",
+                x = in(reg) x.to_bits(),
+                r = lateout(reg) r,
+                saved = out(reg) _,
+                options(pure, nomem, nostack, preserves_flags)
+            );
+        }
+        f32::from_bits(r)
+    }
+}
+
+/// [`f32x4::sqrt`] per lane, correctly rounded on every target. `wide`
+/// uses the SIMD instruction on SSE, NEON and `simd128`, but on other
+/// targets without `std` a software square root in `f64`, hundreds of
+/// cycles a lane on a Cortex-M4F (whose FPU is single precision); there it
+/// is [`sqrt_f32`] per lane. The results are the same bits either way.
+#[inline(always)]
+#[must_use]
+pub(crate) fn sqrt4(v: f32x4) -> f32x4 {
+    #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+    {
+        f32x4::new(v.to_array().map(sqrt_f32))
+    }
+    #[cfg(not(all(target_arch = "arm", target_abi = "eabihf")))]
+    {
+        v.sqrt()
+    }
+}
+
 /// A joint's local transform: translation, rotation, scale (applied S, then R, then T).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Transform {
@@ -68,5 +136,47 @@ impl Transform {
 impl Default for Transform {
     fn default() -> Self {
         Transform::IDENTITY
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{sqrt4, sqrt_f32};
+    use wide::f32x4;
+
+    /// Correctly rounded: `r` is the float nearest to √x, so `r²` is closer
+    /// to `x` than the square of either neighbour of `r` (checked in f64,
+    /// where those squares are exact enough to compare).
+    fn is_nearest(x: f32, r: f32) -> bool {
+        let d = |v: f32| (f64::from(v) * f64::from(v) - f64::from(x)).abs();
+        let (lo, hi) = (
+            f32::from_bits(r.to_bits() - 1),
+            f32::from_bits(r.to_bits() + 1),
+        );
+        d(r) <= d(lo) && d(r) <= d(hi)
+    }
+
+    #[test]
+    fn square_roots_are_correctly_rounded_and_lane_wise() {
+        assert_eq!(sqrt_f32(0.0).to_bits(), 0);
+        assert_eq!(sqrt_f32(-0.0).to_bits(), (-0.0f32).to_bits());
+        assert!(sqrt_f32(-1.0).is_nan());
+        assert_eq!(sqrt_f32(f32::INFINITY), f32::INFINITY);
+        assert_eq!(sqrt_f32(0.25), 0.5);
+        // A subnormal: 2^-140 -> 2^-70.
+        assert_eq!(sqrt_f32(f32::from_bits(1 << 9)), f32::from_bits(57 << 23));
+        // A sweep over the exponents and mantissas of positive floats
+        // (normal and subnormal).
+        let mut bits = 1u32;
+        while bits < 0x7F80_0000 {
+            let x = f32::from_bits(bits);
+            let r = sqrt_f32(x);
+            assert!(is_nearest(x, r), "sqrt({x:e}) = {r:e}");
+            let v = sqrt4(f32x4::new([x, 4.0 * x, 0.0, 1.0])).to_array();
+            assert_eq!(v[0].to_bits(), r.to_bits());
+            assert_eq!(v[1].to_bits(), sqrt_f32(4.0 * x).to_bits());
+            assert_eq!((v[2], v[3]), (0.0, 1.0));
+            bits += 0x0001_2345;
+        }
     }
 }

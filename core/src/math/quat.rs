@@ -73,7 +73,7 @@ impl Quat {
     #[inline]
     #[must_use]
     pub fn length(self) -> f32 {
-        libm::sqrtf(self.dot(self))
+        super::sqrt_f32(self.dot(self))
     }
 
     /// The quaternion scaled to unit length. A zero quaternion gives NaNs

@@ -60,7 +60,7 @@ impl Vec3 {
     #[inline]
     #[must_use]
     pub fn length(self) -> f32 {
-        libm::sqrtf(self.dot(self))
+        super::sqrt_f32(self.dot(self))
     }
 
     /// Component-wise product.

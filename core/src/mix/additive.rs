@@ -79,9 +79,7 @@ pub(crate) fn quat_pow(q: &SoaQuat, w: f32x4) -> SoaQuat {
     let q = quat_flip_signs(q, q.w.simd_lt(f32x4::ZERO));
     let cos_half = f32x4::ONE.fast_min(q.w);
     let half = cos_half.acos();
-    let sin_half = (f32x4::ONE - cos_half * cos_half)
-        .fast_max(f32x4::ZERO)
-        .sqrt();
+    let sin_half = crate::math::sqrt4((f32x4::ONE - cos_half * cos_half).fast_max(f32x4::ZERO));
     let (s, c) = (half * w).sin_cos();
     let small = sin_half.simd_lt(f32x4::splat(1e-6));
     let ratio = small.bitselect(w, s / sin_half);
@@ -144,7 +142,7 @@ pub mod reference {
     pub fn quat_pow(q: Quat, w: f32) -> Quat {
         let q = if q.w < 0.0 { -q } else { q };
         let half = libm::acosf(q.w.min(1.0));
-        let sin_half = libm::sqrtf((1.0 - q.w * q.w).max(0.0));
+        let sin_half = crate::math::sqrt_f32((1.0 - q.w * q.w).max(0.0));
         let ratio = if sin_half < 1e-6 {
             w
         } else {

@@ -300,7 +300,7 @@ fn dqs_transform<const K: usize>(
         br[0],
         br[1].mul_add(br[1], br[2].mul_add(br[2], br[3] * br[3])),
     );
-    let inv = f32x4::ONE / len2.sqrt();
+    let inv = f32x4::ONE / crate::math::sqrt4(len2);
     let r = br.map(|c| c * inv);
     let d = bd.map(|c| c * inv);
     let u = V3 {

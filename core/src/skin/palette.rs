@@ -434,9 +434,9 @@ pub(crate) mod detail {
             c1[1] * n0 - d01 * c0[1],
             c1[2] * n0 - d01 * c0[2],
         ];
-        let s0 = n0.sqrt();
+        let s0 = crate::math::sqrt4(n0);
         let i0 = one / s0;
-        let sw = nw.sqrt();
+        let sw = crate::math::sqrt4(nw);
         let iw = one / sw;
         // x = the first column, yi = |w| y; z = w / |w|.
         let x = [c0[0] * i0, c0[1] * i0, c0[2] * i0];
@@ -470,7 +470,8 @@ pub(crate) mod detail {
         let bt = take.bitselect(tyz, twx);
         // Candidate k is 4 q_k q and t_k = 4 q_k², so its length is 2 √t_k
         // (no dot product); the sign makes w >= 0.
-        let inv = (f32x4::splat(0.5) / bt.sqrt()).flip_signs(best[3].simd_lt(f32x4::ZERO));
+        let inv =
+            (f32x4::splat(0.5) / crate::math::sqrt4(bt)).flip_signs(best[3].simd_lt(f32x4::ZERO));
         let q = best.map(|v| v * inv);
         // ½ (t, 0) q, from the candidate before it is normalised.
         let t = [a[3][0], a[3][1], a[3][2]];

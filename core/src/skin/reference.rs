@@ -151,7 +151,7 @@ pub fn dqs_blend(palette: &[DualQuat], joints: [u16; 4], weights: [f32; 4]) -> D
             dual[i] += w * dq.dual[i];
         }
     }
-    let inv = 1.0 / libm::sqrtf(real.iter().map(|v| v * v).sum());
+    let inv = 1.0 / crate::math::sqrt_f32(real.iter().map(|v| v * v).sum());
     DualQuat {
         real: real.map(|v| v * inv),
         dual: dual.map(|v| v * inv),

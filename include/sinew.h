@@ -8,7 +8,8 @@
  * - Every buffer is a pointer followed by its length in elements (blocks,
  *   matrices, bytes, floats as named). NULL is accepted with length 0.
  *   Typed buffers must be aligned for their type: 16 bytes for poses,
- *   matrices, palettes and containers (SINEW_STATUS_MISALIGNED otherwise).
+ *   matrices, palettes and containers, 32 for prepared inverse binds
+ *   (SINEW_STATUS_MISALIGNED otherwise).
  * - The library never allocates and keeps no state: the caller owns every
  *   buffer. Out-parameters are written only on success; output buffers are
  *   untouched on error; an output that overlaps an input is rejected
@@ -293,6 +294,24 @@ typedef struct SINEW_ALIGNED(16) sinew_dual_quat {
   // Translation part `½ (t, 0) · real`.
   float dual[4];
 } sinew_dual_quat;
+
+// One joint's inverse bind matrix laid out for
+// `sinew_skin_lbs_palette_prepared`, written by
+// `sinew_skin_lbs_binds_prepare` once per mesh (the layout is the
+// library's, not to be written by hand). 192 bytes, 32-byte aligned.
+typedef struct SINEW_ALIGNED(32) sinew_lbs_bind {
+  // The matrix's elements, each repeated for the SIMD kernel.
+  float spread[6][8];
+} sinew_lbs_bind;
+
+// Eight joints' inverse bind matrices laid out for
+// `sinew_skin_dqs_palette_prepared` (`sinew_skin_dqs_binds_count` of them
+// per mesh), written by `sinew_skin_dqs_binds_prepare` once per mesh (the
+// layout is the library's). 384 bytes, 32-byte aligned.
+typedef struct SINEW_ALIGNED(32) sinew_dqs_binds {
+  // The eight matrices' elements, transposed into lanes.
+  float lanes[4][3][8];
+} sinew_dqs_binds;
 
 // A mesh to skin: `vertex_count` entries in every non-NULL array.
 typedef struct sinew_skin_mesh {
@@ -609,6 +628,59 @@ sinew_status sinew_skin_dqs_palette(const struct sinew_float4x4 *models,
                                     size_t inverse_bind_count,
                                     struct sinew_dual_quat *out,
                                     size_t out_len);
+
+// Lays out a mesh's inverse bind matrices for
+// `sinew_skin_lbs_palette_prepared`, once per mesh: `out[j]` from
+// `inverse_bind[j]` (only its affine part is read); both arrays have
+// `inverse_bind_count` entries. `out` must be 32-byte aligned.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH, OVERLAPPING_BUFFERS.
+sinew_status sinew_skin_lbs_binds_prepare(const struct sinew_float4x4 *inverse_bind,
+                                          size_t inverse_bind_count,
+                                          struct sinew_lbs_bind *out,
+                                          size_t out_len);
+
+// `sinew_skin_lbs_palette` with the inverse binds prepared by
+// `sinew_skin_lbs_binds_prepare`: the same palette within the rounding of
+// fused multiply-adds, in about 0.7x the time on AVX2 CPUs. All three
+// arrays have `model_count` entries.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH, OVERLAPPING_BUFFERS.
+sinew_status sinew_skin_lbs_palette_prepared(const struct sinew_float4x4 *models,
+                                             size_t model_count,
+                                             const struct sinew_lbs_bind *binds,
+                                             size_t bind_count,
+                                             struct sinew_float3x4 *out,
+                                             size_t out_len);
+
+// Returns how many `sinew_dqs_binds` a mesh of `joint_count` joints needs:
+// `(joint_count + 7) / 8`.
+size_t sinew_skin_dqs_binds_count(size_t joint_count);
+
+// Lays out a mesh's `inverse_bind_count` inverse bind matrices for
+// `sinew_skin_dqs_palette_prepared`, once per mesh, into `out_len` =
+// `sinew_skin_dqs_binds_count(inverse_bind_count)` blocks of eight joints
+// (only the matrices' affine parts are read). `out` must be 32-byte
+// aligned.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH, OVERLAPPING_BUFFERS.
+sinew_status sinew_skin_dqs_binds_prepare(const struct sinew_float4x4 *inverse_bind,
+                                          size_t inverse_bind_count,
+                                          struct sinew_dqs_binds *out,
+                                          size_t out_len);
+
+// `sinew_skin_dqs_palette` with the inverse binds prepared by
+// `sinew_skin_dqs_binds_prepare` (`binds_len` =
+// `sinew_skin_dqs_binds_count(model_count)`): the same palette within
+// rounding. `models` and `out` have `model_count` entries.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH, OVERLAPPING_BUFFERS.
+sinew_status sinew_skin_dqs_palette_prepared(const struct sinew_float4x4 *models,
+                                             size_t model_count,
+                                             const struct sinew_dqs_binds *binds,
+                                             size_t binds_len,
+                                             struct sinew_dual_quat *out,
+                                             size_t out_len);
 
 // Linear blend skinning of `mesh` into `target` with an LBS palette of
 // `palette_len` entries: positions as points, normals and tangents by the

@@ -39,7 +39,8 @@ use crate::mix::{self, Decay, InertialBlock, MixInput, MixJob, MixMode, Ramp};
 use crate::procedural::{self, Gait};
 use crate::skeleton::{build_with, JointDef, Skeleton};
 use crate::skin::{
-    self, DualQuat, Mat3x4, SkinInput, SkinOutput, StridedVertices, StridedVerticesMut,
+    self, DqsBinds, DualQuat, LbsBind, Mat3x4, SkinInput, SkinOutput, StridedVertices,
+    StridedVerticesMut,
 };
 use crate::{Error, Mat4, SoaTransform};
 use crate::{Quat, Transform, Vec3};
@@ -272,7 +273,33 @@ pub struct sinew_dual_quat {
     pub dual: [f32; 4],
 }
 
+/// One joint's inverse bind matrix laid out for
+/// `sinew_skin_lbs_palette_prepared`, written by
+/// `sinew_skin_lbs_binds_prepare` once per mesh (the layout is the
+/// library's, not to be written by hand). 192 bytes, 32-byte aligned.
+#[repr(C, align(32))]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct sinew_lbs_bind {
+    /// The matrix's elements, each repeated for the SIMD kernel.
+    pub spread: [[f32; 8]; 6],
+}
+
+/// Eight joints' inverse bind matrices laid out for
+/// `sinew_skin_dqs_palette_prepared` (`sinew_skin_dqs_binds_count` of them
+/// per mesh), written by `sinew_skin_dqs_binds_prepare` once per mesh (the
+/// layout is the library's). 384 bytes, 32-byte aligned.
+#[repr(C, align(32))]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct sinew_dqs_binds {
+    /// The eight matrices' elements, transposed into lanes.
+    pub lanes: [[[f32; 8]; 3]; 4],
+}
+
 const _: () = {
+    assert!(size_of::<sinew_lbs_bind>() == size_of::<LbsBind>());
+    assert!(align_of::<sinew_lbs_bind>() == align_of::<LbsBind>());
+    assert!(size_of::<sinew_dqs_binds>() == size_of::<DqsBinds>());
+    assert!(align_of::<sinew_dqs_binds>() == align_of::<DqsBinds>());
     assert!(size_of::<sinew_soa_transform>() == size_of::<SoaTransform>());
     assert!(align_of::<sinew_soa_transform>() == align_of::<SoaTransform>());
     assert!(size_of::<sinew_float4x4>() == size_of::<Mat4>());
@@ -1440,6 +1467,122 @@ pub unsafe extern "C-unwind" fn sinew_skin_dqs_palette(
         };
         disjoint(Span::of(out), &[Span::of(m), Span::of(b)])?;
         skin::dqs_palette(
+            bytemuck::cast_slice(m),
+            bytemuck::cast_slice(b),
+            bytemuck::cast_slice_mut(out),
+        )?;
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_skin_lbs_binds_prepare`.
+///
+/// # Safety
+/// Each pointer has the count that follows it; `out` is writable.
+pub unsafe extern "C-unwind" fn sinew_skin_lbs_binds_prepare(
+    inverse_bind: *const sinew_float4x4,
+    inverse_bind_count: usize,
+    out: *mut sinew_lbs_bind,
+    out_len: usize,
+) -> sinew_status {
+    finish((|| {
+        // Safety: caller contract.
+        let (b, out) = unsafe {
+            (
+                slice(inverse_bind, inverse_bind_count)?,
+                slice_mut(out, out_len)?,
+            )
+        };
+        disjoint(Span::of(out), &[Span::of(b)])?;
+        skin::prepare_lbs_binds(bytemuck::cast_slice(b), bytemuck::cast_slice_mut(out))?;
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_skin_lbs_palette_prepared`.
+///
+/// # Safety
+/// Each pointer has the count that follows it; `out` is writable.
+pub unsafe extern "C-unwind" fn sinew_skin_lbs_palette_prepared(
+    models: *const sinew_float4x4,
+    model_count: usize,
+    binds: *const sinew_lbs_bind,
+    bind_count: usize,
+    out: *mut sinew_float3x4,
+    out_len: usize,
+) -> sinew_status {
+    finish((|| {
+        // Safety: caller contract.
+        let (m, b, out) = unsafe {
+            (
+                slice(models, model_count)?,
+                slice(binds, bind_count)?,
+                slice_mut(out, out_len)?,
+            )
+        };
+        disjoint(Span::of(out), &[Span::of(m), Span::of(b)])?;
+        skin::lbs_palette_prepared(
+            bytemuck::cast_slice(m),
+            bytemuck::cast_slice(b),
+            bytemuck::cast_slice_mut(out),
+        )?;
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_skin_dqs_binds_count`.
+#[must_use]
+pub extern "C-unwind" fn sinew_skin_dqs_binds_count(joint_count: usize) -> usize {
+    DqsBinds::count(joint_count)
+}
+
+/// Implements `sinew_skin_dqs_binds_prepare`.
+///
+/// # Safety
+/// Each pointer has the count that follows it; `out` is writable.
+pub unsafe extern "C-unwind" fn sinew_skin_dqs_binds_prepare(
+    inverse_bind: *const sinew_float4x4,
+    inverse_bind_count: usize,
+    out: *mut sinew_dqs_binds,
+    out_len: usize,
+) -> sinew_status {
+    finish((|| {
+        // Safety: caller contract.
+        let (b, out) = unsafe {
+            (
+                slice(inverse_bind, inverse_bind_count)?,
+                slice_mut(out, out_len)?,
+            )
+        };
+        disjoint(Span::of(out), &[Span::of(b)])?;
+        skin::prepare_dqs_binds(bytemuck::cast_slice(b), bytemuck::cast_slice_mut(out))?;
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_skin_dqs_palette_prepared`.
+///
+/// # Safety
+/// Each pointer has the count that follows it; `out` is writable.
+pub unsafe extern "C-unwind" fn sinew_skin_dqs_palette_prepared(
+    models: *const sinew_float4x4,
+    model_count: usize,
+    binds: *const sinew_dqs_binds,
+    binds_len: usize,
+    out: *mut sinew_dual_quat,
+    out_len: usize,
+) -> sinew_status {
+    finish((|| {
+        // Safety: caller contract.
+        let (m, b, out) = unsafe {
+            (
+                slice(models, model_count)?,
+                slice(binds, binds_len)?,
+                slice_mut(out, out_len)?,
+            )
+        };
+        disjoint(Span::of(out), &[Span::of(m), Span::of(b)])?;
+        skin::dqs_palette_prepared(
             bytemuck::cast_slice(m),
             bytemuck::cast_slice(b),
             bytemuck::cast_slice_mut(out),

@@ -32,11 +32,15 @@ enum { VERTICES = 24, MAX_CLIP = 1 << 20 };
 static alignas(16) uint8_t skeleton_bytes[SINEW_HUMANOID_SKELETON_SIZE];
 static alignas(16) uint8_t walk_bytes[MAX_CLIP];
 static alignas(16) uint8_t jog_bytes[MAX_CLIP];
-static alignas(16) uint8_t scratch[MAX_CLIP + 64];
+static alignas(32) uint8_t scratch[MAX_CLIP + 64];
 static sinew_soa_transform walk_pose[32], jog_pose[32], blended[32];
 static sinew_float4x4 models[SINEW_HUMANOID_JOINT_COUNT];
 static sinew_float3x4 lbs[SINEW_HUMANOID_JOINT_COUNT];
 static sinew_dual_quat dqs[SINEW_HUMANOID_JOINT_COUNT];
+static sinew_lbs_bind lbs_binds[SINEW_HUMANOID_JOINT_COUNT];
+static sinew_dqs_binds dqs_binds[(SINEW_HUMANOID_JOINT_COUNT + 7) / 8];
+static sinew_float3x4 lbs_prepared[SINEW_HUMANOID_JOINT_COUNT];
+static sinew_dual_quat dqs_prepared[SINEW_HUMANOID_JOINT_COUNT];
 static float positions[VERTICES][3], normals[VERTICES][3];
 static uint16_t joints[VERTICES][4];
 static float weights[VERTICES][4];
@@ -122,6 +126,26 @@ static void frame(void) {
         SINEW_STATUS_OK);
   printf("lbs_palette_sum %.17g\n", sum_floats(&lbs[0].rows[0][0], 12 * skel.joint_count));
   printf("dqs_palette_sum %.17g\n", sum_floats(&dqs[0].real[0], 8 * skel.joint_count));
+
+  /* The palettes again with the inverse binds prepared once. */
+  size_t dqs_blocks = sinew_skin_dqs_binds_count(skel.joint_count);
+  if (dqs_blocks != sizeof dqs_binds / sizeof dqs_binds[0]) {
+    fprintf(stderr, "sinew_skin_dqs_binds_count(%u) = %zu\n", skel.joint_count, dqs_blocks);
+    exit(1);
+  }
+  CHECK(sinew_skin_lbs_binds_prepare(skel.inverse_bind, skel.joint_count, lbs_binds,
+                                     skel.joint_count),
+        SINEW_STATUS_OK);
+  CHECK(sinew_skin_lbs_palette_prepared(models, skel.joint_count, lbs_binds, skel.joint_count,
+                                        lbs_prepared, skel.joint_count),
+        SINEW_STATUS_OK);
+  CHECK(sinew_skin_dqs_binds_prepare(skel.inverse_bind, skel.joint_count, dqs_binds, dqs_blocks),
+        SINEW_STATUS_OK);
+  CHECK(sinew_skin_dqs_palette_prepared(models, skel.joint_count, dqs_binds, dqs_blocks,
+                                        dqs_prepared, skel.joint_count),
+        SINEW_STATUS_OK);
+  printf("lbs_prepared_sum %.17g\n", sum_floats(&lbs_prepared[0].rows[0][0], 12 * skel.joint_count));
+  printf("dqs_prepared_sum %.17g\n", sum_floats(&dqs_prepared[0].real[0], 8 * skel.joint_count));
 
   make_mesh();
   CHECK(sinew_skin_check_influences(&joints[0][0], &weights[0][0], VERTICES, skel.joint_count),
@@ -376,6 +400,16 @@ static void bad_input(void) {
         SINEW_STATUS_BAD_LENGTH);
   CHECK(sinew_skin_lbs_palette(models, 70, skel.inverse_bind, 69, lbs, 70),
         SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_skin_lbs_binds_prepare(skel.inverse_bind, 70, lbs_binds, 69),
+        SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_skin_lbs_palette_prepared(models, 70, lbs_binds, 69, lbs, 70),
+        SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_skin_dqs_binds_prepare(skel.inverse_bind, 70, dqs_binds, 8),
+        SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_skin_dqs_palette_prepared(models, 70, dqs_binds, 8, dqs, 70),
+        SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_skin_dqs_palette_prepared(models, 70, NULL, 9, dqs, 70),
+        SINEW_STATUS_NULL_PARAMETER);
 
   /* Misaligned buffers. */
   memcpy(scratch + 8, skeleton_bytes, SINEW_HUMANOID_SKELETON_SIZE);
@@ -385,6 +419,13 @@ static void bad_input(void) {
                           (sinew_soa_transform *)(void *)(scratch + 4), skel.soa_count),
         SINEW_STATUS_MISALIGNED);
   CHECK(sinew_humanoid_skeleton_write(scratch + 1, sizeof scratch - 1, &written),
+        SINEW_STATUS_MISALIGNED);
+  /* Prepared binds are 32-byte aligned; 16 is not enough. */
+  CHECK(sinew_skin_lbs_binds_prepare(skel.inverse_bind, 70,
+                                     (sinew_lbs_bind *)(void *)(scratch + 16), 70),
+        SINEW_STATUS_MISALIGNED);
+  CHECK(sinew_skin_dqs_binds_prepare(skel.inverse_bind, 70,
+                                     (sinew_dqs_binds *)(void *)(scratch + 16), 9),
         SINEW_STATUS_MISALIGNED);
 
   /* Garbage and bit-flipped bytes. */
@@ -445,6 +486,9 @@ static void bad_input(void) {
   CHECK(sinew_pose_blend(&layer, 1, NULL, 0, skel.rest_pose, 18, 0.1f, walk_pose, 18),
         SINEW_STATUS_OVERLAPPING_BUFFERS);
   CHECK(sinew_skin_lbs_palette(models, 70, skel.inverse_bind, 70, (sinew_float3x4 *)models, 70),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
+  CHECK(sinew_skin_lbs_palette_prepared(models, 70, lbs_binds, 70,
+                                        (sinew_float3x4 *)(void *)lbs_binds, 70),
         SINEW_STATUS_OVERLAPPING_BUFFERS);
   sinew_skin_mesh mesh = {VERTICES, &positions[0][0], &normals[0][0], NULL,
                           &joints[0][0], &weights[0][0]};

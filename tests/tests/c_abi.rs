@@ -210,6 +210,14 @@ fn expected() -> HashMap<&'static str, f64> {
     let mut dqs = vec![DualQuat::IDENTITY; models.len()];
     skin::lbs_palette(&models, skel.inverse_bind(), &mut lbs).unwrap();
     skin::dqs_palette(&models, skel.inverse_bind(), &mut dqs).unwrap();
+    let mut lbs_binds = vec![skin::LbsBind::default(); models.len()];
+    skin::prepare_lbs_binds(skel.inverse_bind(), &mut lbs_binds).unwrap();
+    let mut lbs_prepared = vec![Mat3x4::IDENTITY; models.len()];
+    skin::lbs_palette_prepared(&models, &lbs_binds, &mut lbs_prepared).unwrap();
+    let mut dqs_binds = vec![skin::DqsBinds::default(); skin::DqsBinds::count(models.len())];
+    skin::prepare_dqs_binds(skel.inverse_bind(), &mut dqs_binds).unwrap();
+    let mut dqs_prepared = vec![DualQuat::IDENTITY; models.len()];
+    skin::dqs_palette_prepared(&models, &dqs_binds, &mut dqs_prepared).unwrap();
     let (p, nrm, j, w) = mesh();
     let input = SkinInput {
         positions: &p,
@@ -260,6 +268,8 @@ fn expected() -> HashMap<&'static str, f64> {
         ("hand_l_position", f64::from(hand[0])),
         ("lbs_palette_sum", sum(bytemuck::cast_slice(&lbs))),
         ("dqs_palette_sum", sum(bytemuck::cast_slice(&dqs))),
+        ("lbs_prepared_sum", sum(bytemuck::cast_slice(&lbs_prepared))),
+        ("dqs_prepared_sum", sum(bytemuck::cast_slice(&dqs_prepared))),
         ("lbs_positions", lp),
         ("lbs_normals", ln),
         ("dqs_positions", dp),
@@ -300,7 +310,7 @@ fn c_program_runs_a_frame_and_checks_every_status() {
     assert_eq!(printed.get("joint15"), Some(&"hand_l"));
     assert_eq!(printed.get("version"), Some(&env!("CARGO_PKG_VERSION")));
     let checks: u32 = printed["checks"].parse().unwrap();
-    assert!(checks >= 135, "only {checks} status checks ran");
+    assert!(checks >= 148, "only {checks} status checks ran");
 }
 
 #[test]

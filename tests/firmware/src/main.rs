@@ -1,7 +1,7 @@
 //! sinew-core on a Cortex-M4F: the shared frame loop of
 //! `sinew-firmware-pipeline`, run on QEMU's `mps2-an386` board, printing the
-//! checksum and the peak stack use over semihosting and leaving QEMU with the
-//! run's status.
+//! checksum, the peak stack use and the frame loop's SysTick ticks over
+//! semihosting and leaving QEMU with the run's status.
 //!
 //! All buffers are one zero-initialised static (`.bss`), so the RAM the proof
 //! needs is the ELF's `.data` + `.bss` plus the peak stack printed here (the
@@ -11,6 +11,8 @@
 
 use core::ptr;
 
+use cortex_m::peripheral::syst::SystClkSource;
+use cortex_m::peripheral::SYST;
 use cortex_m_rt::entry;
 use cortex_m_semihosting::{debug, hprintln};
 use panic_semihosting as _;
@@ -56,18 +58,54 @@ fn stack_used() -> usize {
     top - p
 }
 
+/// SysTick ticks `f` took (`None` when the 24-bit counter wrapped), and
+/// its result.
+fn ticks<T>(syst: &mut SYST, f: impl FnOnce() -> T) -> (Option<u32>, T) {
+    // Reading COUNTFLAG clears it: a wrap from here on shows at the end.
+    let _ = syst.has_wrapped();
+    let start = SYST::get_current();
+    let out = f();
+    let end = SYST::get_current();
+    let wrapped = syst.has_wrapped();
+    // The counter counts down.
+    ((!wrapped && end <= start).then_some(start - end), out)
+}
+
 #[entry]
 fn main() -> ! {
     // cortex-m-rt turns a `static mut` declared in the entry function into a
     // `&'static mut` that only this call sees.
     static mut BUFFERS: Buffers = Buffers::ZERO;
     paint_stack();
-    match run(BUFFERS, FRAMES) {
+    let Some(mut core) = cortex_m::Peripherals::take() else {
+        hprintln!("error: the core peripherals were already taken");
+        debug::exit(debug::EXIT_FAILURE);
+        loop {
+            cortex_m::asm::wfi();
+        }
+    };
+    // SysTick free-running on the core clock over its 24 bits. The frame
+    // loop's cost is a run of `FRAMES` frames less a run of none (which
+    // builds the same skeleton and clips); under `qemu -icount`, where time
+    // is proportional to instructions, it is a stable figure.
+    core.SYST.set_clock_source(SystClkSource::Core);
+    core.SYST.set_reload(0x00FF_FFFF);
+    core.SYST.clear_current();
+    core.SYST.enable_counter();
+    // The counter starts at 0 and loads the reload value on its first tick.
+    while SYST::get_current() == 0 {}
+    let (setup, _) = ticks(&mut core.SYST, || run(BUFFERS, 0));
+    let (whole, result) = ticks(&mut core.SYST, || run(BUFFERS, FRAMES));
+    match result {
         Ok(checksum) => {
             let stack = stack_used();
             hprintln!("frames {} joints {}", FRAMES, JOINTS);
             hprintln!("checksum {:016x}", checksum);
             hprintln!("stack {} bytes", stack);
+            match (setup, whole) {
+                (Some(s), Some(w)) => hprintln!("frame loop {} ticks", w.saturating_sub(s)),
+                _ => hprintln!("frame loop: SysTick wrapped, no figure"),
+            }
             debug::exit(debug::EXIT_SUCCESS);
         }
         Err(e) => {

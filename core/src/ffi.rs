@@ -1413,6 +1413,74 @@ pub unsafe extern "C-unwind" fn sinew_pose_blend(
 
 // ---------------------------------------------------------------- skinning
 
+/// A palette call's shape: `models` and a per-joint (or per-block) input
+/// array in, `out` written by `f` after the views and the overlap check.
+///
+/// # Safety
+/// Each pointer has the count that follows it; `out` is writable.
+unsafe fn palette_call<B, O, BR, OR>(
+    models: *const sinew_float4x4,
+    model_count: usize,
+    input: *const B,
+    input_count: usize,
+    out: *mut O,
+    out_len: usize,
+    f: impl FnOnce(&[Mat4], &[BR], &mut [OR]) -> Result<(), Error>,
+) -> sinew_status
+where
+    B: bytemuck::Pod,
+    O: bytemuck::Pod,
+    BR: bytemuck::Pod,
+    OR: bytemuck::Pod,
+{
+    finish((|| {
+        // Safety: caller contract.
+        let (m, b, out) = unsafe {
+            (
+                slice(models, model_count)?,
+                slice(input, input_count)?,
+                slice_mut(out, out_len)?,
+            )
+        };
+        disjoint(Span::of(out), &[Span::of(m), Span::of(b)])?;
+        f(
+            bytemuck::cast_slice(m),
+            bytemuck::cast_slice(b),
+            bytemuck::cast_slice_mut(out),
+        )?;
+        Ok(())
+    })())
+}
+
+/// A bind preparation's shape: the inverse binds in, `out` written by `f`.
+///
+/// # Safety
+/// Each pointer has the count that follows it; `out` is writable.
+unsafe fn prepare_call<O, OR>(
+    inverse_bind: *const sinew_float4x4,
+    inverse_bind_count: usize,
+    out: *mut O,
+    out_len: usize,
+    f: impl FnOnce(&[Mat4], &mut [OR]) -> Result<(), Error>,
+) -> sinew_status
+where
+    O: bytemuck::Pod,
+    OR: bytemuck::Pod,
+{
+    finish((|| {
+        // Safety: caller contract.
+        let (b, out) = unsafe {
+            (
+                slice(inverse_bind, inverse_bind_count)?,
+                slice_mut(out, out_len)?,
+            )
+        };
+        disjoint(Span::of(out), &[Span::of(b)])?;
+        f(bytemuck::cast_slice(b), bytemuck::cast_slice_mut(out))?;
+        Ok(())
+    })())
+}
+
 /// Implements `sinew_skin_lbs_palette`.
 ///
 /// # Safety
@@ -1425,23 +1493,18 @@ pub unsafe extern "C-unwind" fn sinew_skin_lbs_palette(
     out: *mut sinew_float3x4,
     out_len: usize,
 ) -> sinew_status {
-    finish((|| {
-        // Safety: caller contract.
-        let (m, b, out) = unsafe {
-            (
-                slice(models, model_count)?,
-                slice(inverse_bind, inverse_bind_count)?,
-                slice_mut(out, out_len)?,
-            )
-        };
-        disjoint(Span::of(out), &[Span::of(m), Span::of(b)])?;
-        skin::lbs_palette(
-            bytemuck::cast_slice(m),
-            bytemuck::cast_slice(b),
-            bytemuck::cast_slice_mut(out),
-        )?;
-        Ok(())
-    })())
+    // Safety: forwarded contract.
+    unsafe {
+        palette_call(
+            models,
+            model_count,
+            inverse_bind,
+            inverse_bind_count,
+            out,
+            out_len,
+            skin::lbs_palette,
+        )
+    }
 }
 
 /// Implements `sinew_skin_dqs_palette`.
@@ -1456,23 +1519,18 @@ pub unsafe extern "C-unwind" fn sinew_skin_dqs_palette(
     out: *mut sinew_dual_quat,
     out_len: usize,
 ) -> sinew_status {
-    finish((|| {
-        // Safety: caller contract.
-        let (m, b, out) = unsafe {
-            (
-                slice(models, model_count)?,
-                slice(inverse_bind, inverse_bind_count)?,
-                slice_mut(out, out_len)?,
-            )
-        };
-        disjoint(Span::of(out), &[Span::of(m), Span::of(b)])?;
-        skin::dqs_palette(
-            bytemuck::cast_slice(m),
-            bytemuck::cast_slice(b),
-            bytemuck::cast_slice_mut(out),
-        )?;
-        Ok(())
-    })())
+    // Safety: forwarded contract.
+    unsafe {
+        palette_call(
+            models,
+            model_count,
+            inverse_bind,
+            inverse_bind_count,
+            out,
+            out_len,
+            skin::dqs_palette,
+        )
+    }
 }
 
 /// Implements `sinew_skin_lbs_binds_prepare`.
@@ -1485,18 +1543,16 @@ pub unsafe extern "C-unwind" fn sinew_skin_lbs_binds_prepare(
     out: *mut sinew_lbs_bind,
     out_len: usize,
 ) -> sinew_status {
-    finish((|| {
-        // Safety: caller contract.
-        let (b, out) = unsafe {
-            (
-                slice(inverse_bind, inverse_bind_count)?,
-                slice_mut(out, out_len)?,
-            )
-        };
-        disjoint(Span::of(out), &[Span::of(b)])?;
-        skin::prepare_lbs_binds(bytemuck::cast_slice(b), bytemuck::cast_slice_mut(out))?;
-        Ok(())
-    })())
+    // Safety: forwarded contract.
+    unsafe {
+        prepare_call(
+            inverse_bind,
+            inverse_bind_count,
+            out,
+            out_len,
+            skin::prepare_lbs_binds,
+        )
+    }
 }
 
 /// Implements `sinew_skin_lbs_palette_prepared`.
@@ -1511,23 +1567,18 @@ pub unsafe extern "C-unwind" fn sinew_skin_lbs_palette_prepared(
     out: *mut sinew_float3x4,
     out_len: usize,
 ) -> sinew_status {
-    finish((|| {
-        // Safety: caller contract.
-        let (m, b, out) = unsafe {
-            (
-                slice(models, model_count)?,
-                slice(binds, bind_count)?,
-                slice_mut(out, out_len)?,
-            )
-        };
-        disjoint(Span::of(out), &[Span::of(m), Span::of(b)])?;
-        skin::lbs_palette_prepared(
-            bytemuck::cast_slice(m),
-            bytemuck::cast_slice(b),
-            bytemuck::cast_slice_mut(out),
-        )?;
-        Ok(())
-    })())
+    // Safety: forwarded contract.
+    unsafe {
+        palette_call(
+            models,
+            model_count,
+            binds,
+            bind_count,
+            out,
+            out_len,
+            skin::lbs_palette_prepared,
+        )
+    }
 }
 
 /// Implements `sinew_skin_dqs_binds_count`.
@@ -1546,18 +1597,16 @@ pub unsafe extern "C-unwind" fn sinew_skin_dqs_binds_prepare(
     out: *mut sinew_dqs_binds,
     out_len: usize,
 ) -> sinew_status {
-    finish((|| {
-        // Safety: caller contract.
-        let (b, out) = unsafe {
-            (
-                slice(inverse_bind, inverse_bind_count)?,
-                slice_mut(out, out_len)?,
-            )
-        };
-        disjoint(Span::of(out), &[Span::of(b)])?;
-        skin::prepare_dqs_binds(bytemuck::cast_slice(b), bytemuck::cast_slice_mut(out))?;
-        Ok(())
-    })())
+    // Safety: forwarded contract.
+    unsafe {
+        prepare_call(
+            inverse_bind,
+            inverse_bind_count,
+            out,
+            out_len,
+            skin::prepare_dqs_binds,
+        )
+    }
 }
 
 /// Implements `sinew_skin_dqs_palette_prepared`.
@@ -1572,23 +1621,18 @@ pub unsafe extern "C-unwind" fn sinew_skin_dqs_palette_prepared(
     out: *mut sinew_dual_quat,
     out_len: usize,
 ) -> sinew_status {
-    finish((|| {
-        // Safety: caller contract.
-        let (m, b, out) = unsafe {
-            (
-                slice(models, model_count)?,
-                slice(binds, binds_len)?,
-                slice_mut(out, out_len)?,
-            )
-        };
-        disjoint(Span::of(out), &[Span::of(m), Span::of(b)])?;
-        skin::dqs_palette_prepared(
-            bytemuck::cast_slice(m),
-            bytemuck::cast_slice(b),
-            bytemuck::cast_slice_mut(out),
-        )?;
-        Ok(())
-    })())
+    // Safety: forwarded contract.
+    unsafe {
+        palette_call(
+            models,
+            model_count,
+            binds,
+            binds_len,
+            out,
+            out_len,
+            skin::dqs_palette_prepared,
+        )
+    }
 }
 
 /// The mesh's arrays, viewed (`None` for NULL optional arrays).

@@ -1202,53 +1202,61 @@ fn dqs_palette_avx2<const S: bool>(
     }
     // Block k < n / 8 is joints 8 k .. 8 k + 8; a last one, if n is not a
     // multiple of 8, is the last 8 joints.
-    let full = n / 8;
     let blocks = n.div_ceil(8);
-    let (mb, _) = models.as_chunks::<8>();
-    let (bb, _) = ibm.as_chunks::<8>();
-    fn block<'a>(
-        s: &'a [[Mat4; 8]],
-        last: Option<&'a [Mat4; 8]>,
-        k: usize,
-        full: usize,
-    ) -> Option<&'a [Mat4; 8]> {
-        if k < full {
-            s.get(k)
-        } else {
-            last
-        }
-    }
-    let (ml, bl) = (models.last_chunk::<8>(), ibm.last_chunk::<8>());
+    let (models, ibm) = (Blocks::of(models), Blocks::of(ibm));
     let first = |k: usize, h: &mut Half| {
-        if let (Some(m), Some(b)) = (block(mb, ml, k, full), block(bb, bl, k, full)) {
+        if let (Some(m), Some(b)) = (models.get(k), ibm.get(k)) {
             dqs_first::<S>(m, &lanes_of(b), h);
         }
     };
     let mut scale = scale;
     let second = |k: usize, h: &Half| {
-        let o = if k < full {
-            out.as_chunks_mut::<8>().0.get_mut(k)
-        } else {
-            out.last_chunk_mut::<8>()
-        };
-        if let Some(o) = o {
+        if let Some(o) = block_of_mut(out, k) {
             dqs_second(h, o);
         }
         if S {
-            let s = scale.as_deref_mut().and_then(|s| {
-                if k < full {
-                    s.as_chunks_mut::<8>().0.get_mut(k)
-                } else {
-                    s.last_chunk_mut::<8>()
-                }
-            });
-            if let Some(s) = s {
+            if let Some(s) = scale.as_deref_mut().and_then(|s| block_of_mut(s, k)) {
                 store_scale(h.s, s);
             }
         }
     };
     chunked(blocks, first, second);
     n
+}
+
+/// A palette's joints in blocks of eight: block `k` is joints
+/// `8 k .. 8 k + 8` for `k < len / 8`, else the last 8 (overlapping the
+/// block before when `len` is not a multiple of 8); `None` when there are
+/// fewer than 8. The split is made once, outside the block loop.
+struct Blocks<'a, T> {
+    whole: &'a [[T; 8]],
+    last: Option<&'a [T; 8]>,
+}
+
+impl<'a, T> Blocks<'a, T> {
+    fn of(s: &'a [T]) -> Self {
+        Blocks {
+            whole: s.as_chunks::<8>().0,
+            last: s.last_chunk::<8>(),
+        }
+    }
+
+    fn get(&self, k: usize) -> Option<&'a [T; 8]> {
+        if k < self.whole.len() {
+            self.whole.get(k)
+        } else {
+            self.last
+        }
+    }
+}
+
+/// Block `k` of `s` for writing, as [`Blocks::get`] picks it.
+fn block_of_mut<T>(s: &mut [T], k: usize) -> Option<&mut [T; 8]> {
+    if k < s.len() / 8 {
+        s.as_chunks_mut::<8>().0.get_mut(k)
+    } else {
+        s.last_chunk_mut::<8>()
+    }
 }
 
 /// [`dqs_palette`] from prepared inverse binds: `binds` as
@@ -1274,22 +1282,14 @@ fn dqs_prepared_avx2(models: &[Mat4], binds: &[DqsBinds], out: &mut [DualQuat]) 
         }
         return n;
     }
-    let full = n / 8;
-    let (mb, _) = models.as_chunks::<8>();
-    let ml = models.last_chunk::<8>();
+    let models = Blocks::of(models);
     let first = |k: usize, h: &mut Half| {
-        let m = if k < full { mb.get(k) } else { ml };
-        if let (Some(m), Some(b)) = (m, binds.get(k)) {
+        if let (Some(m), Some(b)) = (models.get(k), binds.get(k)) {
             dqs_first::<false>(m, &b.lanes, h);
         }
     };
     let second = |k: usize, h: &Half| {
-        let o = if k < full {
-            out.as_chunks_mut::<8>().0.get_mut(k)
-        } else {
-            out.last_chunk_mut::<8>()
-        };
-        if let Some(o) = o {
+        if let Some(o) = block_of_mut(out, k) {
             dqs_second(h, o);
         }
     };

@@ -1200,6 +1200,15 @@ fn robot_expressive_morph_weights_and_shared_skeleton() {
     let a = load(&f, &GltfOptions::default()).unwrap();
     assert_eq!(a.skeleton.joint_count(), 43);
     assert_eq!(a.meshes.len(), 4, "four skins, one skeleton");
+    // The four skins' identical warnings are one line each.
+    assert_eq!(a.warnings.len(), 2, "{:#?}", a.warnings);
+    assert!(
+        a.warnings
+            .iter()
+            .all(|w| w.starts_with("skins 0, 1, 2, 3: ")),
+        "{:#?}",
+        a.warnings
+    );
     let morph: usize = a.clips.iter().map(|c| c.float_tracks().len()).sum();
     assert!(morph > 0, "morph-target weights become float tracks");
     assert!(a

@@ -447,6 +447,43 @@ struct Binding {
     shape: Option<Mat4>,
 }
 
+/// Warnings that differ only in their `skin N: ` prefix (several skins of
+/// one skeleton, as in RobotExpressive) become one `skins 0, 1, 2: …`
+/// line, where the first of them stood; the rest keep their order.
+fn merge_skin_warnings(warnings: Vec<String>) -> Vec<String> {
+    let split = |w: &str| -> Option<(usize, String)> {
+        let rest = w.strip_prefix("skin ")?;
+        let (n, text) = rest.split_once(": ")?;
+        Some((n.parse().ok()?, text.to_string()))
+    };
+    // (text, skins) per merged line, or a plain line.
+    let mut out: Vec<Result<(String, Vec<usize>), String>> = Vec::new();
+    for w in warnings {
+        match split(&w) {
+            Some((n, text)) => {
+                match out
+                    .iter_mut()
+                    .find_map(|o| o.as_mut().ok().filter(|(t, _)| *t == text))
+                {
+                    Some((_, skins)) => skins.push(n),
+                    None => out.push(Ok((text, vec![n]))),
+                }
+            }
+            None => out.push(Err(w)),
+        }
+    }
+    out.into_iter()
+        .map(|o| match o {
+            Ok((text, skins)) if skins.len() == 1 => format!("skin {}: {text}", skins[0]),
+            Ok((text, skins)) => {
+                let list: Vec<String> = skins.iter().map(usize::to_string).collect();
+                format!("skins {}: {text}", list.join(", "))
+            }
+            Err(w) => w,
+        })
+        .collect()
+}
+
 /// The uniform scale shared by every matrix of `m` (each column of each
 /// 3x3 part within 1e-4 relative of the first matrix's first column), when
 /// it is not 1 (off by more than 1e-4); `None` otherwise or for no matrices.
@@ -554,7 +591,7 @@ impl Doc<'_> {
             joint_map: info.joint_map,
             clips,
             meshes,
-            warnings: std::mem::take(&mut self.warnings),
+            warnings: merge_skin_warnings(std::mem::take(&mut self.warnings)),
             units: "metres",
         })
     }

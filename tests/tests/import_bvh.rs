@@ -571,11 +571,36 @@ fn load_reads_files_and_replaces_invalid_utf8() {
     assert_eq!(a.clips[0].name, "latin1");
     assert_eq!(a.source, path);
     assert!(
-        a.warnings[0].contains("not valid UTF-8"),
+        a.warnings.iter().any(|w| w.contains("not valid UTF-8")),
         "{:?}",
         a.warnings
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A rest pose far from human size at the scale given is reported (the
+/// file unit is probably not the one the scale assumes); at a scale that
+/// makes it plausible, or at scale 1 (file units, no claim), it is not.
+#[test]
+fn implausible_sizes_are_reported() {
+    let a = import_ok(SMALL, &BvhOptions::default());
+    let size: Vec<_> = a
+        .warnings
+        .iter()
+        .filter(|w| w.starts_with("the rest pose spans "))
+        .collect();
+    assert_eq!(size.len(), 1, "{:?}", a.warnings);
+    assert!(size[0].contains("0.01 m per file unit"), "{}", size[0]);
+    assert!(import_ok(SMALL, &UNIT).warnings.is_empty());
+    assert!(import_ok(SMALL, &BvhOptions { scale: 0.2 })
+        .warnings
+        .is_empty());
+    let huge = import_ok(SMALL, &BvhOptions { scale: 10.0 });
+    assert!(
+        huge.warnings[0].starts_with("the rest pose spans "),
+        "{:?}",
+        huge.warnings
+    );
 }
 
 #[test]
@@ -1081,7 +1106,29 @@ fn every_data_file_imports() {
             assert_eq!(clip.frame_count(), reference.frames, "{}", path.display());
             assert_eq!(a.joint_map.len(), reference.joints.len());
             assert_eq!(a.units, "metres");
-            assert!(a.warnings.is_empty(), "{:?}", a.warnings);
+            // Files not in centimetres are reported at the default scale,
+            // and import silently at their own: CMU's MotionBuilder-friendly
+            // conversions and the two re-exported daz files 16_01 / 16_02
+            // (1/0.45 inch), MakeHuman (decimetres).
+            let name = path.file_name().unwrap().to_str().unwrap();
+            let own = match sub {
+                "makehuman" => Some(0.1),
+                "cmu/mb-friendly" => Some(0.05644),
+                _ if name.starts_with("16_0") => Some(0.05644),
+                _ => None,
+            };
+            if let Some(scale) = own {
+                assert_eq!(a.warnings.len(), 1, "{name}: {:?}", a.warnings);
+                assert!(
+                    a.warnings[0].contains("the rest pose spans"),
+                    "{:?}",
+                    a.warnings
+                );
+                let b = bvh::load(&path, &BvhOptions { scale }).unwrap();
+                assert!(b.warnings.is_empty(), "{name} at {scale}: {:?}", b.warnings);
+            } else {
+                assert!(a.warnings.is_empty(), "{name}: {:?}", a.warnings);
+            }
             assert_eq!(clip.name, path.file_stem().unwrap().to_str().unwrap());
             let bvh_joints = reference
                 .joints

@@ -542,6 +542,13 @@ fn compress(args: &CompressArgs) -> Res {
         out_dir: args.output.clone(),
     };
     let assets = args.load.assets()?;
+    // The bound and shell are lengths: a file read in the wrong unit
+    // (the importers' size warnings) would be compressed at the wrong one.
+    for a in &assets {
+        for w in &a.warnings {
+            eprintln!("sinew: warning: {}: {w}", a.source.display());
+        }
+    }
     sinew_std::compress::run_cli(&assets, &opts, &mut |line| out!("{line}"))?;
     Ok(())
 }

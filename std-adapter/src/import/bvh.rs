@@ -955,6 +955,9 @@ fn build(p: &mut Parser<'_>, h: &Hierarchy, m: &MotionHeader) -> Result<Asset, I
     let total = h.channels.len();
     let frames = m.frames;
     let mut warnings = Vec::new();
+    if p.scale != 1.0 {
+        warnings.extend(size_warning(&skeleton.view(), p.scale));
+    }
     if total == 0 && frames > MAX_FRAMES_WITHOUT_CHANNELS {
         return Err(p.err(
             m.frames_line,
@@ -1118,6 +1121,35 @@ fn build(p: &mut Parser<'_>, h: &Hierarchy, m: &MotionHeader) -> Result<Asset, I
         warnings,
         units: if scale == 1.0 { "file units" } else { "metres" },
     })
+}
+
+/// A warning when the rest pose, at `scale` metres per file unit, spans
+/// less than 0.5 m or more than 5 m: for a human figure the file unit is
+/// then not the one `scale` assumes (CMU's MotionBuilder-friendly
+/// conversions are in 1/0.45 inch, MakeHuman's in decimetres), and every
+/// length-based setting (a compression bound in cm, a shell) would be off
+/// by that factor. `None` for a plausible size or a single point.
+fn size_warning(skeleton: &sinew_core::Skeleton<'_>, scale: f32) -> Option<String> {
+    let mut models = vec![sinew_core::Mat4::IDENTITY; skeleton.joint_count()];
+    let job = sinew_core::fk::FkJob::new(skeleton, skeleton.rest_pose());
+    sinew_core::fk::local_to_model(&job, &mut models).ok()?;
+    let (mut lo, mut hi) = ([f32::MAX; 3], [f32::MIN; 3]);
+    for m in &models {
+        for i in 0..3 {
+            lo[i] = lo[i].min(m.cols[3][i]);
+            hi[i] = hi[i].max(m.cols[3][i]);
+        }
+    }
+    let size = (0..3).map(|i| hi[i] - lo[i]).fold(0.0f32, f32::max);
+    if size == 0.0 || (0.5..=5.0).contains(&size) {
+        return None;
+    }
+    Some(format!(
+        "the rest pose spans {size:.2} m with {scale} m per file unit: if this is a human figure, \
+         the file is in another unit (CMU's MotionBuilder-friendly files are in 1/0.45 inch: \
+         --bvh-scale 0.05644; MakeHuman's in decimetres: --bvh-scale 0.1), and lengths such as \
+         a compression bound apply to the wrong size"
+    ))
 }
 
 #[cold]

@@ -286,10 +286,9 @@ fn fits8(raw: &Affine8, dec: &Affine8, shell: f32, bound2: f32) -> bool {
         .all()
 }
 
-/// Blocks of eight samples for a segment of `frames` frames (its frames,
-/// then its mid-frames).
-fn sample_blocks(frames: usize) -> usize {
-    sample_count(frames).div_ceil(8).max(1)
+/// Blocks of eight for `samples` samples (at least one).
+fn sample_blocks(samples: usize) -> usize {
+    samples.div_ceil(8).max(1)
 }
 
 /// Per joint and block of eight samples, `[joint * blocks + block]`: the
@@ -300,7 +299,7 @@ fn pose8(
     local: impl Fn(usize, usize) -> Affine,
 ) -> (Vec<Affine8>, Vec<Affine8>) {
     let n = parents.len();
-    let blocks = samples.div_ceil(8).max(1);
+    let blocks = sample_blocks(samples);
     let mut locals = Vec::with_capacity(n * blocks);
     for j in 0..n {
         for b in 0..blocks {
@@ -1164,7 +1163,7 @@ impl Posed {
         let (locals, models) = pose8(&a.parents, sample_count(len), |j, s| {
             sample_local(|i| &dec[i * n + j], len, s)
         });
-        let blocks = sample_blocks(len);
+        let blocks = sample_blocks(sample_count(len));
         Posed {
             len,
             blocks,
@@ -1332,7 +1331,8 @@ impl<'a> SegmentSearch<'a> {
         let n = a.joints;
         let len = self.frames.len();
         let dec = self.decode_frames(rates);
-        let (samples, blocks) = (sample_count(len), sample_blocks(len));
+        let samples = sample_count(len);
+        let blocks = sample_blocks(samples);
         let (shell, target2) = (self.opts.shell, target * target);
         // FK joint by joint, stopping at the first vertex out of bounds.
         let mut models: Vec<Affine8> = Vec::with_capacity(n * blocks);

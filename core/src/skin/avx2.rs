@@ -695,8 +695,10 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
 // ---------------------------------------------------------------------------
 // Palettes: eight joints per block, one joint per lane.
 
-/// Column `c` of eight affine matrices in lanes (rows 0-2): as
-/// [`mat4_lanes`] does it.
+/// Column `c` of eight affine matrices in lanes (rows 0-2). Each column is
+/// a 4x4 transpose inside the 128-bit halves of `[m_i | m_(i+4)]` (a load
+/// and a load-insert per pair, off the shuffle port), not an 8x8 transpose;
+/// row 3, which affine products never read, is dead code.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn mat4_col_lanes(m: &[Mat4; 8], c: usize) -> [F8; 3] {
@@ -704,20 +706,6 @@ fn mat4_col_lanes(m: &[Mat4; 8], c: usize) -> [F8; 3] {
         pair(ld4(&m[i].cols[c]), ld4(&m[i + 4].cols[c]))
     }));
     [t[0], t[1], t[2]]
-}
-
-/// Eight affine matrices' elements in lanes: `e[c][r]`. Each column is a
-/// 4x4 transpose inside the 128-bit halves of `[m_i | m_(i+4)]` (a load and
-/// a load-insert per pair, off the shuffle port), not an 8x8 transpose;
-/// row 3, which affine products never read, is dead code.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn mat4_lanes(m: &[Mat4; 8]) -> [[F8; 4]; 4] {
-    core::array::from_fn(|c| {
-        transpose4_halves(core::array::from_fn(|i| {
-            pair(ld4(&m[i].cols[c]), ld4(&m[i + 4].cols[c]))
-        }))
-    })
 }
 
 /// The LBS palette if this CPU has AVX2 and FMA; returns how many entries
@@ -1107,11 +1095,11 @@ fn chunked(
 /// [`DqsBinds`] stores them: `e[c][r][lane]`.
 type Lanes = [[[f32; 8]; 3]; 4];
 
-/// `b`'s elements in lanes ([`mat4_lanes`], stored).
+/// `b`'s elements in lanes ([`mat4_col_lanes`], stored).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn lanes_of(b: &[Mat4; 8]) -> Lanes {
-    let e = mat4_lanes(b);
+    let e: [[F8; 3]; 4] = core::array::from_fn(|c| mat4_col_lanes(b, c));
     let mut out = [[[0.0; 8]; 3]; 4];
     for (o, e) in out.iter_mut().zip(e) {
         for (o, e) in o.iter_mut().zip(e) {
@@ -1193,11 +1181,7 @@ fn dqs_palette_avx2<const S: bool>(
 ) -> usize {
     let n = out.len();
     if n < 8 {
-        let mut b = [Mat4::IDENTITY; 8];
-        for (d, s) in b.iter_mut().zip(ibm) {
-            *d = *s;
-        }
-        dqs_padded::<S>(models, &lanes_of(&b), out, scale);
+        dqs_padded::<S>(models, &DqsBinds::new(ibm).lanes, out, scale);
         return n;
     }
     // Block k < n / 8 is joints 8 k .. 8 k + 8; a last one, if n is not a

@@ -249,10 +249,7 @@ impl LbsBind {
     /// The inverse bind matrix it was built from, with last row `0 0 0 1`.
     #[must_use]
     pub fn to_mat4(&self) -> Mat4 {
-        let col = |c: usize, w: f32| [self.get(0, c), self.get(1, c), self.get(2, c), w];
-        Mat4 {
-            cols: [col(0, 0.0), col(1, 0.0), col(2, 0.0), col(3, 1.0)],
-        }
+        affine(|r, c| self.get(r, c))
     }
 }
 
@@ -312,11 +309,16 @@ impl DqsBinds {
     /// Lane `l`'s matrix with last row `0 0 0 1` (`None` past lane 7).
     #[must_use]
     pub fn get(&self, l: usize) -> Option<Mat4> {
-        let e = |c: usize, r: usize| self.lanes[c][r].get(l).copied();
-        let col = |c: usize, w: f32| Some([e(c, 0)?, e(c, 1)?, e(c, 2)?, w]);
-        Some(Mat4 {
-            cols: [col(0, 0.0)?, col(1, 0.0)?, col(2, 0.0)?, col(3, 1.0)?],
-        })
+        (l < Self::LANES).then(|| affine(|r, c| self.lanes[c][r][l]))
+    }
+}
+
+/// The affine matrix with element (row `r` < 3, column `c`) `e(r, c)` and
+/// last row `0 0 0 1`.
+fn affine(e: impl Fn(usize, usize) -> f32) -> Mat4 {
+    let col = |c: usize, w: f32| [e(0, c), e(1, c), e(2, c), w];
+    Mat4 {
+        cols: [col(0, 0.0), col(1, 0.0), col(2, 0.0), col(3, 1.0)],
     }
 }
 

@@ -332,13 +332,7 @@ pub(crate) fn dqs_prepared_portable(models: &[Mat4], binds: &[DqsBinds], out: &m
     {
         for (h, (m, o)) in m8.chunks_exact(4).zip(o8.chunks_exact_mut(4)).enumerate() {
             let a = mul_lanes_b([&m[0], &m[1], &m[2], &m[3]], &half(b, h));
-            let (real, dual, _) = detail::rigid(&a);
-            let real = f32x4::transpose(real);
-            let dual = f32x4::transpose(dual);
-            for (l, o) in o.iter_mut().enumerate() {
-                o.real = real[l].to_array();
-                o.dual = dual[l].to_array();
-            }
+            write_rigid(&a, o);
         }
     }
     // The rest (fewer than 8): the last block, whose lane 0 is joint
@@ -358,6 +352,21 @@ pub(crate) fn dqs_prepared_portable(models: &[Mat4], binds: &[DqsBinds], out: &m
     dqs_portable(ms, ibm.get(..ms.len()).unwrap_or_default(), os, None, 0);
 }
 
+/// Writes the rigid parts of four products in lanes (`a[c][r]`, as
+/// [`mul_lanes`] gives them) to `o`'s entries (up to four); returns the
+/// dropped scales in lanes.
+#[inline(always)]
+fn write_rigid(a: &[[f32x4; 4]; 4], o: &mut [DualQuat]) -> [f32x4; 3] {
+    let (real, dual, s) = detail::rigid(a);
+    let real = f32x4::transpose(real);
+    let dual = f32x4::transpose(dual);
+    for (l, o) in o.iter_mut().enumerate() {
+        o.real = real[l].to_array();
+        o.dual = dual[l].to_array();
+    }
+    s
+}
+
 /// The portable DQS palette from joint `first` on (the slices have equal
 /// lengths, `first` is at most that).
 pub(crate) fn dqs_portable(
@@ -373,13 +382,7 @@ pub(crate) fn dqs_portable(
     let mut scale = scale.map(|s| s.get_mut(first..).unwrap_or_default());
     let n = out.len();
     each_group(models, ibm, out, |g, a, o| {
-        let (real, dual, s) = detail::rigid(&a);
-        let real = f32x4::transpose(real);
-        let dual = f32x4::transpose(dual);
-        for (l, o) in o.iter_mut().enumerate() {
-            o.real = real[l].to_array();
-            o.dual = dual[l].to_array();
-        }
+        let s = write_rigid(&a, o);
         if let Some(scale) = scale.as_deref_mut() {
             let (sx, sy, sz) = (s[0].to_array(), s[1].to_array(), s[2].to_array());
             let count = n.saturating_sub(g * 4).min(4);

@@ -234,14 +234,43 @@ struct Affine8 {
 }
 
 impl Affine8 {
-    /// Lanes from `sample(i)` for `i < count`; the last one fills the rest
-    /// (so that padding lanes repeat a real sample and never fail a check).
-    fn pack(count: usize, sample: impl Fn(usize) -> Affine) -> Affine8 {
-        let lanes: [Affine; 8] = core::array::from_fn(|i| sample(i.min(count.max(1) - 1)));
+    const IDENTITY: Affine8 = Affine8 {
+        c: [
+            [f32x8::ONE, f32x8::ZERO, f32x8::ZERO],
+            [f32x8::ZERO, f32x8::ONE, f32x8::ZERO],
+            [f32x8::ZERO, f32x8::ZERO, f32x8::ONE],
+            [f32x8::ZERO; 3],
+        ],
+    };
+
+    /// [`Affine::from_trs`] of each lane, with the same operations in the
+    /// same order (so every lane has the scalar function's bits).
+    fn from_trs(trs: &Trs8) -> Affine8 {
+        let [x, y, z, w] = normalize8(&trs.q);
+        let (two, one) = (f32x8::splat(2.0), f32x8::ONE);
+        let c0 = [
+            one - two * (y * y + z * z),
+            two * (x * y + w * z),
+            two * (x * z - w * y),
+        ];
+        let c1 = [
+            two * (x * y - w * z),
+            one - two * (x * x + z * z),
+            two * (y * z + w * x),
+        ];
+        let c2 = [
+            two * (x * z + w * y),
+            two * (y * z - w * x),
+            one - two * (x * x + y * y),
+        ];
+        let s = &trs.s;
         Affine8 {
-            c: core::array::from_fn(|k| {
-                core::array::from_fn(|r| f32x8::from(lanes.map(|a| a.c[k][r])))
-            }),
+            c: [
+                c0.map(|v| v * s[0]),
+                c1.map(|v| v * s[1]),
+                c2.map(|v| v * s[2]),
+                trs.t,
+            ],
         }
     }
 
@@ -292,19 +321,21 @@ fn sample_blocks(samples: usize) -> usize {
 }
 
 /// Per joint and block of eight samples, `[joint * blocks + block]`: the
-/// locals of joint `j` at sample `s` from `local(j, s)`, then FK.
-fn pose8(
+/// locals of joint `j` at the samples of a segment of `len` frames, from
+/// its frames `frame(j, f)` ([`local8`]), then FK.
+fn pose8<'t>(
     parents: &[Option<usize>],
-    samples: usize,
-    local: impl Fn(usize, usize) -> Affine,
+    len: usize,
+    frame: impl Fn(usize, usize) -> &'t Transform,
 ) -> (Vec<Affine8>, Vec<Affine8>) {
     let n = parents.len();
+    let samples = sample_count(len);
     let blocks = sample_blocks(samples);
     let mut locals = Vec::with_capacity(n * blocks);
     for j in 0..n {
         for b in 0..blocks {
             let count = samples.saturating_sub(8 * b).min(8);
-            locals.push(Affine8::pack(count, |i| local(j, 8 * b + i)));
+            locals.push(local8(|f| frame(j, f), len, b, count));
         }
     }
     let mut models = locals.clone();
@@ -1073,6 +1104,8 @@ fn rate_slot(r: u8) -> usize {
     }
 }
 
+/// The scalar reference of [`Trs8::halfway`] (with `alpha` 0.5).
+#[cfg(test)]
 fn lerp_t(a: &Transform, b: &Transform, alpha: f32) -> Transform {
     Transform::new(
         a.translation.lerp(b.translation, alpha),
@@ -1086,15 +1119,108 @@ fn sample_count(frames: usize) -> usize {
     frames + frames.saturating_sub(1)
 }
 
-/// A joint's local transform at sample `s` of a segment of `len` frames
-/// (frames, then mid-frames), from its decoded frames `dec(i)`.
-fn sample_local<'t>(dec: impl Fn(usize) -> &'t Transform, len: usize, s: usize) -> Affine {
-    let t = if s < len {
-        *dec(s)
-    } else {
-        lerp_t(dec(s - len), dec(s - len + 1), 0.5)
-    };
-    Affine::from_trs(t.translation, t.rotation, t.scale)
+/// Eight transforms, one per lane.
+struct Trs8 {
+    t: [f32x8; 3],
+    q: [f32x8; 4],
+    s: [f32x8; 3],
+}
+
+impl Trs8 {
+    /// Lane `i` from `get(i)`.
+    fn gather<'t>(get: impl Fn(usize) -> &'t Transform) -> Trs8 {
+        let ts: [&Transform; 8] = core::array::from_fn(get);
+        let lanes = |f: fn(&Transform) -> f32| f32x8::from(ts.map(f));
+        Trs8 {
+            t: [
+                lanes(|t| t.translation.x),
+                lanes(|t| t.translation.y),
+                lanes(|t| t.translation.z),
+            ],
+            q: [
+                lanes(|t| t.rotation.x),
+                lanes(|t| t.rotation.y),
+                lanes(|t| t.rotation.z),
+                lanes(|t| t.rotation.w),
+            ],
+            s: [
+                lanes(|t| t.scale.x),
+                lanes(|t| t.scale.y),
+                lanes(|t| t.scale.z),
+            ],
+        }
+    }
+
+    /// `lerp_t(self, b, 0.5)` per lane, with the same operations in the
+    /// same order.
+    fn halfway(&self, b: &Trs8) -> Trs8 {
+        let half = f32x8::splat(0.5);
+        let lerp = |a: &[f32x8; 3], o: &[f32x8; 3]| -> [f32x8; 3] {
+            core::array::from_fn(|r| a[r] + (o[r] - a[r]) * half)
+        };
+        let flip = dot8(&self.q, &b.q).simd_lt(f32x8::ZERO);
+        let o = b.q.map(|c| flip.select(-c, c));
+        let keep = f32x8::splat(1.0 - 0.5);
+        let q: [f32x8; 4] = core::array::from_fn(|c| self.q[c] * keep + o[c] * half);
+        Trs8 {
+            t: lerp(&self.t, &b.t),
+            q: normalize8(&q),
+            s: lerp(&self.s, &b.s),
+        }
+    }
+
+    /// Lane by lane: `self` where `mask` is set, else `other`.
+    fn select(&self, mask: f32x8, other: &Trs8) -> Trs8 {
+        let pick = |a: &[f32x8; 3], b: &[f32x8; 3]| -> [f32x8; 3] {
+            core::array::from_fn(|c| mask.select(a[c], b[c]))
+        };
+        Trs8 {
+            t: pick(&self.t, &other.t),
+            q: core::array::from_fn(|c| mask.select(self.q[c], other.q[c])),
+            s: pick(&self.s, &other.s),
+        }
+    }
+}
+
+/// [`Quat::dot`] per lane, in its order.
+fn dot8(a: &[f32x8; 4], b: &[f32x8; 4]) -> f32x8 {
+    a[0] * b[0] + a[1] * b[1] + a[2] * b[2] + a[3] * b[3]
+}
+
+/// [`Quat::normalize`] per lane, in its order.
+fn normalize8(q: &[f32x8; 4]) -> [f32x8; 4] {
+    let inv = f32x8::ONE / dot8(q, q).sqrt();
+    q.map(|c| c * inv)
+}
+
+/// A joint's local transforms at samples `8 b + i` (`i < count`; the last
+/// one fills the lanes from `count` on, so that padding lanes repeat a
+/// real sample and never fail a check) of a segment of `len` frames
+/// (frames, then mid-frames), from its decoded frames `dec(f)`. Each lane
+/// has the bits of the scalar `Affine::from_trs` of the frame, or of
+/// `lerp_t` halfway between two frames.
+fn local8<'t>(dec: impl Fn(usize) -> &'t Transform, len: usize, b: usize, count: usize) -> Affine8 {
+    let last = count.max(1) - 1;
+    let sample = |i: usize| 8 * b + i.min(last);
+    let a = Trs8::gather(|i| {
+        let s = sample(i);
+        dec(if s < len { s } else { s - len })
+    });
+    if sample(last) < len {
+        return Affine8::from_trs(&a);
+    }
+    let next = Trs8::gather(|i| {
+        let s = sample(i);
+        dec(if s < len { s } else { s - len + 1 })
+    });
+    let frame = f32x8::from(core::array::from_fn::<f32, 8, _>(|i| {
+        if sample(i) < len {
+            f32::from_bits(u32::MAX)
+        } else {
+            0.0
+        }
+    }));
+    Affine8::from_trs(&a.select(frame, &a.halfway(&next)))
 }
 
 /// Writes one decoded track value into a joint's transform.
@@ -1160,9 +1286,7 @@ struct Posed {
 impl Posed {
     fn new(a: &Analysis, dec: Vec<Transform>, len: usize) -> Posed {
         let n = a.joints;
-        let (locals, models) = pose8(&a.parents, sample_count(len), |j, s| {
-            sample_local(|i| &dec[i * n + j], len, s)
-        });
+        let (locals, models) = pose8(&a.parents, len, |j, f| &dec[f * n + j]);
         let blocks = sample_blocks(sample_count(len));
         Posed {
             len,
@@ -1171,7 +1295,7 @@ impl Posed {
             locals,
             models,
             joint_dec: vec![Transform::IDENTITY; len],
-            joint_locals: vec![Affine8::pack(1, |_| Affine::IDENTITY); blocks],
+            joint_locals: vec![Affine8::IDENTITY; blocks],
             trial: Vec::new(),
             hot: vec![0; n],
         }
@@ -1196,9 +1320,7 @@ impl Posed {
         let samples = sample_count(len);
         for (b, l) in self.joint_locals.iter_mut().enumerate() {
             let count = samples.saturating_sub(8 * b).min(8);
-            *l = Affine8::pack(count, |i| {
-                sample_local(|f| &self.joint_dec[f], len, 8 * b + i)
-            });
+            *l = local8(|f| &self.joint_dec[f], len, b, count);
         }
         self.trial.clear();
         let hot = self.hot[j];
@@ -1243,9 +1365,7 @@ impl<'a> SegmentSearch<'a> {
         let n = a.joints;
         let (first, len) = (frames.start, frames.len());
         let raw = |f: usize, j: usize| &a.raw[(first + f) * n + j];
-        let (_, raw_models) = pose8(&a.parents, sample_count(len), |j, s| {
-            sample_local(|i| raw(i, j), len, s)
-        });
+        let (_, raw_models) = pose8(&a.parents, len, |j, f| raw(f, j));
         SegmentSearch {
             a,
             opts,
@@ -1339,8 +1459,7 @@ impl<'a> SegmentSearch<'a> {
         for j in 0..n {
             for b in 0..blocks {
                 let count = samples.saturating_sub(8 * b).min(8);
-                let local =
-                    Affine8::pack(count, |i| sample_local(|f| &dec[f * n + j], len, 8 * b + i));
+                let local = local8(|f| &dec[f * n + j], len, b, count);
                 let m = match a.parents[j] {
                     Some(p) => models[p * blocks + b].mul(&local),
                     None => local,
@@ -2154,4 +2273,84 @@ pub fn table(rows: &[Row]) -> String {
         raw as f64 / 1e6 / secs.max(1e-9)
     );
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small deterministic generator (xorshift64*).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        }
+
+        fn f(&mut self, scale: f32) -> f32 {
+            ((self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale
+        }
+
+        fn transform(&mut self, near: Option<&Transform>) -> Transform {
+            let q = match (near, self.next() % 4) {
+                // Near-opposite to the previous frame's rotation (the nlerp
+                // sign flip), or the same one negated exactly.
+                (Some(p), 0) => -p.rotation,
+                (Some(p), 1) => Quat::new(
+                    -p.rotation.x + self.f(1e-3),
+                    -p.rotation.y,
+                    -p.rotation.z,
+                    -p.rotation.w,
+                ),
+                // Unnormalised, as decoded tracks are before `set_track`.
+                _ => Quat::new(self.f(1.0), self.f(1.0), self.f(1.0), self.f(1.0)),
+            };
+            let s = if self.next().is_multiple_of(3) {
+                Vec3::ONE
+            } else {
+                Vec3::new(self.f(3.0), self.f(3.0), self.f(3.0))
+            };
+            Transform::new(Vec3::new(self.f(500.0), self.f(0.1), self.f(50.0)), q, s)
+        }
+    }
+
+    fn lane(m: &Affine8, i: usize) -> [[u32; 3]; 4] {
+        m.c.map(|col| col.map(|v| v.to_array()[i].to_bits()))
+    }
+
+    /// The eight-lane sampler gives every lane the bits of the scalar
+    /// `Affine::from_trs` of the frame (or of `lerp_t` halfway between two
+    /// frames), for every segment length and block, padding included: the
+    /// compressor's choices, and so its output, do not depend on it.
+    #[test]
+    fn local8_has_the_scalar_bits_in_every_lane() {
+        let mut rng = Rng(0x5eed_1234_abcd_0001);
+        for case in 0..400 {
+            let len = 1 + case % 23;
+            let mut frames: Vec<Transform> = Vec::with_capacity(len);
+            for f in 0..len {
+                let t = rng.transform(if f > 0 { frames.last() } else { None });
+                frames.push(t);
+            }
+            let samples = sample_count(len);
+            for b in 0..sample_blocks(samples) {
+                let count = samples.saturating_sub(8 * b).min(8);
+                let got = local8(|f| &frames[f], len, b, count);
+                for i in 0..8 {
+                    let s = 8 * b + i.min(count.max(1) - 1);
+                    let t = if s < len {
+                        frames[s]
+                    } else {
+                        lerp_t(&frames[s - len], &frames[s - len + 1], 0.5)
+                    };
+                    let want = Affine::from_trs(t.translation, t.rotation, t.scale);
+                    let want = want.c.map(|col| col.map(f32::to_bits));
+                    assert_eq!(lane(&got, i), want, "len {len}, block {b}, lane {i}");
+                }
+            }
+        }
+    }
 }

@@ -1481,7 +1481,9 @@ impl<'a> SegmentSearch<'a> {
     /// ancestors take what is left of the bound; the second round takes
     /// what later changes freed, since quantization errors do not simply
     /// add), then each component of each track tries one bit less on its
-    /// own. Returns the chosen encodings.
+    /// own, and the components that failed try once more after all the
+    /// other drops (a drop further down a chain can leave room for one that
+    /// did not fit before it). Returns the chosen encodings.
     fn refine(&mut self, mut rates: Vec<u8>, target: f32) -> Vec<SegTrack> {
         let a = self.a;
         let n = a.joints;
@@ -1533,6 +1535,7 @@ impl<'a> SegmentSearch<'a> {
             .map(|(k, &r)| self.get(k, r).clone())
             .collect();
         let first = self.frames.start;
+        let mut failed = Vec::new();
         for (k, t) in chosen.iter_mut().enumerate().rev() {
             if t.rate == RAW_BITS || t.rate == 0 {
                 continue;
@@ -1542,7 +1545,16 @@ impl<'a> SegmentSearch<'a> {
                 let cand = track.with_drop(t, first, c, self.opts.rotation);
                 if posed.try_track(&trial, &subtrees[track.joint], track, &cand.decoded) {
                     *t = cand;
+                } else {
+                    failed.push((k, c));
                 }
+            }
+        }
+        for (k, c) in failed {
+            let track = &a.tracks[k];
+            let cand = track.with_drop(&chosen[k], first, c, self.opts.rotation);
+            if posed.try_track(&trial, &subtrees[track.joint], track, &cand.decoded) {
+                chosen[k] = cand;
             }
         }
         self.raw_models = raw_models;

@@ -291,7 +291,9 @@ impl Affine8 {
     }
 }
 
-/// [`shell_error_sq`] of eight samples at once.
+/// The square of the largest error of the 6 shell vertices `±shell` along
+/// the columns, for eight samples at once: `|dt ± shell·dc|` is largest for
+/// the sign that matches `dt · dc`.
 fn shell_error_sq8(raw: &Affine8, dec: &Affine8, shell: f32) -> f32x8 {
     let sub =
         |a: &[f32x8; 3], b: &[f32x8; 3]| -> [f32x8; 3] { core::array::from_fn(|r| a[r] - b[r]) };
@@ -355,29 +357,6 @@ fn norm(v: [f32; 3]) -> f32 {
 
 fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
     [a[0] - b[0], a[1] - b[1], a[2] - b[2]]
-}
-
-/// The largest error of the 6 shell vertices `±shell` along the columns:
-/// `|dt ± shell·dc|` is largest for the sign that matches `dt · dc`.
-fn shell_error(raw: &Affine, dec: &Affine, shell: f32) -> f32 {
-    shell_error_sq(raw, dec, shell).sqrt()
-}
-
-/// The square of [`shell_error`] (what comparisons against a bound need).
-fn shell_error_sq(raw: &Affine, dec: &Affine, shell: f32) -> f32 {
-    let dt = sub(dec.c[3], raw.c[3]);
-    let t2 = dot3(dt, dt);
-    let mut worst = t2;
-    for i in 0..3 {
-        let dc = sub(dec.c[i], raw.c[i]);
-        let e2 = t2 + shell * shell * dot3(dc, dc) + 2.0 * shell * dot3(dt, dc).abs();
-        worst = worst.max(e2);
-    }
-    worst
-}
-
-fn dot3(a: [f32; 3], b: [f32; 3]) -> f32 {
-    a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
 
 /// Accurate angle between two rotations (radians), for any sign.
@@ -1779,7 +1758,10 @@ fn build_container(
 }
 
 /// Per sample (frames, then mid-frames) the compressor's own max shell error
-/// of the finished container, sampled through the core's samplers.
+/// of the finished container, sampled through the core's samplers: eight
+/// samples at a time, their joints' affines and FK in lanes (the scalar
+/// `from_trs`, FK and shell error's bits, lane by lane); a sample with a
+/// NaN error is infinitely far off.
 fn container_errors(
     skeleton: &Skeleton<'_>,
     clip: &RawClip<'_>,
@@ -1791,34 +1773,50 @@ fn container_errors(
     let frames = clip.frame_count();
     let rate = clip.sample_rate();
     let rest = skeleton.rest_pose();
-    let mut pr = vec![SoaTransform::IDENTITY; clip.soa_count()];
+    let soa = clip.soa_count();
+    let mut pr = vec![SoaTransform::IDENTITY; 8 * soa];
     let mut pc = pr.clone();
-    let mut lr = vec![Affine::IDENTITY; n];
-    let mut lc = lr.clone();
-    let mut mr = lr.clone();
-    let mut mc = lr.clone();
-    let mut out = Vec::with_capacity(2 * frames);
-    let times = (0..frames)
+    let mut mr = vec![Affine8::IDENTITY; n];
+    let mut mc = mr.clone();
+    let times: Vec<f32> = (0..frames)
         .map(|f| f as f32 / rate)
-        .chain((0..frames.saturating_sub(1)).map(|f| (f as f32 + 0.5) / rate));
-    for t in times {
-        clip.sample(t, TimeMode::Clamp, &mut pr)?;
-        comp.sample_with_rest(t, TimeMode::Clamp, rest, &mut pc)?;
-        for j in 0..n {
-            let a = get_joint(&pr, j).unwrap_or_default();
-            let b = get_joint(&pc, j).unwrap_or_default();
-            lr[j] = Affine::from_trs(a.translation, a.rotation, a.scale);
-            lc[j] = Affine::from_trs(b.translation, b.rotation, b.scale);
+        .chain((0..frames.saturating_sub(1)).map(|f| (f as f32 + 0.5) / rate))
+        .collect();
+    let mut out = Vec::with_capacity(times.len());
+    for chunk in times.chunks(8) {
+        for ((t, r), c) in chunk.iter().zip(pr.chunks_mut(soa)).zip(pc.chunks_mut(soa)) {
+            clip.sample(*t, TimeMode::Clamp, r)?;
+            comp.sample_with_rest(*t, TimeMode::Clamp, rest, c)?;
         }
-        fk(&parents, &lr, &mut mr);
-        fk(&parents, &lc, &mut mc);
-        let e = (0..n)
-            .map(|j| shell_error(&mr[j], &mc[j], shell))
-            .fold(
-                0.0f32,
-                |m, e| if e.is_nan() { f32::INFINITY } else { m.max(e) },
-            );
-        out.push(e);
+        // Lanes past the chunk repeat its last sample.
+        let last = chunk.len() - 1;
+        let lanes = |poses: &[SoaTransform], j: usize| -> Affine8 {
+            let ts: [Transform; 8] = core::array::from_fn(|i| {
+                let at = soa * i.min(last);
+                get_joint(&poses[at..at + soa], j).unwrap_or_default()
+            });
+            Affine8::from_trs(&Trs8::gather(|i| &ts[i]))
+        };
+        let mut worst = f32x8::ZERO;
+        let mut nan = f32x8::ZERO;
+        for j in 0..n {
+            let (lr, lc) = (lanes(&pr, j), lanes(&pc, j));
+            (mr[j], mc[j]) = match parents[j] {
+                Some(p) => (mr[p].mul(&lr), mc[p].mul(&lc)),
+                None => (lr, lc),
+            };
+            let e2 = shell_error_sq8(&mr[j], &mc[j], shell);
+            nan |= e2.simd_ne(e2);
+            worst = worst.max(e2);
+        }
+        let (worst, nan) = (worst.to_array(), nan.to_array());
+        out.extend((0..chunk.len()).map(|i| {
+            if nan[i] != 0.0 {
+                f32::INFINITY
+            } else {
+                worst[i].sqrt()
+            }
+        }));
     }
     Ok(out)
 }

@@ -361,9 +361,26 @@ fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
 
 /// Accurate angle between two rotations (radians), for any sign.
 fn angle_between(a: Quat, b: Quat) -> f32 {
+    let (v, c) = half_angle_sides(a, b);
+    2.0 * v.atan2(c)
+}
+
+/// The sides `(|v|, |w|)` of `d = a* b`, whose angle `atan2(|v|, |w|)` is
+/// half the angle between the rotations `a` and `b`.
+fn half_angle_sides(a: Quat, b: Quat) -> (f32, f32) {
     let d = a.conjugate() * b;
-    let v = (d.x * d.x + d.y * d.y + d.z * d.z).sqrt();
-    2.0 * v.atan2(d.w.abs())
+    ((d.x * d.x + d.y * d.y + d.z * d.z).sqrt(), d.w.abs())
+}
+
+/// Whether the angle of sides `(v, c)` is above that of `(bv, bc)` (all
+/// `>= 0`, not NaN): `v / c > bv / bc`, compared exactly (products of two
+/// `f32` are exact in `f64`), so the widest of many angles takes one
+/// `atan2` (which is monotonic) instead of one each. `(0, 0)` is the angle
+/// 0, as `atan2(0, 0)`.
+fn wider((v, c): (f32, f32), (bv, bc): (f32, f32)) -> bool {
+    let c = if v == 0.0 && c == 0.0 { 1.0 } else { c };
+    let bc = if bv == 0.0 && bc == 0.0 { 1.0 } else { bc };
+    f64::from(v) * f64::from(bc) > f64::from(bv) * f64::from(c)
 }
 
 fn fk(parents: &[Option<usize>], locals: &[Affine], out: &mut [Affine]) {
@@ -730,6 +747,8 @@ impl Track {
     fn rebuild(&self, t: &mut SegTrack, first: usize, format: RotationFormat, measure: bool) {
         t.decoded.clear();
         let mut err = 0.0f32;
+        // The rotation error's widest angle, by its sides.
+        let mut widest: Option<(f32, f32)> = None;
         for (i, (d, w)) in t.parts.iter().zip(t.words.iter_mut()).enumerate() {
             let f = first + i;
             let raw = self.raw[f];
@@ -742,10 +761,19 @@ impl Track {
                             smallest_three_rotation(self.idx[f], d[0], d[1], d[2])
                         }
                     };
-                    let e = if measure {
-                        angle_between(Quat::new(raw[0], raw[1], raw[2], raw[3]), q.normalize())
-                    } else {
+                    let raw = Quat::new(raw[0], raw[1], raw[2], raw[3]);
+                    let e = if !measure {
                         f32::INFINITY
+                    } else {
+                        let sides = half_angle_sides(raw, q.normalize());
+                        if sides.0.is_nan() || sides.1.is_nan() {
+                            f32::NAN
+                        } else {
+                            if widest.is_none_or(|b| wider(sides, b)) {
+                                widest = Some(sides);
+                            }
+                            0.0
+                        }
                     };
                     (q.to_array(), e)
                 }
@@ -756,6 +784,9 @@ impl Track {
             };
             err = err.max(if e.is_nan() { f32::INFINITY } else { e });
             t.decoded.push(dec);
+        }
+        if let Some((v, c)) = widest {
+            err = err.max(2.0 * v.atan2(c));
         }
         t.err = err;
     }
@@ -2324,6 +2355,33 @@ mod tests {
                 Vec3::new(self.f(3.0), self.f(3.0), self.f(3.0))
             };
             Transform::new(Vec3::new(self.f(500.0), self.f(0.1), self.f(50.0)), q, s)
+        }
+    }
+
+    /// `wider` orders angles as `atan2` does, including equal ones, zero
+    /// sides and `(0, 0)`.
+    #[test]
+    fn wider_orders_as_atan2() {
+        let mut rng = Rng(0x0dd_ba11);
+        let mut sides = vec![(0.0, 0.0), (0.0, 1.0), (1.0, 0.0), (0.0, 0.5), (1e-30, 1.0)];
+        for _ in 0..300 {
+            let v = rng.f(1.0).abs();
+            // Many near-equal angles: scaled copies and one-ulp neighbours.
+            let c = rng.f(1.0).abs();
+            sides.push((v, c));
+            sides.push((v * 0.5, c * 0.5));
+            sides.push((f32::from_bits(v.to_bits() + 1), c));
+        }
+        for &a in &sides {
+            for &b in &sides {
+                let (ta, tb) = (a.0.atan2(a.1), b.0.atan2(b.1));
+                if wider(a, b) {
+                    assert!(ta >= tb, "{a:?} {b:?}");
+                }
+                if ta > tb {
+                    assert!(wider(a, b), "{a:?} {b:?}");
+                }
+            }
         }
     }
 

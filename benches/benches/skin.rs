@@ -349,9 +349,96 @@ fn bench_skin(c: &mut Criterion) {
     group.finish();
 }
 
+/// One mesh's output positions and normals.
+type Attributes = (Vec<[f32; 3]>, Vec<[f32; 3]>);
+
+/// `character`: every skinned mesh of the mannequin (body, 7,232 vertices;
+/// two smaller meshes of 64 and 3,070: 10,366 in all), one checked call per
+/// mesh with its own palette, positions + normals, as a game skins a whole
+/// character; throughput is the character's vertices.
+fn bench_character(c: &mut Criterion) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../shared/data/gltf/gdquest-mannequiny/mannequiny-0.3.0.glb");
+    if !path.exists() {
+        eprintln!("skipped: {} not found", path.display());
+        return;
+    }
+    let a = sinew_std::import::gltf::load(&path, &Default::default()).expect("import");
+    let skel = a.skeleton.view();
+    let models = posed_models(&skel, 5);
+    let joints = models.len();
+    let meshes: Vec<_> = a
+        .meshes
+        .iter()
+        .filter(|m| m.normals.len() == m.positions.len())
+        .collect();
+    let palettes: Vec<(Vec<Mat3x4>, Vec<DualQuat>)> = meshes
+        .iter()
+        .map(|m| {
+            let mut lbs = vec![Mat3x4::IDENTITY; joints];
+            let mut dqs = vec![DualQuat::IDENTITY; joints];
+            skin::lbs_palette(&models, &m.inverse_bind, &mut lbs).expect("palette");
+            skin::dqs_palette(&models, &m.inverse_bind, &mut dqs).expect("palette");
+            (lbs, dqs)
+        })
+        .collect();
+    let infl: Vec<CheckedInfluences<'_>> = meshes
+        .iter()
+        .map(|m| CheckedInfluences::new(&m.joints, &m.weights, joints).expect("valid"))
+        .collect();
+    let verts: Vec<skin::SkinVertices<'_>> = meshes
+        .iter()
+        .map(|m| skin::SkinVertices {
+            positions: &m.positions,
+            normals: Some(&m.normals),
+            tangents: None,
+        })
+        .collect();
+    let mut outs: Vec<Attributes> = meshes
+        .iter()
+        .map(|m| {
+            (
+                vec![[0.0; 3]; m.positions.len()],
+                vec![[0.0; 3]; m.positions.len()],
+            )
+        })
+        .collect();
+    let total: usize = meshes.iter().map(|m| m.positions.len()).sum();
+    let mut group = c.benchmark_group("character");
+    group.throughput(Throughput::Elements(total as u64));
+    let label = format!("mannequiny-{}-meshes-{total}", meshes.len());
+    for dqs in [false, true] {
+        let variant = if dqs {
+            "dqs-pos-nrm-checked"
+        } else {
+            "lbs-pos-nrm-checked"
+        };
+        group.bench_function(BenchmarkId::new(label.as_str(), variant), |b| {
+            b.iter(|| {
+                for (((pal, infl), v), (p, n)) in
+                    palettes.iter().zip(&infl).zip(&verts).zip(outs.iter_mut())
+                {
+                    let mut out = SkinOutput {
+                        positions: p,
+                        normals: Some(n),
+                        tangents: None,
+                    };
+                    if dqs {
+                        skin::skin_dqs_checked(black_box(&pal.1), infl, v, &mut out)
+                    } else {
+                        skin::skin_lbs_checked(black_box(&pal.0), infl, v, &mut out)
+                    }
+                    .expect("skins");
+                }
+            })
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = skinning;
     config = config();
-    targets = bench_palette, bench_skin
+    targets = bench_palette, bench_skin, bench_character
 }
 criterion_main!(skinning);

@@ -153,22 +153,17 @@ pub struct ErrorStats {
 // A small affine matrix for the compressor's own FK (independent of the core's).
 // ---------------------------------------------------------------------------
 
+/// The scalar affine transform: the reference that [`Affine8`]'s lanes are
+/// tested against.
+#[cfg(test)]
 #[derive(Clone, Copy, Debug)]
 struct Affine {
     /// Columns x, y, z (linear part) and translation.
     c: [[f32; 3]; 4],
 }
 
+#[cfg(test)]
 impl Affine {
-    const IDENTITY: Affine = Affine {
-        c: [
-            [1.0, 0.0, 0.0],
-            [0.0, 1.0, 0.0],
-            [0.0, 0.0, 1.0],
-            [0.0, 0.0, 0.0],
-        ],
-    };
-
     fn from_trs(t: Vec3, q: Quat, s: Vec3) -> Affine {
         let q = q.normalize();
         let (x, y, z, w) = (q.x, q.y, q.z, q.w);
@@ -233,7 +228,21 @@ struct Affine8 {
     c: [[f32x8; 3]; 4],
 }
 
+/// `|v|` per lane, as the scalar `norm`.
+fn norm8(v: &[f32x8; 3]) -> f32x8 {
+    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+}
+
 impl Affine8 {
+    /// The largest length of the three linear columns, per lane (as the
+    /// scalar fold from 0).
+    fn max_col_norm(&self) -> f32x8 {
+        f32x8::ZERO
+            .max(norm8(&self.c[0]))
+            .max(norm8(&self.c[1]))
+            .max(norm8(&self.c[2]))
+    }
+
     const IDENTITY: Affine8 = Affine8 {
         c: [
             [f32x8::ONE, f32x8::ZERO, f32x8::ZERO],
@@ -381,15 +390,6 @@ fn wider((v, c): (f32, f32), (bv, bc): (f32, f32)) -> bool {
     let c = if v == 0.0 && c == 0.0 { 1.0 } else { c };
     let bc = if bv == 0.0 && bc == 0.0 { 1.0 } else { bc };
     f64::from(v) * f64::from(bc) > f64::from(bv) * f64::from(c)
-}
-
-fn fk(parents: &[Option<usize>], locals: &[Affine], out: &mut [Affine]) {
-    for (j, l) in locals.iter().enumerate() {
-        out[j] = match parents[j] {
-            Some(p) => out[p].mul(l),
-            None => *l,
-        };
-    }
 }
 
 // ---------------------------------------------------------------------------
@@ -951,27 +951,35 @@ fn analyse(
         kinds.push(k);
         fixed.push(fx);
     }
-    // Analytic budgets from the raw hierarchy.
-    let mut extent = opts.shell;
-    let mut d = vec![opts.shell; n];
-    let mut sigma_parent = vec![1.0f32; n];
+    // Analytic budgets from the raw hierarchy: maxima over the frames, eight
+    // frames per lane group (the scalar formulas lane by lane; the padding
+    // lanes repeat the last frame), then over the lanes.
     let mut smin = vec![f32::INFINITY; n];
-    let mut models = vec![Affine::IDENTITY; n];
-    let mut locals = vec![Affine::IDENTITY; n];
-    for f in 0..frames {
+    for (i, t) in raw.iter().enumerate() {
+        let s = t.scale;
+        smin[i % n] = smin[i % n].min(s.x.abs().min(s.y.abs()).min(s.z.abs()));
+    }
+    let shell = f32x8::splat(opts.shell);
+    let mut extent = shell;
+    let mut d = vec![shell; n];
+    let mut sigma_parent = vec![f32x8::ONE; n];
+    let mut models = vec![Affine8::IDENTITY; n];
+    for b in 0..frames.div_ceil(8) {
+        let last = (frames - 8 * b).min(8) - 1;
         for j in 0..n {
-            let t = raw[f * n + j];
-            locals[j] = Affine::from_trs(t.translation, t.rotation, t.scale);
-            let s = t.scale;
-            smin[j] = smin[j].min(s.x.abs().min(s.y.abs()).min(s.z.abs()));
+            let local = Affine8::from_trs(&Trs8::gather(|i| &raw[(8 * b + i.min(last)) * n + j]));
+            models[j] = match parents[j] {
+                Some(p) => models[p].mul(&local),
+                None => local,
+            };
         }
-        fk(&parents, &locals, &mut models);
         for k in 0..n {
-            let reach = opts.shell * models[k].max_col_norm();
-            extent = extent.max(norm(models[k].c[3]) + reach);
+            let at = &models[k].c[3];
+            let reach = shell * models[k].max_col_norm();
+            extent = extent.max(norm8(at) + reach);
             let mut a = Some(k);
             while let Some(p) = a {
-                let dist = norm(sub(models[k].c[3], models[p].c[3])) + reach;
+                let dist = norm8(&core::array::from_fn(|r| at[r] - models[p].c[3][r])) + reach;
                 d[p] = d[p].max(dist);
                 a = parents[p];
             }
@@ -980,6 +988,10 @@ fn analyse(
             }
         }
     }
+    let lanes_max = |v: f32x8| v.to_array().into_iter().fold(f32::NEG_INFINITY, f32::max);
+    let extent = lanes_max(extent);
+    let d: Vec<f32> = d.into_iter().map(lanes_max).collect();
+    let sigma_parent: Vec<f32> = sigma_parent.into_iter().map(lanes_max).collect();
     // Chains share the bound among their animated tracks. Quiet tracks
     // (whose error stays under 5% of their first share even at 0 bits over
     // the whole clip) take that small share; the rest split 95% of the bound.
@@ -2415,8 +2427,13 @@ mod tests {
                         lerp_t(&frames[s - len], &frames[s - len + 1], 0.5)
                     };
                     let want = Affine::from_trs(t.translation, t.rotation, t.scale);
-                    let want = want.c.map(|col| col.map(f32::to_bits));
-                    assert_eq!(lane(&got, i), want, "len {len}, block {b}, lane {i}");
+                    let bits = |a: &Affine| a.c.map(|col| col.map(f32::to_bits));
+                    assert_eq!(lane(&got, i), bits(&want), "len {len}, block {b}, lane {i}");
+                    // The lane-wise product (FK) and column norms, too.
+                    let (prod, wprod) = (got.mul(&got), want.mul(&want));
+                    assert_eq!(lane(&prod, i), bits(&wprod), "product, len {len}");
+                    let norms = got.max_col_norm().to_array()[i];
+                    assert_eq!(norms.to_bits(), want.max_col_norm().to_bits());
                 }
             }
         }

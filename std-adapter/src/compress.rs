@@ -549,19 +549,34 @@ impl Track {
     /// the component's own range.
     fn shape(&self, frames: std::ops::Range<usize>, trend: bool) -> Shape {
         let n = frames.len();
+        // Per component, the segment's values and local frame indices eight
+        // per vector (the last frame repeated as padding, which changes no
+        // extreme).
+        let chunks = n.div_ceil(8);
+        let lanes = |f: &dyn Fn(usize) -> f32| -> Vec<f32x8> {
+            (0..chunks)
+                .map(|b| f32x8::from(core::array::from_fn(|i| f((8 * b + i).min(n - 1)))))
+                .collect()
+        };
+        let seg = &self.comp[frames.clone()];
+        let vals: [Vec<f32x8>; 3] = core::array::from_fn(|c| lanes(&|i| seg[i][c]));
+        let idx = lanes(&|i| i as f32);
         // The range of component `c` (in 0..1 of the clip range) after
-        // removing the trend with bytes `d` and `k`.
+        // removing the trend with bytes `d` and `k`: the scalar
+        // `v − slope·i − curve·i²` per frame, in lanes.
         let span = |c: usize, d: i8, k: i8| -> (f32, f32) {
             let (min, unit) = (self.range[2 * c], self.range[2 * c + 1]);
             let ext = 255.0 * unit;
             let (slope, curve) = (trend_slope(unit, d), trend_curve(unit, k));
-            let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-            for (i, v) in self.comp[frames.clone()].iter().enumerate() {
-                let i = i as f32;
-                let r = v[c] - slope * i - curve * (i * i);
-                lo = lo.min(r);
-                hi = hi.max(r);
+            let (s8, c8) = (f32x8::splat(slope), f32x8::splat(curve));
+            let (mut lo8, mut hi8) = (f32x8::splat(f32::INFINITY), f32x8::splat(f32::NEG_INFINITY));
+            for (v, i) in vals[c].iter().zip(&idx) {
+                let r = *v - s8 * *i - c8 * (*i * *i);
+                lo8 = lo8.min(r);
+                hi8 = hi8.max(r);
             }
+            let lo = lo8.to_array().into_iter().fold(f32::INFINITY, f32::min);
+            let hi = hi8.to_array().into_iter().fold(f32::NEG_INFINITY, f32::max);
             // `(r − min) / ext` is monotonic in `r`: map the extremes only.
             let t = |r: f32| if ext > 0.0 { (r - min) / ext } else { 0.0 };
             (t(lo), t(hi))

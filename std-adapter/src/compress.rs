@@ -332,32 +332,34 @@ fn sample_blocks(samples: usize) -> usize {
 }
 
 /// Per joint and block of eight samples, `[joint * blocks + block]`: the
-/// locals of joint `j` at the samples of a segment of `len` frames, from
-/// its frames `frame(j, f)` ([`local8`]), then FK.
+/// models (FK) of the samples of a segment of `len` frames, from the joints'
+/// frames `frame(j, f)` ([`local8`]); the locals too when `locals` is
+/// given. One pass: parents come before their children.
 fn pose8<'t>(
     parents: &[Option<usize>],
     len: usize,
     frame: impl Fn(usize, usize) -> &'t Transform,
-) -> (Vec<Affine8>, Vec<Affine8>) {
+    mut locals: Option<&mut Vec<Affine8>>,
+) -> Vec<Affine8> {
     let n = parents.len();
     let samples = sample_count(len);
     let blocks = sample_blocks(samples);
-    let mut locals = Vec::with_capacity(n * blocks);
-    for j in 0..n {
+    let mut models: Vec<Affine8> = Vec::with_capacity(n * blocks);
+    for (j, parent) in parents.iter().enumerate() {
         for b in 0..blocks {
             let count = samples.saturating_sub(8 * b).min(8);
-            locals.push(local8(|f| frame(j, f), len, b, count));
-        }
-    }
-    let mut models = locals.clone();
-    for j in 0..n {
-        if let Some(p) = parents[j] {
-            for b in 0..blocks {
-                models[j * blocks + b] = models[p * blocks + b].mul(&locals[j * blocks + b]);
+            let local = local8(|f| frame(j, f), len, b, count);
+            let model = match *parent {
+                Some(p) => models[p * blocks + b].mul(&local),
+                None => local,
+            };
+            models.push(model);
+            if let Some(l) = locals.as_deref_mut() {
+                l.push(local);
             }
         }
     }
-    (locals, models)
+    models
 }
 
 fn norm(v: [f32; 3]) -> f32 {
@@ -1323,7 +1325,8 @@ struct Posed {
 impl Posed {
     fn new(a: &Analysis, dec: Vec<Transform>, len: usize) -> Posed {
         let n = a.joints;
-        let (locals, models) = pose8(&a.parents, len, |j, f| &dec[f * n + j]);
+        let mut locals = Vec::with_capacity(n * sample_blocks(sample_count(len)));
+        let models = pose8(&a.parents, len, |j, f| &dec[f * n + j], Some(&mut locals));
         let blocks = sample_blocks(sample_count(len));
         Posed {
             len,
@@ -1402,7 +1405,7 @@ impl<'a> SegmentSearch<'a> {
         let n = a.joints;
         let (first, len) = (frames.start, frames.len());
         let raw = |f: usize, j: usize| &a.raw[(first + f) * n + j];
-        let (_, raw_models) = pose8(&a.parents, len, |j, f| raw(f, j));
+        let raw_models = pose8(&a.parents, len, |j, f| raw(f, j), None);
         SegmentSearch {
             a,
             opts,

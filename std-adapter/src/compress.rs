@@ -1309,14 +1309,15 @@ struct Posed {
     blocks: usize,
     /// Decoded local transforms, `[frame * joints + joint]`.
     dec: Vec<Transform>,
-    /// Local and model transforms, `[joint * blocks + block]`.
-    locals: Vec<Affine8>,
-    models: Vec<Affine8>,
+    /// Local and model transforms, `[joint][block]`.
+    locals: Vec<Vec<Affine8>>,
+    models: Vec<Vec<Affine8>>,
     /// Scratch of a trial: the joint's frames, its locals per block, and
-    /// its subtree's models per block.
+    /// its subtree's models per block (`[position in the subtree][block]`).
+    /// A trial that passes swaps its vectors in rather than copying them.
     joint_dec: Vec<Transform>,
     joint_locals: Vec<Affine8>,
-    trial: Vec<Affine8>,
+    trial: Vec<Vec<Affine8>>,
     /// Per joint: the block at which a trial on it last failed, tried
     /// first next time (a failing trial then usually stops there).
     hot: Vec<usize>,
@@ -1328,15 +1329,18 @@ impl Posed {
         let mut locals = Vec::with_capacity(n * sample_blocks(sample_count(len)));
         let models = pose8(&a.parents, len, |j, f| &dec[f * n + j], Some(&mut locals));
         let blocks = sample_blocks(sample_count(len));
+        let per_joint = |v: Vec<Affine8>| -> Vec<Vec<Affine8>> {
+            v.chunks_exact(blocks).map(<[Affine8]>::to_vec).collect()
+        };
         Posed {
             len,
             blocks,
             dec,
-            locals,
-            models,
+            locals: per_joint(locals),
+            models: per_joint(models),
             joint_dec: vec![Transform::IDENTITY; len],
             joint_locals: vec![Affine8::IDENTITY; blocks],
-            trial: Vec::new(),
+            trial: vec![vec![Affine8::IDENTITY; blocks]; n],
             hot: vec![0; n],
         }
     }
@@ -1362,37 +1366,31 @@ impl Posed {
             let count = samples.saturating_sub(8 * b).min(8);
             *l = local8(|f| &self.joint_dec[f], len, b, count);
         }
-        self.trial.clear();
         let hot = self.hot[j];
-        let order = |i: usize| (i + hot) % blocks;
         for i in 0..blocks {
-            let b = order(i);
-            let base = self.trial.len();
-            for &(c, parent_pos) in sub {
+            let b = (i + hot) % blocks;
+            for (pos, &(c, parent_pos)) in sub.iter().enumerate() {
                 let local = if c == j {
                     &self.joint_locals[b]
                 } else {
-                    &self.locals[c * blocks + b]
+                    &self.locals[c][b]
                 };
                 let m = match (parent_pos, t.a.parents[c]) {
-                    (Some(pp), _) => self.trial[base + pp].mul(local),
-                    (None, Some(p)) => self.models[p * blocks + b].mul(local),
+                    (Some(pp), _) => self.trial[pp][b].mul(local),
+                    (None, Some(p)) => self.models[p][b].mul(local),
                     (None, None) => *local,
                 };
                 if !fits8(&t.raw_models[c * blocks + b], &m, t.shell, t.target2) {
                     self.hot[j] = b;
                     return false;
                 }
-                self.trial.push(m);
+                self.trial[pos][b] = m;
             }
         }
-        for (i, m) in self.trial.chunks_exact(sub.len()).enumerate() {
-            let b = order(i);
-            for (&(c, _), m) in sub.iter().zip(m) {
-                self.models[c * blocks + b] = *m;
-            }
-            self.locals[j * blocks + b] = self.joint_locals[b];
+        for (pos, &(c, _)) in sub.iter().enumerate() {
+            core::mem::swap(&mut self.models[c], &mut self.trial[pos]);
         }
+        core::mem::swap(&mut self.locals[j], &mut self.joint_locals);
         for (i, d) in self.joint_dec.iter().enumerate() {
             self.dec[i * n + j] = *d;
         }

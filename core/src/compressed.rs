@@ -1450,46 +1450,51 @@ impl<'a> CompressedClip<'a> {
                 let base = rest
                     .and_then(|r| r.get(c * NLERP_CHUNK + k))
                     .unwrap_or(&identity);
+                let frames = [(fa, la), (fb, lb)];
+                // One stored track of this block (kind byte `kind`; the
+                // `ROT` instance for rotations), in stream order.
+                macro_rules! track {
+                    ($kind:expr, $rot:literal) => {{
+                        let mask = u32::from($kind >> 4);
+                        let n = if $rot { 7 } else { 6 };
+                        let cv = self.params.get(p..p + n).unwrap_or(&[]);
+                        p += n;
+                        let pair = match fast.pair::<S3, $rot>(m, mask, (&mut oa, &mut ob), cv) {
+                            Some(pair) => pair,
+                            None => self.track_pair::<S3, $rot>(
+                                (ma, mb),
+                                same,
+                                m,
+                                mask,
+                                (&mut oa, &mut ob),
+                                frames,
+                                cv,
+                            ),
+                        };
+                        m += LANE_META_BYTES * mask.count_ones() as usize;
+                        pair
+                    }};
+                }
+                let [kt, kr, ks] = [0, 1, 2].map(|i| kinds.get(i).copied().unwrap_or(KIND_DEFAULT));
                 // Default translations and scales are the same in both frames
                 // (and lerp exactly to themselves): copied, no arithmetic.
-                o.translation = base.translation;
-                o.scale = base.scale;
-                let (mut ra, mut rb) = (base.rotation, base.rotation);
-                for (tk, &kind) in kinds.iter().enumerate() {
-                    if kind == KIND_DEFAULT {
-                        continue;
-                    }
-                    let mask = u32::from(kind >> 4);
-                    let rot = tk == 1;
-                    let n = if rot { 7 } else { 6 };
-                    let cv = self.params.get(p..p + n).unwrap_or(&[]);
-                    p += n;
-                    let frames = [(fa, la), (fb, lb)];
-                    // The track kind picks the `ROT` instance.
-                    macro_rules! pair {
-                        ($rot:literal) => {
-                            match fast.pair::<S3, $rot>(m, mask, (&mut oa, &mut ob), cv) {
-                                Some(pair) => pair,
-                                None => self.track_pair::<S3, $rot>(
-                                    (ma, mb),
-                                    same,
-                                    m,
-                                    mask,
-                                    (&mut oa, &mut ob),
-                                    frames,
-                                    cv,
-                                ),
-                            }
-                        };
-                    }
-                    let (qa, qb) = if rot { pair!(true) } else { pair!(false) };
-                    m += LANE_META_BYTES * mask.count_ones() as usize;
-                    match tk {
-                        0 => o.translation = blend.lerp(&qa, &qb),
-                        1 => (ra, rb) = (qa, qb),
-                        _ => o.scale = blend.lerp(&qa, &qb),
-                    }
-                }
+                o.translation = if kt == KIND_DEFAULT {
+                    base.translation
+                } else {
+                    let (qa, qb) = track!(kt, false);
+                    blend.lerp(&qa, &qb)
+                };
+                let (ra, rb) = if kr == KIND_DEFAULT {
+                    (base.rotation, base.rotation)
+                } else {
+                    track!(kr, true)
+                };
+                o.scale = if ks == KIND_DEFAULT {
+                    base.scale
+                } else {
+                    let (qa, qb) = track!(ks, false);
+                    blend.lerp(&qa, &qb)
+                };
                 o.rotation = ra;
                 *rb_slot = rb;
             }

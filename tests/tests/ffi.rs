@@ -168,6 +168,25 @@ fn a_loaded_compressed_clip_samples_what_the_rust_api_samples() {
     }
 }
 
+/// A flip in the compressed header's joint count (byte 12, 70 -> 78 joints)
+/// leaves a container that still validates, for another skeleton size:
+/// sampling it into buffers sized for the humanoid is `BadLength`, not a
+/// panic and not a read past the buffers (found by the proptest below).
+#[test]
+fn a_joint_count_flip_that_still_loads_samples_as_bad_length() {
+    let skel_bytes = humanoid();
+    let skel = Skeleton::from_bytes(bytemuck::cast_slice(&skel_bytes)).unwrap();
+    let mut buf = compressed_walk(&skel);
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut buf);
+    assert_eq!(bytes[12], 70);
+    bytes[12] ^= 1 << 3;
+    let (s, h) = load_compressed(bytes);
+    assert_eq!(s, sinew_status::Ok);
+    assert_eq!((h.joint_count, h.soa_count), (78, 20));
+    let (s, _) = sample_compressed(&h, &skel, 0.4);
+    assert_eq!(s, sinew_status::BadLength);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
@@ -208,12 +227,19 @@ proptest! {
                 prop_assert!(s != sinew_status::Panic);
             }
             // A compressed clip that still loads (a flip inside its bit
-            // stream) samples without panicking.
+            // stream) samples without panicking. A flip in the header's
+            // joint count can leave a consistent container for another
+            // skeleton size: buffers sized for the humanoid are then the
+            // wrong length, which is `BadLength`, exactly then.
             let (s, h) = load_compressed(view);
             prop_assert!(s != sinew_status::Panic);
             if s == sinew_status::Ok {
                 let (s, pose) = sample_compressed(&h, &skel, 0.4);
-                prop_assert_eq!(s, sinew_status::Ok);
+                if h.soa_count as usize == skel.soa_count() {
+                    prop_assert_eq!(s, sinew_status::Ok);
+                } else {
+                    prop_assert_eq!(s, sinew_status::BadLength);
+                }
                 prop_assert_eq!(pose.len(), skel.soa_count());
             }
         }

@@ -1424,10 +1424,10 @@ impl<'a> CompressedClip<'a> {
         rest: Option<&[SoaTransform]>,
         out: &mut [SoaTransform],
     ) {
-        let (fa, la, fb, lb) = (a.first, a.local, b.first, b.local);
         let ma = self.segment_meta(a.segment).unwrap_or(&[]);
         let mb = self.segment_meta(b.segment).unwrap_or(&[]);
         let same = a.segment == b.segment;
+        let frames = [(a.first, a.local), (b.first, b.local)];
         // Running positions: clip constants (vectors), metadata bytes, and
         // bit offsets inside frames a and b.
         let (mut p, mut m, mut oa, mut ob) = (0usize, 0usize, 0u32, 0u32);
@@ -1450,7 +1450,6 @@ impl<'a> CompressedClip<'a> {
                 let base = rest
                     .and_then(|r| r.get(c * NLERP_CHUNK + k))
                     .unwrap_or(&identity);
-                let frames = [(fa, la), (fb, lb)];
                 // One stored track of this block (kind byte `kind`; the
                 // `ROT` instance for rotations), in stream order.
                 macro_rules! track {

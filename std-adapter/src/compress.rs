@@ -228,6 +228,16 @@ struct Affine8 {
     c: [[f32x8; 3]; 4],
 }
 
+/// The smallest lane (NaN lanes ignored, as `f32::min`).
+fn lanes_min(v: f32x8) -> f32 {
+    v.to_array().into_iter().fold(f32::INFINITY, f32::min)
+}
+
+/// The largest lane (NaN lanes ignored, as `f32::max`).
+fn lanes_max(v: f32x8) -> f32 {
+    v.to_array().into_iter().fold(f32::NEG_INFINITY, f32::max)
+}
+
 /// `|v|` per lane, as the scalar `norm`.
 fn norm8(v: &[f32x8; 3]) -> f32x8 {
     (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
@@ -331,32 +341,41 @@ fn sample_blocks(samples: usize) -> usize {
     samples.div_ceil(8).max(1)
 }
 
-/// Per joint and block of eight samples, `[joint * blocks + block]`: the
-/// models (FK) of the samples of a segment of `len` frames, from the joints'
-/// frames `frame(j, f)` ([`local8`]); the locals too when `locals` is
-/// given. One pass: parents come before their children.
+/// Per joint and block of eight samples, `[joint][block]`: the models (FK)
+/// of the samples of a segment of `len` frames, from the joints' frames
+/// `frame(j, f)` ([`local8`]); the locals too when `locals` is given. One
+/// pass: parents come before their children.
 fn pose8<'t>(
     parents: &[Option<usize>],
     len: usize,
     frame: impl Fn(usize, usize) -> &'t Transform,
-    mut locals: Option<&mut Vec<Affine8>>,
-) -> Vec<Affine8> {
-    let n = parents.len();
+    mut locals: Option<&mut Vec<Vec<Affine8>>>,
+) -> Vec<Vec<Affine8>> {
     let samples = sample_count(len);
     let blocks = sample_blocks(samples);
-    let mut models: Vec<Affine8> = Vec::with_capacity(n * blocks);
+    let mut models: Vec<Vec<Affine8>> = Vec::with_capacity(parents.len());
     for (j, parent) in parents.iter().enumerate() {
-        for b in 0..blocks {
-            let count = samples.saturating_sub(8 * b).min(8);
-            let local = local8(|f| frame(j, f), len, b, count);
-            let model = match *parent {
-                Some(p) => models[p * blocks + b].mul(&local),
-                None => local,
-            };
-            models.push(model);
-            if let Some(l) = locals.as_deref_mut() {
-                l.push(local);
-            }
+        let joint_locals: Vec<Affine8> = (0..blocks)
+            .map(|b| {
+                local8(
+                    |f| frame(j, f),
+                    len,
+                    b,
+                    samples.saturating_sub(8 * b).min(8),
+                )
+            })
+            .collect();
+        let joint_models = match *parent {
+            Some(p) => models[p]
+                .iter()
+                .zip(&joint_locals)
+                .map(|(m, l)| m.mul(l))
+                .collect(),
+            None => joint_locals.clone(),
+        };
+        models.push(joint_models);
+        if let Some(l) = locals.as_deref_mut() {
+            l.push(joint_locals);
         }
     }
     models
@@ -577,8 +596,7 @@ impl Track {
                 lo8 = lo8.min(r);
                 hi8 = hi8.max(r);
             }
-            let lo = lo8.to_array().into_iter().fold(f32::INFINITY, f32::min);
-            let hi = hi8.to_array().into_iter().fold(f32::NEG_INFINITY, f32::max);
+            let (lo, hi) = (lanes_min(lo8), lanes_max(hi8));
             // `(r − min) / ext` is monotonic in `r`: map the extremes only.
             let t = |r: f32| if ext > 0.0 { (r - min) / ext } else { 0.0 };
             (t(lo), t(hi))
@@ -982,9 +1000,10 @@ fn analyse(
     let mut sigma_parent = vec![f32x8::ONE; n];
     let mut models = vec![Affine8::IDENTITY; n];
     for b in 0..frames.div_ceil(8) {
-        let last = (frames - 8 * b).min(8) - 1;
         for j in 0..n {
-            let local = Affine8::from_trs(&Trs8::gather(|i| &raw[(8 * b + i.min(last)) * n + j]));
+            // Frames only: the whole clip as one segment, `b` below its
+            // frame blocks, so no lane is a mid-frame.
+            let local = local8(|f| &raw[f * n + j], frames, b, (frames - 8 * b).min(8));
             models[j] = match parents[j] {
                 Some(p) => models[p].mul(&local),
                 None => local,
@@ -1005,7 +1024,6 @@ fn analyse(
             }
         }
     }
-    let lanes_max = |v: f32x8| v.to_array().into_iter().fold(f32::NEG_INFINITY, f32::max);
     let extent = lanes_max(extent);
     let d: Vec<f32> = d.into_iter().map(lanes_max).collect();
     let sigma_parent: Vec<f32> = sigma_parent.into_iter().map(lanes_max).collect();
@@ -1131,8 +1149,8 @@ struct SegmentSearch<'a> {
     /// Per track: the segment's ranges and trends (rate-independent).
     shapes: Vec<Option<Shape>>,
     /// Raw models at the segment's samples (frames, then mid-frames), in
-    /// blocks of eight samples: `[joint * blocks + block]`.
-    raw_models: Vec<Affine8>,
+    /// blocks of eight samples: `[joint][block]`.
+    raw_models: Vec<Vec<Affine8>>,
 }
 
 fn rate_slot(r: u8) -> usize {
@@ -1294,8 +1312,8 @@ fn subtrees(parents: &[Option<usize>]) -> Vec<Vec<(usize, Option<usize>)>> {
 /// What a refinement trial is measured against.
 struct Trial<'t> {
     a: &'t Analysis,
-    /// The segment search's raw models (`[joint * blocks + block]`).
-    raw_models: &'t [Affine8],
+    /// The segment search's raw models (`[joint][block]`).
+    raw_models: &'t [Vec<Affine8>],
     shell: f32,
     /// The square of the error bound.
     target2: f32,
@@ -1326,18 +1344,15 @@ struct Posed {
 impl Posed {
     fn new(a: &Analysis, dec: Vec<Transform>, len: usize) -> Posed {
         let n = a.joints;
-        let mut locals = Vec::with_capacity(n * sample_blocks(sample_count(len)));
+        let mut locals = Vec::with_capacity(n);
         let models = pose8(&a.parents, len, |j, f| &dec[f * n + j], Some(&mut locals));
         let blocks = sample_blocks(sample_count(len));
-        let per_joint = |v: Vec<Affine8>| -> Vec<Vec<Affine8>> {
-            v.chunks_exact(blocks).map(<[Affine8]>::to_vec).collect()
-        };
         Posed {
             len,
             blocks,
             dec,
-            locals: per_joint(locals),
-            models: per_joint(models),
+            locals,
+            models,
             joint_dec: vec![Transform::IDENTITY; len],
             joint_locals: vec![Affine8::IDENTITY; blocks],
             trial: vec![vec![Affine8::IDENTITY; blocks]; n],
@@ -1380,7 +1395,7 @@ impl Posed {
                     (None, Some(p)) => self.models[p][b].mul(local),
                     (None, None) => *local,
                 };
-                if !fits8(&t.raw_models[c * blocks + b], &m, t.shell, t.target2) {
+                if !fits8(&t.raw_models[c][b], &m, t.shell, t.target2) {
                     self.hot[j] = b;
                     return false;
                 }
@@ -1502,7 +1517,7 @@ impl<'a> SegmentSearch<'a> {
                     Some(p) => models[p * blocks + b].mul(&local),
                     None => local,
                 };
-                if !fits8(&self.raw_models[j * blocks + b], &m, shell, target2) {
+                if !fits8(&self.raw_models[j][b], &m, shell, target2) {
                     return false;
                 }
                 models.push(m);

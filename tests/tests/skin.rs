@@ -2038,3 +2038,254 @@ fn zero_weight_slots_match_reference() {
     reference::skin_mixed(&lbs, &dqs, &mix, &input, &mut b.output()).unwrap();
     assert_skinned_close(&a, &b, 1e-5, "mixed");
 }
+
+// ---------------------------------------------------------------------------
+// Eight influences per vertex (two sets of four)
+// ---------------------------------------------------------------------------
+
+/// The plain per-vertex check of eight influences: slots 0-7's indices,
+/// then their weights, then the sum (set 0's, plus set 1's).
+fn naive_check8(sets: [(&[[u16; 4]], &[[f32; 4]]); 2], count: usize) -> Result<(), Error> {
+    let [(j0, w0), (j1, w1)] = sets;
+    for vertex in 0..j0.len() {
+        let js = j0[vertex].iter().chain(&j1[vertex]);
+        if let Some(&j) = js.clone().find(|&&j| usize::from(j) >= count) {
+            return Err(Error::InfluenceOutOfRange {
+                vertex,
+                joint: j.into(),
+                count,
+            });
+        }
+        let ws: Vec<f32> = w0[vertex].iter().chain(&w1[vertex]).copied().collect();
+        if !ws.iter().all(|w| w.is_finite() && *w >= 0.0) {
+            return Err(Error::InvalidVertexWeight { vertex });
+        }
+        let sum = ((ws[0] + ws[1]) + (ws[2] + ws[3])) + ((ws[4] + ws[5]) + (ws[6] + ws[7]));
+        if (sum - 1.0).abs() > WEIGHT_SUM_TOLERANCE {
+            return Err(Error::VertexWeightSum { vertex });
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn eight_influences_accessors_and_errors() {
+    let m = small_mesh(7, 3);
+    // Half of each vertex's weight moved to slots 4-7.
+    let w0: Vec<[f32; 4]> = m.weights.iter().map(|w| w.map(|x| x * 0.5)).collect();
+    let j1: Vec<[u16; 4]> = m.joints.iter().map(|j| [j[3], j[2], j[1], j[0]]).collect();
+    let w1 = w0.clone();
+    let c = CheckedInfluences::new8(&m.joints, &w0, &j1, &w1, 3).unwrap();
+    assert_eq!((c.len(), c.joint_count()), (7, 3));
+    assert_eq!(c.second_set(), Some((&j1[..], &w1[..])));
+    assert_eq!(
+        CheckedInfluences::new(&m.joints, &m.weights, 3)
+            .unwrap()
+            .second_set(),
+        None
+    );
+    assert!(skin::check_influences8(&m.joints, &w0, &j1, &w1, 3).is_ok());
+    // Set 0 alone no longer sums to 1.
+    assert_eq!(
+        check_influences(&m.joints, &w0, 3),
+        Err(Error::VertexWeightSum { vertex: 0 })
+    );
+    for (j, w, jj, ww, name) in [
+        (&m.joints[..], &w0[..6], &j1[..], &w1[..], "weights"),
+        (&m.joints[..], &w0[..], &j1[..6], &w1[..], "joints1"),
+        (&m.joints[..], &w0[..], &j1[..], &w1[..5], "weights1"),
+    ] {
+        assert_eq!(
+            CheckedInfluences::new8(j, w, jj, ww, 3).unwrap_err(),
+            Error::BadLength {
+                buffer: name,
+                expected: 7,
+                actual: w.len().min(jj.len()).min(ww.len())
+            }
+        );
+    }
+    // A bad slot 4-7 at every vertex position (blocks and tail).
+    for vertex in 0..7 {
+        let mut jb = j1.clone();
+        jb[vertex][1] = 9;
+        assert_eq!(
+            CheckedInfluences::new8(&m.joints, &w0, &jb, &w1, 3).unwrap_err(),
+            Error::InfluenceOutOfRange {
+                vertex,
+                joint: 9,
+                count: 3
+            }
+        );
+        for (bad, e) in [
+            (-0.1, Error::InvalidVertexWeight { vertex }),
+            (f32::NAN, Error::InvalidVertexWeight { vertex }),
+            (f32::INFINITY, Error::InvalidVertexWeight { vertex }),
+            (w1[vertex][2] + 2e-3, Error::VertexWeightSum { vertex }),
+        ] {
+            let mut wb = w1.clone();
+            wb[vertex][2] = bad;
+            assert_eq!(
+                CheckedInfluences::new8(&m.joints, &w0, &j1, &wb, 3).unwrap_err(),
+                e,
+                "{bad}"
+            );
+            assert_eq!(
+                skin::check_influences8(&m.joints, &w0, &j1, &wb, 3).unwrap_err(),
+                e
+            );
+        }
+    }
+}
+
+/// One vertex's eight influences: 1-8 joints with positive weights summing
+/// to 1, as two sets.
+fn influence8(joints: usize) -> impl Strategy<Value = ([[u16; 4]; 2], [[f32; 4]; 2])> {
+    (
+        1usize..=8,
+        prop::array::uniform8(0..joints as u16),
+        prop::array::uniform8(0.05f32..1.0),
+    )
+        .prop_map(|(count, j, w)| {
+            let mut w = w;
+            for x in w.iter_mut().skip(count) {
+                *x = 0.0;
+            }
+            let sum: f32 = w.iter().sum();
+            let w = w.map(|x| x / sum);
+            (
+                [[j[0], j[1], j[2], j[3]], [j[4], j[5], j[6], j[7]]],
+                [[w[0], w[1], w[2], w[3]], [w[4], w[5], w[6], w[7]]],
+            )
+        })
+}
+
+/// All six checked kernels (SoA and strided) with eight influences.
+fn run_checked_all(
+    lbs: &[Mat3x4],
+    dqs: &[DualQuat],
+    mix: &[f32],
+    infl: &CheckedInfluences<'_>,
+    m: &TestMesh,
+) -> Vec<Skinned> {
+    (0..6)
+        .map(|k| {
+            let (r, s) = run_checked(k, lbs, dqs, mix, infl, m);
+            assert_eq!(r, Ok(()), "kernel {k}");
+            s
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// The fast check of eight influences accepts and rejects exactly as
+    /// the plain per-vertex check, with the same error.
+    #[test]
+    fn influence8_check_matches_plain_check(
+        v in prop::collection::vec(
+            (prop::array::uniform8(0u16..12), edgy_weights(), edgy_weights(), 0.0f32..1.0),
+            0..19,
+        ),
+        count in 0usize..13,
+    ) {
+        let j0: Vec<[u16; 4]> = v.iter().map(|x| [x.0[0], x.0[1], x.0[2], x.0[3]]).collect();
+        let j1: Vec<[u16; 4]> = v.iter().map(|x| [x.0[4], x.0[5], x.0[6], x.0[7]]).collect();
+        // The two sets share the vertex's weight in proportion `t`.
+        let w0: Vec<[f32; 4]> = v.iter().map(|x| x.1.map(|w| w * x.3)).collect();
+        let w1: Vec<[f32; 4]> = v.iter().map(|x| x.2.map(|w| w * (1.0 - x.3))).collect();
+        let fast = skin::check_influences8(&j0, &w0, &j1, &w1, count);
+        prop_assert_eq!(fast, naive_check8([(&j0, &w0), (&j1, &w1)], count));
+    }
+
+    /// Eight influences: every SIMD kernel (SoA and strided) matches the
+    /// scalar reference, which blends all eight slots of every vertex.
+    #[test]
+    fn eight_influences_match_reference(
+        (models, ibm, m, sets) in (1usize..=9).prop_flat_map(|n| (
+            prop::collection::vec(affine(0.5, 2.0), n),
+            prop::collection::vec(affine(0.5, 2.0), n),
+            mesh(n, 23),
+            prop::collection::vec(influence8(n), 23),
+        )),
+    ) {
+        let n = models.len();
+        let (lbs, dqs) = (lbs_palette_of(&models, &ibm), dqs_palette_of(&models, &ibm));
+        let v = m.len();
+        let j0: Vec<[u16; 4]> = sets[..v].iter().map(|s| s.0[0]).collect();
+        let j1: Vec<[u16; 4]> = sets[..v].iter().map(|s| s.0[1]).collect();
+        let w0: Vec<[f32; 4]> = sets[..v].iter().map(|s| s.1[0]).collect();
+        let w1: Vec<[f32; 4]> = sets[..v].iter().map(|s| s.1[1]).collect();
+        let infl = CheckedInfluences::new8(&j0, &w0, &j1, &w1, n).unwrap();
+        let mix: Vec<f32> = (0..v).map(|i| (i % 3) as f32 * 0.5).collect();
+        let vertices = SkinVertices {
+            positions: &m.positions,
+            normals: Some(&m.normals),
+            tangents: Some(&m.tangents),
+        };
+        let mut expected = [Skinned::sentinel(v), Skinned::sentinel(v), Skinned::sentinel(v)];
+        reference::skin_lbs_checked(&lbs, &infl, &vertices, &mut expected[0].output()).unwrap();
+        reference::skin_dqs_checked(&dqs, &infl, &vertices, &mut expected[1].output()).unwrap();
+        reference::skin_mixed_checked(&lbs, &dqs, &mix, &infl, &vertices, &mut expected[2].output())
+            .unwrap();
+        for (k, s) in run_checked_all(&lbs, &dqs, &mix, &infl, &m).iter().enumerate() {
+            assert_skinned_close(s, &expected[k % 3], 1e-5, &format!("kernel {k}"));
+        }
+    }
+
+    /// A vertex's four influences split between the two sets (slots
+    /// `0..cut` in the first, the rest at the start of the second) skin as
+    /// the four do; with every slot on one joint, LBS == DQS == that
+    /// joint's transform.
+    #[test]
+    fn eight_influences_split_four_and_one_joint(
+        (models, ibm, m) in (1usize..=9).prop_flat_map(|n| (
+            prop::collection::vec(rigid(), n),
+            prop::collection::vec(rigid(), n),
+            mesh(n, 23),
+        )),
+        cut in 1usize..=4,
+    ) {
+        let n = models.len();
+        let (lbs, dqs) = (lbs_palette_of(&models, &ibm), dqs_palette_of(&models, &ibm));
+        let mix: Vec<f32> = (0..m.len()).map(|i| (i % 3) as f32 * 0.5).collect();
+        let four = CheckedInfluences::new(&m.joints, &m.weights, n).unwrap();
+        let split = |a: &[f32; 4]| {
+            let mut lo = [0.0; 4];
+            let mut hi = [0.0; 4];
+            lo[..cut].copy_from_slice(&a[..cut]);
+            hi[..4 - cut].copy_from_slice(&a[cut..]);
+            (lo, hi)
+        };
+        let w: Vec<_> = m.weights.iter().map(split).collect();
+        let j: Vec<_> = m
+            .joints
+            .iter()
+            .map(|j| split(&j.map(f32::from)))
+            .map(|(a, b)| (a.map(|x| x as u16), b.map(|x| x as u16)))
+            .collect();
+        let (j0, j1): (Vec<[u16; 4]>, Vec<[u16; 4]>) = j.into_iter().unzip();
+        let (w0, w1): (Vec<[f32; 4]>, Vec<[f32; 4]>) = w.into_iter().unzip();
+        let eight = CheckedInfluences::new8(&j0, &w0, &j1, &w1, n).unwrap();
+        let a = run_checked_all(&lbs, &dqs, &mix, &four, &m);
+        let b = run_checked_all(&lbs, &dqs, &mix, &eight, &m);
+        for k in 0..6 {
+            assert_skinned_close(&b[k], &a[k], 1e-5, &format!("split kernel {k}"));
+        }
+        // Every slot on the first slot's joint, weights spread over all eight.
+        let one_j0: Vec<[u16; 4]> = m.joints.iter().map(|j| [j[0]; 4]).collect();
+        let spread = [0.3, 0.2, 0.1, 0.05];
+        let one_w1 = vec![[0.15, 0.1, 0.05, 0.05]; m.len()];
+        let one_w0 = vec![spread; m.len()];
+        let one = CheckedInfluences::new8(&one_j0, &one_w0, &one_j0, &one_w1, n).unwrap();
+        let s = run_checked_all(&lbs, &dqs, &mix, &one, &m);
+        for v in 0..m.len() {
+            let j = m.joints[v][0] as usize;
+            let t = models[j] * ibm[j];
+            let p = t.transform_point(v3(m.positions[v]));
+            for (k, s) in s.iter().enumerate() {
+                prop_assert!(vec_close(v3(s.positions[v]), p, 1e-4), "kernel {} vertex {}", k, v);
+            }
+        }
+    }
+}

@@ -318,14 +318,20 @@ struct Rows {
 /// Eight blended LBS matrices in lanes: `m[r][c]`.
 struct LaneMat([[F8; 4]; 3]);
 
-/// Blends the eight vertices' palette rows (slots `0..k`, `1 <= k <= 4`)
-/// and transposes them into lanes. The slot loop is outside the vertex
-/// loop: one copy of the code serves every slot count, with one branch per
-/// slot per block (specialising on the slot count measured no fewer
-/// instructions, and four copies were too large to inline).
+/// Slots 4-7 of a block's eight vertices (eight influences per vertex) and
+/// how many of them the block uses.
+type Second<'a> = Option<(&'a [[u16; 4]; 8], &'a [[f32; 4]; 8], usize)>;
+
+/// Blends the eight vertices' palette rows (slots `0..k`, `1 <= k <= 4`,
+/// then the used slots of the `second` set) and transposes them into
+/// lanes. The slot loop is outside the vertex loop: one copy of the code
+/// serves every slot count, with one branch per slot per block
+/// (specialising on the slot count measured no fewer instructions, and
+/// four copies were too large to inline).
 ///
 /// # Safety
-/// Every joint index of the first `k` slots of `joints` is below `palette.len()`.
+/// Every joint index of the first `k` slots of `joints`, and of the used
+/// slots of `second`, is below `palette.len()`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 #[allow(clippy::extra_unused_type_parameters)] // `Site`: one copy per caller
@@ -334,24 +340,27 @@ unsafe fn lbs_matrix<Site>(
     joints: &[[u16; 4]; 8],
     weights: &[[f32; 4]; 8],
     k: usize,
+    second: Second<'_>,
 ) -> LaneMat {
-    let rows = |i: usize, s: usize| -> &Rows {
+    let rows = |j: u16| -> &Rows {
         // SAFETY: the caller's promise.
-        bytemuck::cast_ref(unsafe { entry(palette, joints[i][s]) })
+        bytemuck::cast_ref(unsafe { entry(palette, j) })
     };
     let mut r01 = [_mm256_setzero_ps(); 8];
     let mut r2 = [_mm_setzero_ps(); 8];
     for i in 0..8 {
-        let e = rows(i, 0);
+        let e = rows(joints[i][0]);
         let w = _mm256_broadcast_ss(&weights[i][0]);
         r01[i] = _mm256_mul_ps(w, ld8(&e.r01));
         r2[i] = _mm_mul_ps(_mm256_castps256_ps128(w), ld4(&e.r2));
     }
-    // `s` indexes both the joints (in `rows`) and the weights.
-    #[allow(clippy::needless_range_loop)]
-    for s in 1..k.min(4) {
+    // Slots 1.. of the first set, then the used slots of the second.
+    let slots = (1..k.min(4)).map(|s| (joints, weights, s));
+    let more = second.map_or(0..0, |(_, _, k1)| 0..k1.min(4));
+    let more = more.filter_map(|s| second.map(|(j, w, _)| (j, w, s)));
+    for (joints, weights, s) in slots.chain(more) {
         for i in 0..8 {
-            let e = rows(i, s);
+            let e = rows(joints[i][s]);
             let w = _mm256_broadcast_ss(&weights[i][s]);
             r01[i] = _mm256_fmadd_ps(w, ld8(&e.r01), r01[i]);
             r2[i] = _mm_fmadd_ps(_mm256_castps256_ps128(w), ld4(&e.r2), r2[i]);
@@ -410,10 +419,12 @@ fn reals(e: &[&DualQuat; 8], i: usize) -> F8 {
     pair(ld4(&e[i].real), ld4(&e[i + 4].real))
 }
 
-/// Sign-aligns, blends and normalises the eight vertices' dual quaternions.
+/// Sign-aligns, blends and normalises the eight vertices' dual quaternions
+/// (slots `0..slots`, then the used slots of the `second` set).
 ///
 /// # Safety
-/// Every joint index of the first `K` slots of `joints` is below `palette.len()`.
+/// Every joint index of the first `slots` slots of `joints`, and of the
+/// used slots of `second`, is below `palette.len()`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 #[allow(clippy::extra_unused_type_parameters)] // `Site`: one copy per caller
@@ -422,6 +433,7 @@ unsafe fn dqs_transform<Site>(
     joints: &[[u16; 4]; 8],
     weights: &[[f32; 4]; 8],
     slots: usize,
+    second: Second<'_>,
 ) -> LaneDq {
     // SAFETY (both lookups): the caller's promise.
     let e0: [&DualQuat; 8] = core::array::from_fn(|i| unsafe { entry(palette, joints[i][0]) });
@@ -431,7 +443,8 @@ unsafe fn dqs_transform<Site>(
         _mm256_mul_ps(_mm256_broadcast_ss(&weights[i][0]), ld8(d))
     });
     let sign = _mm256_set1_ps(-0.0);
-    for k in 1..slots.min(4) {
+    // Adds slot `k` of the eight vertices, sign-aligned with slot 0.
+    let mut add = |joints: &[[u16; 4]; 8], weights: &[[f32; 4]; 8], k: usize| {
         let ek: [&DualQuat; 8] = core::array::from_fn(|i| unsafe { entry(palette, joints[i][k]) });
         // dot(r_k, r_0) of the eight vertices, in vertex order: the hadd
         // tree reduces [v_i | v_(i+4)] products into lanes i and i + 4.
@@ -449,6 +462,14 @@ unsafe fn dqs_transform<Site>(
             );
             let d: &[f32; 8] = bytemuck::cast_ref(ek[i]);
             acc[i] = _mm256_fmadd_ps(w, ld8(d), acc[i]);
+        }
+    };
+    for k in 1..slots.min(4) {
+        add(joints, weights, k);
+    }
+    if let Some((j1, w1, k1)) = second {
+        for k in 0..k1.min(4) {
+            add(j1, w1, k);
         }
     }
     let q = transpose8(acc);
@@ -536,7 +557,9 @@ struct Verts {
 /// take it as a type parameter, so each of their copies has one caller and
 /// is inlined into it (shared between a dozen callers they were not, and
 /// every block paid a call and its spills).
-struct Site<P, S, D, const N: bool, const T: bool>(core::marker::PhantomData<(P, S, D)>);
+struct Site<P, S, D, const N: bool, const T: bool, const E: bool>(
+    core::marker::PhantomData<(P, S, D)>,
+);
 
 /// Skins eight vertices with the first `slots` influence slots (1-4).
 ///
@@ -551,12 +574,13 @@ unsafe fn block<P: Palettes, const N: bool, const T: bool, Site>(
     joints: &[[u16; 4]; 8],
     weights: &[[f32; 4]; 8],
     slots: usize,
+    second: Second<'_>,
     v: &Verts,
 ) -> Verts {
     let z = zero3();
     let lbs = if P::LBS {
         // SAFETY: the caller's promise.
-        let m = unsafe { lbs_matrix::<Site>(m.lbs(), joints, weights, slots) };
+        let m = unsafe { lbs_matrix::<Site>(m.lbs(), joints, weights, slots, second) };
         Verts {
             p: mat_point(&m, v.p),
             n: if N { mat_vector(&m, v.n) } else { z },
@@ -569,7 +593,7 @@ unsafe fn block<P: Palettes, const N: bool, const T: bool, Site>(
         return lbs;
     }
     // SAFETY: the caller's promise.
-    let q = unsafe { dqs_transform::<Site>(m.dqs(), joints, weights, slots) };
+    let q = unsafe { dqs_transform::<Site>(m.dqs(), joints, weights, slots, second) };
     let dqs = Verts {
         p: dq_point(&q, v.p),
         n: if N { dq_rotate(&q, v.n) } else { z },
@@ -607,7 +631,7 @@ fn slots_used(weights: &[[f32; 4]; 8]) -> u32 {
 /// FMA, and returns how many it skinned (a multiple of 8, or 0 without
 /// them); the caller's portable kernel does the rest.
 #[inline]
-pub(crate) fn run<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool>(
+pub(crate) fn run<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool, const E: bool>(
     m: &P,
     infl: &Influences<'_>,
     src: &S,
@@ -620,7 +644,7 @@ pub(crate) fn run<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool>
     if available() && covered {
         // SAFETY: the CPU has AVX2 and FMA, and the OS saves their
         // registers; the palettes cover every joint index (see `entry`).
-        unsafe { run_avx2::<P, S, D, N, T>(m, infl, src, dst) }
+        unsafe { run_avx2::<P, S, D, N, T, E>(m, infl, src, dst) }
     } else {
         0
     }
@@ -630,7 +654,9 @@ pub(crate) fn run<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool>
 /// The CPU has AVX2 and FMA; every palette of `m` that `P` reads has at
 /// least `infl.joint_count` entries.
 #[target_feature(enable = "avx2,fma")]
-unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool>(
+///
+/// `E`: the influences have eight slots per vertex.
+unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool, const E: bool>(
     m: &P,
     infl: &Influences<'_>,
     src: &S,
@@ -638,8 +664,13 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
 ) -> usize {
     let (jb, _) = infl.joints.as_chunks::<8>();
     let (wb, _) = infl.weights.as_chunks::<8>();
+    let (jb1, _) = infl.joints1.as_chunks::<8>();
+    let (wb1, _) = infl.weights1.as_chunks::<8>();
     let z = zero3();
     for (b, (j, w)) in jb.iter().zip(wb).enumerate() {
+        let second = (if E { jb1.get(b) } else { None })
+            .zip(wb1.get(b))
+            .map(|(j1, w1)| (j1, w1, slots_used(w1) as usize));
         let (b0, b1) = (2 * b, 2 * b + 1);
         let first = b * 8;
         let p = if S::INTERLEAVED {
@@ -663,7 +694,15 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
         // SAFETY: `infl` is checked, so its joints are below
         // `joint_count`, which the palettes cover (the caller's promise).
         let out = unsafe {
-            block::<P, N, T, Site<P, S, D, N, T>>(m, first, j, w, slots_used(w) as usize, &v)
+            block::<P, N, T, Site<P, S, D, N, T, E>>(
+                m,
+                first,
+                j,
+                w,
+                slots_used(w) as usize,
+                second,
+                &v,
+            )
         };
         if D::INTERLEAVED {
             for (i, p) in to_vec4s(out.p).iter().enumerate() {

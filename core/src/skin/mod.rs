@@ -45,6 +45,18 @@
 //! scalar twins read all four), so list influences by decreasing weight, as
 //! glTF exporters do.
 //!
+//! # Eight influences
+//! [`CheckedInfluences::new8`] takes eight influences per vertex as two
+//! sets of four (slots 0-3 and 4-7, the layout of glTF's `JOINTS_0`/
+//! `WEIGHTS_0` and `JOINTS_1`/`WEIGHTS_1`); the eight weights sum to 1 and
+//! DQS aligns every slot with slot 0. The `*_checked` kernels skin them
+//! with the same results as the scalar twins
+//! ([`reference::skin_lbs_checked`] and the others); the plain-slice
+//! kernels take four. Each set's trailing zero-weight slots are skipped
+//! per block, so vertices that use only slots 0-3 cost one check of the
+//! second set per block. Four-influence meshes run code without the second
+//! set (the kernels are instantiated for each).
+//!
 //! # DQS and scale
 //! A dual quaternion is a rigid transform. [`dqs_palette`] keeps the rigid
 //! part of each skinning matrix: the rotation is the `Q` of a QR
@@ -420,28 +432,67 @@ pub fn check_influences(
     CheckedInfluences::new(joints, weights, joint_count).map(|_| ())
 }
 
-/// A mesh's influences (four joint indices and four weights per vertex),
-/// checked once against a palette size: build it when the mesh is loaded
-/// and hand it to [`skin_lbs_checked`], [`skin_dqs_checked`],
+/// [`check_influences`] for eight influences per vertex, as
+/// [`CheckedInfluences::new8`] checks them.
+///
+/// # Errors
+/// Those of [`CheckedInfluences::new8`].
+pub fn check_influences8(
+    joints: &[[u16; 4]],
+    weights: &[[f32; 4]],
+    joints1: &[[u16; 4]],
+    weights1: &[[f32; 4]],
+    joint_count: usize,
+) -> Result<(), Error> {
+    CheckedInfluences::new8(joints, weights, joints1, weights1, joint_count).map(|_| ())
+}
+
+/// A mesh's influences (four or eight joint indices and weights per
+/// vertex), checked once against a palette size: build it when the mesh is
+/// loaded and hand it to [`skin_lbs_checked`], [`skin_dqs_checked`],
 /// [`skin_mixed_checked`] and their `_strided` forms every frame; they
 /// then check only that the palette has [`CheckedInfluences::joint_count`]
 /// entries (O(1)) instead of every vertex (O(vertices)).
 ///
+/// [`CheckedInfluences::new`] takes four influences per vertex;
+/// [`CheckedInfluences::new8`] takes eight, as two sets of four (glTF's
+/// `JOINTS_0`/`WEIGHTS_0` and `JOINTS_1`/`WEIGHTS_1`): slots 0-3, then
+/// slots 4-7. The kernels blend all eight slots of a vertex (DQS aligns
+/// every one with slot 0), skipping, per block of vertices, the slots of
+/// each set past the last one with a non-zero weight, so a second set
+/// that is mostly zero costs little more than four influences.
+///
 /// The handle borrows the slices immutably, so they cannot change while it
 /// lives; a mesh whose influences are rewritten (streaming, LOD swaps,
-/// editing) builds a new handle, or uses the plain-slice kernels.
+/// editing) builds a new handle, or uses the plain-slice kernels (four
+/// influences).
 #[derive(Clone, Copy, Debug)]
 pub struct CheckedInfluences<'a> {
     pub(crate) joints: &'a [[u16; 4]],
     pub(crate) weights: &'a [[f32; 4]],
+    /// Slots 4-7 (empty with four influences per vertex).
+    pub(crate) joints1: &'a [[u16; 4]],
+    pub(crate) weights1: &'a [[f32; 4]],
     pub(crate) joint_count: usize,
 }
 
 /// The crate-internal name the kernels use.
 pub(crate) use CheckedInfluences as Influences;
 
+/// One set of four influences per vertex: joint indices and weights.
+pub type InfluenceSet<'a> = (&'a [[u16; 4]], &'a [[f32; 4]]);
+
+/// `(w0 + w1) + (w2 + w3)`: one set's weight sum, in the order every check
+/// adds it.
 #[inline]
-fn vertex_ok(js: &[u16; 4], ws: &[f32; 4], joint_count: usize) -> bool {
+fn sum4(ws: &[f32; 4]) -> f32 {
+    (ws[0] + ws[1]) + (ws[2] + ws[3])
+}
+
+/// One set's joint indices are below `joint_count` and its weights are
+/// finite and `>= 0`.
+#[inline]
+fn set_ok(js: &[u16; 4], ws: &[f32; 4], joint_count: usize) -> bool {
     let index_ok = js
         .iter()
         .fold(true, |ok, &j| ok & (usize::from(j) < joint_count));
@@ -449,47 +500,87 @@ fn vertex_ok(js: &[u16; 4], ws: &[f32; 4], joint_count: usize) -> bool {
     let weight_ok = ws
         .iter()
         .fold(true, |ok, &w| ok & (0.0..=f32::MAX).contains(&w));
-    let sum = (ws[0] + ws[1]) + (ws[2] + ws[3]);
-    index_ok & weight_ok & (libm::fabsf(sum - 1.0) <= WEIGHT_SUM_TOLERANCE)
+    index_ok & weight_ok
+}
+
+/// A vertex passes: both sets (`second` is the eight-influence form's slots
+/// 4-7) pass [`set_ok`] and the weights sum to 1 within the tolerance.
+#[inline]
+fn vertex_ok(
+    js: &[u16; 4],
+    ws: &[f32; 4],
+    second: Option<(&[u16; 4], &[f32; 4])>,
+    joint_count: usize,
+) -> bool {
+    let (ok, sum) = match second {
+        None => (true, sum4(ws)),
+        Some((j1, w1)) => (set_ok(j1, w1, joint_count), sum4(ws) + sum4(w1)),
+    };
+    ok & set_ok(js, ws, joint_count) & (libm::fabsf(sum - 1.0) <= WEIGHT_SUM_TOLERANCE)
+}
+
+/// Whether every joint index is below `joint_count` (through the maximum).
+fn indices_ok(joints: &[[u16; 4]], joint_count: usize) -> bool {
+    let flat: &[u16] = bytemuck::cast_slice(joints);
+    let max = flat.iter().fold(0u16, |m, &j| m.max(j));
+    flat.is_empty() || usize::from(max) < joint_count
+}
+
+/// Four vertices' weights of one set: the lane mask of all of them being
+/// finite and `>= 0`, and the four per-vertex sums ([`sum4`]'s order).
+#[inline]
+fn block_weights(b: &[[f32; 4]; 4]) -> (f32x4, f32x4) {
+    let (zero, big) = (f32x4::ZERO, f32x4::splat(f32::MAX));
+    let v = b.map(f32x4::new);
+    let ok = v
+        .iter()
+        .fold(f32x4::splat(f32::from_bits(u32::MAX)), |ok, &x| {
+            ok & x.simd_ge(zero) & x.simd_le(big)
+        });
+    let t = f32x4::transpose(v);
+    (ok, (t[0] + t[1]) + (t[2] + t[3]))
 }
 
 /// The fast pass of the check: true when every vertex passes
-/// [`vertex_ok`]. Indices are checked through their maximum, weights four
-/// vertices at a time in lanes (the sum is computed in the same order as
-/// [`vertex_ok`], so both accept exactly the same vertices).
-fn all_ok(joints: &[[u16; 4]], weights: &[[f32; 4]], joint_count: usize) -> bool {
-    let flat: &[u16] = bytemuck::cast_slice(joints);
-    let max = flat.iter().fold(0u16, |m, &j| m.max(j));
-    let index_ok = flat.is_empty() || usize::from(max) < joint_count;
+/// [`vertex_ok`] (`weights1` is empty with four influences). Indices are
+/// checked through their maximum, weights four vertices at a time in lanes
+/// (the sums are computed in the same order as [`vertex_ok`], so both
+/// accept exactly the same vertices).
+fn all_ok(
+    joints: &[[u16; 4]],
+    weights: &[[f32; 4]],
+    joints1: &[[u16; 4]],
+    weights1: &[[f32; 4]],
+    joint_count: usize,
+) -> bool {
+    let index_ok = indices_ok(joints, joint_count) & indices_ok(joints1, joint_count);
+    let eight = !weights1.is_empty();
     let (blocks, rest) = weights.as_chunks::<4>();
-    let zero = f32x4::ZERO;
-    let big = f32x4::splat(f32::MAX);
+    let (blocks1, rest1) = weights1.as_chunks::<4>();
     let one = f32x4::ONE;
     let tol = f32x4::splat(WEIGHT_SUM_TOLERANCE);
     let mut ok = f32x4::splat(f32::from_bits(u32::MAX));
-    for b in blocks {
-        let v = [
-            f32x4::new(b[0]),
-            f32x4::new(b[1]),
-            f32x4::new(b[2]),
-            f32x4::new(b[3]),
-        ];
-        for x in v {
-            ok &= x.simd_ge(zero) & x.simd_le(big);
+    for (i, b) in blocks.iter().enumerate() {
+        let (ok0, mut sum) = block_weights(b);
+        ok &= ok0;
+        if let Some(b1) = blocks1.get(i).filter(|_| eight) {
+            let (ok1, sum1) = block_weights(b1);
+            ok &= ok1;
+            sum += sum1;
         }
-        let t = f32x4::transpose(v);
-        let sum = (t[0] + t[1]) + (t[2] + t[3]);
         ok &= (sum - one).abs().simd_le(tol);
     }
-    let rest_ok = rest
-        .iter()
-        .fold(true, |ok, ws| ok & vertex_ok(&[0; 4], ws, 1));
+    let rest_ok = rest.iter().enumerate().fold(true, |ok, (i, ws)| {
+        let second = rest1.get(i).filter(|_| eight).map(|w1| (&[0; 4], w1));
+        ok & vertex_ok(&[0; 4], ws, second, 1)
+    });
     index_ok & rest_ok & ok.all()
 }
 
 impl<'a> CheckedInfluences<'a> {
-    /// Checks the influences for a palette of `joint_count` entries (see
-    /// [`check_influences`] for what is checked and in which order).
+    /// Checks four influences per vertex for a palette of `joint_count`
+    /// entries (see [`check_influences`] for what is checked and in which
+    /// order).
     ///
     /// # Errors
     /// Those of [`check_influences`].
@@ -499,20 +590,57 @@ impl<'a> CheckedInfluences<'a> {
         joint_count: usize,
     ) -> Result<Self, Error> {
         check_len("weights", joints.len(), weights.len())?;
+        Self::checked(joints, weights, &[], &[], joint_count)
+    }
+
+    /// Checks eight influences per vertex for a palette of `joint_count`
+    /// entries: slots 0-3 in `joints`/`weights`, slots 4-7 in
+    /// `joints1`/`weights1` (glTF's `JOINTS_1`/`WEIGHTS_1`). The eight
+    /// weights of a vertex must sum to 1; otherwise the checks are those
+    /// of [`check_influences`], slots 0-3 before slots 4-7.
+    ///
+    /// # Errors
+    /// [`Error::BadLength`] (`"weights"`, `"joints1"`, `"weights1"` not as
+    /// long as `joints`), then the influence errors of [`check_influences`].
+    pub fn new8(
+        joints: &'a [[u16; 4]],
+        weights: &'a [[f32; 4]],
+        joints1: &'a [[u16; 4]],
+        weights1: &'a [[f32; 4]],
+        joint_count: usize,
+    ) -> Result<Self, Error> {
+        check_len("weights", joints.len(), weights.len())?;
+        check_len("joints1", joints.len(), joints1.len())?;
+        check_len("weights1", joints.len(), weights1.len())?;
+        Self::checked(joints, weights, joints1, weights1, joint_count)
+    }
+
+    /// The check of [`new`](Self::new) and [`new8`](Self::new8) after the
+    /// lengths (`joints1` and `weights1` empty, or as long as `joints`).
+    fn checked(
+        joints: &'a [[u16; 4]],
+        weights: &'a [[f32; 4]],
+        joints1: &'a [[u16; 4]],
+        weights1: &'a [[f32; 4]],
+        joint_count: usize,
+    ) -> Result<Self, Error> {
         // Branch-free pass; the vertex is searched for only when it fails.
-        if !all_ok(joints, weights, joint_count) {
+        if !all_ok(joints, weights, joints1, weights1, joint_count) {
             for (vertex, (js, ws)) in joints.iter().zip(weights).enumerate() {
-                if let Some(&j) = js.iter().find(|&&j| usize::from(j) >= joint_count) {
+                let second = joints1.get(vertex).zip(weights1.get(vertex));
+                let all_j = js.iter().chain(second.iter().flat_map(|s| s.0));
+                if let Some(&j) = all_j.clone().find(|&&j| usize::from(j) >= joint_count) {
                     return Err(Error::InfluenceOutOfRange {
                         vertex,
                         joint: usize::from(j),
                         count: joint_count,
                     });
                 }
-                if !ws.iter().all(|w| w.is_finite() && *w >= 0.0) {
+                let mut all_w = ws.iter().chain(second.iter().flat_map(|s| s.1));
+                if !all_w.all(|w| w.is_finite() && *w >= 0.0) {
                     return Err(Error::InvalidVertexWeight { vertex });
                 }
-                if !vertex_ok(js, ws, joint_count) {
+                if !vertex_ok(js, ws, second, joint_count) {
                     return Err(Error::VertexWeightSum { vertex });
                 }
             }
@@ -520,6 +648,8 @@ impl<'a> CheckedInfluences<'a> {
         Ok(CheckedInfluences {
             joints,
             weights,
+            joints1,
+            weights1,
             joint_count,
         })
     }
@@ -546,18 +676,33 @@ impl<'a> CheckedInfluences<'a> {
         self.joint_count
     }
 
-    /// The joint indices, four per vertex.
+    /// The joint indices of slots 0-3.
     #[inline]
     #[must_use]
     pub fn joints(&self) -> &'a [[u16; 4]] {
         self.joints
     }
 
-    /// The weights, four per vertex.
+    /// The weights of slots 0-3.
     #[inline]
     #[must_use]
     pub fn weights(&self) -> &'a [[f32; 4]] {
         self.weights
+    }
+
+    /// The joint indices and weights of slots 4-7, for influences built
+    /// with [`new8`](Self::new8) (`None` for [`new`](Self::new)).
+    #[inline]
+    #[must_use]
+    pub fn second_set(&self) -> Option<InfluenceSet<'a>> {
+        self.is_eight().then_some((self.joints1, self.weights1))
+    }
+
+    /// Whether the influences have eight slots per vertex (a mesh of no
+    /// vertices has four).
+    #[inline]
+    pub(crate) fn is_eight(&self) -> bool {
+        !self.joints1.is_empty()
     }
 
     /// `Ok` when `palette_len` is the checked joint count.

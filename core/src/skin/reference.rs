@@ -5,7 +5,8 @@
 use super::kernel::check_mix;
 use super::layout::{self, Plan, Sink, Source};
 use super::{
-    DualQuat, Influences, Mat3x4, SkinInput, SkinOutput, StridedVertices, StridedVerticesMut,
+    CheckedInfluences, DualQuat, Influences, Mat3x4, SkinInput, SkinOutput, SkinVertices,
+    StridedVertices, StridedVerticesMut,
 };
 use crate::error::Error;
 use crate::math::{Mat4, Quat, Vec3};
@@ -114,6 +115,13 @@ pub fn dqs_palette_with_scale(
 /// The blended LBS matrix of one vertex: `Σ w_k palette[j_k]`.
 #[must_use]
 pub fn lbs_matrix(palette: &[Mat3x4], joints: [u16; 4], weights: [f32; 4]) -> Mat3x4 {
+    lbs_blend(palette, &joints, &weights)
+}
+
+/// [`lbs_matrix`] over any number of influences (pairs of `joints` and
+/// `weights`).
+#[must_use]
+pub fn lbs_blend(palette: &[Mat3x4], joints: &[u16], weights: &[f32]) -> Mat3x4 {
     const ZERO: Mat3x4 = Mat3x4 {
         rows: [[0.0; 4]; 3],
     };
@@ -134,18 +142,25 @@ pub fn lbs_matrix(palette: &[Mat3x4], joints: [u16; 4], weights: [f32; 4]) -> Ma
 /// is negative), weighted, summed, divided by the real part's length.
 #[must_use]
 pub fn dqs_blend(palette: &[DualQuat], joints: [u16; 4], weights: [f32; 4]) -> DualQuat {
+    dqs_blend_n(palette, &joints, &weights)
+}
+
+/// [`dqs_blend`] over any number of influences (pairs of `joints` and
+/// `weights`; the first is the sign reference).
+#[must_use]
+pub fn dqs_blend_n(palette: &[DualQuat], joints: &[u16], weights: &[f32]) -> DualQuat {
     let zero = DualQuat {
         real: [0.0; 4],
         dual: [0.0; 4],
     };
     let get = |j: u16| palette.get(usize::from(j)).copied().unwrap_or(zero);
-    let first = get(joints[0]).real;
+    let first = get(joints.first().copied().unwrap_or(0)).real;
     let mut real = [0.0f32; 4];
     let mut dual = [0.0f32; 4];
     for (j, w) in joints.iter().zip(weights) {
         let dq = get(*j);
         let dot: f32 = dq.real.iter().zip(first).map(|(a, b)| a * b).sum();
-        let w = if dot < 0.0 { -w } else { w };
+        let w = if dot < 0.0 { -*w } else { *w };
         for i in 0..4 {
             real[i] += w * dq.real[i];
             dual[i] += w * dq.dual[i];
@@ -175,8 +190,8 @@ fn tangent(t: [f32; 4], f: impl Fn(Vec3) -> Vec3) -> [f32; 4] {
     [d.x, d.y, d.z, t[3]]
 }
 
-fn lbs_vertex(palette: &[Mat3x4], j: [u16; 4], w: [f32; 4], v: Vertex) -> Vertex {
-    let m = lbs_matrix(palette, j, w);
+fn lbs_vertex(palette: &[Mat3x4], j: &[u16], w: &[f32], v: Vertex) -> Vertex {
+    let m = lbs_blend(palette, j, w);
     Vertex {
         p: m.transform_point(v.p),
         n: m.transform_vector(v.n),
@@ -184,8 +199,8 @@ fn lbs_vertex(palette: &[Mat3x4], j: [u16; 4], w: [f32; 4], v: Vertex) -> Vertex
     }
 }
 
-fn dqs_vertex(palette: &[DualQuat], j: [u16; 4], w: [f32; 4], v: Vertex) -> Vertex {
-    let q = dqs_blend(palette, j, w);
+fn dqs_vertex(palette: &[DualQuat], j: &[u16], w: &[f32], v: Vertex) -> Vertex {
+    let q = dqs_blend_n(palette, j, w);
     Vertex {
         p: q.transform_point(v.p),
         n: q.transform_vector(v.n),
@@ -193,22 +208,31 @@ fn dqs_vertex(palette: &[DualQuat], j: [u16; 4], w: [f32; 4], v: Vertex) -> Vert
     }
 }
 
-/// Runs `f` over every vertex, reading and writing one at a time through the
+/// Runs `f` over every vertex (its index, its four or eight joints and
+/// weights, its attributes), reading and writing one at a time through the
 /// same layouts as the SIMD kernels.
 fn each<S: Source, D: Sink>(
     infl: &Influences<'_>,
     src: &S,
     dst: &mut D,
     plan: Plan,
-    f: impl Fn(usize, [u16; 4], [f32; 4], Vertex) -> Vertex,
+    f: impl Fn(usize, &[u16], &[f32], Vertex) -> Vertex,
 ) {
+    let slots = if infl.is_eight() { 8 } else { 4 };
     for (i, (j, w)) in infl.joints.iter().zip(infl.weights).enumerate() {
+        let (mut js, mut ws) = ([0u16; 8], [0.0f32; 8]);
+        js[..4].copy_from_slice(j);
+        ws[..4].copy_from_slice(w);
+        if let (Some(j1), Some(w1)) = (infl.joints1.get(i), infl.weights1.get(i)) {
+            js[4..].copy_from_slice(j1);
+            ws[4..].copy_from_slice(w1);
+        }
         let v = Vertex {
             p: v3(src.positions(i, 1)[0]),
             n: v3(src.normals(i, 1)[0]),
             t: src.tangents(i, 1)[0],
         };
-        let o = f(i, *j, *w, v);
+        let o = f(i, &js[..slots], &ws[..slots], v);
         let pad3 = |x: Vec3| [x.to_array(), [0.0; 3], [0.0; 3], [0.0; 3]];
         dst.set_positions(i, 1, &pad3(o.p));
         if plan.normals {
@@ -284,6 +308,65 @@ pub fn skin_mixed(
     let plan = layout::check_arrays(input.joints.len(), &input.vertices(), out)?;
     let infl = Influences::new(input.joints, input.weights, lbs.len())?;
     each(&infl, input, out, plan, |i, j, w, v| {
+        let s = mix.get(i).copied().unwrap_or(0.0);
+        mix_vertex(lbs_vertex(lbs, j, w, v), dqs_vertex(dqs, j, w, v), s)
+    });
+    Ok(())
+}
+
+/// Scalar twin of [`super::skin_lbs_checked`] (four or eight influences).
+///
+/// # Errors
+/// As [`super::skin_lbs_checked`].
+pub fn skin_lbs_checked(
+    palette: &[Mat3x4],
+    influences: &CheckedInfluences<'_>,
+    input: &SkinVertices<'_>,
+    out: &mut SkinOutput<'_>,
+) -> Result<(), Error> {
+    influences.check_palette(palette.len())?;
+    let plan = layout::check_arrays(influences.len(), input, out)?;
+    each(influences, input, out, plan, |_, j, w, v| {
+        lbs_vertex(palette, j, w, v)
+    });
+    Ok(())
+}
+
+/// Scalar twin of [`super::skin_dqs_checked`] (four or eight influences).
+///
+/// # Errors
+/// As [`super::skin_dqs_checked`].
+pub fn skin_dqs_checked(
+    palette: &[DualQuat],
+    influences: &CheckedInfluences<'_>,
+    input: &SkinVertices<'_>,
+    out: &mut SkinOutput<'_>,
+) -> Result<(), Error> {
+    influences.check_palette(palette.len())?;
+    let plan = layout::check_arrays(influences.len(), input, out)?;
+    each(influences, input, out, plan, |_, j, w, v| {
+        dqs_vertex(palette, j, w, v)
+    });
+    Ok(())
+}
+
+/// Scalar twin of [`super::skin_mixed_checked`] (four or eight influences).
+///
+/// # Errors
+/// As [`super::skin_mixed_checked`].
+pub fn skin_mixed_checked(
+    lbs: &[Mat3x4],
+    dqs: &[DualQuat],
+    mix: &[f32],
+    influences: &CheckedInfluences<'_>,
+    input: &SkinVertices<'_>,
+    out: &mut SkinOutput<'_>,
+) -> Result<(), Error> {
+    influences.check_palette(lbs.len())?;
+    check_len("dqs palette", lbs.len(), dqs.len())?;
+    check_mix(influences.len(), mix)?;
+    let plan = layout::check_arrays(influences.len(), input, out)?;
+    each(influences, input, out, plan, |i, j, w, v| {
         let s = mix.get(i).copied().unwrap_or(0.0);
         mix_vertex(lbs_vertex(lbs, j, w, v), dqs_vertex(dqs, j, w, v), s)
     });

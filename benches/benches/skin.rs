@@ -1,7 +1,7 @@
 //! Skinning benches: palettes for a 67-joint skeleton, and LBS / DQS vertex
 //! skinning (positions + normals, positions only) on a generated 4-influence
 //! mesh and on the real MakeHuman and mannequin meshes when
-//! `../shared/data` is present.
+//! `../shared/data` is present, and on generated 8-influence meshes.
 //!
 //! Every `skin/*` figure is one whole call: length checks, the influence
 //! check (except the `-checked` variants, which take a [`CheckedInfluences`]
@@ -436,9 +436,113 @@ fn bench_character(c: &mut Criterion) {
     group.finish();
 }
 
+/// Eight influence slots per vertex over the 67-joint synthetic rig: every
+/// vertex using 8 (`all-8`), or the first eighth of the vertices using 5-8
+/// and the rest 4 (`some-8`, as a mesh with one dense region, stored
+/// together, has them).
+fn eight_influence_mesh(vertices: usize, all: bool) -> MeshData8 {
+    let owned = synthetic::skeleton(67, 2024);
+    let skel = owned.view();
+    let base = generated_mesh(vertices);
+    let mut rng = Rng(13);
+    let (mut j0, mut w0, mut j1, mut w1) = (vec![], vec![], vec![], vec![]);
+    for v in 0..vertices {
+        let used = if all {
+            8
+        } else if v < vertices / 8 {
+            5 + (rng.next() * 4.0) as usize % 4
+        } else {
+            4
+        };
+        let j: [u16; 8] = std::array::from_fn(|_| (rng.next() * 67.0) as u16 % 67);
+        let mut w: [f32; 8] = std::array::from_fn(|_| rng.next() + 0.05);
+        w.iter_mut().skip(used).for_each(|x| *x = 0.0);
+        w.sort_by(|a, b| b.total_cmp(a));
+        let s: f32 = w.iter().sum();
+        let w = w.map(|x| x / s);
+        j0.push([j[0], j[1], j[2], j[3]]);
+        j1.push([j[4], j[5], j[6], j[7]]);
+        w0.push([w[0], w[1], w[2], w[3]]);
+        w1.push([w[4], w[5], w[6], w[7]]);
+    }
+    MeshData8 {
+        label: format!("{}-{vertices}", if all { "all-8" } else { "some-8" }),
+        positions: base.positions,
+        normals: base.normals,
+        sets: [(j0, w0), (j1, w1)],
+        models: posed_models(&skel, 11),
+        inverse_bind: skel.inverse_bind().to_vec(),
+    }
+}
+
+/// Four influence slots of every vertex: joints and weights.
+type InfluenceSet = (Vec<[u16; 4]>, Vec<[f32; 4]>);
+
+/// A mesh with eight influences per vertex, owned.
+struct MeshData8 {
+    label: String,
+    positions: Vec<[f32; 3]>,
+    normals: Vec<[f32; 3]>,
+    /// Slots 0-3 and 4-7: joints and weights.
+    sets: [InfluenceSet; 2],
+    models: Vec<Mat4>,
+    inverse_bind: Vec<Mat4>,
+}
+
+/// `eight`: LBS and DQS with eight influences per vertex (checked
+/// influences, positions + normals), and the same vertices' first four
+/// slots alone renormalised (`*-four`) for the cost of the second set.
+fn bench_eight(c: &mut Criterion) {
+    let mut group = c.benchmark_group("eight");
+    for m in [
+        eight_influence_mesh(4000, true),
+        eight_influence_mesh(4000, false),
+    ] {
+        let n = m.positions.len();
+        let joints = m.models.len();
+        let mut lbs = vec![Mat3x4::IDENTITY; joints];
+        let mut dqs = vec![DualQuat::IDENTITY; joints];
+        skin::lbs_palette(&m.models, &m.inverse_bind, &mut lbs).expect("palette");
+        skin::dqs_palette(&m.models, &m.inverse_bind, &mut dqs).expect("palette");
+        let [(j0, w0), (j1, w1)] = &m.sets;
+        let eight = CheckedInfluences::new8(j0, w0, j1, w1, joints).expect("valid");
+        let mut w4 = w0.clone();
+        skin::normalize_weights(&mut w4).expect("weights");
+        let four = CheckedInfluences::new(j0, &w4, joints).expect("valid");
+        let verts = skin::SkinVertices {
+            positions: &m.positions,
+            normals: Some(&m.normals),
+            tangents: None,
+        };
+        let (mut pos, mut nrm) = (vec![[0.0f32; 3]; n], vec![[0.0f32; 3]; n]);
+        group.throughput(Throughput::Elements(n as u64));
+        for (variant, infl) in [("", &eight), ("-four", &four)] {
+            for dq in [false, true] {
+                let name = format!("{}-pos-nrm{variant}", if dq { "dqs" } else { "lbs" });
+                group.bench_function(BenchmarkId::new(m.label.as_str(), name), |b| {
+                    b.iter(|| {
+                        let mut out = SkinOutput {
+                            positions: &mut pos,
+                            normals: Some(&mut nrm),
+                            tangents: None,
+                        };
+                        if dq {
+                            skin::skin_dqs_checked(black_box(&dqs), infl, &verts, &mut out)
+                        } else {
+                            skin::skin_lbs_checked(black_box(&lbs), infl, &verts, &mut out)
+                        }
+                        .expect("skins")
+                    })
+                });
+            }
+        }
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = skinning;
     config = config();
-    targets = bench_palette, bench_skin, bench_character
+    targets = bench_palette, bench_skin, bench_character, bench_eight
 }
 criterion_main!(skinning);

@@ -293,13 +293,12 @@ struct ScreenTriangle {
 
 /// Skins `mesh` (LBS, or DQS when `dqs`) at the pose `models`: posed positions.
 fn skin_positions(mesh: &crate::Mesh, models: &[Mat4], dqs: bool) -> Result<Vec<[f32; 3]>, Error> {
-    use sinew_core::skin::{self, DualQuat, Mat3x4, SkinInput, SkinOutput};
-    let input = SkinInput {
+    use sinew_core::skin::{self, DualQuat, Mat3x4, SkinOutput, SkinVertices};
+    let influences = mesh.influences(models.len())?;
+    let input = SkinVertices {
         positions: &mesh.positions,
         normals: None,
         tangents: None,
-        joints: &mesh.joints,
-        weights: &mesh.weights,
     };
     let mut positions = vec![[0.0f32; 3]; mesh.positions.len()];
     let mut out = SkinOutput {
@@ -310,11 +309,11 @@ fn skin_positions(mesh: &crate::Mesh, models: &[Mat4], dqs: bool) -> Result<Vec<
     if dqs {
         let mut palette = vec![DualQuat::IDENTITY; models.len()];
         skin::dqs_palette(models, &mesh.inverse_bind, &mut palette)?;
-        skin::skin_dqs(&palette, &input, &mut out)?;
+        skin::skin_dqs_checked(&palette, &influences, &input, &mut out)?;
     } else {
         let mut palette = vec![Mat3x4::IDENTITY; models.len()];
         skin::lbs_palette(models, &mesh.inverse_bind, &mut palette)?;
-        skin::skin_lbs(&palette, &input, &mut out)?;
+        skin::skin_lbs_checked(&palette, &influences, &input, &mut out)?;
     }
     Ok(positions)
 }

@@ -422,3 +422,126 @@ fn compress_cmu_bvh_within_the_bound() {
     assert!(dir.join("09_01.sinewcmp").is_file());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Writes a six-joint chain whose first vertex has six influences (two
+/// `JOINTS_n` sets), with a one-channel animation, as `.gltf` + `.bin` in
+/// a fresh folder; returns the `.gltf` path.
+fn write_six_influence_gltf() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sinew-infl8-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut bin: Vec<u8> = Vec::new();
+    let f32s = |bin: &mut Vec<u8>, v: &[f32]| v.iter().for_each(|x| bin.extend(x.to_le_bytes()));
+    let u16s = |bin: &mut Vec<u8>, v: &[u16]| v.iter().for_each(|x| bin.extend(x.to_le_bytes()));
+    f32s(&mut bin, &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0]); // 0: positions
+    u16s(&mut bin, &[0, 1, 2, 3, 0, 0, 0, 0, 1, 0, 0, 0]); // 36: JOINTS_0
+    u16s(&mut bin, &[4, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]); // 60: JOINTS_1
+    let w0 = [0.3, 0.2, 0.15, 0.1, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0];
+    f32s(&mut bin, &w0); // 84: WEIGHTS_0
+    f32s(
+        &mut bin,
+        &[0.15, 0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+    ); // 132: WEIGHTS_1
+    f32s(&mut bin, &[0.0, 1.0]); // 180: key times
+    f32s(
+        &mut bin,
+        &[
+            0.0,
+            0.0,
+            0.0,
+            1.0,
+            0.0,
+            0.0,
+            std::f32::consts::FRAC_1_SQRT_2,
+            std::f32::consts::FRAC_1_SQRT_2,
+        ],
+    ); // 188: rotations
+    std::fs::write(dir.join("six.bin"), &bin).unwrap();
+    let view =
+        |off: usize, len: usize| format!(r#"{{"buffer":0,"byteOffset":{off},"byteLength":{len}}}"#);
+    let views = [
+        view(0, 36),
+        view(36, 24),
+        view(60, 24),
+        view(84, 48),
+        view(132, 48),
+        view(180, 8),
+        view(188, 32),
+    ]
+    .join(",");
+    let acc = |v: usize, ct: u32, n: usize, ty: &str, extra: &str| {
+        format!(r#"{{"bufferView":{v},"componentType":{ct},"count":{n},"type":"{ty}"{extra}}}"#)
+    };
+    let accessors = [
+        acc(0, 5126, 3, "VEC3", r#","min":[0,0,0],"max":[1,1,0]"#),
+        acc(1, 5123, 3, "VEC4", ""),
+        acc(2, 5123, 3, "VEC4", ""),
+        acc(3, 5126, 3, "VEC4", ""),
+        acc(4, 5126, 3, "VEC4", ""),
+        acc(5, 5126, 2, "SCALAR", r#","min":[0],"max":[1]"#),
+        acc(6, 5126, 2, "VEC4", ""),
+    ]
+    .join(",");
+    let joints: Vec<String> = (0..6)
+        .map(|i| {
+            let child = if i < 5 {
+                format!(r#","children":[{}]"#, i + 1)
+            } else {
+                String::new()
+            };
+            format!(r#"{{"name":"j{i}","translation":[0,0.2,0]{child}}}"#)
+        })
+        .collect();
+    let json = format!(
+        r#"{{"asset":{{"version":"2.0"}},"scene":0,"scenes":[{{"nodes":[0,6]}}],
+"nodes":[{},{{"name":"skinned","mesh":0,"skin":0}}],
+"skins":[{{"joints":[0,1,2,3,4,5]}}],
+"meshes":[{{"name":"six","primitives":[{{"attributes":{{"POSITION":0,"JOINTS_0":1,"JOINTS_1":2,"WEIGHTS_0":3,"WEIGHTS_1":4}}}}]}}],
+"animations":[{{"name":"bend","samplers":[{{"input":5,"output":6}}],"channels":[{{"sampler":0,"target":{{"node":2,"path":"rotation"}}}}]}}],
+"buffers":[{{"uri":"six.bin","byteLength":{}}}],"bufferViews":[{views}],"accessors":[{accessors}]}}"#,
+        joints.join(","),
+        bin.len()
+    );
+    let path = dir.join("six.gltf");
+    std::fs::write(&path, json).unwrap();
+    path
+}
+
+#[test]
+fn eight_influences_from_the_command_line() {
+    let gltf = write_six_influence_gltf();
+    let file = gltf.to_str().unwrap();
+    // Default: folded to four, with the importer's warning.
+    let o = sinew(&["inspect", file]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("up to 4 influences"), "{text}");
+    assert!(text.contains("more than 4 influences"), "{text}");
+    // Eight kept: all six, no warning.
+    let o = sinew(&["inspect", "--influences", "8", file]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("up to 6 influences"), "{text}");
+    assert!(!text.contains("lost weight"), "{text}");
+    // The skinned render of the eight-influence mesh, LBS and DQS.
+    let png = gltf.with_extension("png");
+    let o = sinew(&[
+        "render",
+        file,
+        "--influences",
+        "8",
+        "--skin",
+        "both",
+        "--time",
+        "0.5",
+        "--size",
+        "64",
+        "-o",
+        png.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(is_png(&png));
+    let o = sinew(&["inspect", "--influences", "5", file]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("must be 4 or 8"), "{}", stderr(&o));
+    std::fs::remove_dir_all(gltf.parent().unwrap()).ok();
+}

@@ -166,7 +166,10 @@ fn import_str(json: &str, rate: Option<f32>) -> Result<Asset, ImportError> {
         json.as_bytes(),
         Path::new("test.gltf"),
         None,
-        &GltfOptions { sample_rate: rate },
+        &GltfOptions {
+            sample_rate: rate,
+            eight_influences: false,
+        },
     )
 }
 
@@ -684,6 +687,109 @@ fn extra_influence_sets_are_folded_to_four_with_a_warning() {
     );
     // No IBMs in the skin: identity per spec.
     assert_eq!(m.inverse_bind[0], Mat4::IDENTITY);
+    assert!(m.joints1.is_empty() && m.weights1.is_empty());
+    assert_eq!(m.max_influences(), 4);
+
+    // With eight influences kept, nothing is lost: vertex 0's fifth and
+    // sixth go to slots 4-7 (largest first), the others have none there.
+    let opts = GltfOptions {
+        sample_rate: None,
+        eight_influences: true,
+    };
+    let a = from_slice(json.as_bytes(), Path::new("t.gltf"), None, &opts).unwrap();
+    assert!(a.warnings.is_empty(), "{:?}", a.warnings);
+    let m = &a.meshes[0];
+    assert_eq!(m.joints[0], [0, 1, 2, 3]);
+    assert_eq!(m.joints1[0], [5, 4, 0, 0]);
+    let e = [[0.3, 0.25, 0.2, 0.1], [0.1, 0.05, 0.0, 0.0]];
+    for (got, e) in [m.weights[0], m.weights1[0]].iter().zip(e) {
+        for (w, e) in got.iter().zip(e) {
+            assert!(close(*w, e, 1e-6), "{got:?}");
+        }
+    }
+    assert_eq!((m.joints1[1], m.weights1[1]), ([0; 4], [0.0; 4]));
+    assert_eq!((m.joints1[2], m.weights1[2]), ([0; 4], [0.0; 4]));
+    assert_eq!(m.max_influences(), 6);
+    let infl = m.influences(6).unwrap();
+    assert_eq!(infl.second_set(), Some((&m.joints1[..], &m.weights1[..])));
+    // A skeleton too small for slot 4's joint is the checked error.
+    assert_eq!(
+        m.influences(5).unwrap_err(),
+        sinew_core::Error::InfluenceOutOfRange {
+            vertex: 0,
+            joint: 5,
+            count: 5
+        }
+    );
+}
+
+#[test]
+fn more_than_eight_influences_are_folded_to_eight_with_a_warning() {
+    // Ten joints; vertex 0 has ten influences over three sets (weights
+    // 10..1 / 55), vertices 1 and 2 have one.
+    let mut d = Doc::default();
+    let pos = d.f32s(&[0.0; 9], "VEC3");
+    let w = |k: u16| f32::from(10 - k) / 55.0;
+    let set = |d: &mut Doc, first: u16| {
+        let ks: Vec<u16> = (first..first + 4).collect();
+        let j: Vec<u16> = ks.iter().map(|&k| k.min(9)).chain([0; 8]).collect();
+        let wt: Vec<f32> = ks
+            .iter()
+            .map(|&k| if k < 10 { w(k) } else { 0.0 })
+            .chain(if first == 0 {
+                [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]
+            } else {
+                [0.0; 8]
+            })
+            .collect();
+        (d.u16s(&j, "VEC4"), d.f32s(&wt, "VEC4"))
+    };
+    let (j0, w0) = set(&mut d, 0);
+    let (j1, w1) = set(&mut d, 4);
+    let (j2, w2) = set(&mut d, 8);
+    let nodes: Vec<String> = (0..10)
+        .map(|i| {
+            if i < 9 {
+                format!(r#"{{"name":"j{i}","children":[{}]}}"#, i + 1)
+            } else {
+                format!(r#"{{"name":"j{i}"}}"#)
+            }
+        })
+        .collect();
+    let json = d.json(&format!(
+        r#""nodes":[{},{{"name":"skinned","mesh":0,"skin":0}}],
+"skins":[{{"joints":[0,1,2,3,4,5,6,7,8,9]}}],
+"meshes":[{{"name":"m","primitives":[{{"attributes":{{"POSITION":{pos},"JOINTS_0":{j0},"WEIGHTS_0":{w0},"JOINTS_1":{j1},"WEIGHTS_1":{w1},"JOINTS_2":{j2},"WEIGHTS_2":{w2}}}}}]}}]"#,
+        nodes.join(",")
+    ));
+    let opts = GltfOptions {
+        sample_rate: None,
+        eight_influences: true,
+    };
+    let a = from_slice(json.as_bytes(), Path::new("t.gltf"), None, &opts).unwrap();
+    assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);
+    assert!(
+        a.warnings[0].contains("more than 8 influences") && a.warnings[0].contains("1 vertices"),
+        "{}",
+        a.warnings[0]
+    );
+    let m = &a.meshes[0];
+    let map = |j: [u16; 4]| j.map(|j| a.joint_map[usize::from(j)]);
+    assert_eq!(m.joints[0], map([0, 1, 2, 3]));
+    assert_eq!(m.joints1[0], map([4, 5, 6, 7]));
+    let kept: f32 = (0..8).map(w).sum();
+    for k in 0..8u16 {
+        let got = if k < 4 {
+            m.weights[0][usize::from(k)]
+        } else {
+            m.weights1[0][usize::from(k - 4)]
+        };
+        assert!(close(got, w(k) / kept, 1e-6), "slot {k}: {got}");
+    }
+    assert_eq!(m.weights[1], [1.0, 0.0, 0.0, 0.0]);
+    assert_eq!(m.weights1[1], [0.0; 4]);
+    assert_eq!(m.max_influences(), 8);
+    assert!(m.influences(10).is_ok());
 }
 
 #[test]

@@ -2045,7 +2045,7 @@ fn zero_weight_slots_match_reference() {
 
 /// The plain per-vertex check of eight influences: slots 0-7's indices,
 /// then their weights, then the sum (set 0's, plus set 1's).
-fn naive_check8(sets: [(&[[u16; 4]], &[[f32; 4]]); 2], count: usize) -> Result<(), Error> {
+fn naive_check8(sets: [skin::InfluenceSet<'_>; 2], count: usize) -> Result<(), Error> {
     let [(j0, w0), (j1, w1)] = sets;
     for vertex in 0..j0.len() {
         let js = j0[vertex].iter().chain(&j1[vertex]);

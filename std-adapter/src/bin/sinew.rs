@@ -101,6 +101,10 @@ struct LoadArgs {
     /// Scale applied to BVH lengths (CMU BVH is in centimetre-like units).
     #[arg(long, default_value_t = 0.01, value_parser = positive_scale)]
     bvh_scale: f32,
+    /// Skinning influences kept per glTF vertex: 4, or 8 (a vertex with
+    /// more is folded to its largest, with a warning).
+    #[arg(long, default_value_t = 4, value_parser = influence_count)]
+    influences: u8,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -180,6 +184,14 @@ fn positive_rate(s: &str) -> Result<f32, String> {
     parse_positive(s, 10_000.0, "a rate in Hz")
 }
 
+fn influence_count(s: &str) -> Result<u8, String> {
+    match s {
+        "4" => Ok(4),
+        "8" => Ok(8),
+        _ => Err("must be 4 or 8".into()),
+    }
+}
+
 fn positive_scale(s: &str) -> Result<f32, String> {
     parse_positive(s, 1.0e6, "a scale")
 }
@@ -204,6 +216,7 @@ impl LoadArgs {
         let opts = LoadOptions {
             sample_rate: self.rate,
             bvh_scale: self.bvh_scale,
+            eight_influences: self.influences == 8,
         };
         Ok(load_files(&self.files, &opts)?)
     }
@@ -422,12 +435,7 @@ fn inspect(args: &InspectArgs) -> Res {
         }
         out!("meshes: {}", asset.meshes.len());
         for m in &asset.meshes {
-            let influences = m
-                .weights
-                .iter()
-                .map(|w| w.iter().filter(|&&x| x > 0.0).count())
-                .max()
-                .unwrap_or(0);
+            let influences = m.max_influences();
             out!(
                 "  {:<24} {:>7} vertices {:>7} triangles, up to {influences} influences{}{}",
                 m.name,

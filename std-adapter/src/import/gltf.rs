@@ -24,8 +24,11 @@
 //!   frame to frame. Morph-target `weights` channels become float tracks
 //!   named `morph/<node name or index>/<target>`.
 //! - **Meshes.** One [`Mesh`] per triangle primitive of each skinned node,
-//!   with up to four influences per vertex (extra `JOINTS_n`/`WEIGHTS_n` sets
-//!   are folded to the four largest and renormalised, with a warning).
+//!   with up to four influences per vertex, or eight with
+//!   [`GltfOptions::eight_influences`] (slots 4-7 in [`Mesh::joints1`] /
+//!   [`Mesh::weights1`]); the sets of every `JOINTS_n`/`WEIGHTS_n` pair are
+//!   merged per joint, and a vertex with more is folded to its largest
+//!   and renormalised, with a warning.
 //!   Inverse bind matrices authored relative to a node above the skeleton
 //!   (a constant "bind shape" `C = fk(rest) * ibm`, as COLLADA converters
 //!   write them) are normalised: `C` is folded into the vertices so that
@@ -62,6 +65,10 @@ pub struct GltfOptions {
     /// source rate when all of a clip's keys lie on one uniform grid, else
     /// [`DEFAULT_SAMPLE_RATE`].
     pub sample_rate: Option<f32>,
+    /// Keep up to eight influences per vertex ([`Mesh::joints1`] /
+    /// [`Mesh::weights1`] hold slots 4-7 when a vertex has more than four)
+    /// instead of folding every vertex to its four largest.
+    pub eight_influences: bool,
 }
 
 /// Rate used for clips whose keys are not uniformly spaced (frames per second).
@@ -584,7 +591,8 @@ impl Doc<'_> {
                 clips.push(c);
             }
         }
-        let meshes = self.import_meshes(&info)?;
+        let slots = if opts.eight_influences { 8 } else { 4 };
+        let meshes = self.import_meshes(&info, slots)?;
         Ok(Asset {
             source: self.file.clone(),
             skeleton: info.skeleton,
@@ -1590,7 +1598,12 @@ impl Doc<'_> {
     // Meshes
     // -----------------------------------------------------------------------
 
-    fn import_meshes(&mut self, info: &SkeletonInfo) -> Result<Vec<Mesh>, ImportError> {
+    /// The skinned meshes, with up to `slots` (4 or 8) influences per vertex.
+    fn import_meshes(
+        &mut self,
+        info: &SkeletonInfo,
+        slots: usize,
+    ) -> Result<Vec<Mesh>, ImportError> {
         let mut out = Vec::new();
         let skinned: Vec<(usize, Option<usize>, usize)> = self
             .root
@@ -1638,7 +1651,9 @@ impl Doc<'_> {
                 } else {
                     mesh_name.clone()
                 };
-                if let Some(mut mesh) = self.import_primitive(m, p, &binding.joint_of, name)? {
+                if let Some(mut mesh) =
+                    self.import_primitive(m, p, &binding.joint_of, name, slots)?
+                {
                     if let Some(c) = &binding.shape {
                         apply_bind_shape(&mut mesh, c);
                     }
@@ -1792,6 +1807,7 @@ impl Doc<'_> {
         p: usize,
         joint_of: &[u16],
         name: String,
+        slots: usize,
     ) -> Result<Option<Mesh>, ImportError> {
         let ppath = jp(format_args!("/meshes/{m}/primitives/{p}"));
         let prim = &self.root.meshes[m].primitives[p];
@@ -1922,17 +1938,18 @@ impl Doc<'_> {
         }
         let fallback = joint_of.first().copied().unwrap_or(0);
         let (mut lost, mut unweighted) = (0usize, 0usize);
-        let mut joints = Vec::with_capacity(n);
-        let mut weights = Vec::with_capacity(n);
+        let (mut joints, mut weights) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let (mut joints1, mut weights1) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let mut more_than_four = false;
         for c in &mut cands {
             c.sort_by(|a, b| b.1.total_cmp(&a.1));
-            let kept: f32 = c.iter().take(4).map(|x| x.1).sum();
-            if c.len() > 4 && c[4..].iter().any(|x| x.1 > 0.0) {
+            let kept: f32 = c.iter().take(slots).map(|x| x.1).sum();
+            if c.len() > slots && c[slots..].iter().any(|x| x.1 > 0.0) {
                 lost += 1;
             }
-            let (mut jj, mut ww) = ([0u16; 4], [0f32; 4]);
+            let (mut jj, mut ww) = ([0u16; 8], [0f32; 8]);
             if kept > 0.0 && kept.is_finite() {
-                for (s, &(j, w)) in c.iter().take(4).enumerate() {
+                for (s, &(j, w)) in c.iter().take(slots).enumerate() {
                     jj[s] = j;
                     ww[s] = w / kept;
                 }
@@ -1941,12 +1958,19 @@ impl Doc<'_> {
                 jj[0] = fallback;
                 ww[0] = 1.0;
             }
-            joints.push(jj);
-            weights.push(ww);
+            more_than_four |= ww[4] > 0.0;
+            joints.push([jj[0], jj[1], jj[2], jj[3]]);
+            weights.push([ww[0], ww[1], ww[2], ww[3]]);
+            joints1.push([jj[4], jj[5], jj[6], jj[7]]);
+            weights1.push([ww[4], ww[5], ww[6], ww[7]]);
+        }
+        if !more_than_four {
+            joints1 = Vec::new();
+            weights1 = Vec::new();
         }
         if lost > 0 {
             self.warnings.push(format!(
-                "mesh {name:?}: {lost} vertices had more than 4 influences and lost weight (kept the 4 largest, renormalised)"
+                "mesh {name:?}: {lost} vertices had more than {slots} influences and lost weight (kept the {slots} largest, renormalised)"
             ));
         }
         if unweighted > 0 {
@@ -2005,6 +2029,8 @@ impl Doc<'_> {
             tangents,
             joints,
             weights,
+            joints1,
+            weights1,
             indices,
             inverse_bind: Vec::new(),
         }))

@@ -12,6 +12,9 @@ pub struct LoadOptions {
     pub sample_rate: Option<f32>,
     /// Length scale applied to BVH files (CMU BVH is in centimetre-like units).
     pub bvh_scale: f32,
+    /// Keep up to eight skinning influences per glTF vertex instead of four
+    /// (see [`gltf::GltfOptions::eight_influences`]).
+    pub eight_influences: bool,
 }
 
 impl Default for LoadOptions {
@@ -19,6 +22,7 @@ impl Default for LoadOptions {
         LoadOptions {
             sample_rate: None,
             bvh_scale: 0.01,
+            eight_influences: false,
         }
     }
 }
@@ -87,6 +91,7 @@ pub fn load_files(paths: &[PathBuf], opts: &LoadOptions) -> Result<Vec<Asset>, I
                 path,
                 &gltf::GltfOptions {
                     sample_rate: opts.sample_rate,
+                    eight_influences: opts.eight_influences,
                 },
             )?),
             FileKind::Bvh => assets.push(bvh::load(

@@ -9,7 +9,8 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use sinew_core::Mat4;
+use sinew_core::skin::CheckedInfluences;
+use sinew_core::{Error, Mat4};
 
 use crate::assets::{OwnedClip, OwnedSkeleton};
 
@@ -93,15 +94,54 @@ pub struct Mesh {
     pub normals: Vec<[f32; 3]>,
     /// Bind-space tangents (xyz + handedness w); empty when the file has none.
     pub tangents: Vec<[f32; 4]>,
-    /// Up to four influencing joints per vertex, as indices into the asset's skeleton.
+    /// Influencing joints 0-3 of each vertex, as indices into the asset's
+    /// skeleton, largest weight first.
     pub joints: Vec<[u16; 4]>,
-    /// Weights of those joints; each vertex's weights sum to 1 (unused slots 0).
+    /// Weights of those joints (unused slots 0). Each vertex's weights sum
+    /// to 1 together with [`Mesh::weights1`].
     pub weights: Vec<[f32; 4]>,
+    /// Influencing joints 4-7 of each vertex: empty unless the mesh was
+    /// imported with eight influences and a vertex has more than four.
+    pub joints1: Vec<[u16; 4]>,
+    /// Weights of joints 4-7 (empty, or one entry per vertex).
+    pub weights1: Vec<[f32; 4]>,
     /// Triangle list indices into the vertex arrays.
     pub indices: Vec<u32>,
     /// Inverse bind matrix per skeleton joint, from the file's skin (joints the
     /// skin does not list keep the skeleton's own).
     pub inverse_bind: Vec<Mat4>,
+}
+
+impl Mesh {
+    /// The mesh's influences checked for a palette of `joint_count`
+    /// entries: four per vertex, or eight when [`Mesh::joints1`] is filled.
+    ///
+    /// # Errors
+    /// Those of [`CheckedInfluences::new`] / [`CheckedInfluences::new8`].
+    pub fn influences(&self, joint_count: usize) -> Result<CheckedInfluences<'_>, Error> {
+        if self.joints1.is_empty() && self.weights1.is_empty() {
+            CheckedInfluences::new(&self.joints, &self.weights, joint_count)
+        } else {
+            CheckedInfluences::new8(
+                &self.joints,
+                &self.weights,
+                &self.joints1,
+                &self.weights1,
+                joint_count,
+            )
+        }
+    }
+
+    /// Most influences with a non-zero weight on one vertex.
+    #[must_use]
+    pub fn max_influences(&self) -> usize {
+        let used = |w: &[f32; 4]| w.iter().filter(|&&x| x > 0.0).count();
+        let second = |v: usize| self.weights1.get(v).map_or(0, used);
+        (0..self.weights.len())
+            .map(|v| used(&self.weights[v]) + second(v))
+            .max()
+            .unwrap_or(0)
+    }
 }
 
 /// Everything imported from one source (one file, or an ozz skeleton with its animations).

@@ -325,8 +325,14 @@ typedef struct sinew_skin_mesh {
   const float *tangents;
   // Four palette indices per vertex.
   const uint16_t *joints;
-  // Four weights per vertex: finite, `>= 0`, summing to 1 within 1e-3.
+  // Four weights per vertex: finite, `>= 0`, summing to 1 within 1e-3
+  // (with `weights1`, the eight weights together).
   const float *weights;
+  // NULL, or four more palette indices per vertex: influence slots 4-7
+  // (glTF's `JOINTS_1`), for eight influences. Set with `weights1`.
+  const uint16_t *joints1;
+  // NULL, or the weights of slots 4-7 (set with `joints1`).
+  const float *weights1;
 } sinew_skin_mesh;
 
 // Where skinned attributes go: `vertex_count` entries each; a NULL array
@@ -684,10 +690,11 @@ sinew_status sinew_skin_dqs_palette_prepared(const struct sinew_float4x4 *models
 
 // Linear blend skinning of `mesh` into `target` with an LBS palette of
 // `palette_len` entries: positions as points, normals and tangents by the
-// blended 3x3 part (not renormalised).
+// blended 3x3 part (not renormalised). Four influences per vertex, or
+// eight when the mesh's `joints1` and `weights1` are set.
 //
 // Errors: NULL_PARAMETER (also: target normals or tangents without the
-// mesh's), MISALIGNED, BAD_LENGTH, INVALID_INFLUENCE (index >=
+// mesh's, and one of `joints1`/`weights1` without the other), MISALIGNED, BAD_LENGTH, INVALID_INFLUENCE (index >=
 // `palette_len`, negative or NaN weight, weights not summing to 1 within
 // 1e-3), OVERLAPPING_BUFFERS (skinning in place is not supported). The
 // target is untouched on error.

@@ -609,10 +609,11 @@ pub unsafe extern "C" fn sinew_skin_dqs_palette_prepared(
 
 /// Linear blend skinning of `mesh` into `target` with an LBS palette of
 /// `palette_len` entries: positions as points, normals and tangents by the
-/// blended 3x3 part (not renormalised).
+/// blended 3x3 part (not renormalised). Four influences per vertex, or
+/// eight when the mesh's `joints1` and `weights1` are set.
 ///
 /// Errors: NULL_PARAMETER (also: target normals or tangents without the
-/// mesh's), MISALIGNED, BAD_LENGTH, INVALID_INFLUENCE (index >=
+/// mesh's, and one of `joints1`/`weights1` without the other), MISALIGNED, BAD_LENGTH, INVALID_INFLUENCE (index >=
 /// `palette_len`, negative or NaN weight, weights not summing to 1 within
 /// 1e-3), OVERLAPPING_BUFFERS (skinning in place is not supported). The
 /// target is untouched on error.

@@ -39,8 +39,8 @@ use crate::mix::{self, Decay, InertialBlock, MixInput, MixJob, MixMode, Ramp};
 use crate::procedural::{self, Gait};
 use crate::skeleton::{build_with, JointDef, Skeleton};
 use crate::skin::{
-    self, DqsBinds, DualQuat, LbsBind, Mat3x4, SkinInput, SkinOutput, StridedVertices,
-    StridedVerticesMut,
+    self, CheckedInfluences, DqsBinds, DualQuat, InfluenceSet, LbsBind, Mat3x4, SkinInput,
+    SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut,
 };
 use crate::{Error, Mat4, SoaTransform};
 use crate::{Quat, Transform, Vec3};
@@ -454,8 +454,14 @@ pub struct sinew_skin_mesh {
     pub tangents: *const f32,
     /// Four palette indices per vertex.
     pub joints: *const u16,
-    /// Four weights per vertex: finite, `>= 0`, summing to 1 within 1e-3.
+    /// Four weights per vertex: finite, `>= 0`, summing to 1 within 1e-3
+    /// (with `weights1`, the eight weights together).
     pub weights: *const f32,
+    /// NULL, or four more palette indices per vertex: influence slots 4-7
+    /// (glTF's `JOINTS_1`), for eight influences. Set with `weights1`.
+    pub joints1: *const u16,
+    /// NULL, or the weights of slots 4-7 (set with `joints1`).
+    pub weights1: *const f32,
 }
 
 /// Where skinned attributes go: `vertex_count` entries each; a NULL array
@@ -1642,6 +1648,8 @@ struct MeshView<'a> {
     tangents: Option<&'a [[f32; 4]]>,
     joints: &'a [[u16; 4]],
     weights: &'a [[f32; 4]],
+    /// Slots 4-7, when the mesh has eight influences.
+    second: Option<InfluenceSet<'a>>,
 }
 
 /// # Safety
@@ -1669,7 +1677,42 @@ unsafe fn mesh_view<'a>(m: &sinew_skin_mesh) -> Result<MeshView<'a>, sinew_statu
         tangents,
         joints: unsafe { slice(m.joints.cast::<[u16; 4]>(), n)? },
         weights: unsafe { slice(m.weights.cast::<[f32; 4]>(), n)? },
+        second: match (m.joints1.is_null(), m.weights1.is_null()) {
+            (true, true) => None,
+            // Safety: caller contract (both).
+            (false, false) => Some(unsafe {
+                (
+                    slice(m.joints1.cast::<[u16; 4]>(), n)?,
+                    slice(m.weights1.cast::<[f32; 4]>(), n)?,
+                )
+            }),
+            _ => return Err(sinew_status::NullParameter),
+        },
     })
+}
+
+/// Skins through `plain` (four influences, checked by the kernel) or,
+/// when `second` holds slots 4-7, through `checked` with the eight
+/// influences checked against `joint_count` first.
+fn skin_either<'o>(
+    input: &SkinInput<'_>,
+    second: Option<InfluenceSet<'_>>,
+    joint_count: usize,
+    out: &mut SkinOutput<'o>,
+    plain: impl FnOnce(&mut SkinOutput<'o>) -> Result<(), Error>,
+    checked: impl FnOnce(
+        &CheckedInfluences<'_>,
+        &SkinVertices<'_>,
+        &mut SkinOutput<'o>,
+    ) -> Result<(), Error>,
+) -> Result<(), Error> {
+    match second {
+        None => plain(out),
+        Some((j1, w1)) => {
+            let infl = CheckedInfluences::new8(input.joints, input.weights, j1, w1, joint_count)?;
+            checked(&infl, &input.vertices(), out)
+        }
+    }
 }
 
 /// Runs `f` on the viewed mesh and target after the overlap checks.
@@ -1681,7 +1724,7 @@ unsafe fn with_mesh(
     mesh: *const sinew_skin_mesh,
     target: *const sinew_skin_target,
     extra_inputs: &[Span],
-    f: impl FnOnce(&SkinInput<'_>, &mut SkinOutput<'_>) -> Result<(), Error>,
+    f: impl FnOnce(&SkinInput<'_>, Option<InfluenceSet<'_>>, &mut SkinOutput<'_>) -> Result<(), Error>,
 ) -> Status {
     // Safety: caller contract.
     let (m, t) = unsafe { (read(mesh)?, read(target)?) };
@@ -1709,6 +1752,8 @@ unsafe fn with_mesh(
         v.tangents.map_or(Span(0, 0), Span::of),
         Span::of(v.joints),
         Span::of(v.weights),
+        v.second.map_or(Span(0, 0), |s| Span::of(s.0)),
+        v.second.map_or(Span(0, 0), |s| Span::of(s.1)),
     ];
     let outs = [
         Span::of(positions),
@@ -1735,7 +1780,7 @@ unsafe fn with_mesh(
         normals: normals.take(),
         tangents: tangents.take(),
     };
-    f(&input, &mut output)?;
+    f(&input, v.second, &mut output)?;
     Ok(())
 }
 
@@ -1755,8 +1800,16 @@ pub unsafe extern "C-unwind" fn sinew_skin_lbs(
         let p = unsafe { slice(palette, palette_len)? };
         // Safety: caller contract.
         unsafe {
-            with_mesh(mesh, target, &[Span::of(p)], |i, o| {
-                skin::skin_lbs(bytemuck::cast_slice(p), i, o)
+            with_mesh(mesh, target, &[Span::of(p)], |i, second, o| {
+                let p: &[Mat3x4] = bytemuck::cast_slice(p);
+                skin_either(
+                    i,
+                    second,
+                    p.len(),
+                    o,
+                    |o| skin::skin_lbs(p, i, o),
+                    |infl, v, o| skin::skin_lbs_checked(p, infl, v, o),
+                )
             })
         }
     })())
@@ -1777,8 +1830,16 @@ pub unsafe extern "C-unwind" fn sinew_skin_dqs(
         let p = unsafe { slice(palette, palette_len)? };
         // Safety: caller contract.
         unsafe {
-            with_mesh(mesh, target, &[Span::of(p)], |i, o| {
-                skin::skin_dqs(bytemuck::cast_slice(p), i, o)
+            with_mesh(mesh, target, &[Span::of(p)], |i, second, o| {
+                let p: &[DualQuat] = bytemuck::cast_slice(p);
+                skin_either(
+                    i,
+                    second,
+                    p.len(),
+                    o,
+                    |o| skin::skin_dqs(p, i, o),
+                    |infl, v, o| skin::skin_dqs_checked(p, infl, v, o),
+                )
             })
         }
     })())
@@ -1811,8 +1872,17 @@ pub unsafe extern "C-unwind" fn sinew_skin_mixed(
         let extra = [Span::of(l), Span::of(d), Span::of(mix)];
         // Safety: caller contract.
         unsafe {
-            with_mesh(mesh, target, &extra, |i, o| {
-                skin::skin_mixed(bytemuck::cast_slice(l), bytemuck::cast_slice(d), mix, i, o)
+            with_mesh(mesh, target, &extra, |i, second, o| {
+                let (l, d): (&[Mat3x4], &[DualQuat]) =
+                    (bytemuck::cast_slice(l), bytemuck::cast_slice(d));
+                skin_either(
+                    i,
+                    second,
+                    l.len(),
+                    o,
+                    |o| skin::skin_mixed(l, d, mix, i, o),
+                    |infl, v, o| skin::skin_mixed_checked(l, d, mix, infl, v, o),
+                )
             })
         }
     })())

@@ -151,7 +151,7 @@ static void frame(void) {
   CHECK(sinew_skin_check_influences(&joints[0][0], &weights[0][0], VERTICES, skel.joint_count),
         SINEW_STATUS_OK);
   sinew_skin_mesh mesh = {VERTICES, &positions[0][0], &normals[0][0], NULL,
-                          &joints[0][0], &weights[0][0]};
+                          &joints[0][0], &weights[0][0], NULL, NULL};
   sinew_skin_target target = {&out_positions[0][0], &out_normals[0][0], NULL};
   CHECK(sinew_skin_lbs(lbs, skel.joint_count, &mesh, &target), SINEW_STATUS_OK);
   printf("lbs_positions %.17g\nlbs_normals %.17g\n", sum_floats(&out_positions[0][0], 3 * VERTICES),
@@ -159,6 +159,32 @@ static void frame(void) {
   CHECK(sinew_skin_dqs(dqs, skel.joint_count, &mesh, &target), SINEW_STATUS_OK);
   printf("dqs_positions %.17g\ndqs_normals %.17g\n", sum_floats(&out_positions[0][0], 3 * VERTICES),
          sum_floats(&out_normals[0][0], 3 * VERTICES));
+
+  /* Eight influences (joints1/weights1 set): slot 3's weight split between
+   * slot 3 and slot 4 on the same joint skins as the four above. */
+  static uint16_t joints1[VERTICES][4];
+  static float weights8[VERTICES][4], weights1[VERTICES][4], out8[VERTICES][3];
+  for (int v = 0; v < VERTICES; v++) {
+    memcpy(weights8[v], weights[v], sizeof weights8[v]);
+    weights8[v][3] = 0.5f * weights[v][3];
+    joints1[v][0] = joints[v][3];
+    weights1[v][0] = 0.5f * weights[v][3];
+  }
+  sinew_skin_mesh mesh8 = {VERTICES,        &positions[0][0], &normals[0][0], NULL,
+                           &joints[0][0],   &weights8[0][0],  &joints1[0][0], &weights1[0][0]};
+  sinew_skin_target target8 = {&out8[0][0], NULL, NULL};
+  CHECK(sinew_skin_dqs(dqs, skel.joint_count, &mesh8, &target8), SINEW_STATUS_OK);
+  for (int v = 0; v < VERTICES; v++) {
+    for (int c = 0; c < 3; c++) {
+      if (fabsf(out8[v][c] - out_positions[v][c]) > 1e-5f * (1.0f + fabsf(out_positions[v][c]))) {
+        fprintf(stderr, "eight influences: vertex %d[%d] %g, four: %g\n", v, c, (double)out8[v][c],
+                (double)out_positions[v][c]);
+        exit(1);
+      }
+    }
+  }
+  mesh8.weights1 = NULL;
+  CHECK(sinew_skin_dqs(dqs, skel.joint_count, &mesh8, &target8), SINEW_STATUS_NULL_PARAMETER);
 
   /* Mixing: walk as a ramped one-shot unit, jog at fatigue 0.3, the rest
    * pose as idle; then a cross-fade and an inertialized switch. */
@@ -491,7 +517,7 @@ static void bad_input(void) {
                                         (sinew_float3x4 *)(void *)lbs_binds, 70),
         SINEW_STATUS_OVERLAPPING_BUFFERS);
   sinew_skin_mesh mesh = {VERTICES, &positions[0][0], &normals[0][0], NULL,
-                          &joints[0][0], &weights[0][0]};
+                          &joints[0][0], &weights[0][0], NULL, NULL};
   sinew_skin_target in_place = {&positions[0][0], NULL, NULL};
   CHECK(sinew_skin_lbs(lbs, 70, &mesh, &in_place), SINEW_STATUS_OVERLAPPING_BUFFERS);
 

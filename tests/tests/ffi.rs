@@ -245,3 +245,144 @@ proptest! {
         }
     }
 }
+
+/// Positions, then joints and weights of slots 0-3 and of slots 4-7.
+type EightMesh = (Vec<[f32; 3]>, [Vec<[u16; 4]>; 2], [Vec<[f32; 4]>; 2]);
+
+/// A 12-vertex mesh on 5 joints: slots 0-3 and 4-7, every vertex using
+/// 5-8 of them.
+fn eight_influence_mesh() -> EightMesh {
+    let mut p = Vec::new();
+    let (mut j0, mut j1, mut w0, mut w1) = (vec![], vec![], vec![], vec![]);
+    for v in 0..12usize {
+        let f = v as f32;
+        p.push([0.1 * f - 0.5, 0.2 + 0.05 * f, -0.03 * f]);
+        let used = 5 + v % 4;
+        let w: Vec<f32> = (0..8)
+            .map(|k| if k < used { (8 - k) as f32 } else { 0.0 })
+            .collect();
+        let s: f32 = w.iter().sum();
+        let j = |k: usize| ((v + k) % 5) as u16;
+        j0.push([j(0), j(1), j(2), j(3)]);
+        j1.push([j(4), j(5), j(6), j(7)]);
+        w0.push([w[0] / s, w[1] / s, w[2] / s, w[3] / s]);
+        w1.push([w[4] / s, w[5] / s, w[6] / s, w[7] / s]);
+    }
+    (p, [j0, j1], [w0, w1])
+}
+
+#[test]
+fn eight_influences_through_the_c_abi() {
+    use sinew_core::skin::{self, CheckedInfluences, DualQuat, Mat3x4, SkinOutput, SkinVertices};
+    use sinew_core::{Mat4, Quat, Vec3};
+    let (p, [j0, j1], [w0, w1]) = eight_influence_mesh();
+    let n = p.len();
+    let models: Vec<Mat4> = (0..5)
+        .map(|k| {
+            let q = Quat::from_axis_angle(Vec3::new(0.0, 0.6, 0.8), 0.3 * k as f32);
+            Mat4::from_trs(Vec3::new(0.1 * k as f32, 0.0, 0.2), q, Vec3::ONE)
+        })
+        .collect();
+    let ibm = vec![Mat4::IDENTITY; 5];
+    let mut lbs = vec![Mat3x4::IDENTITY; 5];
+    let mut dqs = vec![DualQuat::IDENTITY; 5];
+    skin::lbs_palette(&models, &ibm, &mut lbs).unwrap();
+    skin::dqs_palette(&models, &ibm, &mut dqs).unwrap();
+    let infl = CheckedInfluences::new8(&j0, &w0, &j1, &w1, 5).unwrap();
+    let verts = SkinVertices {
+        positions: &p,
+        normals: None,
+        tangents: None,
+    };
+    let mut expected = [vec![[0.0f32; 3]; n], vec![[0.0f32; 3]; n]];
+    for (k, e) in expected.iter_mut().enumerate() {
+        let mut out = SkinOutput {
+            positions: e,
+            normals: None,
+            tangents: None,
+        };
+        match k {
+            0 => skin::skin_lbs_checked(&lbs, &infl, &verts, &mut out),
+            _ => skin::skin_dqs_checked(&dqs, &infl, &verts, &mut out),
+        }
+        .unwrap();
+    }
+    let mesh = |j1: &[[u16; 4]], w1: &[[f32; 4]]| sinew_skin_mesh {
+        vertex_count: n,
+        positions: p.as_ptr().cast(),
+        normals: std::ptr::null(),
+        tangents: std::ptr::null(),
+        joints: j0.as_ptr().cast(),
+        weights: w0.as_ptr().cast(),
+        joints1: if j1.is_empty() {
+            std::ptr::null()
+        } else {
+            j1.as_ptr().cast()
+        },
+        weights1: if w1.is_empty() {
+            std::ptr::null()
+        } else {
+            w1.as_ptr().cast()
+        },
+    };
+    let run = |m: &sinew_skin_mesh, k: usize, out: &mut Vec<[f32; 3]>| {
+        let target = sinew_skin_target {
+            positions: out.as_mut_ptr().cast(),
+            normals: std::ptr::null_mut(),
+            tangents: std::ptr::null_mut(),
+        };
+        // SAFETY: every array has `n` entries and the palettes 5.
+        unsafe {
+            match k {
+                0 => sinew_skin_lbs(lbs.as_ptr().cast(), 5, m, &target),
+                1 => sinew_skin_dqs(dqs.as_ptr().cast(), 5, m, &target),
+                _ => {
+                    let mix = vec![1.0f32; n];
+                    sinew_skin_mixed(
+                        lbs.as_ptr().cast(),
+                        dqs.as_ptr().cast(),
+                        5,
+                        mix.as_ptr(),
+                        n,
+                        m,
+                        &target,
+                    )
+                }
+            }
+        }
+    };
+    let m = mesh(&j1, &w1);
+    for k in 0..3 {
+        let mut out = vec![[9.0f32; 3]; n];
+        assert_eq!(run(&m, k, &mut out), sinew_status::Ok, "kernel {k}");
+        // The mix of weight 1 is DQS.
+        assert_eq!(out, expected[k.min(1)], "kernel {k}");
+    }
+    // One of the pair without the other, a bad slot-4 index, and slots 0-3
+    // alone (which do not sum to 1): precise statuses, target untouched.
+    let mut bad_j = j1.clone();
+    bad_j[7][0] = 5;
+    for (m, status) in [
+        (mesh(&j1, &[]), sinew_status::NullParameter),
+        (mesh(&[], &w1), sinew_status::NullParameter),
+        (mesh(&bad_j, &w1), sinew_status::InvalidInfluence),
+        (mesh(&[], &[]), sinew_status::InvalidInfluence),
+    ] {
+        for k in 0..3 {
+            let mut out = vec![[9.0f32; 3]; n];
+            assert_eq!(run(&m, k, &mut out), status, "kernel {k}");
+            assert_eq!(out, vec![[9.0f32; 3]; n]);
+        }
+    }
+    // Skinning into the second set's arrays is an overlap.
+    let mut w1_out = w1.clone();
+    let m = mesh(&j1, &w1_out);
+    let target = sinew_skin_target {
+        positions: w1_out.as_mut_ptr().cast(),
+        normals: std::ptr::null_mut(),
+        tangents: std::ptr::null_mut(),
+    };
+    // SAFETY: `w1_out` holds 12 x 4 floats, more than 12 positions.
+    let s = unsafe { sinew_skin_lbs(lbs.as_ptr().cast(), 5, &m, &target) };
+    assert_eq!(s, sinew_status::OverlappingBuffers);
+}

@@ -1093,7 +1093,9 @@ mod tests {
 
     type Out = (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<[f32; 4]>);
 
-    fn skin(m: &Mesh, method: u8, path: Path, normals: bool, tangents: bool) -> Out {
+    /// Skins `m` with method 0-2 on `path`, or with the scalar reference
+    /// (`None`).
+    fn skin_on(m: &Mesh, method: u8, path: Option<Path>, normals: bool, tangents: bool) -> Out {
         let n = m.pos.len();
         let src = SkinVertices {
             positions: &m.pos,
@@ -1111,8 +1113,23 @@ mod tests {
             tangents: tangents.then_some(&mut t[..]),
         };
         let plan = layout::check_arrays(n, &src, &out).unwrap();
+        let Some(path) = path else {
+            use super::super::reference as r;
+            let infl = m.influences();
+            match method {
+                0 => r::skin_lbs_checked(&m.lbs, &infl, &src, &mut out),
+                1 => r::skin_dqs_checked(&m.dqs, &infl, &src, &mut out),
+                _ => r::skin_mixed_checked(&m.lbs, &m.dqs, &m.mix, &infl, &src, &mut out),
+            }
+            .unwrap();
+            return (p, nn, t);
+        };
         run_method(m, method, &src, &mut out, plan, path);
         (p, nn, t)
+    }
+
+    fn skin(m: &Mesh, method: u8, path: Path, normals: bool, tangents: bool) -> Out {
+        skin_on(m, method, Some(path), normals, tangents)
     }
 
     /// As [`skin`] over one interleaved buffer per side: stride 11, the
@@ -1217,30 +1234,7 @@ mod tests {
             eight in any::<bool>(),
         ) {
             let m = mesh(seed, vertices, palette, eight);
-            let n = m.pos.len();
-            let src = SkinVertices {
-                positions: &m.pos,
-                normals: Some(&m.nrm),
-                tangents: Some(&m.tan),
-            };
-            let (mut p, mut nn, mut t) = (
-                alloc::vec![[9.0; 3]; n],
-                alloc::vec![[9.0; 3]; n],
-                alloc::vec![[9.0; 4]; n],
-            );
-            let mut out = SkinOutput {
-                positions: &mut p,
-                normals: Some(&mut nn[..]),
-                tangents: Some(&mut t[..]),
-            };
-            let infl = m.influences();
-            use super::super::reference as r;
-            match method {
-                0 => r::skin_lbs_checked(&m.lbs, &infl, &src, &mut out),
-                1 => r::skin_dqs_checked(&m.dqs, &infl, &src, &mut out),
-                _ => r::skin_mixed_checked(&m.lbs, &m.dqs, &m.mix, &infl, &src, &mut out),
-            }
-            .unwrap();
+            let (p, nn, t) = skin_on(&m, method, None, true, true);
             for path in [Path::Portable, best_path()] {
                 let a = skin(&m, method, path, true, true);
                 close(&a.0, &p)?;

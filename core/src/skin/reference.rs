@@ -244,6 +244,21 @@ fn each<S: Source, D: Sink>(
     }
 }
 
+/// The checks of the `*_checked` kernels (the palette length, then the
+/// attributes), then [`each`].
+fn each_checked(
+    palette_len: usize,
+    influences: &CheckedInfluences<'_>,
+    input: &SkinVertices<'_>,
+    out: &mut SkinOutput<'_>,
+    f: impl Fn(usize, &[u16], &[f32], Vertex) -> Vertex,
+) -> Result<(), Error> {
+    influences.check_palette(palette_len)?;
+    let plan = layout::check_arrays(influences.len(), input, out)?;
+    each(influences, input, out, plan, f);
+    Ok(())
+}
+
 fn mix_vertex(a: Vertex, b: Vertex, s: f32) -> Vertex {
     let t = |x: f32, y: f32| x + (y - x) * s;
     Vertex {
@@ -267,12 +282,9 @@ pub fn skin_lbs(
     input: &SkinInput<'_>,
     out: &mut SkinOutput<'_>,
 ) -> Result<(), Error> {
-    let plan = layout::check_arrays(input.joints.len(), &input.vertices(), out)?;
+    layout::check_arrays(input.joints.len(), &input.vertices(), out)?;
     let infl = Influences::new(input.joints, input.weights, palette.len())?;
-    each(&infl, input, out, plan, |_, j, w, v| {
-        lbs_vertex(palette, j, w, v)
-    });
-    Ok(())
+    skin_lbs_checked(palette, &infl, &input.vertices(), out)
 }
 
 /// Scalar twin of [`super::skin_dqs`].
@@ -284,12 +296,9 @@ pub fn skin_dqs(
     input: &SkinInput<'_>,
     out: &mut SkinOutput<'_>,
 ) -> Result<(), Error> {
-    let plan = layout::check_arrays(input.joints.len(), &input.vertices(), out)?;
+    layout::check_arrays(input.joints.len(), &input.vertices(), out)?;
     let infl = Influences::new(input.joints, input.weights, palette.len())?;
-    each(&infl, input, out, plan, |_, j, w, v| {
-        dqs_vertex(palette, j, w, v)
-    });
-    Ok(())
+    skin_dqs_checked(palette, &infl, &input.vertices(), out)
 }
 
 /// Scalar twin of [`super::skin_mixed`].
@@ -305,13 +314,9 @@ pub fn skin_mixed(
 ) -> Result<(), Error> {
     check_len("dqs palette", lbs.len(), dqs.len())?;
     check_mix(input.joints.len(), mix)?;
-    let plan = layout::check_arrays(input.joints.len(), &input.vertices(), out)?;
+    layout::check_arrays(input.joints.len(), &input.vertices(), out)?;
     let infl = Influences::new(input.joints, input.weights, lbs.len())?;
-    each(&infl, input, out, plan, |i, j, w, v| {
-        let s = mix.get(i).copied().unwrap_or(0.0);
-        mix_vertex(lbs_vertex(lbs, j, w, v), dqs_vertex(dqs, j, w, v), s)
-    });
-    Ok(())
+    skin_mixed_checked(lbs, dqs, mix, &infl, &input.vertices(), out)
 }
 
 /// Scalar twin of [`super::skin_lbs_checked`] (four or eight influences).
@@ -324,12 +329,9 @@ pub fn skin_lbs_checked(
     input: &SkinVertices<'_>,
     out: &mut SkinOutput<'_>,
 ) -> Result<(), Error> {
-    influences.check_palette(palette.len())?;
-    let plan = layout::check_arrays(influences.len(), input, out)?;
-    each(influences, input, out, plan, |_, j, w, v| {
+    each_checked(palette.len(), influences, input, out, |_, j, w, v| {
         lbs_vertex(palette, j, w, v)
-    });
-    Ok(())
+    })
 }
 
 /// Scalar twin of [`super::skin_dqs_checked`] (four or eight influences).
@@ -342,12 +344,9 @@ pub fn skin_dqs_checked(
     input: &SkinVertices<'_>,
     out: &mut SkinOutput<'_>,
 ) -> Result<(), Error> {
-    influences.check_palette(palette.len())?;
-    let plan = layout::check_arrays(influences.len(), input, out)?;
-    each(influences, input, out, plan, |_, j, w, v| {
+    each_checked(palette.len(), influences, input, out, |_, j, w, v| {
         dqs_vertex(palette, j, w, v)
-    });
-    Ok(())
+    })
 }
 
 /// Scalar twin of [`super::skin_mixed_checked`] (four or eight influences).

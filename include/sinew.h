@@ -775,6 +775,19 @@ sinew_status sinew_skin_check_influences(const uint16_t *joints,
                                          size_t vertex_count,
                                          size_t joint_count);
 
+// `sinew_skin_check_influences` for eight influences per vertex: slots
+// 0-3 in `joints`/`weights`, slots 4-7 in `joints1`/`weights1` (4 each
+// per vertex), the eight weights summing to 1, as `sinew_skin_lbs`
+// checks a mesh whose `joints1`/`weights1` are set.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_INFLUENCE.
+sinew_status sinew_skin_check_influences8(const uint16_t *joints,
+                                          const float *weights,
+                                          const uint16_t *joints1,
+                                          const float *weights1,
+                                          size_t vertex_count,
+                                          size_t joint_count);
+
 // The motion-unit mixing kernel: per joint, `Σ(wF·wJ·x) / Σ(wF·wJ)` over
 // up to `SINEW_MAX_MIX_UNITS` running units and the optional fatigue unit
 // (its `weight` is the fatigue factor), then the optional idle unit fills

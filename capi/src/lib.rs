@@ -754,6 +754,33 @@ pub unsafe extern "C" fn sinew_skin_check_influences(
     })
 }
 
+/// `sinew_skin_check_influences` for eight influences per vertex: slots
+/// 0-3 in `joints`/`weights`, slots 4-7 in `joints1`/`weights1` (4 each
+/// per vertex), the eight weights summing to 1, as `sinew_skin_lbs`
+/// checks a mesh whose `joints1`/`weights1` are set.
+///
+/// Errors: NULL_PARAMETER, MISALIGNED, INVALID_INFLUENCE.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_skin_check_influences8(
+    joints: *const u16,
+    weights: *const f32,
+    joints1: *const u16,
+    weights1: *const f32,
+    vertex_count: usize,
+    joint_count: usize,
+) -> sinew_status {
+    status(|| unsafe {
+        imp::sinew_skin_check_influences8(
+            joints,
+            weights,
+            joints1,
+            weights1,
+            vertex_count,
+            joint_count,
+        )
+    })
+}
+
 /// The motion-unit mixing kernel: per joint, `Σ(wF·wJ·x) / Σ(wF·wJ)` over
 /// up to `SINEW_MAX_MIX_UNITS` running units and the optional fatigue unit
 /// (its `weight` is the fatigue factor), then the optional idle unit fills

@@ -1911,6 +1911,34 @@ pub unsafe extern "C-unwind" fn sinew_skin_check_influences(
     })())
 }
 
+/// Implements `sinew_skin_check_influences8`.
+///
+/// # Safety
+/// `joints` and `joints1` have `4 · vertex_count` indices, `weights` and
+/// `weights1` as many floats.
+pub unsafe extern "C-unwind" fn sinew_skin_check_influences8(
+    joints: *const u16,
+    weights: *const f32,
+    joints1: *const u16,
+    weights1: *const f32,
+    vertex_count: usize,
+    joint_count: usize,
+) -> sinew_status {
+    finish((|| {
+        // Safety: caller contract (all four).
+        let (j, w, j1, w1) = unsafe {
+            (
+                slice(joints.cast::<[u16; 4]>(), vertex_count)?,
+                slice(weights.cast::<[f32; 4]>(), vertex_count)?,
+                slice(joints1.cast::<[u16; 4]>(), vertex_count)?,
+                slice(weights1.cast::<[f32; 4]>(), vertex_count)?,
+            )
+        };
+        skin::check_influences8(j, w, j1, w1, joint_count)?;
+        Ok(())
+    })())
+}
+
 /// Runs a strided kernel after viewing and overlap-checking its buffers.
 ///
 /// # Safety

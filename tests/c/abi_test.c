@@ -183,6 +183,20 @@ static void frame(void) {
       }
     }
   }
+  CHECK(sinew_skin_check_influences8(&joints[0][0], &weights8[0][0], &joints1[0][0],
+                                     &weights1[0][0], VERTICES, skel.joint_count),
+        SINEW_STATUS_OK);
+  CHECK(sinew_skin_check_influences8(&joints[0][0], &weights8[0][0], &joints1[0][0], NULL,
+                                     VERTICES, skel.joint_count),
+        SINEW_STATUS_NULL_PARAMETER);
+  /* Slots 0-3 alone no longer sum to 1; a slot-4 index past the palette. */
+  CHECK(sinew_skin_check_influences(&joints[0][0], &weights8[0][0], VERTICES, skel.joint_count),
+        SINEW_STATUS_INVALID_INFLUENCE);
+  joints1[5][0] = (uint16_t)skel.joint_count;
+  CHECK(sinew_skin_check_influences8(&joints[0][0], &weights8[0][0], &joints1[0][0],
+                                     &weights1[0][0], VERTICES, skel.joint_count),
+        SINEW_STATUS_INVALID_INFLUENCE);
+  CHECK(sinew_skin_dqs(dqs, skel.joint_count, &mesh8, &target8), SINEW_STATUS_INVALID_INFLUENCE);
   mesh8.weights1 = NULL;
   CHECK(sinew_skin_dqs(dqs, skel.joint_count, &mesh8, &target8), SINEW_STATUS_NULL_PARAMETER);
 

@@ -356,8 +356,9 @@ unsafe fn lbs_matrix<Site>(
     }
     // Slots 1.. of the first set, then the used slots of the second.
     let slots = (1..k.min(4)).map(|s| (joints, weights, s));
-    let more = second.map_or(0..0, |(_, _, k1)| 0..k1.min(4));
-    let more = more.filter_map(|s| second.map(|(j, w, _)| (j, w, s)));
+    let more = second
+        .into_iter()
+        .flat_map(|(j, w, k1)| (0..k1.min(4)).map(move |s| (j, w, s)));
     for (joints, weights, s) in slots.chain(more) {
         for i in 0..8 {
             let e = rows(joints[i][s]);
@@ -561,7 +562,8 @@ struct Site<P, S, D, const N: bool, const T: bool, const E: bool>(
     core::marker::PhantomData<(P, S, D)>,
 );
 
-/// Skins eight vertices with the first `slots` influence slots (1-4).
+/// Skins eight vertices with the first `slots` influence slots (1-4) and
+/// the used slots of the `second` set.
 ///
 /// # Safety
 /// Every joint index in `joints` is below the length of each palette of `m`

@@ -315,6 +315,54 @@ fn normalize_weights_renormalises_or_rejects() {
     }
 }
 
+#[test]
+fn normalize_weights8_renormalises_all_eight_or_rejects() {
+    let mut w0 = vec![[2.0, 1.0, 0.5, 0.5], [0.0; 4], [0.25, 0.25, 0.25, 0.25]];
+    let mut w1 = vec![[0.5, 0.5, 0.0, 0.0], [0.0, 0.0, 0.0, 4.0], [0.0; 4]];
+    skin::normalize_weights8(&mut w0, &mut w1).unwrap();
+    assert_eq!(w0, vec![[0.4, 0.2, 0.1, 0.1], [0.0; 4], [0.25; 4]]);
+    assert_eq!(
+        w1,
+        vec![[0.1, 0.1, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0], [0.0; 4]]
+    );
+    let j = [[0u16; 4]; 3];
+    assert!(skin::check_influences8(&j, &w0, &j, &w1, 1).is_ok());
+    // A bad weight in either set, or eight zeros: untouched, named vertex.
+    let bits = |w: &[[f32; 4]]| w.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for (set, bad, err) in [
+        (
+            1,
+            [0.0, -1.0, 0.0, 0.0],
+            Error::InvalidVertexWeight { vertex: 1 },
+        ),
+        (
+            0,
+            [f32::INFINITY, 0.0, 0.0, 0.0],
+            Error::InvalidVertexWeight { vertex: 1 },
+        ),
+        (1, [0.0; 4], Error::VertexWeightSum { vertex: 1 }),
+    ] {
+        let mut w0 = vec![[1.0, 0.0, 0.0, 0.0], [0.0; 4]];
+        let mut w1 = vec![[1.0, 0.0, 0.0, 0.0], [0.0; 4]];
+        if set == 0 {
+            w0[1] = bad;
+        } else {
+            w1[1] = bad;
+        }
+        let before = (bits(&w0), bits(&w1));
+        assert_eq!(skin::normalize_weights8(&mut w0, &mut w1), Err(err));
+        assert_eq!((bits(&w0), bits(&w1)), before, "untouched on error");
+    }
+    assert_eq!(
+        skin::normalize_weights8(&mut [[1.0; 4]; 2], &mut [[1.0; 4]; 3]),
+        Err(Error::BadLength {
+            buffer: "weights1",
+            expected: 2,
+            actual: 3
+        })
+    );
+}
+
 // ---------------------------------------------------------------------------
 // Validity: palettes
 // ---------------------------------------------------------------------------

@@ -38,7 +38,7 @@
 //! to 1 is almost always a pipeline bug (a dropped influence, a wrong
 //! accessor). Sums within the tolerance are used as they are (LBS then scales
 //! a vertex by its weight sum, at most 1e-3; DQS is unaffected since it
-//! normalises). [`normalize_weights`] renormalises a mesh offline. Unused
+//! normalises). [`normalize_weights`] (and [`normalize_weights8`]) renormalises a mesh offline. Unused
 //! slots must still name a valid joint (0 is customary) with weight 0. A
 //! slot of weight 0 adds nothing, and the SIMD kernels skip, per block of
 //! four vertices, the slots past the last one with a non-zero weight (the
@@ -720,18 +720,52 @@ impl<'a> CheckedInfluences<'a> {
 /// [`Error::InvalidVertexWeight`] (negative, NaN or infinite weight) or
 /// [`Error::VertexWeightSum`] (all weights 0); the slice is untouched on error.
 pub fn normalize_weights(weights: &mut [[f32; 4]]) -> Result<(), Error> {
-    for (vertex, ws) in weights.iter().enumerate() {
-        if !ws.iter().all(|w| w.is_finite() && *w >= 0.0) {
+    normalize_sets(weights, &mut [])
+}
+
+/// [`normalize_weights`] for eight influences per vertex: slots 0-3 in
+/// `weights`, slots 4-7 in `weights1`, all eight scaled so that they sum
+/// to 1 (what [`check_influences8`] asks).
+///
+/// # Errors
+/// [`Error::BadLength`] (`"weights1"` not as long as `weights`), then those
+/// of [`normalize_weights`] over a vertex's eight weights; both slices are
+/// untouched on error.
+pub fn normalize_weights8(
+    weights: &mut [[f32; 4]],
+    weights1: &mut [[f32; 4]],
+) -> Result<(), Error> {
+    check_len("weights1", weights.len(), weights1.len())?;
+    normalize_sets(weights, weights1)
+}
+
+/// Renormalises each vertex's weights in `w0` and, when it is not empty,
+/// `w1` (as long as `w0`): every check first, then the scaling.
+fn normalize_sets(w0: &mut [[f32; 4]], w1: &mut [[f32; 4]]) -> Result<(), Error> {
+    let sum = |w0: &[f32; 4], w1: Option<&[f32; 4]>| {
+        // In slot order from 0, so four weights sum as `w0 + w1 + w2 + w3`.
+        w0.iter()
+            .chain(w1.into_iter().flatten())
+            .fold(0.0f32, |s, w| s + w)
+    };
+    for (vertex, ws) in w0.iter().enumerate() {
+        let more = w1.get(vertex);
+        let mut all = ws.iter().chain(more.into_iter().flatten());
+        if !all.all(|w| w.is_finite() && *w >= 0.0) {
             return Err(Error::InvalidVertexWeight { vertex });
         }
-        let sum = ws[0] + ws[1] + ws[2] + ws[3];
-        if !(sum > 0.0 && sum.is_finite()) {
+        let s = sum(ws, more);
+        if !(s > 0.0 && s.is_finite()) {
             return Err(Error::VertexWeightSum { vertex });
         }
     }
-    for ws in weights.iter_mut() {
-        let inv = 1.0 / (ws[0] + ws[1] + ws[2] + ws[3]);
-        for w in ws.iter_mut() {
+    for (vertex, ws) in w0.iter_mut().enumerate() {
+        let mut more = w1.get_mut(vertex);
+        let inv = 1.0 / sum(ws, more.as_deref());
+        for w in ws
+            .iter_mut()
+            .chain(more.iter_mut().flat_map(|m| m.iter_mut()))
+        {
             *w *= inv;
         }
     }

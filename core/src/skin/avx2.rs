@@ -669,7 +669,11 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
     let (jb1, _) = infl.joints1.as_chunks::<8>();
     let (wb1, _) = infl.weights1.as_chunks::<8>();
     let z = zero3();
-    for (b, (j, w)) in jb.iter().zip(wb).enumerate() {
+    // Bounded by the attribute arrays too (validated to be as long as the
+    // influences), which lets the block accessors drop their checks.
+    let blocks = jb.len().min(wb.len()).min(src.blocks8()).min(dst.blocks8());
+    for b in 0..blocks {
+        let (j, w) = (&jb[b], &wb[b]);
         let second = (if E { jb1.get(b) } else { None })
             .zip(wb1.get(b))
             .map(|(j1, w1)| (j1, w1, slots_used(w1) as usize));
@@ -678,14 +682,18 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
         let p = if S::INTERLEAVED {
             from_vec4s(&core::array::from_fn(|i| src.position4(first + i)))
         } else {
-            from_blocks3(&src.block_positions(b0), &src.block_positions(b1))
+            // SAFETY: `b < blocks <= src.blocks8()`.
+            let (p0, p1) = unsafe { src.block8_positions(b) };
+            from_blocks3(&p0, &p1)
         };
         let n = if !N {
             z
         } else if S::INTERLEAVED {
             from_vec4s(&core::array::from_fn(|i| src.normal4(first + i)))
         } else {
-            from_blocks3(&src.block_normals(b0), &src.block_normals(b1))
+            // SAFETY: `b < blocks <= src.blocks8()`.
+            let (n0, n1) = unsafe { src.block8_normals(b) };
+            from_blocks3(&n0, &n1)
         };
         let (t, tw) = if T {
             from_blocks4(&src.block_tangents(b0), &src.block_tangents(b1))
@@ -711,18 +719,16 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
                 dst.set_position4(first + i, p);
             }
         } else {
-            let (p0, p1) = to_blocks3(out.p);
-            dst.set_block_positions(b0, &p0);
-            dst.set_block_positions(b1, &p1);
+            // SAFETY: `b < blocks <= dst.blocks8()`.
+            unsafe { dst.set_block8_positions(b, &to_blocks3(out.p)) };
         }
         if N && D::INTERLEAVED {
             for (i, n) in to_vec4s(out.n).iter().enumerate() {
                 dst.set_normal4(first + i, n);
             }
         } else if N {
-            let (n0, n1) = to_blocks3(out.n);
-            dst.set_block_normals(b0, &n0);
-            dst.set_block_normals(b1, &n1);
+            // SAFETY: `b < blocks <= dst.blocks8()`.
+            unsafe { dst.set_block8_normals(b, &to_blocks3(out.n)) };
         }
         if T {
             let (t0, t1) = to_blocks4(out.t, tw);
@@ -730,7 +736,7 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
             dst.set_block_tangents(b1, &t1);
         }
     }
-    jb.len() * 8
+    blocks * 8
 }
 
 // ---------------------------------------------------------------------------

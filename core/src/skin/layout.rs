@@ -38,6 +38,33 @@ pub(crate) trait Source {
     fn block_tangents(&self, b: usize) -> Block4 {
         self.tangents(b * 4, 4)
     }
+    /// How many whole blocks of 8 vertices every attribute array holds
+    /// (`usize::MAX` when the source does not say). The 8-wide kernels
+    /// bound their loop by it, so that [`Source::block8_positions`] and
+    /// [`Source::block8_normals`] need no check of their own (one cost 8%
+    /// of the AVX2 LBS kernel's instructions).
+    #[inline(always)]
+    fn blocks8(&self) -> usize {
+        usize::MAX
+    }
+    /// Vertices `8b .. 8b + 8` as two blocks.
+    ///
+    /// # Safety
+    /// `b < self.blocks8()`.
+    #[inline(always)]
+    #[allow(unsafe_code)] // only a contract for the overrides
+    unsafe fn block8_positions(&self, b: usize) -> (Block3, Block3) {
+        (self.block_positions(2 * b), self.block_positions(2 * b + 1))
+    }
+    /// Vertices `8b .. 8b + 8` as two blocks (zeros without normals).
+    ///
+    /// # Safety
+    /// `b < self.blocks8()`.
+    #[inline(always)]
+    #[allow(unsafe_code)] // only a contract for the overrides
+    unsafe fn block8_normals(&self, b: usize) -> (Block3, Block3) {
+        (self.block_normals(2 * b), self.block_normals(2 * b + 1))
+    }
     /// Whether attributes are interleaved: the 8-wide kernels then read a
     /// vertex's position or normal as 4 floats ([`Source::position4`]), not
     /// blocks of `xyz xyz …`.
@@ -79,6 +106,33 @@ pub(crate) trait Sink {
     #[inline(always)]
     fn set_block_tangents(&mut self, b: usize, v: &Block4) {
         self.set_tangents(b * 4, 4, v);
+    }
+    /// How many whole blocks of 8 vertices every attribute array holds, as
+    /// [`Source::blocks8`].
+    #[inline(always)]
+    fn blocks8(&self) -> usize {
+        usize::MAX
+    }
+    /// Writes vertices `8b .. 8b + 8` from two blocks.
+    ///
+    /// # Safety
+    /// `b < self.blocks8()`.
+    #[inline(always)]
+    #[allow(unsafe_code)] // only a contract for the overrides
+    unsafe fn set_block8_positions(&mut self, b: usize, v: &(Block3, Block3)) {
+        self.set_block_positions(2 * b, &v.0);
+        self.set_block_positions(2 * b + 1, &v.1);
+    }
+    /// Writes vertices `8b .. 8b + 8` from two blocks (nothing without
+    /// normals).
+    ///
+    /// # Safety
+    /// `b < self.blocks8()`.
+    #[inline(always)]
+    #[allow(unsafe_code)] // only a contract for the overrides
+    unsafe fn set_block8_normals(&mut self, b: usize, v: &(Block3, Block3)) {
+        self.set_block_normals(2 * b, &v.0);
+        self.set_block_normals(2 * b + 1, &v.1);
     }
     /// Whether attributes are interleaved: the 8-wide kernels then write a
     /// vertex's position or normal from 4 floats ([`Sink::set_position4`]).
@@ -141,7 +195,69 @@ fn store<const W: usize>(d: &mut [[f32; W]], first: usize, count: usize, v: &[[f
     }
 }
 
+/// Whole blocks of 8 vertices in `s`.
+#[inline(always)]
+fn blocks8_of<const W: usize>(s: &[[f32; W]]) -> usize {
+    s.len() / 8
+}
+
+/// Block `b` of 8 vertices of `s` as two blocks of 4.
+///
+/// # Safety
+/// `b < blocks8_of(s)`.
+#[inline(always)]
+#[allow(unsafe_code)]
+unsafe fn load_block8<const W: usize>(s: &[[f32; W]], b: usize) -> ([[f32; W]; 4], [[f32; W]; 4]) {
+    debug_assert!(b < blocks8_of(s));
+    // SAFETY: vertices `8b .. 8b + 8` are in `s` (the caller's promise).
+    unsafe {
+        let p = s.as_ptr().add(8 * b).cast::<[[f32; W]; 4]>();
+        (p.read_unaligned(), p.add(1).read_unaligned())
+    }
+}
+
+/// Writes block `b` of 8 vertices of `d`.
+///
+/// # Safety
+/// `b < blocks8_of(d)`.
+#[inline(always)]
+#[allow(unsafe_code)]
+unsafe fn store_block8<const W: usize>(
+    d: &mut [[f32; W]],
+    b: usize,
+    v: &([[f32; W]; 4], [[f32; W]; 4]),
+) {
+    debug_assert!(b < blocks8_of(d));
+    // SAFETY: vertices `8b .. 8b + 8` are in `d` (the caller's promise).
+    unsafe {
+        let p = d.as_mut_ptr().add(8 * b).cast::<[[f32; W]; 4]>();
+        p.write_unaligned(v.0);
+        p.add(1).write_unaligned(v.1);
+    }
+}
+
 impl Source for SkinVertices<'_> {
+    #[inline(always)]
+    fn blocks8(&self) -> usize {
+        let opt = |a: Option<usize>| a.unwrap_or(usize::MAX);
+        blocks8_of(self.positions)
+            .min(opt(self.normals.map(blocks8_of)))
+            .min(opt(self.tangents.map(blocks8_of)))
+    }
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn block8_positions(&self, b: usize) -> (Block3, Block3) {
+        // SAFETY: `b < self.blocks8() <= blocks8_of(positions)`.
+        unsafe { load_block8(self.positions, b) }
+    }
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn block8_normals(&self, b: usize) -> (Block3, Block3) {
+        let zero = [[0.0; 3]; 4];
+        // SAFETY: `b < self.blocks8() <= blocks8_of(normals)`.
+        self.normals
+            .map_or((zero, zero), |n| unsafe { load_block8(n, b) })
+    }
     #[inline(always)]
     fn block_positions(&self, b: usize) -> Block3 {
         load_block(self.positions, b)
@@ -186,6 +302,27 @@ impl Source for SkinInput<'_> {
 }
 
 impl Sink for SkinOutput<'_> {
+    #[inline(always)]
+    fn blocks8(&self) -> usize {
+        let opt = |a: Option<usize>| a.unwrap_or(usize::MAX);
+        blocks8_of(self.positions)
+            .min(opt(self.normals.as_deref().map(blocks8_of)))
+            .min(opt(self.tangents.as_deref().map(blocks8_of)))
+    }
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn set_block8_positions(&mut self, b: usize, v: &(Block3, Block3)) {
+        // SAFETY: `b < self.blocks8() <= blocks8_of(positions)`.
+        unsafe { store_block8(self.positions, b, v) }
+    }
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn set_block8_normals(&mut self, b: usize, v: &(Block3, Block3)) {
+        if let Some(n) = self.normals.as_deref_mut() {
+            // SAFETY: `b < self.blocks8() <= blocks8_of(normals)`.
+            unsafe { store_block8(n, b, v) }
+        }
+    }
     #[inline(always)]
     fn set_block_positions(&mut self, b: usize, v: &Block3) {
         store_block(self.positions, b, v);

@@ -670,19 +670,20 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
     let (wb1, _) = infl.weights1.as_chunks::<8>();
     let z = zero3();
     // Bounded by the attribute arrays too (validated to be as long as the
-    // influences), which lets the block accessors drop their checks.
-    let blocks = jb.len().min(wb.len()).min(src.blocks8()).min(dst.blocks8());
+    // influences), which is the block accessors' contract.
+    let len = src.len_bound().min(dst.len_bound());
+    let blocks = jb.len().min(wb.len()).min(len / 8);
     for b in 0..blocks {
         let (j, w) = (&jb[b], &wb[b]);
         let second = (if E { jb1.get(b) } else { None })
             .zip(wb1.get(b))
             .map(|(j1, w1)| (j1, w1, slots_used(w1) as usize));
+        // SAFETY (every `block_*` call below): `4 b1 + 4 = 8b + 8 <= len`.
         let (b0, b1) = (2 * b, 2 * b + 1);
         let first = b * 8;
         let p = if S::INTERLEAVED {
             from_vec4s(&core::array::from_fn(|i| src.position4(first + i)))
         } else {
-            // SAFETY: `b < blocks <= src.blocks8()`.
             let (p0, p1) = unsafe { src.block8_positions(b) };
             from_blocks3(&p0, &p1)
         };
@@ -691,12 +692,11 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
         } else if S::INTERLEAVED {
             from_vec4s(&core::array::from_fn(|i| src.normal4(first + i)))
         } else {
-            // SAFETY: `b < blocks <= src.blocks8()`.
             let (n0, n1) = unsafe { src.block8_normals(b) };
             from_blocks3(&n0, &n1)
         };
         let (t, tw) = if T {
-            from_blocks4(&src.block_tangents(b0), &src.block_tangents(b1))
+            unsafe { from_blocks4(&src.block_tangents(b0), &src.block_tangents(b1)) }
         } else {
             (z, _mm256_setzero_ps())
         };
@@ -719,21 +719,29 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
                 dst.set_position4(first + i, p);
             }
         } else {
-            // SAFETY: `b < blocks <= dst.blocks8()`.
-            unsafe { dst.set_block8_positions(b, &to_blocks3(out.p)) };
+            let (p0, p1) = to_blocks3(out.p);
+            unsafe {
+                dst.set_block_positions(b0, &p0);
+                dst.set_block_positions(b1, &p1);
+            }
         }
         if N && D::INTERLEAVED {
             for (i, n) in to_vec4s(out.n).iter().enumerate() {
                 dst.set_normal4(first + i, n);
             }
         } else if N {
-            // SAFETY: `b < blocks <= dst.blocks8()`.
-            unsafe { dst.set_block8_normals(b, &to_blocks3(out.n)) };
+            let (n0, n1) = to_blocks3(out.n);
+            unsafe {
+                dst.set_block_normals(b0, &n0);
+                dst.set_block_normals(b1, &n1);
+            }
         }
         if T {
             let (t0, t1) = to_blocks4(out.t, tw);
-            dst.set_block_tangents(b0, &t0);
-            dst.set_block_tangents(b1, &t1);
+            unsafe {
+                dst.set_block_tangents(b0, &t0);
+                dst.set_block_tangents(b1, &t1);
+            }
         }
     }
     blocks * 8

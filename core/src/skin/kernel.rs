@@ -573,6 +573,7 @@ const DEFAULT_PATH: Path = {
 /// Skins every vertex: normals when `N`, tangents when `T`, eight
 /// influences per vertex when `E` (a copy of its own, so that four
 /// influences pay nothing for the second set).
+#[allow(unsafe_code)] // the unchecked block accessors, within the loop bound
 fn run_with<
     M: Method + Palettes,
     S: Source,
@@ -594,38 +595,48 @@ fn run_with<
         Path::Avx2 => super::avx2::run::<M, S, D, N, T, E>(m, infl, src, dst),
     };
     // Full blocks: influences by reference straight from the slices (no
-    // copies, no padding path), attributes through the block accessors.
+    // copies, no padding path), attributes through the block accessors,
+    // bounded by the attribute arrays too (validated to be as long as the
+    // influences), which is the accessors' contract.
     let (jb, _) = infl.joints.as_chunks::<4>();
     let (wb, _) = infl.weights.as_chunks::<4>();
     let (jb1, _) = infl.joints1.as_chunks::<4>();
     let (wb1, _) = infl.weights1.as_chunks::<4>();
-    for (b, (j, w)) in jb.iter().zip(wb).enumerate().skip(done / 4) {
+    let blocks = jb
+        .len()
+        .min(wb.len())
+        .min(src.len_bound().min(dst.len_bound()) / 4);
+    for b in done / 4..blocks {
+        let (j, w) = (&jb[b], &wb[b]);
         let second = if E { jb1.get(b).zip(wb1.get(b)) } else { None };
-        let p = src.block_positions(b);
+        // SAFETY (every `block_*` call): `4b + 4 <= 4 blocks`, at most
+        // both length bounds.
+        let p = unsafe { src.block_positions(b) };
         let n = if N {
-            src.block_normals(b)
+            unsafe { src.block_normals(b) }
         } else {
             [[0.0; 3]; 4]
         };
         let t = if T {
-            src.block_tangents(b)
+            unsafe { src.block_tangents(b) }
         } else {
             [[0.0; 4]; 4]
         };
         let (p, n, t) = compute::<M, N, T>(m, b * 4, 4, j, w, second, &p, &n, &t);
-        dst.set_block_positions(b, &p);
+        unsafe { dst.set_block_positions(b, &p) };
         if N {
-            dst.set_block_normals(b, &n);
+            unsafe { dst.set_block_normals(b, &n) };
         }
         if T {
-            dst.set_block_tangents(b, &t);
+            unsafe { dst.set_block_tangents(b, &t) };
         }
     }
-    // Tail of 1-3 vertices, zero-padded (joint 0 of an empty palette reads
-    // as a zero entry; padding lanes are not stored).
-    let first = jb.len() * 4;
-    let count = infl.len() - first;
-    if count > 0 {
+    // The rest, up to 4 vertices at a time (after validation, a tail of
+    // 1-3), zero-padded (joint 0 of an empty palette reads as a zero entry;
+    // padding lanes are not stored).
+    let mut first = blocks.max(done / 4) * 4;
+    while first < infl.len() {
+        let count = (infl.len() - first).min(4);
         let j = load(infl.joints, first, count);
         let w = load(infl.weights, first, count);
         let (j1, w1) = (
@@ -644,6 +655,7 @@ fn run_with<
         if T {
             dst.set_tangents(first, count, &t);
         }
+        first += count;
     }
 }
 

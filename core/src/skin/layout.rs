@@ -23,47 +23,60 @@ pub(crate) trait Source {
     fn positions(&self, first: usize, count: usize) -> Block3;
     fn normals(&self, first: usize, count: usize) -> Block3;
     fn tangents(&self, first: usize, count: usize) -> Block4;
-    /// Full block `b` (vertices `4b .. 4b + 4`).
+    /// How many vertices every attribute array holds at least
+    /// (`usize::MAX` when the source does not say). The kernels bound their
+    /// block loops by it, so that the block accessors below need no check
+    /// of their own (one cost 8% of the AVX2 LBS kernel's instructions).
     #[inline(always)]
-    fn block_positions(&self, b: usize) -> Block3 {
-        self.positions(b * 4, 4)
-    }
-    /// Full block `b`.
-    #[inline(always)]
-    fn block_normals(&self, b: usize) -> Block3 {
-        self.normals(b * 4, 4)
-    }
-    /// Full block `b`.
-    #[inline(always)]
-    fn block_tangents(&self, b: usize) -> Block4 {
-        self.tangents(b * 4, 4)
-    }
-    /// How many whole blocks of 8 vertices every attribute array holds
-    /// (`usize::MAX` when the source does not say). The 8-wide kernels
-    /// bound their loop by it, so that [`Source::block8_positions`] and
-    /// [`Source::block8_normals`] need no check of their own (one cost 8%
-    /// of the AVX2 LBS kernel's instructions).
-    #[inline(always)]
-    fn blocks8(&self) -> usize {
+    fn len_bound(&self) -> usize {
         usize::MAX
     }
-    /// Vertices `8b .. 8b + 8` as two blocks.
+    /// Full block `b` (vertices `4b .. 4b + 4`).
     ///
     /// # Safety
-    /// `b < self.blocks8()`.
+    /// `4b + 4 <= self.len_bound()`.
     #[inline(always)]
     #[allow(unsafe_code)] // only a contract for the overrides
-    unsafe fn block8_positions(&self, b: usize) -> (Block3, Block3) {
-        (self.block_positions(2 * b), self.block_positions(2 * b + 1))
+    unsafe fn block_positions(&self, b: usize) -> Block3 {
+        self.positions(b * 4, 4)
     }
-    /// Vertices `8b .. 8b + 8` as two blocks (zeros without normals).
+    /// Full block `b` (zeros without normals).
     ///
     /// # Safety
-    /// `b < self.blocks8()`.
+    /// As [`Source::block_positions`].
     #[inline(always)]
     #[allow(unsafe_code)] // only a contract for the overrides
+    unsafe fn block_normals(&self, b: usize) -> Block3 {
+        self.normals(b * 4, 4)
+    }
+    /// Full block `b` (zeros without tangents).
+    ///
+    /// # Safety
+    /// As [`Source::block_positions`].
+    #[inline(always)]
+    #[allow(unsafe_code)] // only a contract for the overrides
+    unsafe fn block_tangents(&self, b: usize) -> Block4 {
+        self.tangents(b * 4, 4)
+    }
+    /// Full blocks `2b` and `2b + 1` (vertices `8b .. 8b + 8`).
+    ///
+    /// # Safety
+    /// `8b + 8 <= self.len_bound()`.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn block8_positions(&self, b: usize) -> (Block3, Block3) {
+        // SAFETY: the caller's promise covers both blocks.
+        unsafe { (self.block_positions(2 * b), self.block_positions(2 * b + 1)) }
+    }
+    /// Full blocks `2b` and `2b + 1` (zeros without normals).
+    ///
+    /// # Safety
+    /// As [`Source::block8_positions`].
+    #[inline(always)]
+    #[allow(unsafe_code)]
     unsafe fn block8_normals(&self, b: usize) -> (Block3, Block3) {
-        (self.block_normals(2 * b), self.block_normals(2 * b + 1))
+        // SAFETY: the caller's promise covers both blocks.
+        unsafe { (self.block_normals(2 * b), self.block_normals(2 * b + 1)) }
     }
     /// Whether attributes are interleaved: the 8-wide kernels then read a
     /// vertex's position or normal as 4 floats ([`Source::position4`]), not
@@ -92,47 +105,38 @@ pub(crate) trait Sink {
     fn set_positions(&mut self, first: usize, count: usize, v: &Block3);
     fn set_normals(&mut self, first: usize, count: usize, v: &Block3);
     fn set_tangents(&mut self, first: usize, count: usize, v: &Block4);
-    /// Full block `b` (vertices `4b .. 4b + 4`).
+    /// How many vertices every attribute array holds at least, as
+    /// [`Source::len_bound`].
     #[inline(always)]
-    fn set_block_positions(&mut self, b: usize, v: &Block3) {
-        self.set_positions(b * 4, 4, v);
-    }
-    /// Full block `b`.
-    #[inline(always)]
-    fn set_block_normals(&mut self, b: usize, v: &Block3) {
-        self.set_normals(b * 4, 4, v);
-    }
-    /// Full block `b`.
-    #[inline(always)]
-    fn set_block_tangents(&mut self, b: usize, v: &Block4) {
-        self.set_tangents(b * 4, 4, v);
-    }
-    /// How many whole blocks of 8 vertices every attribute array holds, as
-    /// [`Source::blocks8`].
-    #[inline(always)]
-    fn blocks8(&self) -> usize {
+    fn len_bound(&self) -> usize {
         usize::MAX
     }
-    /// Writes vertices `8b .. 8b + 8` from two blocks.
+    /// Writes full block `b` (vertices `4b .. 4b + 4`).
     ///
     /// # Safety
-    /// `b < self.blocks8()`.
+    /// `4b + 4 <= self.len_bound()`.
     #[inline(always)]
     #[allow(unsafe_code)] // only a contract for the overrides
-    unsafe fn set_block8_positions(&mut self, b: usize, v: &(Block3, Block3)) {
-        self.set_block_positions(2 * b, &v.0);
-        self.set_block_positions(2 * b + 1, &v.1);
+    unsafe fn set_block_positions(&mut self, b: usize, v: &Block3) {
+        self.set_positions(b * 4, 4, v);
     }
-    /// Writes vertices `8b .. 8b + 8` from two blocks (nothing without
-    /// normals).
+    /// Writes full block `b` (nothing without normals).
     ///
     /// # Safety
-    /// `b < self.blocks8()`.
+    /// As [`Sink::set_block_positions`].
     #[inline(always)]
     #[allow(unsafe_code)] // only a contract for the overrides
-    unsafe fn set_block8_normals(&mut self, b: usize, v: &(Block3, Block3)) {
-        self.set_block_normals(2 * b, &v.0);
-        self.set_block_normals(2 * b + 1, &v.1);
+    unsafe fn set_block_normals(&mut self, b: usize, v: &Block3) {
+        self.set_normals(b * 4, 4, v);
+    }
+    /// Writes full block `b` (nothing without tangents).
+    ///
+    /// # Safety
+    /// As [`Sink::set_block_positions`].
+    #[inline(always)]
+    #[allow(unsafe_code)] // only a contract for the overrides
+    unsafe fn set_block_tangents(&mut self, b: usize, v: &Block4) {
+        self.set_tangents(b * 4, 4, v);
     }
     /// Whether attributes are interleaved: the 8-wide kernels then write a
     /// vertex's position or normal from 4 floats ([`Sink::set_position4`]).
@@ -146,21 +150,60 @@ pub(crate) trait Sink {
     fn set_normal4(&mut self, _v: usize, _n: &[f32; 4]) {}
 }
 
-/// Full block `b` of `s` (zeros if out of range, which validated calls never are).
+/// Full block `b` of `s` (vertices `4b .. 4b + 4`).
+///
+/// # Safety
+/// `4b + 4 <= s.len()`.
 #[inline(always)]
-fn load_block<const W: usize>(s: &[[f32; W]], b: usize) -> [[f32; W]; 4] {
-    s.as_chunks::<4>()
-        .0
-        .get(b)
-        .copied()
-        .unwrap_or([[0.0; W]; 4])
+#[allow(unsafe_code)]
+unsafe fn load_block<const W: usize>(s: &[[f32; W]], b: usize) -> [[f32; W]; 4] {
+    debug_assert!(4 * b + 4 <= s.len());
+    // SAFETY: the four vertices are in `s` (the caller's promise).
+    unsafe {
+        s.as_ptr()
+            .add(4 * b)
+            .cast::<[[f32; W]; 4]>()
+            .read_unaligned()
+    }
 }
 
+/// Full blocks `2b` and `2b + 1` of `s` (vertices `8b .. 8b + 8`).
+///
+/// # Safety
+/// `8b + 8 <= s.len()`.
 #[inline(always)]
-fn store_block<const W: usize>(d: &mut [[f32; W]], b: usize, v: &[[f32; W]; 4]) {
-    if let Some(c) = d.as_chunks_mut::<4>().0.get_mut(b) {
-        *c = *v;
+#[allow(unsafe_code)]
+unsafe fn load_block8<const W: usize>(s: &[[f32; W]], b: usize) -> ([[f32; W]; 4], [[f32; W]; 4]) {
+    debug_assert!(8 * b + 8 <= s.len());
+    // SAFETY: the eight vertices are in `s` (the caller's promise).
+    unsafe {
+        let p = s.as_ptr().add(8 * b).cast::<[[f32; W]; 4]>();
+        (p.read_unaligned(), p.add(1).read_unaligned())
     }
+}
+
+/// Writes full block `b` of `d`.
+///
+/// # Safety
+/// `4b + 4 <= d.len()`.
+#[inline(always)]
+#[allow(unsafe_code)]
+unsafe fn store_block<const W: usize>(d: &mut [[f32; W]], b: usize, v: &[[f32; W]; 4]) {
+    debug_assert!(4 * b + 4 <= d.len());
+    // SAFETY: the four vertices are in `d` (the caller's promise).
+    unsafe {
+        d.as_mut_ptr()
+            .add(4 * b)
+            .cast::<[[f32; W]; 4]>()
+            .write_unaligned(*v)
+    }
+}
+
+/// The shortest length of `first` and the present `rest`.
+#[inline(always)]
+fn min_len(first: usize, rest: [Option<usize>; 2]) -> usize {
+    rest.iter()
+        .fold(first, |m, r| m.min(r.unwrap_or(usize::MAX)))
 }
 
 /// Vertices `first .. first + count` of `s` (`count <= 4`), zero-padded.
@@ -195,80 +238,45 @@ fn store<const W: usize>(d: &mut [[f32; W]], first: usize, count: usize, v: &[[f
     }
 }
 
-/// Whole blocks of 8 vertices in `s`.
-#[inline(always)]
-fn blocks8_of<const W: usize>(s: &[[f32; W]]) -> usize {
-    s.len() / 8
-}
-
-/// Block `b` of 8 vertices of `s` as two blocks of 4.
-///
-/// # Safety
-/// `b < blocks8_of(s)`.
-#[inline(always)]
-#[allow(unsafe_code)]
-unsafe fn load_block8<const W: usize>(s: &[[f32; W]], b: usize) -> ([[f32; W]; 4], [[f32; W]; 4]) {
-    debug_assert!(b < blocks8_of(s));
-    // SAFETY: vertices `8b .. 8b + 8` are in `s` (the caller's promise).
-    unsafe {
-        let p = s.as_ptr().add(8 * b).cast::<[[f32; W]; 4]>();
-        (p.read_unaligned(), p.add(1).read_unaligned())
-    }
-}
-
-/// Writes block `b` of 8 vertices of `d`.
-///
-/// # Safety
-/// `b < blocks8_of(d)`.
-#[inline(always)]
-#[allow(unsafe_code)]
-unsafe fn store_block8<const W: usize>(
-    d: &mut [[f32; W]],
-    b: usize,
-    v: &([[f32; W]; 4], [[f32; W]; 4]),
-) {
-    debug_assert!(b < blocks8_of(d));
-    // SAFETY: vertices `8b .. 8b + 8` are in `d` (the caller's promise).
-    unsafe {
-        let p = d.as_mut_ptr().add(8 * b).cast::<[[f32; W]; 4]>();
-        p.write_unaligned(v.0);
-        p.add(1).write_unaligned(v.1);
-    }
-}
-
 impl Source for SkinVertices<'_> {
     #[inline(always)]
-    fn blocks8(&self) -> usize {
-        let opt = |a: Option<usize>| a.unwrap_or(usize::MAX);
-        blocks8_of(self.positions)
-            .min(opt(self.normals.map(blocks8_of)))
-            .min(opt(self.tangents.map(blocks8_of)))
+    fn len_bound(&self) -> usize {
+        let len = |a: &[[f32; 3]]| a.len();
+        min_len(
+            self.positions.len(),
+            [self.normals.map(len), self.tangents.map(<[_]>::len)],
+        )
+    }
+    // SAFETY (the three): `4b + 4 <= self.len_bound()`, at most the
+    // length of each array read.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn block_positions(&self, b: usize) -> Block3 {
+        unsafe { load_block(self.positions, b) }
+    }
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn block_normals(&self, b: usize) -> Block3 {
+        self.normals
+            .map_or([[0.0; 3]; 4], |n| unsafe { load_block(n, b) })
+    }
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn block_tangents(&self, b: usize) -> Block4 {
+        self.tangents
+            .map_or([[0.0; 4]; 4], |t| unsafe { load_block(t, b) })
     }
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn block8_positions(&self, b: usize) -> (Block3, Block3) {
-        // SAFETY: `b < self.blocks8() <= blocks8_of(positions)`.
         unsafe { load_block8(self.positions, b) }
     }
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn block8_normals(&self, b: usize) -> (Block3, Block3) {
         let zero = [[0.0; 3]; 4];
-        // SAFETY: `b < self.blocks8() <= blocks8_of(normals)`.
         self.normals
             .map_or((zero, zero), |n| unsafe { load_block8(n, b) })
-    }
-    #[inline(always)]
-    fn block_positions(&self, b: usize) -> Block3 {
-        load_block(self.positions, b)
-    }
-    #[inline(always)]
-    fn block_normals(&self, b: usize) -> Block3 {
-        self.normals.map_or([[0.0; 3]; 4], |n| load_block(n, b))
-    }
-    #[inline(always)]
-    fn block_tangents(&self, b: usize) -> Block4 {
-        self.tangents.map_or([[0.0; 4]; 4], |t| load_block(t, b))
     }
     #[inline(always)]
     fn positions(&self, first: usize, count: usize) -> Block3 {
@@ -303,40 +311,34 @@ impl Source for SkinInput<'_> {
 
 impl Sink for SkinOutput<'_> {
     #[inline(always)]
-    fn blocks8(&self) -> usize {
-        let opt = |a: Option<usize>| a.unwrap_or(usize::MAX);
-        blocks8_of(self.positions)
-            .min(opt(self.normals.as_deref().map(blocks8_of)))
-            .min(opt(self.tangents.as_deref().map(blocks8_of)))
+    fn len_bound(&self) -> usize {
+        min_len(
+            self.positions.len(),
+            [
+                self.normals.as_deref().map(<[_]>::len),
+                self.tangents.as_deref().map(<[_]>::len),
+            ],
+        )
+    }
+    // SAFETY (the three): `4b + 4 <= self.len_bound()`, at most the
+    // length of each array written.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn set_block_positions(&mut self, b: usize, v: &Block3) {
+        unsafe { store_block(self.positions, b, v) }
     }
     #[inline(always)]
     #[allow(unsafe_code)]
-    unsafe fn set_block8_positions(&mut self, b: usize, v: &(Block3, Block3)) {
-        // SAFETY: `b < self.blocks8() <= blocks8_of(positions)`.
-        unsafe { store_block8(self.positions, b, v) }
+    unsafe fn set_block_normals(&mut self, b: usize, v: &Block3) {
+        if let Some(n) = self.normals.as_deref_mut() {
+            unsafe { store_block(n, b, v) }
+        }
     }
     #[inline(always)]
     #[allow(unsafe_code)]
-    unsafe fn set_block8_normals(&mut self, b: usize, v: &(Block3, Block3)) {
-        if let Some(n) = self.normals.as_deref_mut() {
-            // SAFETY: `b < self.blocks8() <= blocks8_of(normals)`.
-            unsafe { store_block8(n, b, v) }
-        }
-    }
-    #[inline(always)]
-    fn set_block_positions(&mut self, b: usize, v: &Block3) {
-        store_block(self.positions, b, v);
-    }
-    #[inline(always)]
-    fn set_block_normals(&mut self, b: usize, v: &Block3) {
-        if let Some(n) = self.normals.as_deref_mut() {
-            store_block(n, b, v);
-        }
-    }
-    #[inline(always)]
-    fn set_block_tangents(&mut self, b: usize, v: &Block4) {
+    unsafe fn set_block_tangents(&mut self, b: usize, v: &Block4) {
         if let Some(t) = self.tangents.as_deref_mut() {
-            store_block(t, b, v);
+            unsafe { store_block(t, b, v) }
         }
     }
     #[inline(always)]

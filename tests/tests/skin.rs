@@ -2337,3 +2337,65 @@ proptest! {
         }
     }
 }
+
+/// Tightly packed interleaved buffers, whose last vertex's attribute ends
+/// the buffer (`xyz` at stride 3, `pos nrm` at stride 6): the 8-wide
+/// kernels read 4 floats per attribute, so the last vertex must take the
+/// padded path; every vertex matches the scalar twin.
+#[test]
+fn tightly_packed_strided_buffers_match_reference() {
+    let (lbs, dqs) = some_palettes(4);
+    for n in [1usize, 7, 8, 9, 16, 23, 41] {
+        let m = small_mesh(n, 4);
+        for normals in [false, true] {
+            let stride = if normals { 6 } else { 3 };
+            let mut src = vec![0.0f32; n * stride];
+            for v in 0..n {
+                src[v * stride..v * stride + 3].copy_from_slice(&m.positions[v]);
+                if normals {
+                    src[v * stride + 3..v * stride + 6].copy_from_slice(&m.normals[v]);
+                }
+            }
+            let sv = StridedVertices {
+                data: &src,
+                stride,
+                position: 0,
+                normal: normals.then_some(3),
+                tangent: None,
+            };
+            let mut out = [vec![SENTINEL; n * stride], vec![SENTINEL; n * stride]];
+            for (k, simd) in [(0, true), (1, false)] {
+                let mut dv = StridedVerticesMut {
+                    data: &mut out[k],
+                    stride,
+                    position: 0,
+                    normal: normals.then_some(3),
+                    tangent: None,
+                };
+                let (j, w) = (&m.joints[..], &m.weights[..]);
+                match simd {
+                    true => skin::skin_dqs_strided(&dqs, j, w, &sv, &mut dv).unwrap(),
+                    false => reference::skin_dqs_strided(&dqs, j, w, &sv, &mut dv).unwrap(),
+                }
+            }
+            for (a, b) in out[0].iter().zip(&out[1]) {
+                assert!((a - b).abs() <= 1e-5 * (1.0 + b.abs()), "n {n}: {a} vs {b}");
+            }
+            let mut a = vec![SENTINEL; n * stride];
+            let mut b = vec![SENTINEL; n * stride];
+            let layout = |data| StridedVerticesMut {
+                data,
+                stride,
+                position: 0,
+                normal: normals.then_some(3),
+                tangent: None,
+            };
+            skin::skin_lbs_strided(&lbs, &m.joints, &m.weights, &sv, &mut layout(&mut a)).unwrap();
+            reference::skin_lbs_strided(&lbs, &m.joints, &m.weights, &sv, &mut layout(&mut b))
+                .unwrap();
+            for (a, b) in a.iter().zip(&b) {
+                assert!((a - b).abs() <= 1e-5 * (1.0 + b.abs()), "n {n}: {a} vs {b}");
+            }
+        }
+    }
+}

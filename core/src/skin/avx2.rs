@@ -678,11 +678,14 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
         let second = (if E { jb1.get(b) } else { None })
             .zip(wb1.get(b))
             .map(|(j1, w1)| (j1, w1, slots_used(w1) as usize));
-        // SAFETY (every `block_*` call below): `4 b1 + 4 = 8b + 8 <= len`.
+        // SAFETY (every `block_*` and `…4` call below): `4 b1 + 4 = 8b + 8
+        // <= len`, and `first + i < 8b + 8`.
         let (b0, b1) = (2 * b, 2 * b + 1);
         let first = b * 8;
         let p = if S::INTERLEAVED {
-            from_vec4s(&core::array::from_fn(|i| src.position4(first + i)))
+            from_vec4s(&core::array::from_fn(|i| unsafe {
+                src.position4(first + i)
+            }))
         } else {
             let (p0, p1) = unsafe { src.block8_positions(b) };
             from_blocks3(&p0, &p1)
@@ -690,7 +693,7 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
         let n = if !N {
             z
         } else if S::INTERLEAVED {
-            from_vec4s(&core::array::from_fn(|i| src.normal4(first + i)))
+            from_vec4s(&core::array::from_fn(|i| unsafe { src.normal4(first + i) }))
         } else {
             let (n0, n1) = unsafe { src.block8_normals(b) };
             from_blocks3(&n0, &n1)
@@ -716,7 +719,7 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
         };
         if D::INTERLEAVED {
             for (i, p) in to_vec4s(out.p).iter().enumerate() {
-                dst.set_position4(first + i, p);
+                unsafe { dst.set_position4(first + i, p) };
             }
         } else {
             let (p0, p1) = to_blocks3(out.p);
@@ -727,7 +730,7 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
         }
         if N && D::INTERLEAVED {
             for (i, n) in to_vec4s(out.n).iter().enumerate() {
-                dst.set_normal4(first + i, n);
+                unsafe { dst.set_normal4(first + i, n) };
             }
         } else if N {
             let (n0, n1) = to_blocks3(out.n);

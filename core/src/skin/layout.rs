@@ -83,14 +83,23 @@ pub(crate) trait Source {
     /// blocks of `xyz xyz …`.
     const INTERLEAVED: bool = false;
     /// Vertex `v`'s position as 4 floats, the 4th whatever follows it in
-    /// the buffer (0 at the buffer's end). Interleaved sources only.
+    /// the buffer. Interleaved sources only.
+    ///
+    /// # Safety
+    /// `v < self.len_bound()`.
     #[inline(always)]
-    fn position4(&self, _v: usize) -> [f32; 4] {
+    #[allow(unsafe_code)] // only a contract for the overrides
+    unsafe fn position4(&self, _v: usize) -> [f32; 4] {
         [0.0; 4]
     }
-    /// Vertex `v`'s normal as 4 floats, as [`Source::position4`].
+    /// Vertex `v`'s normal as 4 floats, as [`Source::position4`] (zeros
+    /// without normals).
+    ///
+    /// # Safety
+    /// `v < self.len_bound()`.
     #[inline(always)]
-    fn normal4(&self, _v: usize) -> [f32; 4] {
+    #[allow(unsafe_code)] // only a contract for the overrides
+    unsafe fn normal4(&self, _v: usize) -> [f32; 4] {
         [0.0; 4]
     }
 }
@@ -143,11 +152,20 @@ pub(crate) trait Sink {
     const INTERLEAVED: bool = false;
     /// Writes `x`, `y`, `z` of `p` as vertex `v`'s position (not the 4th
     /// float). Interleaved sinks only.
+    ///
+    /// # Safety
+    /// `v < self.len_bound()`.
     #[inline(always)]
-    fn set_position4(&mut self, _v: usize, _p: &[f32; 4]) {}
-    /// Writes vertex `v`'s normal, as [`Sink::set_position4`].
+    #[allow(unsafe_code)] // only a contract for the overrides
+    unsafe fn set_position4(&mut self, _v: usize, _p: &[f32; 4]) {}
+    /// Writes vertex `v`'s normal, as [`Sink::set_position4`] (nothing
+    /// without normals).
+    ///
+    /// # Safety
+    /// `v < self.len_bound()`.
     #[inline(always)]
-    fn set_normal4(&mut self, _v: usize, _n: &[f32; 4]) {}
+    #[allow(unsafe_code)] // only a contract for the overrides
+    unsafe fn set_normal4(&mut self, _v: usize, _n: &[f32; 4]) {}
 }
 
 /// Full block `b` of `s` (vertices `4b .. 4b + 4`).
@@ -394,48 +412,79 @@ fn store_strided<const W: usize>(
     }
 }
 
-/// The 4 floats at `at` (a vertex's 3-float attribute and the float after
-/// it); at the very end of the buffer the 4th is 0.
+/// How many vertices `v` of a buffer of `len` floats have `w` floats at
+/// `v * stride + offset` inside it.
 #[inline(always)]
 #[cfg_attr(
     not(all(target_arch = "x86_64", target_feature = "sse2")),
     allow(dead_code)
 )]
-fn load4(data: &[f32], at: usize) -> [f32; 4] {
-    let rest = data.get(at..).unwrap_or_default();
-    match rest.first_chunk::<4>() {
-        Some(c) => *c,
-        None => {
-            let mut o = [0.0; 4];
-            for (o, x) in o.iter_mut().zip(rest.iter().take(3)) {
-                *o = *x;
-            }
-            o
-        }
+fn strided_count(len: usize, stride: usize, offset: usize, w: usize) -> usize {
+    match len.checked_sub(offset + w) {
+        Some(rest) if stride > 0 => rest / stride + 1,
+        _ => 0,
     }
 }
 
+/// The 4 floats at `at` (a vertex's 3-float attribute and the float after
+/// it).
+///
+/// # Safety
+/// `at + 4 <= data.len()`.
 #[inline(always)]
+#[allow(unsafe_code)]
 #[cfg_attr(
     not(all(target_arch = "x86_64", target_feature = "sse2")),
     allow(dead_code)
 )]
-fn store3(data: &mut [f32], at: usize, v: &[f32; 4]) {
-    if let Some(c) = data.get_mut(at..).and_then(|s| s.first_chunk_mut::<3>()) {
-        *c = [v[0], v[1], v[2]];
+unsafe fn load4(data: &[f32], at: usize) -> [f32; 4] {
+    debug_assert!(at + 4 <= data.len());
+    // SAFETY: the caller's promise.
+    unsafe { data.as_ptr().add(at).cast::<[f32; 4]>().read_unaligned() }
+}
+
+/// Writes the first 3 of `v` at `at`.
+///
+/// # Safety
+/// `at + 3 <= data.len()`.
+#[inline(always)]
+#[allow(unsafe_code)]
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_feature = "sse2")),
+    allow(dead_code)
+)]
+unsafe fn store3(data: &mut [f32], at: usize, v: &[f32; 4]) {
+    debug_assert!(at + 3 <= data.len());
+    // SAFETY: the caller's promise.
+    unsafe {
+        data.as_mut_ptr()
+            .add(at)
+            .cast::<[f32; 3]>()
+            .write_unaligned([v[0], v[1], v[2]])
     }
 }
 
 impl Source for StridedVertices<'_> {
     const INTERLEAVED: bool = true;
+    /// The vertices whose position and normal can be read as 4 floats (all
+    /// but the last one when an attribute ends its vertex).
     #[inline(always)]
-    fn position4(&self, v: usize) -> [f32; 4] {
-        load4(self.data, v * self.stride + self.position)
+    fn len_bound(&self) -> usize {
+        let count = |o: usize| strided_count(self.data.len(), self.stride, o, 4);
+        min_len(count(self.position), [self.normal.map(count), None])
+    }
+    // SAFETY (both): `v < self.len_bound()`, so the 4 floats are in `data`.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn position4(&self, v: usize) -> [f32; 4] {
+        unsafe { load4(self.data, v * self.stride + self.position) }
     }
     #[inline(always)]
-    fn normal4(&self, v: usize) -> [f32; 4] {
-        self.normal
-            .map_or([0.0; 4], |o| load4(self.data, v * self.stride + o))
+    #[allow(unsafe_code)]
+    unsafe fn normal4(&self, v: usize) -> [f32; 4] {
+        self.normal.map_or([0.0; 4], |o| unsafe {
+            load4(self.data, v * self.stride + o)
+        })
     }
     #[inline(always)]
     fn positions(&self, first: usize, count: usize) -> Block3 {
@@ -457,14 +506,23 @@ impl Source for StridedVertices<'_> {
 
 impl Sink for StridedVerticesMut<'_> {
     const INTERLEAVED: bool = true;
+    /// The vertices whose position and normal can be written (3 floats).
     #[inline(always)]
-    fn set_position4(&mut self, v: usize, p: &[f32; 4]) {
-        store3(self.data, v * self.stride + self.position, p);
+    fn len_bound(&self) -> usize {
+        let count = |o: usize| strided_count(self.data.len(), self.stride, o, 3);
+        min_len(count(self.position), [self.normal.map(count), None])
+    }
+    // SAFETY (both): `v < self.len_bound()`, so the 3 floats are in `data`.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn set_position4(&mut self, v: usize, p: &[f32; 4]) {
+        unsafe { store3(self.data, v * self.stride + self.position, p) }
     }
     #[inline(always)]
-    fn set_normal4(&mut self, v: usize, n: &[f32; 4]) {
+    #[allow(unsafe_code)]
+    unsafe fn set_normal4(&mut self, v: usize, n: &[f32; 4]) {
         if let Some(o) = self.normal {
-            store3(self.data, v * self.stride + o, n);
+            unsafe { store3(self.data, v * self.stride + o, n) }
         }
     }
     #[inline(always)]

@@ -426,6 +426,53 @@ fn strided_count(len: usize, stride: usize, offset: usize, w: usize) -> usize {
     }
 }
 
+/// Block `b`'s attribute of `W` floats at `offset` in each vertex.
+///
+/// # Safety
+/// `(4b + 3) * stride + offset + W <= data.len()`.
+#[inline(always)]
+#[allow(unsafe_code)]
+unsafe fn load_block_strided<const W: usize>(
+    data: &[f32],
+    stride: usize,
+    offset: usize,
+    b: usize,
+) -> [[f32; W]; 4] {
+    debug_assert!((4 * b + 3) * stride + offset + W <= data.len());
+    // SAFETY: the caller's promise covers the last (farthest) vertex.
+    core::array::from_fn(|i| unsafe {
+        data.as_ptr()
+            .add((4 * b + i) * stride + offset)
+            .cast::<[f32; W]>()
+            .read_unaligned()
+    })
+}
+
+/// Writes block `b`'s attribute of `W` floats at `offset` in each vertex.
+///
+/// # Safety
+/// As [`load_block_strided`].
+#[inline(always)]
+#[allow(unsafe_code)]
+unsafe fn store_block_strided<const W: usize>(
+    data: &mut [f32],
+    stride: usize,
+    offset: usize,
+    b: usize,
+    v: &[[f32; W]; 4],
+) {
+    debug_assert!((4 * b + 3) * stride + offset + W <= data.len());
+    for (i, x) in v.iter().enumerate() {
+        // SAFETY: the caller's promise covers the last (farthest) vertex.
+        unsafe {
+            data.as_mut_ptr()
+                .add((4 * b + i) * stride + offset)
+                .cast::<[f32; W]>()
+                .write_unaligned(*x)
+        }
+    }
+}
+
 /// The 4 floats at `at` (a vertex's 3-float attribute and the float after
 /// it).
 ///
@@ -466,12 +513,36 @@ unsafe fn store3(data: &mut [f32], at: usize, v: &[f32; 4]) {
 
 impl Source for StridedVertices<'_> {
     const INTERLEAVED: bool = true;
-    /// The vertices whose position and normal can be read as 4 floats (all
-    /// but the last one when an attribute ends its vertex).
+    /// The vertices whose position, normal and tangent can be read as 4
+    /// floats each (all but the last one when an attribute ends its vertex).
     #[inline(always)]
     fn len_bound(&self) -> usize {
         let count = |o: usize| strided_count(self.data.len(), self.stride, o, 4);
-        min_len(count(self.position), [self.normal.map(count), None])
+        min_len(
+            count(self.position),
+            [self.normal.map(count), self.tangent.map(count)],
+        )
+    }
+    // SAFETY (the three): `4b + 4 <= self.len_bound()`, so each vertex's
+    // attribute is in `data`.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn block_positions(&self, b: usize) -> Block3 {
+        unsafe { load_block_strided(self.data, self.stride, self.position, b) }
+    }
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn block_normals(&self, b: usize) -> Block3 {
+        self.normal.map_or([[0.0; 3]; 4], |o| unsafe {
+            load_block_strided(self.data, self.stride, o, b)
+        })
+    }
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn block_tangents(&self, b: usize) -> Block4 {
+        self.tangent.map_or([[0.0; 4]; 4], |o| unsafe {
+            load_block_strided(self.data, self.stride, o, b)
+        })
     }
     // SAFETY (both): `v < self.len_bound()`, so the 4 floats are in `data`.
     #[inline(always)]
@@ -506,11 +577,39 @@ impl Source for StridedVertices<'_> {
 
 impl Sink for StridedVerticesMut<'_> {
     const INTERLEAVED: bool = true;
-    /// The vertices whose position and normal can be written (3 floats).
+    /// The vertices whose position and normal (3 floats) and tangent (4)
+    /// can be written.
     #[inline(always)]
     fn len_bound(&self) -> usize {
-        let count = |o: usize| strided_count(self.data.len(), self.stride, o, 3);
-        min_len(count(self.position), [self.normal.map(count), None])
+        let count = |o: usize, w: usize| strided_count(self.data.len(), self.stride, o, w);
+        min_len(
+            count(self.position, 3),
+            [
+                self.normal.map(|o| count(o, 3)),
+                self.tangent.map(|o| count(o, 4)),
+            ],
+        )
+    }
+    // SAFETY (the three): `4b + 4 <= self.len_bound()`, so each vertex's
+    // attribute is in `data`.
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn set_block_positions(&mut self, b: usize, v: &Block3) {
+        unsafe { store_block_strided(self.data, self.stride, self.position, b, v) }
+    }
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn set_block_normals(&mut self, b: usize, v: &Block3) {
+        if let Some(o) = self.normal {
+            unsafe { store_block_strided(self.data, self.stride, o, b, v) }
+        }
+    }
+    #[inline(always)]
+    #[allow(unsafe_code)]
+    unsafe fn set_block_tangents(&mut self, b: usize, v: &Block4) {
+        if let Some(o) = self.tangent {
+            unsafe { store_block_strided(self.data, self.stride, o, b, v) }
+        }
     }
     // SAFETY (both): `v < self.len_bound()`, so the 3 floats are in `data`.
     #[inline(always)]

@@ -214,7 +214,15 @@ proptest! {
         prop_assert!((sum - 1.0).abs() < 1e-5);
         prop_assert!(w.weights.iter().all(|&x| x >= 0.0));
         let q = w.iter().fold([0.0f32; 2], |acc, (s, _, x)| [acc[0] + x * pts[s][0], acc[1] + x * pts[s][1]]);
-        prop_assert!((q[0] - p[0]).abs() < 1e-3 && (q[1] - p[1]).abs() < 1e-3, "{q:?} {p:?}");
+        // The documented precision: a few f32 epsilons times the triangle's
+        // condition (|e1|₁ |e2|₁ / |det|, up to 1e6 for the slivers `new`
+        // accepts) times its size, on top of 1e-3.
+        let (e1, e2) = ([b[0] - a[0], b[1] - a[1]], [c[0] - a[0], c[1] - a[1]]);
+        let det = e1[0] * e2[1] - e2[0] * e1[1];
+        let cond = (e1[0].abs() + e1[1].abs()) * (e2[0].abs() + e2[1].abs()) / det.abs();
+        let size = [a, b, c].iter().flat_map(|x| [x[0].abs(), x[1].abs()]).fold(1.0f32, f32::max);
+        let tol = 1e-3 + 4.0 * f32::EPSILON * cond * size;
+        prop_assert!((q[0] - p[0]).abs() < tol && (q[1] - p[1]).abs() < tol, "{q:?} {p:?} (tolerance {tol})");
     }
 
     /// Anywhere: weights >= 0 and sum to 1.

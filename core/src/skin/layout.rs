@@ -185,21 +185,6 @@ unsafe fn load_block<const W: usize>(s: &[[f32; W]], b: usize) -> [[f32; W]; 4] 
     }
 }
 
-/// Full blocks `2b` and `2b + 1` of `s` (vertices `8b .. 8b + 8`).
-///
-/// # Safety
-/// `8b + 8 <= s.len()`.
-#[inline(always)]
-#[allow(unsafe_code)]
-unsafe fn load_block8<const W: usize>(s: &[[f32; W]], b: usize) -> ([[f32; W]; 4], [[f32; W]; 4]) {
-    debug_assert!(8 * b + 8 <= s.len());
-    // SAFETY: the eight vertices are in `s` (the caller's promise).
-    unsafe {
-        let p = s.as_ptr().add(8 * b).cast::<[[f32; W]; 4]>();
-        (p.read_unaligned(), p.add(1).read_unaligned())
-    }
-}
-
 /// Writes full block `b` of `d`.
 ///
 /// # Safety
@@ -259,10 +244,9 @@ fn store<const W: usize>(d: &mut [[f32; W]], first: usize, count: usize, v: &[[f
 impl Source for SkinVertices<'_> {
     #[inline(always)]
     fn len_bound(&self) -> usize {
-        let len = |a: &[[f32; 3]]| a.len();
         min_len(
             self.positions.len(),
-            [self.normals.map(len), self.tangents.map(<[_]>::len)],
+            [self.normals.map(<[_]>::len), self.tangents.map(<[_]>::len)],
         )
     }
     // SAFETY (the three): `4b + 4 <= self.len_bound()`, at most the
@@ -284,17 +268,15 @@ impl Source for SkinVertices<'_> {
         self.tangents
             .map_or([[0.0; 4]; 4], |t| unsafe { load_block(t, b) })
     }
-    #[inline(always)]
-    #[allow(unsafe_code)]
-    unsafe fn block8_positions(&self, b: usize) -> (Block3, Block3) {
-        unsafe { load_block8(self.positions, b) }
-    }
+    // One test of the option for both blocks (the default's two cost 2% of
+    // the AVX2 LBS kernel's instructions); `8b + 8 <= self.len_bound()`.
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn block8_normals(&self, b: usize) -> (Block3, Block3) {
         let zero = [[0.0; 3]; 4];
-        self.normals
-            .map_or((zero, zero), |n| unsafe { load_block8(n, b) })
+        self.normals.map_or((zero, zero), |n| unsafe {
+            (load_block(n, 2 * b), load_block(n, 2 * b + 1))
+        })
     }
     #[inline(always)]
     fn positions(&self, first: usize, count: usize) -> Block3 {
@@ -415,10 +397,6 @@ fn store_strided<const W: usize>(
 /// How many vertices `v` of a buffer of `len` floats have `w` floats at
 /// `v * stride + offset` inside it.
 #[inline(always)]
-#[cfg_attr(
-    not(all(target_arch = "x86_64", target_feature = "sse2")),
-    allow(dead_code)
-)]
 fn strided_count(len: usize, stride: usize, offset: usize, w: usize) -> usize {
     match len.checked_sub(offset + w) {
         Some(rest) if stride > 0 => rest / stride + 1,

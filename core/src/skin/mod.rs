@@ -489,18 +489,21 @@ fn sum4(ws: &[f32; 4]) -> f32 {
     (ws[0] + ws[1]) + (ws[2] + ws[3])
 }
 
-/// One set's joint indices are below `joint_count` and its weights are
-/// finite and `>= 0`.
+/// A weight is finite and `>= 0` (`0 <= w <= MAX` is false for NaN,
+/// infinities and negatives).
+#[inline]
+fn weight_ok(w: f32) -> bool {
+    (0.0..=f32::MAX).contains(&w)
+}
+
+/// One set's joint indices are below `joint_count` and its weights pass
+/// [`weight_ok`].
 #[inline]
 fn set_ok(js: &[u16; 4], ws: &[f32; 4], joint_count: usize) -> bool {
     let index_ok = js
         .iter()
         .fold(true, |ok, &j| ok & (usize::from(j) < joint_count));
-    // `0 <= w <= MAX` is false for NaN, infinities and negatives.
-    let weight_ok = ws
-        .iter()
-        .fold(true, |ok, &w| ok & (0.0..=f32::MAX).contains(&w));
-    index_ok & weight_ok
+    index_ok & ws.iter().fold(true, |ok, &w| ok & weight_ok(w))
 }
 
 /// A vertex passes: both sets (`second` is the eight-influence form's slots
@@ -554,7 +557,6 @@ fn all_ok(
     joint_count: usize,
 ) -> bool {
     let index_ok = indices_ok(joints, joint_count) & indices_ok(joints1, joint_count);
-    let eight = !weights1.is_empty();
     let (blocks, rest) = weights.as_chunks::<4>();
     let (blocks1, rest1) = weights1.as_chunks::<4>();
     let one = f32x4::ONE;
@@ -563,7 +565,8 @@ fn all_ok(
     for (i, b) in blocks.iter().enumerate() {
         let (ok0, mut sum) = block_weights(b);
         ok &= ok0;
-        if let Some(b1) = blocks1.get(i).filter(|_| eight) {
+        // Four influences: `weights1` is empty, so there is no `b1`.
+        if let Some(b1) = blocks1.get(i) {
             let (ok1, sum1) = block_weights(b1);
             ok &= ok1;
             sum += sum1;
@@ -571,7 +574,7 @@ fn all_ok(
         ok &= (sum - one).abs().simd_le(tol);
     }
     let rest_ok = rest.iter().enumerate().fold(true, |ok, (i, ws)| {
-        let second = rest1.get(i).filter(|_| eight).map(|w1| (&[0; 4], w1));
+        let second = rest1.get(i).map(|w1| (&[0; 4], w1));
         ok & vertex_ok(&[0; 4], ws, second, 1)
     });
     index_ok & rest_ok & ok.all()
@@ -637,7 +640,7 @@ impl<'a> CheckedInfluences<'a> {
                     });
                 }
                 let mut all_w = ws.iter().chain(second.iter().flat_map(|s| s.1));
-                if !all_w.all(|w| w.is_finite() && *w >= 0.0) {
+                if !all_w.all(|&w| weight_ok(w)) {
                     return Err(Error::InvalidVertexWeight { vertex });
                 }
                 if !vertex_ok(js, ws, second, joint_count) {
@@ -751,7 +754,7 @@ fn normalize_sets(w0: &mut [[f32; 4]], w1: &mut [[f32; 4]]) -> Result<(), Error>
     for (vertex, ws) in w0.iter().enumerate() {
         let more = w1.get(vertex);
         let mut all = ws.iter().chain(more.into_iter().flatten());
-        if !all.all(|w| w.is_finite() && *w >= 0.0) {
+        if !all.all(|&w| weight_ok(w)) {
             return Err(Error::InvalidVertexWeight { vertex });
         }
         let s = sum(ws, more);

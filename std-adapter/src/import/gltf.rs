@@ -1939,7 +1939,8 @@ impl Doc<'_> {
         let fallback = joint_of.first().copied().unwrap_or(0);
         let (mut lost, mut unweighted) = (0usize, 0usize);
         let (mut joints, mut weights) = (Vec::with_capacity(n), Vec::with_capacity(n));
-        let (mut joints1, mut weights1) = (Vec::with_capacity(n), Vec::with_capacity(n));
+        let n1 = if slots > 4 { n } else { 0 };
+        let (mut joints1, mut weights1) = (Vec::with_capacity(n1), Vec::with_capacity(n1));
         let mut more_than_four = false;
         for c in &mut cands {
             c.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -1961,8 +1962,10 @@ impl Doc<'_> {
             more_than_four |= ww[4] > 0.0;
             joints.push([jj[0], jj[1], jj[2], jj[3]]);
             weights.push([ww[0], ww[1], ww[2], ww[3]]);
-            joints1.push([jj[4], jj[5], jj[6], jj[7]]);
-            weights1.push([ww[4], ww[5], ww[6], ww[7]]);
+            if slots > 4 {
+                joints1.push([jj[4], jj[5], jj[6], jj[7]]);
+                weights1.push([ww[4], ww[5], ww[6], ww[7]]);
+            }
         }
         if !more_than_four {
             joints1 = Vec::new();

@@ -81,6 +81,31 @@ const ANIMATED: [[u32; 8]; 16] = {
     t
 };
 
+/// `1 / (2^k − 1)` for `k` in 1..24, and 0 for `k` = 0: the portable
+/// decoder's `inv_max_code`, rounded once as its division rounds.
+const INV_MAX_CODE: [[f32; 8]; 3] = {
+    let mut t = [[0.0f32; 8]; 3];
+    let mut k = 1;
+    while k < 24 {
+        t[k / 8][k % 8] = 1.0 / ((1u32 << k) as f32 - 1.0);
+        k += 1;
+    }
+    t
+};
+
+/// [`INV_MAX_CODE`] of each lane's `k` (0..24): three in-register table
+/// lookups on its low 3 bits, selected by bits 3 and 4.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn inv_max_code(k: __m256i) -> __m256 {
+    // SAFETY: each table row is 8 readable floats.
+    let row = |r: usize| unsafe { _mm256_loadu_ps(INV_MAX_CODE[r].as_ptr()) };
+    let pick = |r: usize| _mm256_permutevar8x32_ps(row(r), k);
+    let bit = |v: __m256i| _mm256_castsi256_ps(v);
+    let low = _mm256_blendv_ps(pick(0), pick(1), bit(_mm256_slli_epi32::<28>(k)));
+    _mm256_blendv_ps(low, pick(2), bit(_mm256_slli_epi32::<27>(k)))
+}
+
 /// [`CompressedClip::decode_blend`] of the frames `at`, when this CPU has
 /// AVX2 (`false`, and nothing decoded, otherwise).
 pub(super) fn decode_blend(
@@ -411,20 +436,16 @@ unsafe fn track<const S3: bool, const ROT: bool>(
     let mut v = [_mm256_setzero_ps(); 3];
     for (c, v) in v.iter_mut().enumerate() {
         let (min, unit) = (both(cv[2 * c]), both(cv[2 * c + 1]));
-        // 2^rate from its exponent; the code mask and 1 / (2^rate − 1) (0
-        // for rate 0) follow from it.
-        let pow2 = _mm256_castsi256_ps(_mm256_slli_epi32::<23>(_mm256_add_epi32(
-            k[c],
-            _mm256_set1_epi32(127),
-        )));
+        // The code mask, and 1 / (2^rate − 1) (0 for rate 0) from a table:
+        // the same correctly rounded quotients as the portable division,
+        // without occupying the divider (three divisions per track were a
+        // fifth of the divider's work per pose, which the square roots of
+        // `w` and of the nlerp also need).
         let code_mask = _mm256_sub_epi32(
             _mm256_sllv_epi32(_mm256_set1_epi32(1), k[c]),
             _mm256_set1_epi32(1),
         );
-        let inv = _mm256_andnot_ps(
-            _mm256_castsi256_ps(_mm256_cmpeq_epi32(k[c], _mm256_setzero_si256())),
-            _mm256_div_ps(one, _mm256_sub_ps(pow2, one)),
-        );
+        let inv = inv_max_code(k[c]);
         // As `ComponentDecode::value`, in the same order.
         let step = _mm256_mul_ps(_mm256_cvtepi32_ps(sext[c]), inv);
         let q = _mm256_cvtepi32_ps(_mm256_and_si256(codes[c], code_mask));

@@ -730,7 +730,8 @@ sinew_status sinew_skin_mixed(const struct sinew_float3x4 *lbs,
 // vertices of `src_layout->stride` floats in `src` (`src_len` floats,
 // exactly `vertex_count * stride`), written to the attributes
 // `dst_layout` names in `dst` (other floats of `dst`, such as UVs, are left
-// alone). Influences stay in their own arrays (4 per vertex).
+// alone). Influences stay in their own arrays (4 per vertex; eight with
+// `sinew_skin_lbs_strided8`).
 //
 // Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (buffer sizes; a layout
 // with stride 0, an attribute past the stride or overlapping attributes in
@@ -749,6 +750,28 @@ sinew_status sinew_skin_lbs_strided(const struct sinew_float3x4 *palette,
                                     size_t dst_len,
                                     const struct sinew_vertex_layout *dst_layout);
 
+// `sinew_skin_lbs_strided` with eight influences per vertex: slots 4-7
+// in `joints1` / `weights1` (4 per vertex each, glTF's `JOINTS_1` /
+// `WEIGHTS_1`); the eight weights sum to 1 within 1e-3. Both NULL is
+// `sinew_skin_lbs_strided`.
+//
+// Errors: as `sinew_skin_lbs_strided`, plus NULL_PARAMETER for one of
+// `joints1` / `weights1` without the other and OVERLAPPING_BUFFERS for
+// `dst` overlapping them.
+sinew_status sinew_skin_lbs_strided8(const struct sinew_float3x4 *palette,
+                                     size_t palette_len,
+                                     const uint16_t *joints,
+                                     const float *weights,
+                                     const uint16_t *joints1,
+                                     const float *weights1,
+                                     size_t vertex_count,
+                                     const float *src,
+                                     size_t src_len,
+                                     const struct sinew_vertex_layout *src_layout,
+                                     float *dst,
+                                     size_t dst_len,
+                                     const struct sinew_vertex_layout *dst_layout);
+
 // `sinew_skin_dqs` over interleaved vertex buffers; see
 // `sinew_skin_lbs_strided`.
 //
@@ -764,6 +787,24 @@ sinew_status sinew_skin_dqs_strided(const struct sinew_dual_quat *palette,
                                     float *dst,
                                     size_t dst_len,
                                     const struct sinew_vertex_layout *dst_layout);
+
+// `sinew_skin_dqs_strided` with eight influences per vertex; see
+// `sinew_skin_lbs_strided8`. Every slot is sign-aligned to slot 0.
+//
+// Errors: as `sinew_skin_lbs_strided8`.
+sinew_status sinew_skin_dqs_strided8(const struct sinew_dual_quat *palette,
+                                     size_t palette_len,
+                                     const uint16_t *joints,
+                                     const float *weights,
+                                     const uint16_t *joints1,
+                                     const float *weights1,
+                                     size_t vertex_count,
+                                     const float *src,
+                                     size_t src_len,
+                                     const struct sinew_vertex_layout *src_layout,
+                                     float *dst,
+                                     size_t dst_len,
+                                     const struct sinew_vertex_layout *dst_layout);
 
 // Checks a mesh's influences (4 joint indices and 4 weights per vertex)
 // against a palette of `joint_count` entries, as every skinning call

@@ -664,7 +664,8 @@ pub unsafe extern "C" fn sinew_skin_mixed(
 /// vertices of `src_layout->stride` floats in `src` (`src_len` floats,
 /// exactly `vertex_count * stride`), written to the attributes
 /// `dst_layout` names in `dst` (other floats of `dst`, such as UVs, are left
-/// alone). Influences stay in their own arrays (4 per vertex).
+/// alone). Influences stay in their own arrays (4 per vertex; eight with
+/// `sinew_skin_lbs_strided8`).
 ///
 /// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (buffer sizes; a layout
 /// with stride 0, an attribute past the stride or overlapping attributes in
@@ -702,6 +703,49 @@ pub unsafe extern "C" fn sinew_skin_lbs_strided(
     })
 }
 
+/// `sinew_skin_lbs_strided` with eight influences per vertex: slots 4-7
+/// in `joints1` / `weights1` (4 per vertex each, glTF's `JOINTS_1` /
+/// `WEIGHTS_1`); the eight weights sum to 1 within 1e-3. Both NULL is
+/// `sinew_skin_lbs_strided`.
+///
+/// Errors: as `sinew_skin_lbs_strided`, plus NULL_PARAMETER for one of
+/// `joints1` / `weights1` without the other and OVERLAPPING_BUFFERS for
+/// `dst` overlapping them.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_skin_lbs_strided8(
+    palette: *const sinew_float3x4,
+    palette_len: usize,
+    joints: *const u16,
+    weights: *const f32,
+    joints1: *const u16,
+    weights1: *const f32,
+    vertex_count: usize,
+    src: *const f32,
+    src_len: usize,
+    src_layout: *const sinew_vertex_layout,
+    dst: *mut f32,
+    dst_len: usize,
+    dst_layout: *const sinew_vertex_layout,
+) -> sinew_status {
+    status(|| unsafe {
+        imp::sinew_skin_lbs_strided8(
+            palette,
+            palette_len,
+            joints,
+            weights,
+            joints1,
+            weights1,
+            vertex_count,
+            src,
+            src_len,
+            src_layout,
+            dst,
+            dst_len,
+            dst_layout,
+        )
+    })
+}
+
 /// `sinew_skin_dqs` over interleaved vertex buffers; see
 /// `sinew_skin_lbs_strided`.
 ///
@@ -726,6 +770,45 @@ pub unsafe extern "C" fn sinew_skin_dqs_strided(
             palette_len,
             joints,
             weights,
+            vertex_count,
+            src,
+            src_len,
+            src_layout,
+            dst,
+            dst_len,
+            dst_layout,
+        )
+    })
+}
+
+/// `sinew_skin_dqs_strided` with eight influences per vertex; see
+/// `sinew_skin_lbs_strided8`. Every slot is sign-aligned to slot 0.
+///
+/// Errors: as `sinew_skin_lbs_strided8`.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_skin_dqs_strided8(
+    palette: *const sinew_dual_quat,
+    palette_len: usize,
+    joints: *const u16,
+    weights: *const f32,
+    joints1: *const u16,
+    weights1: *const f32,
+    vertex_count: usize,
+    src: *const f32,
+    src_len: usize,
+    src_layout: *const sinew_vertex_layout,
+    dst: *mut f32,
+    dst_len: usize,
+    dst_layout: *const sinew_vertex_layout,
+) -> sinew_status {
+    status(|| unsafe {
+        imp::sinew_skin_dqs_strided8(
+            palette,
+            palette_len,
+            joints,
+            weights,
+            joints1,
+            weights1,
             vertex_count,
             src,
             src_len,

@@ -28,6 +28,7 @@
 
 use core::ffi::c_char;
 use core::mem::{align_of, size_of};
+use core::ptr;
 
 use crate::blend::{BlendJob, BlendLayer, JointWeights};
 use crate::clip::{
@@ -1677,18 +1678,32 @@ unsafe fn mesh_view<'a>(m: &sinew_skin_mesh) -> Result<MeshView<'a>, sinew_statu
         tangents,
         joints: unsafe { slice(m.joints.cast::<[u16; 4]>(), n)? },
         weights: unsafe { slice(m.weights.cast::<[f32; 4]>(), n)? },
-        second: match (m.joints1.is_null(), m.weights1.is_null()) {
-            (true, true) => None,
-            // Safety: caller contract (both).
-            (false, false) => Some(unsafe {
-                (
-                    slice(m.joints1.cast::<[u16; 4]>(), n)?,
-                    slice(m.weights1.cast::<[f32; 4]>(), n)?,
-                )
-            }),
-            _ => return Err(sinew_status::NullParameter),
-        },
+        // Safety: caller contract.
+        second: unsafe { second_set(m.joints1, m.weights1, n)? },
     })
+}
+
+/// Slots 4-7 of `n` vertices: `None` when both pointers are NULL,
+/// NULL_PARAMETER when only one is.
+///
+/// # Safety
+/// Non-NULL, `joints1` and `weights1` have `4 · n` entries.
+unsafe fn second_set<'a>(
+    joints1: *const u16,
+    weights1: *const f32,
+    n: usize,
+) -> Result<Option<InfluenceSet<'a>>, sinew_status> {
+    match (joints1.is_null(), weights1.is_null()) {
+        (true, true) => Ok(None),
+        // Safety: caller contract (both).
+        (false, false) => Ok(Some(unsafe {
+            (
+                slice(joints1.cast::<[u16; 4]>(), n)?,
+                slice(weights1.cast::<[f32; 4]>(), n)?,
+            )
+        })),
+        _ => Err(sinew_status::NullParameter),
+    }
 }
 
 /// Skins through `plain` (four influences, checked by the kernel) or,
@@ -1939,65 +1954,124 @@ pub unsafe extern "C-unwind" fn sinew_skin_check_influences8(
     })())
 }
 
-/// Runs a strided kernel after viewing and overlap-checking its buffers.
-///
-/// # Safety
-/// `joints` / `weights` have `4 · vertex_count` entries, `src` / `dst`
-/// have `src_len` / `dst_len` floats, the layouts are readable.
-#[allow(clippy::too_many_arguments)]
-unsafe fn with_strided(
+/// The influence arrays of a strided call: slots 0-3, and slots 4-7 or two
+/// NULLs.
+#[derive(Clone, Copy)]
+struct StridedInfluences {
     joints: *const u16,
     weights: *const f32,
+    joints1: *const u16,
+    weights1: *const f32,
+}
+
+/// A strided kernel's two forms: with four influences checked by the kernel
+/// (`plain`), and with checked influences (`checked`, used for eight).
+struct StridedKernel<T: 'static> {
+    plain: PlainStrided<T>,
+    checked: CheckedStrided<T>,
+}
+
+type PlainStrided<T> = fn(
+    &[T],
+    &[[u16; 4]],
+    &[[f32; 4]],
+    &StridedVertices<'_>,
+    &mut StridedVerticesMut<'_>,
+) -> Result<(), Error>;
+
+type CheckedStrided<T> = fn(
+    &[T],
+    &CheckedInfluences<'_>,
+    &StridedVertices<'_>,
+    &mut StridedVerticesMut<'_>,
+) -> Result<(), Error>;
+
+const LBS_STRIDED: StridedKernel<Mat3x4> = StridedKernel {
+    plain: skin::skin_lbs_strided,
+    checked: skin::skin_lbs_strided_checked,
+};
+
+const DQS_STRIDED: StridedKernel<DualQuat> = StridedKernel {
+    plain: skin::skin_dqs_strided,
+    checked: skin::skin_dqs_strided_checked,
+};
+
+/// Runs a strided kernel after viewing and overlap-checking its buffers:
+/// with four influences, or eight when `infl` has slots 4-7 (checked
+/// against the palette's length first).
+///
+/// # Safety
+/// `palette` has `palette_len` entries, the influence arrays
+/// `4 · vertex_count` (slots 4-7: when not NULL), `src` / `dst` have
+/// `src_len` / `dst_len` floats, the layouts are readable.
+#[allow(clippy::too_many_arguments)]
+unsafe fn with_strided<C: bytemuck::Pod, T: bytemuck::Pod>(
+    kernel: StridedKernel<T>,
+    palette: *const C,
+    palette_len: usize,
+    infl: StridedInfluences,
     vertex_count: usize,
-    src: *const f32,
-    src_len: usize,
-    src_layout: *const sinew_vertex_layout,
-    dst: *mut f32,
-    dst_len: usize,
-    dst_layout: *const sinew_vertex_layout,
-    extra_inputs: &[Span],
-    f: impl FnOnce(
-        &[[u16; 4]],
-        &[[f32; 4]],
-        &StridedVertices<'_>,
-        &mut StridedVerticesMut<'_>,
-    ) -> Result<(), Error>,
-) -> Status {
-    // Safety: caller contract (all views below).
-    let (sl, dl) = unsafe { (read(src_layout)?, read(dst_layout)?) };
-    let (j, w, src, dst) = unsafe {
-        (
-            slice(joints.cast::<[u16; 4]>(), vertex_count)?,
-            slice(weights.cast::<[f32; 4]>(), vertex_count)?,
-            slice(src, src_len)?,
-            slice_mut(dst, dst_len)?,
-        )
-    };
-    let d = Span::of(dst);
-    disjoint(d, &[Span::of(j), Span::of(w), Span::of(src)])?;
-    disjoint(d, extra_inputs)?;
-    let src = StridedVertices {
-        data: src,
-        stride: sl.stride as usize,
-        position: sl.position as usize,
-        normal: sinew_vertex_layout::attr(sl.normal),
-        tangent: sinew_vertex_layout::attr(sl.tangent),
-    };
-    let mut dst = StridedVerticesMut {
-        data: dst,
-        stride: dl.stride as usize,
-        position: dl.position as usize,
-        normal: sinew_vertex_layout::attr(dl.normal),
-        tangent: sinew_vertex_layout::attr(dl.tangent),
-    };
-    f(j, w, &src, &mut dst)?;
-    Ok(())
+    (src, src_len, src_layout): (*const f32, usize, *const sinew_vertex_layout),
+    (dst, dst_len, dst_layout): (*mut f32, usize, *const sinew_vertex_layout),
+) -> sinew_status {
+    finish((|| {
+        // Safety: caller contract (all views below).
+        let (sl, dl) = unsafe { (read(src_layout)?, read(dst_layout)?) };
+        let (p, j, w, second, src, dst) = unsafe {
+            (
+                slice(palette, palette_len)?,
+                slice(infl.joints.cast::<[u16; 4]>(), vertex_count)?,
+                slice(infl.weights.cast::<[f32; 4]>(), vertex_count)?,
+                second_set(infl.joints1, infl.weights1, vertex_count)?,
+                slice(src, src_len)?,
+                slice_mut(dst, dst_len)?,
+            )
+        };
+        let d = Span::of(dst);
+        disjoint(d, &[Span::of(j), Span::of(w), Span::of(src), Span::of(p)])?;
+        if let Some((j1, w1)) = second {
+            disjoint(d, &[Span::of(j1), Span::of(w1)])?;
+        }
+        let palette: &[T] = bytemuck::cast_slice(p);
+        let src = StridedVertices {
+            data: src,
+            stride: sl.stride as usize,
+            position: sl.position as usize,
+            normal: sinew_vertex_layout::attr(sl.normal),
+            tangent: sinew_vertex_layout::attr(sl.tangent),
+        };
+        let mut dst = StridedVerticesMut {
+            data: dst,
+            stride: dl.stride as usize,
+            position: dl.position as usize,
+            normal: sinew_vertex_layout::attr(dl.normal),
+            tangent: sinew_vertex_layout::attr(dl.tangent),
+        };
+        match second {
+            None => (kernel.plain)(palette, j, w, &src, &mut dst)?,
+            Some((j1, w1)) => {
+                let checked = CheckedInfluences::new8(j, w, j1, w1, palette.len())?;
+                (kernel.checked)(palette, &checked, &src, &mut dst)?;
+            }
+        }
+        Ok(())
+    })())
+}
+
+/// The influence arrays of a four-influence strided call.
+fn four(joints: *const u16, weights: *const f32) -> StridedInfluences {
+    StridedInfluences {
+        joints,
+        weights,
+        joints1: ptr::null(),
+        weights1: ptr::null(),
+    }
 }
 
 /// Implements `sinew_skin_lbs_strided`.
 ///
 /// # Safety
-/// As `with_strided`, and `palette` has `palette_len` entries.
+/// As `with_strided`.
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C-unwind" fn sinew_skin_lbs_strided(
     palette: *const sinew_float3x4,
@@ -2012,32 +2086,47 @@ pub unsafe extern "C-unwind" fn sinew_skin_lbs_strided(
     dst_len: usize,
     dst_layout: *const sinew_vertex_layout,
 ) -> sinew_status {
-    finish((|| {
-        // Safety: caller contract.
-        let p = unsafe { slice(palette, palette_len)? };
-        // Safety: caller contract.
-        unsafe {
-            with_strided(
-                joints,
-                weights,
-                vertex_count,
-                src,
-                src_len,
-                src_layout,
-                dst,
-                dst_len,
-                dst_layout,
-                &[Span::of(p)],
-                |j, w, s, d| skin::skin_lbs_strided(bytemuck::cast_slice(p), j, w, s, d),
-            )
-        }
-    })())
+    let (s, d) = ((src, src_len, src_layout), (dst, dst_len, dst_layout));
+    let infl = four(joints, weights);
+    // Safety: caller contract.
+    unsafe { with_strided(LBS_STRIDED, palette, palette_len, infl, vertex_count, s, d) }
+}
+
+/// Implements `sinew_skin_lbs_strided8`.
+///
+/// # Safety
+/// As `with_strided`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C-unwind" fn sinew_skin_lbs_strided8(
+    palette: *const sinew_float3x4,
+    palette_len: usize,
+    joints: *const u16,
+    weights: *const f32,
+    joints1: *const u16,
+    weights1: *const f32,
+    vertex_count: usize,
+    src: *const f32,
+    src_len: usize,
+    src_layout: *const sinew_vertex_layout,
+    dst: *mut f32,
+    dst_len: usize,
+    dst_layout: *const sinew_vertex_layout,
+) -> sinew_status {
+    let (s, d) = ((src, src_len, src_layout), (dst, dst_len, dst_layout));
+    let infl = StridedInfluences {
+        joints,
+        weights,
+        joints1,
+        weights1,
+    };
+    // Safety: caller contract.
+    unsafe { with_strided(LBS_STRIDED, palette, palette_len, infl, vertex_count, s, d) }
 }
 
 /// Implements `sinew_skin_dqs_strided`.
 ///
 /// # Safety
-/// As [`sinew_skin_lbs_strided`].
+/// As `with_strided`.
 #[allow(clippy::too_many_arguments)]
 pub unsafe extern "C-unwind" fn sinew_skin_dqs_strided(
     palette: *const sinew_dual_quat,
@@ -2052,26 +2141,41 @@ pub unsafe extern "C-unwind" fn sinew_skin_dqs_strided(
     dst_len: usize,
     dst_layout: *const sinew_vertex_layout,
 ) -> sinew_status {
-    finish((|| {
-        // Safety: caller contract.
-        let p = unsafe { slice(palette, palette_len)? };
-        // Safety: caller contract.
-        unsafe {
-            with_strided(
-                joints,
-                weights,
-                vertex_count,
-                src,
-                src_len,
-                src_layout,
-                dst,
-                dst_len,
-                dst_layout,
-                &[Span::of(p)],
-                |j, w, s, d| skin::skin_dqs_strided(bytemuck::cast_slice(p), j, w, s, d),
-            )
-        }
-    })())
+    let (s, d) = ((src, src_len, src_layout), (dst, dst_len, dst_layout));
+    let infl = four(joints, weights);
+    // Safety: caller contract.
+    unsafe { with_strided(DQS_STRIDED, palette, palette_len, infl, vertex_count, s, d) }
+}
+
+/// Implements `sinew_skin_dqs_strided8`.
+///
+/// # Safety
+/// As `with_strided`.
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C-unwind" fn sinew_skin_dqs_strided8(
+    palette: *const sinew_dual_quat,
+    palette_len: usize,
+    joints: *const u16,
+    weights: *const f32,
+    joints1: *const u16,
+    weights1: *const f32,
+    vertex_count: usize,
+    src: *const f32,
+    src_len: usize,
+    src_layout: *const sinew_vertex_layout,
+    dst: *mut f32,
+    dst_len: usize,
+    dst_layout: *const sinew_vertex_layout,
+) -> sinew_status {
+    let (s, d) = ((src, src_len, src_layout), (dst, dst_len, dst_layout));
+    let infl = StridedInfluences {
+        joints,
+        weights,
+        joints1,
+        weights1,
+    };
+    // Safety: caller contract.
+    unsafe { with_strided(DQS_STRIDED, palette, palette_len, infl, vertex_count, s, d) }
 }
 
 // ---------------------------------------------------------------- mixing and transitions

@@ -321,6 +321,56 @@ static void frame(void) {
                                VERTICES * 8, &layout, dst, VERTICES * 8, &layout),
         SINEW_STATUS_OK);
   printf("strided_lbs_positions_0 %.9g\n", (double)dst[0]);
+
+  /* Eight influences over the interleaved buffer: the split slot 3 of the
+   * eight-influence test above (slot 4 on a valid joint again) skins as the
+   * four do; one array of the pair alone, a bad slot-4 index and `dst` over
+   * `weights1` are refused with `dst` untouched. */
+  joints1[5][0] = joints[5][3];
+  static float dst8[VERTICES * 8];
+  for (int d = 0; d < 2; d++) {
+    memcpy(dst8, dst, sizeof dst8);
+    sinew_status s8 =
+        d == 0 ? sinew_skin_lbs_strided8(lbs, skel.joint_count, &joints[0][0], &weights8[0][0],
+                                         &joints1[0][0], &weights1[0][0], VERTICES, src,
+                                         VERTICES * 8, &layout, dst8, VERTICES * 8, &layout)
+               : sinew_skin_dqs_strided8(dqs, skel.joint_count, &joints[0][0], &weights8[0][0],
+                                         &joints1[0][0], &weights1[0][0], VERTICES, src,
+                                         VERTICES * 8, &layout, dst8, VERTICES * 8, &layout);
+    CHECK(s8, SINEW_STATUS_OK);
+    static float four[VERTICES * 8];
+    memcpy(four, dst, sizeof four);
+    if (d == 1)
+      CHECK(sinew_skin_dqs_strided(dqs, skel.joint_count, &joints[0][0], &weights[0][0], VERTICES,
+                                   src, VERTICES * 8, &layout, four, VERTICES * 8, &layout),
+            SINEW_STATUS_OK);
+    for (int i = 0; i < VERTICES * 8; i++)
+      if (fabsf(dst8[i] - four[i]) > 1e-5f * (1.0f + fabsf(four[i]))) {
+        fprintf(stderr, "strided eight influences (%s): float %d %g, four: %g\n",
+                d == 0 ? "lbs" : "dqs", i, (double)dst8[i], (double)four[i]);
+        exit(1);
+      }
+  }
+  memcpy(dst8, dst, sizeof dst8);
+  CHECK(sinew_skin_lbs_strided8(lbs, skel.joint_count, &joints[0][0], &weights8[0][0],
+                                &joints1[0][0], NULL, VERTICES, src, VERTICES * 8, &layout, dst8,
+                                VERTICES * 8, &layout),
+        SINEW_STATUS_NULL_PARAMETER);
+  joints1[5][0] = (uint16_t)skel.joint_count;
+  CHECK(sinew_skin_dqs_strided8(dqs, skel.joint_count, &joints[0][0], &weights8[0][0],
+                                &joints1[0][0], &weights1[0][0], VERTICES, src, VERTICES * 8,
+                                &layout, dst8, VERTICES * 8, &layout),
+        SINEW_STATUS_INVALID_INFLUENCE);
+  joints1[5][0] = joints[5][3];
+  if (memcmp(dst8, dst, sizeof dst8) != 0) exit(1);
+  static float weights1_before[VERTICES][4];
+  memcpy(weights1_before, weights1, sizeof weights1);
+  sinew_vertex_layout positions_only = {4, 0, SINEW_NO_ATTRIBUTE, SINEW_NO_ATTRIBUTE};
+  CHECK(sinew_skin_lbs_strided8(lbs, skel.joint_count, &joints[0][0], &weights8[0][0],
+                                &joints1[0][0], &weights1[0][0], VERTICES, src, VERTICES * 8,
+                                &layout, &weights1[0][0], VERTICES * 4, &positions_only),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
+  if (memcmp(weights1_before, weights1, sizeof weights1) != 0) exit(1);
   sinew_vertex_layout bad = {0, 0, 3, SINEW_NO_ATTRIBUTE};
   CHECK(sinew_skin_lbs_strided(lbs, skel.joint_count, &joints[0][0], &weights[0][0], VERTICES, src,
                                VERTICES * 8, &layout, dst, VERTICES * 8, &bad),

@@ -352,7 +352,7 @@ unsafe fn lbs_matrix<Site>(
         let e = rows(joints[i][0]);
         let w = _mm256_broadcast_ss(&weights[i][0]);
         r01[i] = _mm256_mul_ps(w, ld8(&e.r01));
-        r2[i] = _mm_mul_ps(_mm256_castps256_ps128(w), ld4(&e.r2));
+        r2[i] = _mm_mul_ps(_mm_broadcast_ss(&weights[i][0]), ld4(&e.r2));
     }
     // Slots 1.. of the first set, then the used slots of the second.
     let slots = (1..k.min(4)).map(|s| (joints, weights, s));
@@ -364,7 +364,7 @@ unsafe fn lbs_matrix<Site>(
             let e = rows(joints[i][s]);
             let w = _mm256_broadcast_ss(&weights[i][s]);
             r01[i] = _mm256_fmadd_ps(w, ld8(&e.r01), r01[i]);
-            r2[i] = _mm_fmadd_ps(_mm256_castps256_ps128(w), ld4(&e.r2), r2[i]);
+            r2[i] = _mm_fmadd_ps(_mm_broadcast_ss(&weights[i][s]), ld4(&e.r2), r2[i]);
         }
     }
     let a = transpose8(r01);

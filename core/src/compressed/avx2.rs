@@ -39,8 +39,8 @@ use core::arch::x86_64::*;
 use wide::f32x4;
 
 use super::{
-    trend_factors, Blend, CompressedClip, FastTracks, FrameAt, RotationFormat, LANE_MASKS,
-    LANE_META_BYTES, ONE_WINDOW_BITS,
+    trend_factors, Blend, CompressedClip, FastTracks, FrameAt, RotationFormat, INV_MAX_CODE,
+    LANE_MASKS, LANE_META_BYTES, ONE_WINDOW_BITS,
 };
 use crate::soa::{SoaQuat, SoaTransform};
 
@@ -81,25 +81,17 @@ const ANIMATED: [[u32; 8]; 16] = {
     t
 };
 
-/// `1 / (2^k − 1)` for `k` in 1..24, and 0 for `k` = 0: the portable
-/// decoder's `inv_max_code`, rounded once as its division rounds.
-const INV_MAX_CODE: [[f32; 8]; 3] = {
-    let mut t = [[0.0f32; 8]; 3];
-    let mut k = 1;
-    while k < 24 {
-        t[k / 8][k % 8] = 1.0 / ((1u32 << k) as f32 - 1.0);
-        k += 1;
-    }
-    t
-};
+// Three rows of eight: `inv_max_code` below covers every rate.
+const _: () = assert!(INV_MAX_CODE.len() == 24);
 
 /// [`INV_MAX_CODE`] of each lane's `k` (0..24): three in-register table
 /// lookups on its low 3 bits, selected by bits 3 and 4.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn inv_max_code(k: __m256i) -> __m256 {
-    // SAFETY: each table row is 8 readable floats.
-    let row = |r: usize| unsafe { _mm256_loadu_ps(INV_MAX_CODE[r].as_ptr()) };
+    let (rows, _) = INV_MAX_CODE.as_chunks::<8>();
+    // SAFETY: each of the three rows is 8 readable floats.
+    let row = |r: usize| unsafe { _mm256_loadu_ps(rows[r].as_ptr()) };
     let pick = |r: usize| _mm256_permutevar8x32_ps(row(r), k);
     let bit = |v: __m256i| _mm256_castsi256_ps(v);
     let low = _mm256_blendv_ps(pick(0), pick(1), bit(_mm256_slli_epi32::<28>(k)));

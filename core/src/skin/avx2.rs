@@ -420,6 +420,51 @@ fn reals(e: &[&DualQuat; 8], i: usize) -> F8 {
     pair(ld4(&e[i].real), ld4(&e[i + 4].real))
 }
 
+/// Eight vertices' four weights in lanes: slot `k` of vertex `i` in lane
+/// `i` of `out[k]`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn weight_lanes(w: &[[f32; 4]; 8]) -> [F8; 4] {
+    transpose4_halves(core::array::from_fn(|j| pair(ld4(&w[j]), ld4(&w[j + 4]))))
+}
+
+/// Each of the eight floats of `x` in all eight lanes of its own register,
+/// each loaded with one `vbroadcastss` from memory. With the intrinsic,
+/// LLVM forwards a just-stored vector's lanes through registers instead (a
+/// lane extract and a register broadcast: two shuffle uops per vertex and
+/// slot, on the ports the transposes load); the assembly keeps them the
+/// loads they are written as.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn broadcast8(x: &[f32; 8]) -> [F8; 8] {
+    macro_rules! load {
+        ($off:literal) => {{
+            let v: F8;
+            // SAFETY: reads 4 bytes at offset `$off` < 32 of `x`, a valid
+            // reference to 32 bytes; no stack use, no flags.
+            unsafe {
+                core::arch::asm!(
+                    concat!("vbroadcastss {v}, dword ptr [{p} + ", $off, "]"),
+                    v = out(ymm_reg) v,
+                    p = in(reg) x,
+                    options(pure, readonly, nostack, preserves_flags),
+                );
+            }
+            v
+        }};
+    }
+    [
+        load!(0),
+        load!(4),
+        load!(8),
+        load!(12),
+        load!(16),
+        load!(20),
+        load!(24),
+        load!(28),
+    ]
+}
+
 /// Sign-aligns, blends and normalises the eight vertices' dual quaternions
 /// (slots `0..slots`, then the used slots of the `second` set).
 ///
@@ -444,33 +489,38 @@ unsafe fn dqs_transform<Site>(
         _mm256_mul_ps(_mm256_broadcast_ss(&weights[i][0]), ld8(d))
     });
     let sign = _mm256_set1_ps(-0.0);
-    // Adds slot `k` of the eight vertices, sign-aligned with slot 0.
-    let mut add = |joints: &[[u16; 4]; 8], weights: &[[f32; 4]; 8], k: usize| {
+    // Adds slot `k` of the eight vertices, sign-aligned with slot 0
+    // (`lanes`: the set's weights, slot `k` of the eight vertices in
+    // `lanes[k]`).
+    let mut add = |joints: &[[u16; 4]; 8], lanes: &[F8; 4], k: usize| {
         let ek: [&DualQuat; 8] = core::array::from_fn(|i| unsafe { entry(palette, joints[i][k]) });
         // dot(r_k, r_0) of the eight vertices, in vertex order: the hadd
         // tree reduces [v_i | v_(i+4)] products into lanes i and i + 4.
         let p = |i: usize| _mm256_mul_ps(reals(&ek, i), r0[i]);
         let dots = _mm256_hadd_ps(_mm256_hadd_ps(p(0), p(1)), _mm256_hadd_ps(p(2), p(3)));
-        // The sign bit where the influence is in the other hemisphere.
+        // The weights, negated where the influence is in the other
+        // hemisphere, through memory: each vertex's is then one broadcast
+        // load (see `broadcast_load`).
         let flip = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(dots, _mm256_setzero_ps()), sign);
-        let mut bits = [0.0f32; 8];
-        // SAFETY: `bits` is 8 writable floats; the store is unaligned.
-        unsafe { _mm256_storeu_ps(bits.as_mut_ptr(), flip) };
+        let mut signed = [0.0f32; 8];
+        // SAFETY: `signed` is 8 writable floats; the store is unaligned.
+        unsafe { _mm256_storeu_ps(signed.as_mut_ptr(), _mm256_xor_ps(lanes[k], flip)) };
+        let w = broadcast8(&signed);
         for i in 0..8 {
-            let w = _mm256_xor_ps(
-                _mm256_broadcast_ss(&weights[i][k]),
-                _mm256_broadcast_ss(&bits[i]),
-            );
             let d: &[f32; 8] = bytemuck::cast_ref(ek[i]);
-            acc[i] = _mm256_fmadd_ps(w, ld8(d), acc[i]);
+            acc[i] = _mm256_fmadd_ps(w[i], ld8(d), acc[i]);
         }
     };
-    for k in 1..slots.min(4) {
-        add(joints, weights, k);
+    if slots > 1 {
+        let lanes = weight_lanes(weights);
+        for k in 1..slots.min(4) {
+            add(joints, &lanes, k);
+        }
     }
     if let Some((j1, w1, k1)) = second {
+        let lanes = weight_lanes(w1);
         for k in 0..k1.min(4) {
-            add(j1, w1, k);
+            add(j1, &lanes, k);
         }
     }
     let q = transpose8(acc);

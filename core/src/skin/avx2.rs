@@ -872,13 +872,16 @@ fn lbs_palette_avx2(models: &[Mat4], ibm: &[Mat4], out: &mut [Mat3x4]) -> usize 
 /// [`lbs_palette`] from prepared inverse binds ([`LbsBind`]); returns how
 /// many entries it wrote (all, or 0 without AVX2 and FMA).
 ///
-/// The product's columns two per register, `[c0 | c1]` and `[c3 | c2]`:
+/// The product's columns two per register, `[c0 | c2]` and `[c1 | c3]`:
 /// six fused multiply-adds of `[m col k | m col k]` (a 128-bit broadcast
-/// load; column 3, zero-extended, is the second sum's addend) by the
-/// prepared `[b_k0 ×4 | b_k1 ×4]` and `[b_k3 ×4 | b_k2 ×4]` as memory
-/// operands, then lane permutes and blends into rows. 23 instructions per
-/// joint (callgrind: 1559 per 67-joint call, against 2761 for
-/// [`lbs_palette`]), 1.3x faster. Without the preparation the spread
+/// load; column 3 of `m`, in the high half, is the second sum's addend) by
+/// the prepared `[b_k0 ×4 | b_k2 ×4]` and `[b_k1 ×4 | b_k3 ×4]` as memory
+/// operands, then two unpacks and two 64-bit permutes give rows 0-1 and
+/// row 2. 20 instructions per joint; the earlier pairing (`[c0 | c1]`,
+/// `[c3 | c2]`) needed three 32-bit lane permutes and two blends per joint
+/// (23 instructions, and the FMA pipes, which also take the permutes,
+/// were the limit: llvm-mca puts it at 8.8 cycles per joint on Zen 3,
+/// this one at 7.6). Without the preparation the spread
 /// elements cost two broadcasts and a blend each, which measured 1.25x
 /// slower than [`lbs_palette`]; computing rows directly needs `m`'s
 /// elements spread over each half instead, a shuffle each, and measured
@@ -899,13 +902,14 @@ fn ld4x2(a: &[f32; 4]) -> F8 {
     pair(v, v)
 }
 
-/// `[c0 | c1]` and `[c3 | c2]` of `m * b`, given `s` = `b`'s elements
+/// `[c0 | c2]` and `[c1 | c3]` of `m * b`, given `s` = `b`'s elements
 /// spread as in [`LbsBind`].
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn lbs_cols(m: &Mat4, s: &[F8; 6]) -> (F8, F8) {
     let c: [F8; 3] = core::array::from_fn(|k| ld4x2(&m.cols[k]));
-    let t = _mm256_zextps128_ps256(ld4(&m.cols[3]));
+    // `m`'s translation is the addend of column 3 only: the high half.
+    let t = _mm256_insertf128_ps::<1>(_mm256_setzero_ps(), ld4(&m.cols[3]));
     let a = _mm256_fmadd_ps(
         c[0],
         s[0],
@@ -919,35 +923,40 @@ fn lbs_cols(m: &Mat4, s: &[F8; 6]) -> (F8, F8) {
     (a, b)
 }
 
-/// `[row 0 | row 1]` and `[row 2 | row 3]` of the columns `a = [c0 | c1]`,
-/// `b = [c3 | c2]`: two unpacks and two lane permutes.
+/// `[row 0 | row 1]` and `[row 2 | row 3]` of the columns `a = [c0 | c2]`,
+/// `b = [c1 | c3]`: two unpacks and two 64-bit lane permutes.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn lbs_rows(a: F8, b: F8) -> (F8, F8) {
-    // unpacklo = [c0r0 c3r0 c0r1 c3r1 | c1r0 c2r0 c1r1 c2r1], unpackhi the
-    // same for rows 2 and 3; lanes 0 4 5 1 are a row.
-    let idx = _mm256_setr_epi32(0, 4, 5, 1, 2, 6, 7, 3);
+    // unpacklo = [c0r0 c1r0 c0r1 c1r1 | c2r0 c3r0 c2r1 c3r1], unpackhi the
+    // same for rows 2 and 3; 64-bit elements 0 2 1 3 are rows in order.
+    let order =
+        |v: F8| _mm256_castpd_ps(_mm256_permute4x64_pd::<0b11_01_10_00>(_mm256_castps_pd(v)));
     (
-        _mm256_permutevar8x32_ps(_mm256_unpacklo_ps(a, b), idx),
-        _mm256_permutevar8x32_ps(_mm256_unpackhi_ps(a, b), idx),
+        order(_mm256_unpacklo_ps(a, b)),
+        order(_mm256_unpackhi_ps(a, b)),
     )
 }
 
 /// Writes a palette from the columns that `cols` yields per joint (see
-/// [`lbs_cols`]; at most `out.len()` are taken). The compiler turns the
-/// row stores into a 32-byte store of rows 0-1 (permutes and a blend) and
-/// a 16-byte one of row 2. Writing `[row 2 | row 3]` whole into the next
-/// entry (which then overwrites it) measured 1.8x slower, and forcing four
-/// 16-byte stores (volatile) 1.1x slower.
+/// [`lbs_cols`]; at most `out.len()` are taken): rows 0-1 as one 32-byte
+/// store, row 2 as a 16-byte one (left to itself the compiler splits the
+/// first into two 16-byte stores, which costs one more permute). Writing
+/// `[row 2 | row 3]` whole into the next entry (which then overwrites it)
+/// measured 1.8x slower.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn lbs_store_all(out: &mut [Mat3x4], cols: impl Iterator<Item = (F8, F8)>) -> usize {
     let mut done = 0;
     for (o, (a, b)) in out.iter_mut().zip(cols) {
         let (r01, r23) = lbs_rows(a, b);
-        st4(&mut o.rows[0], _mm256_castps256_ps128(r01));
-        st4(&mut o.rows[1], _mm256_extractf128_ps::<1>(r01));
-        st4(&mut o.rows[2], _mm256_castps256_ps128(r23));
+        let rows: &mut [f32; 12] = bytemuck::cast_mut(&mut o.rows);
+        let (first, row2) = rows.split_at_mut(8);
+        // SAFETY: `first` is 8 writable floats; the store is unaligned.
+        unsafe { _mm256_storeu_ps(first.as_mut_ptr(), r01) };
+        if let Ok(row2) = <&mut [f32; 4]>::try_from(row2) {
+            st4(row2, _mm256_castps256_ps128(r23));
+        }
         done += 1;
     }
     done

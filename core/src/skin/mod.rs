@@ -213,7 +213,7 @@ impl Mat3x4 {
 #[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C, align(32))]
 pub struct LbsBind {
-    /// `[b_k0 ×4 | b_k1 ×4]` for k = 0, 1, 2, then `[b_k3 ×4 | b_k2 ×4]`
+    /// `[b_k0 ×4 | b_k2 ×4]` for k = 0, 1, 2, then `[b_k1 ×4 | b_k3 ×4]`
     /// (`b_rc` = row `r`, column `c`).
     pub(crate) spread: [[f32; 8]; 6],
 }
@@ -235,12 +235,12 @@ impl LbsBind {
         };
         LbsBind {
             spread: [
-                half(0, 0, 1),
-                half(1, 0, 1),
-                half(2, 0, 1),
-                half(0, 3, 2),
-                half(1, 3, 2),
-                half(2, 3, 2),
+                half(0, 0, 2),
+                half(1, 0, 2),
+                half(2, 0, 2),
+                half(0, 1, 3),
+                half(1, 1, 3),
+                half(2, 1, 3),
             ],
         }
     }
@@ -251,9 +251,9 @@ impl LbsBind {
     pub(crate) fn get(&self, r: usize, c: usize) -> f32 {
         let (i, lane) = match c {
             0 => (r, 0),
-            1 => (r, 4),
-            2 => (3 + r, 4),
-            _ => (3 + r, 0),
+            1 => (3 + r, 0),
+            2 => (r, 4),
+            _ => (3 + r, 4),
         };
         self.spread[i][lane]
     }

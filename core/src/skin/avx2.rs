@@ -1039,11 +1039,13 @@ struct Half {
 ///
 /// - The axes come from `w = c0 × c1`, which needs no square root:
 ///   `z = w / |w|` and `y = z × x = (w × c0) / (|w| |c0|)`, with
-///   `w × c0 = |c0|² c1 - (c0·c1) c0`. The only reciprocal square roots
-///   are `1 / |c0|` and `1 / |w|`, side by side.
+///   `w × c0 = |c0|² c1 - (c0·c1) c0`. The candidates are computed times
+///   `|c0| |w|`, so the only square roots are `|c0|` and `|w|`, side by
+///   side, and no division is needed (the final normalisation removes the
+///   factor).
 /// - The rotation matrix is never formed: each diagonal sum and off-diagonal
-///   sum or difference the candidates need is one multiply-add by `1 / |w|`
-///   of terms computed before it (e.g. `m11 + m22 = (y'1 + w2) / |w|`).
+///   sum or difference the candidates need is one multiply-add of terms
+///   computed before it (e.g. `|c0| |w| (m11 + m22) = y'1 + |c0| w2`).
 /// - The four Shepperd candidates are each `4 q_k q`; instead of selecting
 ///   the largest (twelve blends), they are added up, each with the sign of
 ///   the sum's own component `k` so far (that component is `4 q_k` times
@@ -1083,27 +1085,29 @@ fn dqs_first<const S: bool>(m: &[Mat4; 8], b: &Lanes, h: &mut Half) {
     let nw = dot3(w, w);
     // y' = |c0|² c1 - (c0·c1) c0 = w × c0 = |c0| |w| y.
     let yu: [F8; 3] = core::array::from_fn(|i| fnma(d01, c0[i], mul(c1[i], n0)));
-    let i0 = inv_sqrt(n0, one);
+    // The candidates below are the Shepperd ones times |c0| |w| (> 0; the
+    // sum is normalised at the end anyway): in those units x = c0 and
+    // yi = y' need no reciprocal, the unit terms become |c0|, and w's
+    // terms are scaled by |c0|. Two square roots side by side and no
+    // division on the chain (a reciprocal of |c0| cost a division, which
+    // shares the divider with the square roots).
+    let s0 = _mm256_sqrt_ps(n0);
     let sw = _mm256_sqrt_ps(nw);
-    // x = the first column, yi = |w| y; z = w / |w|. The candidates below
-    // are the Shepperd ones times |w| (> 0; the sum is normalised at the
-    // end anyway): that needs |w| where they would need 1 / |w|, one
-    // square root instead of a square root and a division on the chain.
-    let x: [F8; 3] = core::array::from_fn(|i| mul(c0[i], i0));
-    let yi: [F8; 3] = core::array::from_fn(|i| mul(yu[i], i0));
-    // |w| (m11 ± m22) = yi1 ± w2.
-    let (a, b) = (_mm256_add_ps(yi[1], w[2]), _mm256_sub_ps(yi[1], w[2]));
-    let (pw, py) = (_mm256_add_ps(one, x[0]), _mm256_sub_ps(one, x[0]));
+    let (x, yi) = (c0, yu);
+    let ws: [F8; 3] = core::array::from_fn(|i| mul(w[i], s0));
+    // |c0| |w| (m11 ± m22) = y'1 ± |c0| w2.
+    let (a, b) = (_mm256_add_ps(yi[1], ws[2]), _mm256_sub_ps(yi[1], ws[2]));
+    let (pw, py) = (_mm256_add_ps(s0, x[0]), _mm256_sub_ps(s0, x[0]));
     let tw = fma(pw, sw, a);
     let tx = _mm256_fmsub_ps(pw, sw, a);
     let ty = fma(py, sw, b);
     let tz = _mm256_fmsub_ps(py, sw, b);
-    let m21_m12 = _mm256_sub_ps(yi[2], w[1]);
-    let m02_m20 = fnma(x[2], sw, w[0]);
+    let m21_m12 = _mm256_sub_ps(yi[2], ws[1]);
+    let m02_m20 = fnma(x[2], sw, ws[0]);
     let m10_m01 = _mm256_fmsub_ps(x[1], sw, yi[0]);
     let m01_m10 = fma(x[1], sw, yi[0]);
-    let m02_m20p = fma(x[2], sw, w[0]);
-    let m12_m21 = _mm256_add_ps(w[1], yi[2]);
+    let m02_m20p = fma(x[2], sw, ws[0]);
+    let m12_m21 = _mm256_add_ps(ws[1], yi[2]);
     let vx = [tx, m01_m10, m02_m20p, m21_m12];
     let vy = [m01_m10, ty, m12_m21, m02_m20];
     let vz = [m02_m20p, m12_m21, tz, m10_m01];
@@ -1114,8 +1118,8 @@ fn dqs_first<const S: bool>(m: &[Mat4; 8], b: &Lanes, h: &mut Half) {
         v = core::array::from_fn(|i| fma(c[i], sign, v[i]));
     }
     if S {
-        // |c0| = |c0|² / |c0|, s1 = |w| / |c0|, s2 = z·c2 = (w·c2) / |w|.
-        h.s = [mul(n0, i0), mul(sw, i0), _mm256_div_ps(dot3(w, p[2]), sw)];
+        // s0 = |c0|, s1 = |w| / |c0|, s2 = z·c2 = (w·c2) / |w|.
+        h.s = [s0, _mm256_div_ps(sw, s0), _mm256_div_ps(dot3(w, p[2]), sw)];
     }
     h.v = v;
 }

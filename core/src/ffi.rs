@@ -1954,16 +1954,6 @@ pub unsafe extern "C-unwind" fn sinew_skin_check_influences8(
     })())
 }
 
-/// The influence arrays of a strided call: slots 0-3, and slots 4-7 or two
-/// NULLs.
-#[derive(Clone, Copy)]
-struct StridedInfluences {
-    joints: *const u16,
-    weights: *const f32,
-    joints1: *const u16,
-    weights1: *const f32,
-}
-
 /// A strided kernel's two forms: with four influences checked by the kernel
 /// (`plain`), and with checked influences (`checked`, used for eight).
 struct StridedKernel<T: 'static> {
@@ -1997,8 +1987,9 @@ const DQS_STRIDED: StridedKernel<DualQuat> = StridedKernel {
 };
 
 /// Runs a strided kernel after viewing and overlap-checking its buffers:
-/// with four influences, or eight when `infl` has slots 4-7 (checked
-/// against the palette's length first).
+/// with the four influences of `(joints, weights)`, or eight when
+/// `(joints1, weights1)` holds slots 4-7 (two NULLs: none; checked against
+/// the palette's length first).
 ///
 /// # Safety
 /// `palette` has `palette_len` entries, the influence arrays
@@ -2009,7 +2000,8 @@ unsafe fn with_strided<C: bytemuck::Pod, T: bytemuck::Pod>(
     kernel: StridedKernel<T>,
     palette: *const C,
     palette_len: usize,
-    infl: StridedInfluences,
+    (joints, weights): (*const u16, *const f32),
+    (joints1, weights1): (*const u16, *const f32),
     vertex_count: usize,
     (src, src_len, src_layout): (*const f32, usize, *const sinew_vertex_layout),
     (dst, dst_len, dst_layout): (*mut f32, usize, *const sinew_vertex_layout),
@@ -2020,9 +2012,9 @@ unsafe fn with_strided<C: bytemuck::Pod, T: bytemuck::Pod>(
         let (p, j, w, second, src, dst) = unsafe {
             (
                 slice(palette, palette_len)?,
-                slice(infl.joints.cast::<[u16; 4]>(), vertex_count)?,
-                slice(infl.weights.cast::<[f32; 4]>(), vertex_count)?,
-                second_set(infl.joints1, infl.weights1, vertex_count)?,
+                slice(joints.cast::<[u16; 4]>(), vertex_count)?,
+                slice(weights.cast::<[f32; 4]>(), vertex_count)?,
+                second_set(joints1, weights1, vertex_count)?,
                 slice(src, src_len)?,
                 slice_mut(dst, dst_len)?,
             )
@@ -2058,16 +2050,6 @@ unsafe fn with_strided<C: bytemuck::Pod, T: bytemuck::Pod>(
     })())
 }
 
-/// The influence arrays of a four-influence strided call.
-fn four(joints: *const u16, weights: *const f32) -> StridedInfluences {
-    StridedInfluences {
-        joints,
-        weights,
-        joints1: ptr::null(),
-        weights1: ptr::null(),
-    }
-}
-
 /// Implements `sinew_skin_lbs_strided`.
 ///
 /// # Safety
@@ -2087,9 +2069,20 @@ pub unsafe extern "C-unwind" fn sinew_skin_lbs_strided(
     dst_layout: *const sinew_vertex_layout,
 ) -> sinew_status {
     let (s, d) = ((src, src_len, src_layout), (dst, dst_len, dst_layout));
-    let infl = four(joints, weights);
+    let (four, none) = ((joints, weights), (ptr::null(), ptr::null()));
     // Safety: caller contract.
-    unsafe { with_strided(LBS_STRIDED, palette, palette_len, infl, vertex_count, s, d) }
+    unsafe {
+        with_strided(
+            LBS_STRIDED,
+            palette,
+            palette_len,
+            four,
+            none,
+            vertex_count,
+            s,
+            d,
+        )
+    }
 }
 
 /// Implements `sinew_skin_lbs_strided8`.
@@ -2113,14 +2106,20 @@ pub unsafe extern "C-unwind" fn sinew_skin_lbs_strided8(
     dst_layout: *const sinew_vertex_layout,
 ) -> sinew_status {
     let (s, d) = ((src, src_len, src_layout), (dst, dst_len, dst_layout));
-    let infl = StridedInfluences {
-        joints,
-        weights,
-        joints1,
-        weights1,
-    };
+    let (first, second) = ((joints, weights), (joints1, weights1));
     // Safety: caller contract.
-    unsafe { with_strided(LBS_STRIDED, palette, palette_len, infl, vertex_count, s, d) }
+    unsafe {
+        with_strided(
+            LBS_STRIDED,
+            palette,
+            palette_len,
+            first,
+            second,
+            vertex_count,
+            s,
+            d,
+        )
+    }
 }
 
 /// Implements `sinew_skin_dqs_strided`.
@@ -2142,9 +2141,20 @@ pub unsafe extern "C-unwind" fn sinew_skin_dqs_strided(
     dst_layout: *const sinew_vertex_layout,
 ) -> sinew_status {
     let (s, d) = ((src, src_len, src_layout), (dst, dst_len, dst_layout));
-    let infl = four(joints, weights);
+    let (four, none) = ((joints, weights), (ptr::null(), ptr::null()));
     // Safety: caller contract.
-    unsafe { with_strided(DQS_STRIDED, palette, palette_len, infl, vertex_count, s, d) }
+    unsafe {
+        with_strided(
+            DQS_STRIDED,
+            palette,
+            palette_len,
+            four,
+            none,
+            vertex_count,
+            s,
+            d,
+        )
+    }
 }
 
 /// Implements `sinew_skin_dqs_strided8`.
@@ -2168,14 +2178,20 @@ pub unsafe extern "C-unwind" fn sinew_skin_dqs_strided8(
     dst_layout: *const sinew_vertex_layout,
 ) -> sinew_status {
     let (s, d) = ((src, src_len, src_layout), (dst, dst_len, dst_layout));
-    let infl = StridedInfluences {
-        joints,
-        weights,
-        joints1,
-        weights1,
-    };
+    let (first, second) = ((joints, weights), (joints1, weights1));
     // Safety: caller contract.
-    unsafe { with_strided(DQS_STRIDED, palette, palette_len, infl, vertex_count, s, d) }
+    unsafe {
+        with_strided(
+            DQS_STRIDED,
+            palette,
+            palette_len,
+            first,
+            second,
+            vertex_count,
+            s,
+            d,
+        )
+    }
 }
 
 // ---------------------------------------------------------------- mixing and transitions

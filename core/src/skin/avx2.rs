@@ -61,13 +61,18 @@ fn st4(a: &mut [f32; 4], v: __m128) {
     unsafe { _mm_storeu_ps(a.as_mut_ptr(), v) }
 }
 
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn store8(a: &mut [f32; 8], v: F8) {
+    // SAFETY: `a` is 8 writable floats; the store is unaligned.
+    unsafe { _mm256_storeu_ps(a.as_mut_ptr(), v) }
+}
+
 /// Stores a dual quaternion `[real | dual]`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn st8(d: &mut DualQuat, v: F8) {
-    let a: &mut [f32; 8] = bytemuck::cast_mut(d);
-    // SAFETY: `a` is 8 writable floats; the store is unaligned.
-    unsafe { _mm256_storeu_ps(a.as_mut_ptr(), v) }
+    store8(bytemuck::cast_mut(d), v);
 }
 
 /// `[lo | hi]`.
@@ -500,11 +505,10 @@ unsafe fn dqs_transform<Site>(
         let dots = _mm256_hadd_ps(_mm256_hadd_ps(p(0), p(1)), _mm256_hadd_ps(p(2), p(3)));
         // The weights, negated where the influence is in the other
         // hemisphere, through memory: each vertex's is then one broadcast
-        // load (see `broadcast_load`).
+        // load (see `broadcast8`).
         let flip = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(dots, _mm256_setzero_ps()), sign);
         let mut signed = [0.0f32; 8];
-        // SAFETY: `signed` is 8 writable floats; the store is unaligned.
-        unsafe { _mm256_storeu_ps(signed.as_mut_ptr(), _mm256_xor_ps(lanes[k], flip)) };
+        store8(&mut signed, _mm256_xor_ps(lanes[k], flip));
         let w = broadcast8(&signed);
         for i in 0..8 {
             let d: &[f32; 8] = bytemuck::cast_ref(ek[i]);
@@ -950,13 +954,9 @@ fn lbs_store_all(out: &mut [Mat3x4], cols: impl Iterator<Item = (F8, F8)>) -> us
     let mut done = 0;
     for (o, (a, b)) in out.iter_mut().zip(cols) {
         let (r01, r23) = lbs_rows(a, b);
-        let rows: &mut [f32; 12] = bytemuck::cast_mut(&mut o.rows);
-        let (first, row2) = rows.split_at_mut(8);
-        // SAFETY: `first` is 8 writable floats; the store is unaligned.
-        unsafe { _mm256_storeu_ps(first.as_mut_ptr(), r01) };
-        if let Ok(row2) = <&mut [f32; 4]>::try_from(row2) {
-            st4(row2, _mm256_castps256_ps128(r23));
-        }
+        let rows: &mut Rows = bytemuck::cast_mut(o);
+        store8(&mut rows.r01, r01);
+        st4(&mut rows.r2, _mm256_castps256_ps128(r23));
         done += 1;
     }
     done
@@ -1224,8 +1224,7 @@ fn lanes_of(b: &[Mat4; 8]) -> Lanes {
     let mut out = [[[0.0; 8]; 3]; 4];
     for (o, e) in out.iter_mut().zip(e) {
         for (o, e) in o.iter_mut().zip(e) {
-            // SAFETY: `o` is 8 writable floats; unaligned store.
-            unsafe { _mm256_storeu_ps(o.as_mut_ptr(), e) }
+            store8(o, e);
         }
     }
     out

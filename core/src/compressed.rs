@@ -816,6 +816,42 @@ fn dequant(q: &Dequant, c: &[[u32; 4]; 4], local: f32) -> [f32x4; 3] {
     v
 }
 
+/// Both frames of a stored block track none of whose lanes is animated
+/// (stored because its constants are not the defaults): the values the
+/// track decoders give constant lanes, without their metadata, bit-stream
+/// and dequantization work. Those lanes have no metadata and no bits, so
+/// the running offsets do not move. In [`dequant`] a constant lane's `u`
+/// is `+0` (every term is zero), so each component is `min + unit × 0`,
+/// computed here as there (not just `min`: a `-0` minimum comes out `+0`);
+/// a rotation's `w`, and all four components of a smallest-three one, are
+/// the clip constants [`rebuild`] selects.
+#[inline(always)]
+fn constant_pair<const S3: bool, const ROT: bool>(cv: &[f32x4]) -> (SoaQuat, SoaQuat) {
+    let g = |i: usize| cv.get(i).copied().unwrap_or(f32x4::ZERO);
+    let v = |c: usize| g(2 * c) + g(2 * c + 1) * f32x4::ZERO;
+    let q = match (ROT, S3) {
+        (true, true) => SoaQuat {
+            x: g(0),
+            y: g(2),
+            z: g(4),
+            w: g(6),
+        },
+        (true, false) => SoaQuat {
+            x: v(0),
+            y: v(1),
+            z: v(2),
+            w: g(6),
+        },
+        (false, _) => SoaQuat {
+            x: v(0),
+            y: v(1),
+            z: v(2),
+            w: f32x4::ZERO,
+        },
+    };
+    (q, q)
+}
+
 /// Rotations from their three kept components (and the smallest-three
 /// index), with the constant lanes (outside `anim`) taken from `constant`.
 #[inline(always)]
@@ -889,7 +925,8 @@ trait FastTracks {
     }
 }
 
-/// No faster decoder: the portable one takes every track.
+/// No faster decoder: the portable one takes every track with an animated
+/// lane (tracks without one are [`constant_pair`]s, as in the AVX2 decoder).
 struct NoFastTracks;
 
 impl FastTracks for NoFastTracks {
@@ -897,11 +934,11 @@ impl FastTracks for NoFastTracks {
     fn pair<const S3: bool, const ROT: bool>(
         &self,
         _: usize,
-        _: u32,
+        mask: u32,
         _: (&mut u32, &mut u32),
-        _: &[f32x4],
+        cv: &[f32x4],
     ) -> Option<(SoaQuat, SoaQuat)> {
-        None
+        (mask == 0).then(|| constant_pair::<S3, ROT>(cv))
     }
 }
 
@@ -1941,6 +1978,89 @@ mod tests {
             let x4 = rates_x4([u32::from(byte) | 0xab00; 4]);
             let want = component_rates(byte).map(u32::from);
             assert_eq!(x4.map(|v| v.to_array()[2]), want, "byte {byte:#x}");
+        }
+    }
+
+    /// A stored track with no animated lane decodes, without its metadata
+    /// and bits, to the very values the full decoding formula gives its
+    /// constant lanes (zero metadata words and codes): bit for bit, for
+    /// every rotation format and track kind, at any frame, for any clip
+    /// constants (including -0, infinities and NaN).
+    #[test]
+    fn constant_tracks_decode_as_the_full_formula() {
+        fn full<const S3: bool, const ROT: bool>(cv: &[f32x4], local: f32) -> SoaQuat {
+            let zero = [[0u32; 4]; 4];
+            let g = |i: usize| cv.get(i).copied().unwrap_or(f32x4::ZERO);
+            let clip = [g(0), g(1), g(2), g(3), g(4), g(5)];
+            let v = dequant(
+                &dequant_params(&zero, &rates_x4(zero[2]), &clip),
+                &zero,
+                local,
+            );
+            if ROT {
+                let constant = [g(0), g(2), g(4), g(6)];
+                rebuild::<S3>(v, u32x4::ZERO, &constant, lane_mask(0))
+            } else {
+                SoaQuat {
+                    x: v[0],
+                    y: v[1],
+                    z: v[2],
+                    w: f32x4::ZERO,
+                }
+            }
+        }
+        fn bits(q: &SoaQuat) -> [[u32; 4]; 4] {
+            [q.x, q.y, q.z, q.w].map(|v| v.to_array().map(f32::to_bits))
+        }
+        fn check<const S3: bool, const ROT: bool>(cv: &[f32x4]) {
+            let (a, b) = constant_pair::<S3, ROT>(cv);
+            assert_eq!(bits(&a), bits(&b));
+            for local in [0.0, 1.0, 7.0, 15.0] {
+                let want = full::<S3, ROT>(cv, local);
+                assert_eq!(
+                    bits(&a),
+                    bits(&want),
+                    "S3 {S3}, ROT {ROT}, frame {local}, {cv:?}"
+                );
+            }
+        }
+        let special = [
+            -0.0,
+            0.0,
+            1.0,
+            -0.75,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            f32::MIN_POSITIVE,
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..200 {
+            let cv: alloc::vec::Vec<f32x4> = (0..7)
+                .map(|_| {
+                    f32x4::new(core::array::from_fn(|_| {
+                        let r = next();
+                        if round % 2 == 0 {
+                            special[(r % special.len() as u64) as usize]
+                        } else {
+                            f32::from_bits(r as u32)
+                        }
+                    }))
+                })
+                .collect();
+            // Full parameters, and too few (missing ones read as zero).
+            for cv in [&cv[..], &cv[..3]] {
+                check::<false, true>(cv);
+                check::<true, true>(cv);
+                check::<false, false>(cv);
+                check::<true, false>(cv);
+            }
         }
     }
 

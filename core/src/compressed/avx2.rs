@@ -294,6 +294,9 @@ unsafe fn track<const S3: bool, const ROT: bool>(
     cv: &[f32x4],
 ) -> Option<(SoaQuat, SoaQuat)> {
     let mask = mask as usize & 15;
+    if mask == 0 {
+        return Some(super::constant_pair::<S3, ROT>(cv));
+    }
     let lane_at = META_OFFSETS[mask];
     let [pa, pb] = frames.meta;
     let lane = |l: usize| -> __m256i {

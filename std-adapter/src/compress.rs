@@ -1759,9 +1759,12 @@ fn build_container(
                 }
             }
             kinds.push(KIND_STORED | mask << 4);
+            // Without an animated lane the units (all zero) are not stored.
             for c in 0..3 {
                 params.extend_from_slice(&min[c]);
-                params.extend_from_slice(&unit[c]);
+                if mask != 0 {
+                    params.extend_from_slice(&unit[c]);
+                }
             }
             if slot == 1 {
                 params.extend_from_slice(&w);

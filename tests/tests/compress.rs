@@ -49,9 +49,10 @@ fn validity_header() {
         CompressedClip::from_bytes(b.as_slice()).map(|_| ())
     };
     assert_eq!(err(&|b| b[0] = b'X'), Err(Error::BadMagic));
-    // v1 and v2 containers (no curvature bytes), v3 (no component drops)
-    // and a future version.
-    for v in [1u8, 2, 3, 5] {
+    // v1 and v2 containers (no curvature bytes), v3 (no component drops),
+    // v4 (units stored for tracks without an animated lane) and a future
+    // version.
+    for v in [1u8, 2, 3, 4, 6] {
         assert_eq!(
             err(&|b| b[8] = v),
             Err(Error::UnsupportedVersion {

@@ -294,9 +294,6 @@ unsafe fn track<const S3: bool, const ROT: bool>(
     cv: &[f32x4],
 ) -> Option<(SoaQuat, SoaQuat)> {
     let mask = mask as usize & 15;
-    if mask == 0 {
-        return Some(super::constant_pair::<S3, ROT>(cv));
-    }
     let lane_at = META_OFFSETS[mask];
     let [pa, pb] = frames.meta;
     let lane = |l: usize| -> __m256i {
@@ -597,7 +594,9 @@ mod tests {
             }
             for c in 0..3 {
                 params.extend_from_slice(&mins[c]);
-                params.extend_from_slice(&units[c]);
+                if mask != 0 {
+                    params.extend_from_slice(&units[c]);
+                }
             }
             if rot {
                 params.extend_from_slice(&[1.0; 4]);

@@ -46,8 +46,8 @@
 //! `1 | animated_mask << 4`), clip constants (`P` `f32`: per stored block
 //! track `min` and `unit` vectors of x, y, z, plus the `w` vector of
 //! constant rotation lanes; a track without an animated lane stores only
-//! its x, y, z and `w` vectors, [`track_param_floats`]), segment table (per segment: `u32` first bit,
-//! `u32` bits per frame), segment metadata (per segment, per animated lane,
+//! its x, y, z and `w` vectors, [`track_param_floats`]), segment table (per
+//! segment: `u32` first bit, `u32` bits per frame), segment metadata (per segment, per animated lane,
 //! [`LANE_META_BYTES`] = 13 bytes: 8-bit minimum and extent of each
 //! component, the rate byte (the bit rate in its low 5 bits, the three
 //! components' drop bits above, see [`RATE_DROP_SHIFT`]), the signed trend

@@ -379,7 +379,34 @@ fn compress_writes_clips_a_table_and_verifies() {
         let bytes = std::fs::read(f).unwrap();
         let c = sinew_std::compress::OwnedCompressedClip::from_bytes(&bytes).unwrap();
         assert_eq!(c.view().joint_count(), 70);
+        // `sinew inspect` reads the container back: its figures and tracks.
+        let o = sinew(&["inspect", f.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = stdout(&o);
+        let v = c.view();
+        let want = [
+            format!("container v{}", sinew_core::compressed::COMPRESSED_VERSION),
+            format!("{} joints, {} frames", v.joint_count(), v.frame_count()),
+            format!("size: {} bytes", v.size_bytes()),
+            format!("({} animated lanes)", v.animated_lane_count()),
+            "drop-W rotations".to_string(),
+        ];
+        for w in &want {
+            assert!(out.contains(w.as_str()), "{w:?} in {out}");
+        }
+        // Only the compressed clip: no procedural humanoid after it.
+        assert!(!out.contains("skeleton:"), "{out}");
     }
+    // A damaged container: one line naming the file and the defect.
+    let broken = dir.join("broken.sinewcmp");
+    let mut bytes = std::fs::read(&files[0]).unwrap();
+    bytes.truncate(100);
+    std::fs::write(&broken, &bytes).unwrap();
+    assert_one_line_error(
+        &sinew(&["inspect", broken.to_str().unwrap()]),
+        "broken.sinewcmp: data truncated",
+    );
+    std::fs::remove_file(&broken).unwrap();
     // A file where the output directory should be: one line, status 2.
     let blocker = dir.join("blocker");
     std::fs::write(&blocker, "x").unwrap();

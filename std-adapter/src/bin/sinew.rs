@@ -36,7 +36,8 @@ enum Command {
     Play(PlayArgs),
     /// Run sinew and the glam baseline on the same crowd and report the ratio.
     Bench(BenchArgs),
-    /// Print joints (as a tree), clips, meshes and import warnings.
+    /// Print joints (as a tree), clips, meshes and import warnings; for a
+    /// .sinewcmp compressed clip, its figures, ratio and block tracks.
     Inspect(InspectArgs),
     /// Draw a clip's poses at evenly spaced times as a filmstrip PNG.
     Render(RenderArgs),
@@ -401,8 +402,32 @@ fn json_figures(r: &CrowdReport) -> String {
     )
 }
 
+/// Whether `path` names a compressed clip container (`.sinewcmp`, as
+/// `sinew compress` writes them).
+fn is_compressed_clip(path: &std::path::Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("sinewcmp"))
+}
+
 fn inspect(args: &InspectArgs) -> Res {
-    for asset in args.load.assets()? {
+    let (compressed, files): (Vec<_>, Vec<_>) = args
+        .load
+        .files
+        .iter()
+        .cloned()
+        .partition(|p| is_compressed_clip(p));
+    for path in &compressed {
+        inspect_compressed(path)?;
+    }
+    if !compressed.is_empty() && files.is_empty() {
+        return Ok(());
+    }
+    let load = LoadArgs {
+        files,
+        ..args.load.clone()
+    };
+    for asset in load.assets()? {
         let skel = asset.skeleton.view();
         let n = skel.joint_count();
         let max_depth = (0..n).map(|j| skel.depth(j)).max().unwrap_or(0);
@@ -461,6 +486,78 @@ fn inspect(args: &InspectArgs) -> Res {
         }
         out!("");
     }
+    Ok(())
+}
+
+/// `sinew inspect` of a compressed clip container: validated once, then its
+/// header figures, its size against the raw clip, and its block tracks.
+fn inspect_compressed(path: &std::path::Path) -> Res {
+    use sinew_core::compressed::{Defaults, RotationFormat, COMPRESSED_VERSION, KIND_DEFAULT};
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: cannot read: {e}", path.display()))?;
+    let clip = sinew_std::compress::OwnedCompressedClip::from_bytes(&bytes)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let c = clip.view();
+    let raw = c.joint_count() * c.frame_count() * 40;
+    out!(
+        "{} (compressed clip, container v{COMPRESSED_VERSION})",
+        path.display()
+    );
+    out!(
+        "clip: {:?}, {} joints, {} frames at {:.3} Hz ({:.3} s), {} rotations, {} defaults",
+        c.name(),
+        c.joint_count(),
+        c.frame_count(),
+        c.sample_rate(),
+        c.duration(),
+        match c.rotation_format() {
+            RotationFormat::DropW => "drop-W",
+            RotationFormat::SmallestThree => "smallest-three",
+        },
+        match c.defaults() {
+            Defaults::Identity => "identity",
+            Defaults::RestPose => "rest-pose",
+        },
+    );
+    out!(
+        "size: {} bytes ({} bytes of bit stream), raw {raw} bytes (joints x frames x 40): {:.2}:1",
+        c.size_bytes(),
+        c.data_bytes(),
+        raw as f64 / c.size_bytes() as f64
+    );
+    out!(
+        "segments: {} of {} frames",
+        c.segment_count(),
+        c.segment_frames()
+    );
+    // Block tracks: translation, rotation, scale of each block of 4 joints.
+    // counts[track][kind], kind: default, constant (stored, no animated
+    // lane), animated.
+    let mut counts = [[0usize; 3]; 3];
+    for b in 0..c.soa_count() {
+        for (t, row) in counts.iter_mut().enumerate() {
+            let k = c.block_track_kind(b, t).unwrap_or(KIND_DEFAULT);
+            let kind = match (k == KIND_DEFAULT, k >> 4) {
+                (true, _) => 0,
+                (false, 0) => 1,
+                _ => 2,
+            };
+            row[kind] += 1;
+        }
+    }
+    out!(
+        "block tracks (translation / rotation / scale): default {} / {} / {}, constant {} / {} / {}, animated {} / {} / {} ({} animated lanes)",
+        counts[0][0],
+        counts[1][0],
+        counts[2][0],
+        counts[0][1],
+        counts[1][1],
+        counts[2][1],
+        counts[0][2],
+        counts[1][2],
+        counts[2][2],
+        c.animated_lane_count()
+    );
+    out!("");
     Ok(())
 }
 

@@ -1515,7 +1515,8 @@ impl<'a> CompressedClip<'a> {
                     ($kind:expr, $rot:literal) => {{
                         let mask = u32::from($kind >> 4);
                         // The clip constants: without an animated lane no
-                        // units ([`track_param_floats`]), and no decoding.
+                        // units ([`track_param_floats`] of mask 0; any other
+                        // mask gives the full size), and no decoding.
                         let mut constants = |n: usize| {
                             let cv = self.params.get(p..p + n).unwrap_or(&[]);
                             p += n;

@@ -2147,6 +2147,13 @@ pub struct CliOptions {
     pub out_dir: PathBuf,
 }
 
+/// The raw size a compression ratio is taken against: `joints × frames × 40`
+/// bytes (translation, rotation and scale as 10 `f32` per joint and frame).
+#[must_use]
+pub fn raw_clip_bytes(joints: usize, frames: usize) -> usize {
+    joints * frames * 40
+}
+
 /// One row of the `sinew compress` table.
 #[derive(Clone, Debug)]
 pub struct Row {
@@ -2156,7 +2163,7 @@ pub struct Row {
     pub joints: usize,
     /// Frames.
     pub frames: usize,
-    /// Raw size: joints × frames × 40 bytes.
+    /// Raw size ([`raw_clip_bytes`]).
     pub raw_bytes: usize,
     /// Container size.
     pub compressed_bytes: usize,
@@ -2256,7 +2263,7 @@ pub fn run_cli(
                 clip: name,
                 joints: skel.joint_count(),
                 frames: view.frame_count(),
-                raw_bytes: skel.joint_count() * view.frame_count() * 40,
+                raw_bytes: raw_clip_bytes(skel.joint_count(), view.frame_count()),
                 compressed_bytes: out.bytes().len(),
                 bound: copts.error,
                 max_error: report.max_error,

@@ -497,7 +497,7 @@ fn inspect_compressed(path: &std::path::Path) -> Res {
     let clip = sinew_std::compress::OwnedCompressedClip::from_bytes(&bytes)
         .map_err(|e| format!("{}: {e}", path.display()))?;
     let c = clip.view();
-    let raw = c.joint_count() * c.frame_count() * 40;
+    let raw = sinew_std::compress::raw_clip_bytes(c.joint_count(), c.frame_count());
     out!(
         "{} (compressed clip, container v{COMPRESSED_VERSION})",
         path.display()

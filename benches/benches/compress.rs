@@ -4,8 +4,11 @@
 //!
 //! Uses the CMU clip `daz-friendly/13_10.bvh` (43 file joints plus 14 End
 //! Site joints = 57, 2397 frames) from `../shared/data` when present, else the
-//! procedural humanoid's walk. Throughput of the sampling groups is in
-//! joints, so criterion's "thrpt" reads as joints per second.
+//! procedural humanoid's walk; the sampling group takes it twice, as
+//! imported by default (`cmu-13_10`) and without its End Sites
+//! (`cmu-13_10-no-end-sites`, the 43 joints other runtimes are measured
+//! on). Throughput of the sampling groups is in joints, so criterion's
+//! "thrpt" reads as joints per second.
 //!
 //! ```text
 //! cargo bench -p sinew-benches --bench compress -- --noplot
@@ -31,15 +34,21 @@ fn config() -> Criterion {
         .sample_size(30)
 }
 
-/// The bench clip: CMU 13_10 when the data is there, else the humanoid walk.
-fn asset(file: &str) -> (String, Asset) {
+/// The bench clip: CMU `file` when the data is there (with its End Sites as
+/// joints, or skipped), else the humanoid walk.
+fn asset(file: &str, end_sites: bool) -> (String, Asset) {
     let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/data/bvh/cmu/daz-friendly")
         .join(file);
     if p.is_file() {
-        if let Ok(mut a) = load_files(&[p], &LoadOptions::default()) {
+        let opts = LoadOptions {
+            bvh_end_sites: end_sites,
+            ..LoadOptions::default()
+        };
+        if let Ok(mut a) = load_files(&[p], &opts) {
             if let Some(a) = a.pop() {
-                return (format!("cmu-{}", file.trim_end_matches(".bvh")), a);
+                let suffix = if end_sites { "" } else { "-no-end-sites" };
+                return (format!("cmu-{}{suffix}", file.trim_end_matches(".bvh")), a);
             }
         }
     }
@@ -54,7 +63,16 @@ fn asset(file: &str) -> (String, Asset) {
 const COLD_COPIES: usize = 64;
 
 fn bench_sample(c: &mut Criterion) {
-    let (label, a) = asset("13_10.bvh");
+    let (label, a) = asset("13_10.bvh", true);
+    bench_sample_asset(c, &label, &a);
+    let (label, a) = asset("13_10.bvh", false);
+    if label != "humanoid" {
+        bench_sample_asset(c, &label, &a);
+    }
+}
+
+/// The `sample_compressed` rows of one clip (`label/...`).
+fn bench_sample_asset(c: &mut Criterion, label: &str, a: &Asset) {
     let skel = a.skeleton.view();
     let rest = skel.rest_pose();
     let raw = a.clips[0].view();
@@ -177,7 +195,7 @@ fn bench_sample_humanoid(c: &mut Criterion) {
 }
 
 fn bench_compress(c: &mut Criterion) {
-    let (label, a) = asset("09_01.bvh");
+    let (label, a) = asset("09_01.bvh", true);
     let skel = a.skeleton.view();
     let raw = a.clips[0].view();
     let bytes = skel.joint_count() * raw.frame_count() * 40;

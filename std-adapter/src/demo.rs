@@ -705,7 +705,7 @@ fn load(
     let opts = crate::import::load::LoadOptions {
         sample_rate: rate,
         bvh_scale,
-        eight_influences: false,
+        ..Default::default()
     };
     let assets = crate::import::load::load_files(files, &opts)?;
     let first = assets.first().ok_or("no asset loaded")?;

@@ -132,6 +132,32 @@ fn broken_files_give_one_line_errors() {
 }
 
 #[test]
+fn bvh_end_sites_can_be_skipped_from_the_command_line() {
+    let dir = std::env::temp_dir().join(format!("sinew-cli-ends-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bvh = dir.join("arm.bvh");
+    std::fs::write(
+        &bvh,
+        "HIERARCHY\nROOT a\n{\n OFFSET 0 0 0\n CHANNELS 3 Zrotation Xrotation Yrotation\n \
+         JOINT b\n {\n  OFFSET 0 10 0\n  CHANNELS 3 Zrotation Xrotation Yrotation\n  \
+         End Site\n  {\n   OFFSET 0 10 0\n  }\n }\n}\nMOTION\nFrames: 2\nFrame Time: 0.1\n\
+         0 0 0 0 0 0\n10 20 30 40 50 60\n",
+    )
+    .unwrap();
+    let path = bvh.to_str().unwrap();
+    let with = sinew(&["inspect", path]);
+    let without = sinew(&["inspect", "--bvh-no-end-sites", path]);
+    for (o, joints) in [(&with, 3), (&without, 2)] {
+        assert!(o.status.success(), "{}", stderr(o));
+        let out = stdout(o);
+        assert!(out.contains(&format!("skeleton: {joints} joints")), "{out}");
+    }
+    assert!(stdout(&with).contains("b_end"));
+    assert!(!stdout(&without).contains("b_end"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn render_writes_a_png_of_the_humanoid() {
     let out = std::env::temp_dir().join(format!("sinew-strip-{}.png", std::process::id()));
     let o = sinew(&[

@@ -19,7 +19,18 @@ use sinew_std::{Asset, ImportError, Location};
 // Helpers
 // ---------------------------------------------------------------------------
 
-const UNIT: BvhOptions = BvhOptions { scale: 1.0 };
+const UNIT: BvhOptions = BvhOptions {
+    scale: 1.0,
+    end_sites: true,
+};
+
+/// The default options with another scale.
+fn scaled(scale: f32) -> BvhOptions {
+    BvhOptions {
+        scale,
+        ..BvhOptions::default()
+    }
+}
 
 fn data_dir() -> Option<PathBuf> {
     support::shared_data("bvh")
@@ -457,6 +468,29 @@ fn too_many_joints() {
         6 + 4 + 5 * (i - 1),
         &["more than 1024 joints", "End Sites included"],
     );
+    // Skipped, it does not: the same file imports with MAX_JOINTS joints,
+    // and one joint more names the limit "End Sites skipped".
+    let skip = BvhOptions {
+        end_sites: false,
+        ..UNIT
+    };
+    assert_eq!(
+        import_ok(&with_end, &skip).skeleton.joint_count(),
+        MAX_JOINTS
+    );
+    let over = many_joints(MAX_JOINTS, false).replacen(
+        "CHANNELS 3 Xrotation Yrotation Zrotation\n",
+        "CHANNELS 3 Xrotation Yrotation Zrotation\nEnd Site\n{\nOFFSET 0 0 1\n}\n",
+        1,
+    );
+    let Err(e) = import(&over, &skip) else {
+        panic!("one joint over the limit imported")
+    };
+    assert_eq!(e.location, Location::Line(6 + 4 + 5 * i));
+    assert!(
+        e.message.contains("more than 1024 joints") && e.message.contains("End Sites skipped"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -524,9 +558,7 @@ fn bad_frame_time() {
 #[test]
 fn bad_options_and_files() {
     for scale in [0.0, -1.0, f32::NAN, f32::INFINITY] {
-        let e = import(SMALL, &BvhOptions { scale })
-            .err()
-            .expect("bad scale");
+        let e = import(SMALL, &scaled(scale)).err().expect("bad scale");
         assert_eq!(e.location, Location::File);
         assert!(e.message.contains("scale"), "{e}");
     }
@@ -536,20 +568,14 @@ fn bad_options_and_files() {
     assert_eq!(e.location, Location::File);
     assert!(e.message.contains("cannot read"), "{e}");
     // Offsets that overflow only after scaling.
-    let e = import(
-        &with_line(4, "  OFFSET 3e38 0 0"),
-        &BvhOptions { scale: 10.0 },
-    )
-    .err()
-    .expect("overflow");
+    let e = import(&with_line(4, "  OFFSET 3e38 0 0"), &scaled(10.0))
+        .err()
+        .expect("overflow");
     assert_eq!(e.location, Location::Line(4));
     assert!(e.message.contains("overflows after scaling"), "{e}");
-    let e = import(
-        &with_line(20, "3e38 2 3 10 20 30 40 50 60"),
-        &BvhOptions { scale: 10.0 },
-    )
-    .err()
-    .expect("overflow");
+    let e = import(&with_line(20, "3e38 2 3 10 20 30 40 50 60"), &scaled(10.0))
+        .err()
+        .expect("overflow");
     assert_eq!(e.location, Location::Line(20));
     assert!(e.message.contains("overflows after scaling"), "{e}");
 }
@@ -592,10 +618,8 @@ fn implausible_sizes_are_reported() {
     assert_eq!(size.len(), 1, "{:?}", a.warnings);
     assert!(size[0].contains("0.01 m per file unit"), "{}", size[0]);
     assert!(import_ok(SMALL, &UNIT).warnings.is_empty());
-    assert!(import_ok(SMALL, &BvhOptions { scale: 0.2 })
-        .warnings
-        .is_empty());
-    let huge = import_ok(SMALL, &BvhOptions { scale: 10.0 });
+    assert!(import_ok(SMALL, &scaled(0.2)).warnings.is_empty());
+    let huge = import_ok(SMALL, &scaled(10.0));
     assert!(
         huge.warnings[0].starts_with("the rest pose spans "),
         "{:?}",
@@ -717,6 +741,131 @@ Frame Time: 0.1
 0 0 0 0 0 0   0 0 0   7 8 9   0 0
 1 2 3 90 0 0  0 0 90  0 0 0   6 90
 ";
+
+/// `a`'s joint names in skeleton order.
+fn joint_names(a: &Asset) -> Vec<String> {
+    let skel = a.skeleton.view();
+    (0..skel.joint_count())
+        .map(|j| skel.joint_name(j).unwrap().to_owned())
+        .collect()
+}
+
+/// Imports `text` with and without End Sites and checks that skipping them
+/// keeps every other joint: the same names, parents, rest pose and key
+/// values (bit for bit), and the same model-space positions at every frame.
+/// Returns the asset without End Sites.
+fn check_end_sites_skipped(text: &str, opts: &BvhOptions) -> Asset {
+    let full = import_ok(text, opts);
+    let lean = import_ok(
+        text,
+        &BvhOptions {
+            end_sites: false,
+            ..*opts
+        },
+    );
+    let (fs, ls) = (full.skeleton.view(), lean.skeleton.view());
+    let kept: Vec<usize> = (0..fs.joint_count())
+        .filter(|&j| !fs.joint_name(j).unwrap().ends_with("_end"))
+        .collect();
+    assert_eq!(ls.joint_count(), kept.len());
+    assert_eq!(lean.joint_map.len(), kept.len());
+    let names = joint_names(&lean);
+    for (l, &f) in kept.iter().enumerate() {
+        assert_eq!(names[l], fs.joint_name(f).unwrap());
+        let parent_name = |s: &sinew_core::Skeleton<'_>, j: usize| {
+            s.parent(j).map(|p| s.joint_name(p).unwrap().to_owned())
+        };
+        assert_eq!(parent_name(&ls, l), parent_name(&fs, f), "{}", names[l]);
+        assert_eq!(get_joint(ls.rest_pose(), l), get_joint(fs.rest_pose(), f));
+    }
+    assert_eq!(lean.clips.len(), full.clips.len());
+    if let (Some(fc), Some(lc)) = (full.clips.first(), lean.clips.first()) {
+        assert_eq!(lc.frame_count(), fc.frame_count());
+        assert_eq!(lc.sample_rate(), fc.sample_rate());
+        for f in 0..fc.frame_count() {
+            let (fk, lk) = (fc.view().frame(f).unwrap(), lc.view().frame(f).unwrap());
+            for (l, &j) in kept.iter().enumerate() {
+                assert_eq!(
+                    get_joint(lk, l),
+                    get_joint(fk, j),
+                    "frame {f} joint {}",
+                    names[l]
+                );
+            }
+            // Through `joint_map`, file joint by file joint.
+            let (fp, lp) = (model_positions(&full, f), model_positions(&lean, f));
+            let full_file: Vec<Vec3> = full
+                .joint_map
+                .iter()
+                .zip(&fp)
+                .filter(|(&k, _)| !fs.joint_name(k as usize).unwrap().ends_with("_end"))
+                .map(|(_, p)| *p)
+                .collect();
+            assert_eq!(lp, full_file, "frame {f}");
+        }
+    }
+    lean
+}
+
+#[test]
+fn end_sites_can_be_skipped() {
+    let a = check_end_sites_skipped(MIXED, &UNIT);
+    assert_eq!(joint_names(&a), ["hips", "spine", "slider", "lift"]);
+    assert_eq!(a.joint_map, [0, 1, 2, 3]);
+    let a = check_end_sites_skipped(SMALL, &UNIT);
+    assert_eq!(joint_names(&a), ["hips", "spine"]);
+    // Nested joints whose End Sites sit between siblings, and two roots.
+    let text = "HIERARCHY
+ROOT a
+{
+  OFFSET 0 0 0
+  CHANNELS 3 Zrotation Xrotation Yrotation
+  JOINT b
+  {
+    OFFSET 0 1 0
+    CHANNELS 3 Zrotation Xrotation Yrotation
+    End Site
+    {
+      OFFSET 0 1 0
+    }
+  }
+  JOINT c
+  {
+    OFFSET 1 0 0
+    CHANNELS 3 Zrotation Xrotation Yrotation
+    JOINT d
+    {
+      OFFSET 1 0 0
+      CHANNELS 3 Zrotation Xrotation Yrotation
+      End Site
+      {
+        OFFSET 1 0 0
+      }
+    }
+  }
+}
+ROOT e
+{
+  OFFSET 5 0 0
+  CHANNELS 3 Xposition Yposition Zposition
+  End Site
+  {
+    OFFSET 0 0 1
+  }
+}
+MOTION
+Frames: 3
+Frame Time: 0.1
+0 0 0 10 0 0 0 20 0 0 0 30 1 2 3
+90 0 0 0 45 0 0 0 45 30 0 0 4 5 6
+0 90 0 0 0 90 10 20 30 0 0 0 7 8 9
+";
+    let a = check_end_sites_skipped(text, &UNIT);
+    assert_eq!(joint_names(&a), ["a", "b", "c", "d", "e"]);
+    let skel = a.skeleton.view();
+    let parents: Vec<Option<usize>> = (0..5).map(|j| skel.parent(j)).collect();
+    assert_eq!(parents, [None, Some(0), Some(0), Some(2), None]);
+}
 
 #[test]
 fn three_and_six_channels_and_positions_on_non_roots() {
@@ -1066,6 +1215,10 @@ fn cmu_daz_friendly_matches_independent_fk() {
     // 43 joints + 14 End Sites.
     check_against_reference(&dir.join("cmu/daz-friendly/02_01.bvh"), 57);
     check_against_reference(&dir.join("cmu/daz-friendly/09_06.bvh"), 57);
+    // Without End Sites: the 43 file joints, each as with them.
+    let text = std::fs::read_to_string(dir.join("cmu/daz-friendly/02_01.bvh")).unwrap();
+    let a = check_end_sites_skipped(&text, &BvhOptions::default());
+    assert_eq!(a.skeleton.joint_count(), 43);
 }
 
 #[test]
@@ -1124,7 +1277,7 @@ fn every_data_file_imports() {
                     "{:?}",
                     a.warnings
                 );
-                let b = bvh::load(&path, &BvhOptions { scale }).unwrap();
+                let b = bvh::load(&path, &scaled(scale)).unwrap();
                 assert!(b.warnings.is_empty(), "{name} at {scale}: {:?}", b.warnings);
             } else {
                 assert!(a.warnings.is_empty(), "{name}: {:?}", a.warnings);

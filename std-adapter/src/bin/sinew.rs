@@ -102,6 +102,10 @@ struct LoadArgs {
     /// Scale applied to BVH lengths (CMU BVH is in centimetre-like units).
     #[arg(long, default_value_t = 0.01, value_parser = positive_scale)]
     bvh_scale: f32,
+    /// Skip BVH End Sites instead of making each a `<parent>_end` joint
+    /// (the file's ROOT and JOINTs only; no channel is lost).
+    #[arg(long)]
+    bvh_no_end_sites: bool,
     /// Skinning influences kept per glTF vertex: 4, or 8 (a vertex with
     /// more is folded to its largest, with a warning).
     #[arg(long, default_value_t = 4, value_parser = influence_count)]
@@ -217,6 +221,7 @@ impl LoadArgs {
         let opts = LoadOptions {
             sample_rate: self.rate,
             bvh_scale: self.bvh_scale,
+            bvh_end_sites: !self.bvh_no_end_sites,
             eight_influences: self.influences == 8,
         };
         Ok(load_files(&self.files, &opts)?)

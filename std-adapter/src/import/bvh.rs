@@ -4,7 +4,8 @@
 //! - `HIERARCHY` with one or more `ROOT`s, `JOINT`s nested to any depth, one
 //!   `OFFSET` and one `CHANNELS` declaration per joint (in any order inside
 //!   its braces), and `End Site` blocks. An End Site becomes a joint named
-//!   `<parent>_end` with no channels, so the tip of every bone exists.
+//!   `<parent>_end` with no channels, so the tip of every bone exists
+//!   (unless [`BvhOptions::end_sites`] is `false`, which skips them).
 //!   Joint names are the rest of the `ROOT` / `JOINT` line (they may contain
 //!   spaces); a `{` at the end of that line is accepted.
 //! - `CHANNELS n` followed by exactly `n` channel names, in any order and any
@@ -69,11 +70,20 @@ pub struct BvhOptions {
     /// and > 0. The default, 0.01, converts the centimetre-like units of CMU
     /// conversions to metres.
     pub scale: f32,
+    /// Whether each `End Site` becomes a joint (`<parent>_end`, the default).
+    /// `false` skips them: the skeleton has the file's `ROOT`s and `JOINT`s
+    /// only (a CMU clip's 43 instead of 57), every per-frame stage has fewer
+    /// joints to process, and [`Asset::joint_map`] covers those joints only.
+    /// End Sites carry no channels, so no motion is lost; only the bone tips.
+    pub end_sites: bool,
 }
 
 impl Default for BvhOptions {
     fn default() -> Self {
-        BvhOptions { scale: 0.01 }
+        BvhOptions {
+            scale: 0.01,
+            end_sites: true,
+        }
     }
 }
 
@@ -127,12 +137,16 @@ pub fn parse(text: &str, name: &Path, opts: &BvhOptions) -> Result<Asset, Import
         line: 1,
         file: name,
         scale,
+        end_sites: opts.end_sites,
     };
     // A UTF-8 byte order mark is not part of the first keyword.
     if text.starts_with('\u{feff}') {
         p.pos = 3;
     }
-    let h = p.hierarchy()?;
+    let mut h = p.hierarchy()?;
+    if !opts.end_sites {
+        drop_end_sites(&mut h);
+    }
     let m = p.motion_header()?;
     build(&mut p, &h, &m)
 }
@@ -166,6 +180,8 @@ struct RawJoint {
 
 struct Hierarchy {
     joints: Vec<RawJoint>,
+    /// How many of `joints` are End Sites.
+    end_count: usize,
     /// All channels, in motion-line order.
     channels: Vec<Channel>,
 }
@@ -184,6 +200,9 @@ struct Parser<'a> {
     line: usize,
     file: &'a Path,
     scale: f32,
+    /// [`BvhOptions::end_sites`]: End Sites are still parsed (and checked),
+    /// then dropped, but do not count towards `MAX_JOINTS` when `false`.
+    end_sites: bool,
 }
 
 /// ASCII whitespace as `u8::is_ascii_whitespace` defines it (space, tab, CR, LF, FF).
@@ -329,6 +348,7 @@ impl<'a> Parser<'a> {
         }
         let mut h = Hierarchy {
             joints: Vec::new(),
+            end_count: 0,
             channels: Vec::new(),
         };
         loop {
@@ -376,12 +396,21 @@ impl<'a> Parser<'a> {
         is_end: bool,
         brace_on_line: bool,
     ) -> Result<usize, ImportError> {
-        if h.joints.len() >= MAX_JOINTS {
+        // Joints the skeleton will have before this one.
+        let (counted, what) = if self.end_sites {
+            (h.joints.len(), "End Sites included")
+        } else {
+            (h.joints.len() - h.end_count, "End Sites skipped")
+        };
+        if counted >= MAX_JOINTS && (self.end_sites || !is_end) {
             return Err(self.err(
                 line,
-                format!("the hierarchy has more than {MAX_JOINTS} joints (sinew's MAX_JOINTS, End Sites included)"),
+                format!(
+                    "the hierarchy has more than {MAX_JOINTS} joints (sinew's MAX_JOINTS, {what})"
+                ),
             ));
         }
+        h.end_count += usize::from(is_end);
         if !brace_on_line {
             match self.expect_token("'{'")? {
                 ("{", _) => {}
@@ -907,6 +936,28 @@ fn mul_axis(q: [f32; 4], axis: u8, s: f32, c: f32) -> [f32; 4] {
 
 fn core_error(file: &Path, what: &str, e: Error) -> ImportError {
     ImportError::new(file, Location::File, format!("{what}: {e}"))
+}
+
+/// Removes the End Sites from a parsed hierarchy ([`BvhOptions::end_sites`]
+/// `false`). They own no channels and no joint has one as its parent (the
+/// parser refuses children in an End Site), so only the parent indices of
+/// the other joints change.
+fn drop_end_sites(h: &mut Hierarchy) {
+    let mut kept = 0;
+    let new_index: Vec<usize> = h
+        .joints
+        .iter()
+        .map(|j| {
+            let i = kept;
+            kept += usize::from(!j.is_end);
+            i
+        })
+        .collect();
+    h.joints.retain(|j| !j.is_end);
+    for j in &mut h.joints {
+        j.parent = j.parent.and_then(|p| new_index.get(p).copied());
+    }
+    h.end_count = 0;
 }
 
 fn build(p: &mut Parser<'_>, h: &Hierarchy, m: &MotionHeader) -> Result<Asset, ImportError> {

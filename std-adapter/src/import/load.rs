@@ -12,6 +12,8 @@ pub struct LoadOptions {
     pub sample_rate: Option<f32>,
     /// Length scale applied to BVH files (CMU BVH is in centimetre-like units).
     pub bvh_scale: f32,
+    /// Make each BVH End Site a joint (see [`bvh::BvhOptions::end_sites`]).
+    pub bvh_end_sites: bool,
     /// Keep up to eight skinning influences per glTF vertex instead of four
     /// (see [`gltf::GltfOptions::eight_influences`]).
     pub eight_influences: bool,
@@ -22,6 +24,7 @@ impl Default for LoadOptions {
         LoadOptions {
             sample_rate: None,
             bvh_scale: 0.01,
+            bvh_end_sites: true,
             eight_influences: false,
         }
     }
@@ -98,6 +101,7 @@ pub fn load_files(paths: &[PathBuf], opts: &LoadOptions) -> Result<Vec<Asset>, I
                 path,
                 &bvh::BvhOptions {
                     scale: opts.bvh_scale,
+                    end_sites: opts.bvh_end_sites,
                 },
             )?),
             FileKind::OzzSkeleton => {

@@ -537,7 +537,7 @@ unsafe fn dqs_transform<Site>(
             _mm256_fmadd_ps(q[2], q[2], _mm256_mul_ps(q[3], q[3])),
         ),
     );
-    let inv = _mm256_div_ps(splat(1.0), _mm256_sqrt_ps(len2));
+    let inv = inv_sqrt(len2, splat(1.0));
     let r: [F8; 4] = core::array::from_fn(|c| _mm256_mul_ps(q[c], inv));
     let d: [F8; 4] = core::array::from_fn(|c| _mm256_mul_ps(q[c + 4], inv));
     let u = V8 {

@@ -98,6 +98,22 @@
 // Procedural gait: run.
 #define SINEW_GAIT_RUN 2
 
+// The version of this header: major, minor and patch, and the three as
+// one number (`major << 16 | minor << 8 | patch`). A program built with
+// this header should check at start-up that `sinew_version_number()`
+// returns `SINEW_VERSION_NUMBER`: a library of another version may lay out
+// the structs differently.
+#define SINEW_VERSION_MAJOR 0
+
+// Minor version (see `SINEW_VERSION_MAJOR`).
+#define SINEW_VERSION_MINOR 1
+
+// Patch version (see `SINEW_VERSION_MAJOR`).
+#define SINEW_VERSION_PATCH 0
+
+// The version as one number (see `SINEW_VERSION_MAJOR`).
+#define SINEW_VERSION_NUMBER 256
+
 // Result of every fallible C function.
 //
 // `SINEW_STATUS_OK` is 0; failures use their own range (7101–7199) so they
@@ -375,6 +391,12 @@ extern "C" {
 
 // Returns the library version as a static NUL-terminated string (e.g. "0.1.0").
 const char *sinew_version(void);
+
+// Returns the library version as one number, `major << 16 | minor << 8 |
+// patch`: compare it with `SINEW_VERSION_NUMBER` at start-up to catch a
+// program running with a library other than the one its header came
+// with.
+uint32_t sinew_version_number(void);
 
 // Returns a static NUL-terminated English description of `status`
 // ("unknown status" for a code that is not a `sinew_status`).

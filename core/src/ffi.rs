@@ -8,7 +8,7 @@
 //!
 //! Conventions (`STYLE.md` rules 10–11):
 //! - every function returns a `sinew_status` (`SINEW_STATUS_OK` = 0) except
-//!   pure queries (`sinew_version`, `sinew_status_string`,
+//!   pure queries (`sinew_version`, `sinew_version_number`, `sinew_status_string`,
 //!   `sinew_soa_count`);
 //! - every buffer is a pointer followed by its length in elements (a NULL
 //!   pointer is accepted for length 0); typed buffers must be aligned for
@@ -92,6 +92,26 @@ pub const SINEW_GAIT_WALK: u32 = 0;
 pub const SINEW_GAIT_JOG: u32 = 1;
 /// Procedural gait: run.
 pub const SINEW_GAIT_RUN: u32 = 2;
+
+/// A decimal version component (`env!("CARGO_PKG_VERSION_MAJOR")` and
+/// the like) as a number, at compile time.
+const fn version_part(s: &str) -> u32 {
+    let b = s.as_bytes();
+    let mut v = 0u32;
+    let mut i = 0;
+    while i < b.len() {
+        v = v * 10 + (b[i] - b'0') as u32;
+        i += 1;
+    }
+    v
+}
+
+/// This library's version as one number, `major << 16 | minor << 8 |
+/// patch` (0.1.0 is `0x000100`): what [`sinew_version_number`] returns and
+/// the header's `SINEW_VERSION_NUMBER` states.
+pub const SINEW_VERSION_NUMBER: u32 = version_part(env!("CARGO_PKG_VERSION_MAJOR")) << 16
+    | version_part(env!("CARGO_PKG_VERSION_MINOR")) << 8
+    | version_part(env!("CARGO_PKG_VERSION_PATCH"));
 
 /// Result of every fallible C function.
 ///
@@ -718,6 +738,12 @@ fn gait(g: u32) -> Result<Gait, sinew_status> {
 #[must_use]
 pub extern "C-unwind" fn sinew_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+/// The library version as [`SINEW_VERSION_NUMBER`] states it.
+#[must_use]
+pub extern "C-unwind" fn sinew_version_number() -> u32 {
+    SINEW_VERSION_NUMBER
 }
 
 /// A static NUL-terminated description of a status code (unknown codes get

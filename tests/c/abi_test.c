@@ -681,6 +681,13 @@ static void compressed(const char *path) {
 
 int main(int argc, char **argv) {
   printf("version %s\n", sinew_version());
+  if (sinew_version_number() != SINEW_VERSION_NUMBER ||
+      SINEW_VERSION_NUMBER != (SINEW_VERSION_MAJOR << 16 | SINEW_VERSION_MINOR << 8 |
+                               SINEW_VERSION_PATCH)) {
+    fprintf(stderr, "header version %u.%u.%u, library %s (0x%06x)\n", SINEW_VERSION_MAJOR,
+            SINEW_VERSION_MINOR, SINEW_VERSION_PATCH, sinew_version(), sinew_version_number());
+    return 1;
+  }
   frame();
   build();
   bad_input();

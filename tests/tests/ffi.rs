@@ -128,6 +128,26 @@ const DATA_ERRORS: [sinew_status; 3] = [
 ];
 
 #[test]
+fn version_number_matches_the_version_string_and_the_header() {
+    // Safety: a static NUL-terminated string.
+    let text = unsafe { std::ffi::CStr::from_ptr(sinew_version()) };
+    let n = sinew_version_number();
+    assert_eq!(
+        format!("{}.{}.{}", n >> 16, (n >> 8) & 0xff, n & 0xff),
+        text.to_str().unwrap()
+    );
+    assert_eq!(n, SINEW_VERSION_NUMBER);
+    assert_eq!(
+        (
+            SINEW_VERSION_MAJOR,
+            SINEW_VERSION_MINOR,
+            SINEW_VERSION_PATCH
+        ),
+        (n >> 16, (n >> 8) & 0xff, n & 0xff)
+    );
+}
+
+#[test]
 fn a_loaded_clip_samples_what_the_rust_api_samples() {
     let skel_bytes = humanoid();
     let skel = Skeleton::from_bytes(bytemuck::cast_slice(&skel_bytes)).unwrap();

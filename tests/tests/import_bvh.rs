@@ -1046,6 +1046,8 @@ fn rotations_normalised_and_continuous() {
 
 struct RefJoint {
     parent: Option<usize>,
+    /// An `End Site`.
+    end: bool,
     offset: [f64; 3],
     channels: Vec<String>,
     first_value: usize,
@@ -1068,10 +1070,11 @@ fn ref_parse(text: &str) -> RefBvh {
     assert_eq!(t.next(), Some("HIERARCHY"));
     loop {
         match t.next().unwrap() {
-            "ROOT" | "JOINT" | "End" => {
+            keyword @ ("ROOT" | "JOINT" | "End") => {
                 t.next(); // name or "Site"
                 joints.push(RefJoint {
                     parent: stack.last().copied(),
+                    end: keyword == "End",
                     offset: [0.0; 3],
                     channels: Vec::new(),
                     first_value: channel_count,
@@ -1169,13 +1172,24 @@ fn ref_positions(b: &RefBvh, f: usize) -> Vec<[f64; 3]> {
     world.into_iter().map(|(_, t)| t).collect()
 }
 
-fn check_against_reference(path: &Path, expected_joints: usize) {
+/// Imports `path` (with or without its End Sites) and checks every joint's
+/// model-space position at three frames against the independent reference
+/// FK; `expected_joints` counts the joints imported.
+fn check_against_reference(path: &Path, expected_joints: usize, end_sites: bool) {
     let text = std::fs::read_to_string(path).unwrap();
     let reference = ref_parse(&text);
-    let opts = BvhOptions::default();
+    let opts = BvhOptions {
+        end_sites,
+        ..BvhOptions::default()
+    };
     let asset = bvh::load(path, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let kept: Vec<bool> = reference
+        .joints
+        .iter()
+        .map(|j| end_sites || !j.end)
+        .collect();
     assert_eq!(
-        reference.joints.len(),
+        kept.iter().filter(|&&k| k).count(),
         expected_joints,
         "{}",
         path.display()
@@ -1187,8 +1201,15 @@ fn check_against_reference(path: &Path, expected_joints: usize) {
     let frames = [0, reference.frames / 2, reference.frames - 1];
     let mut worst = 0.0f64;
     for f in frames {
-        let want = ref_positions(&reference, f);
+        let all = ref_positions(&reference, f);
+        let want: Vec<_> = all
+            .iter()
+            .zip(&kept)
+            .filter(|(_, &k)| k)
+            .map(|(w, _)| w)
+            .collect();
         let got = model_positions(&asset, f);
+        assert_eq!(got.len(), want.len());
         for (j, (w, g)) in want.iter().zip(&got).enumerate() {
             let w = w.map(|x| x * f64::from(opts.scale));
             let d = (f64::from(g.x) - w[0])
@@ -1212,10 +1233,11 @@ fn check_against_reference(path: &Path, expected_joints: usize) {
 #[test]
 fn cmu_daz_friendly_matches_independent_fk() {
     let Some(dir) = data_dir() else { return };
-    // 43 joints + 14 End Sites.
-    check_against_reference(&dir.join("cmu/daz-friendly/02_01.bvh"), 57);
-    check_against_reference(&dir.join("cmu/daz-friendly/09_06.bvh"), 57);
-    // Without End Sites: the 43 file joints, each as with them.
+    // 43 joints + 14 End Sites, or the 43 alone.
+    check_against_reference(&dir.join("cmu/daz-friendly/02_01.bvh"), 57, true);
+    check_against_reference(&dir.join("cmu/daz-friendly/09_06.bvh"), 57, true);
+    check_against_reference(&dir.join("cmu/daz-friendly/09_06.bvh"), 43, false);
+    // Without End Sites, each of the 43 file joints as with them.
     let text = std::fs::read_to_string(dir.join("cmu/daz-friendly/02_01.bvh")).unwrap();
     let a = check_end_sites_skipped(&text, &BvhOptions::default());
     assert_eq!(a.skeleton.joint_count(), 43);
@@ -1224,16 +1246,17 @@ fn cmu_daz_friendly_matches_independent_fk() {
 #[test]
 fn cmu_mb_friendly_matches_independent_fk() {
     let Some(dir) = data_dir() else { return };
-    // 31 joints + 7 End Sites.
-    check_against_reference(&dir.join("cmu/mb-friendly/01_01.bvh"), 38);
-    check_against_reference(&dir.join("cmu/mb-friendly/05_06.bvh"), 38); // CRLF
+    // 31 joints + 7 End Sites, or the 31 alone.
+    check_against_reference(&dir.join("cmu/mb-friendly/01_01.bvh"), 38, true);
+    check_against_reference(&dir.join("cmu/mb-friendly/05_06.bvh"), 38, true); // CRLF
+    check_against_reference(&dir.join("cmu/mb-friendly/01_01.bvh"), 31, false);
 }
 
 #[test]
 fn makehuman_matches_independent_fk() {
     let Some(dir) = data_dir() else { return };
     // Every joint carries 6 channels here (positions on non-root joints).
-    check_against_reference(&dir.join("makehuman/walk1.bvh"), 91);
+    check_against_reference(&dir.join("makehuman/walk1.bvh"), 91, true);
 }
 
 // ---------------------------------------------------------------------------
@@ -1455,21 +1478,25 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(3000))]
 
     #[test]
-    fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..1500)) {
+    fn random_bytes_never_panic(
+        bytes in proptest::collection::vec(any::<u8>(), 0..1500),
+        end_sites in any::<bool>(),
+    ) {
         let text = String::from_utf8_lossy(&bytes);
-        if let Ok(a) = import(&text, &UNIT) {
+        if let Ok(a) = import(&text, &BvhOptions { end_sites, ..UNIT }) {
             check_sound(&a);
         }
     }
 
     #[test]
     fn random_keyword_soup_never_panics(
-        words in proptest::collection::vec((proptest::sample::select(&VOCAB[..]), 0u8..4), 0..120)
+        words in proptest::collection::vec((proptest::sample::select(&VOCAB[..]), 0u8..4), 0..120),
+        end_sites in any::<bool>(),
     ) {
         let seps = [" ", "\n", "\t", "\r\n"];
         let text: String = words.iter().map(|(w, s)| format!("{w}{}", seps[*s as usize])).collect();
         let text = format!("HIERARCHY\nROOT r\n{text}");
-        if let Ok(a) = import(&text, &UNIT) {
+        if let Ok(a) = import(&text, &BvhOptions { end_sites, ..UNIT }) {
             check_sound(&a);
         }
     }
@@ -1478,9 +1505,10 @@ proptest! {
     fn mutated_files_never_panic(
         seed in 0usize..4,
         muts in proptest::collection::vec(mutation(), 1..5),
+        end_sites in any::<bool>(),
     ) {
         let text = mutate(&seeds()[seed], &muts);
-        match import(&text, &BvhOptions::default()) {
+        match import(&text, &BvhOptions { end_sites, ..BvhOptions::default() }) {
             Ok(a) => check_sound(&a),
             Err(e) => {
                 // Every text error points at a line that exists (or line 1 of an empty file).

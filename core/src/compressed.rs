@@ -2014,6 +2014,13 @@ mod tests {
         }
     }
 
+    /// `parts` written into a 16-byte aligned buffer of exactly its size.
+    fn written(parts: &CompressedParts<'_>) -> alloc::vec::Vec<u128> {
+        let mut words = alloc::vec![0u128; compressed_size(parts).unwrap() / 16];
+        write_compressed(parts, bytemuck::cast_slice_mut(&mut words)).unwrap();
+        words
+    }
+
     /// A block of three joints whose stored tracks have no animated lane
     /// (translation, rotation and scale constants that are not the
     /// defaults, one of them -0), over 40 frames, in the compact layout
@@ -2044,9 +2051,7 @@ mod tests {
             data: &[],
             name: "still",
         };
-        let mut words = alloc::vec![0u128; compressed_size(&parts).unwrap() / 16];
-        write_compressed(&parts, bytemuck::cast_slice_mut(&mut words)).unwrap();
-        words
+        written(&parts)
     }
 
     /// Stored tracks without an animated lane keep only their constants
@@ -2185,9 +2190,7 @@ mod tests {
             data: &data,
             name: "",
         };
-        let mut words = alloc::vec![0u128; compressed_size(&parts).unwrap() / 16];
-        write_compressed(&parts, bytemuck::cast_slice_mut(&mut words)).unwrap();
-        words
+        written(&parts)
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! What the CPU can run, asked once at run time (x86-64 only).
 //!
 //! The skinning kernels and the compressed-clip decoder have AVX2 paths;
-//! they call [`avx2_fma`] before entering them.
+//! they call [`avx2_fma`] before entering them. The LBS vertex kernel also
+//! has an AVX-512 path, behind [`avx512`].
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
@@ -27,6 +28,38 @@ pub(crate) fn avx2_fma() -> bool {
             yes
         }
     }
+}
+
+/// Whether this CPU and OS run AVX-512 Foundation code as well as AVX2 and
+/// FMA: always when `avx512f` is enabled at compile time; otherwise asked
+/// of CPUID (leaf 7, EBX bit 16) and of XCR0 (bits 5-7: the OS saves the
+/// mask registers and all 32 512-bit registers) once, and remembered.
+#[inline]
+pub(crate) fn avx512() -> bool {
+    if cfg!(target_feature = "avx512f") {
+        return true;
+    }
+    static STATE: AtomicU8 = AtomicU8::new(0);
+    match STATE.load(Ordering::Relaxed) {
+        1 => false,
+        2 => true,
+        _ => {
+            let yes = avx2_fma() && detect_avx512();
+            STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+            yes
+        }
+    }
+}
+
+#[cold]
+fn detect_avx512() -> bool {
+    // SAFETY: only called once `avx2_fma` holds, so OSXSAVE is set and
+    // XGETBV is enabled.
+    let xcr0 = unsafe { _xgetbv(0) };
+    #[allow(unused_unsafe)]
+    // SAFETY: leaf 7 exists (`avx2_fma` read it).
+    let l7 = unsafe { __cpuid_count(7, 0) };
+    xcr0 & 0b1110_0110 == 0b1110_0110 && l7.ebx & (1 << 16) != 0
 }
 
 #[cold]

@@ -327,6 +327,85 @@ struct LaneMat([[F8; 4]; 3]);
 /// how many of them the block uses.
 type Second<'a> = Option<(&'a [[u16; 4]; 8], &'a [[f32; 4]; 8], usize)>;
 
+/// A palette entry on a cache line of its own: the entry's 12 floats, then
+/// 4 zeros. A 48-byte [`Mat3x4`] palette puts a quarter of its entries'
+/// 32-byte row pairs (and half of whole 48-byte entries) across two cache
+/// lines, and on this kind of machine those split loads were the largest
+/// cost of the LBS kernels after the arithmetic: copying the palette to
+/// lines first took MakeHuman from 3.50-3.64 to 3.13-3.18 ns per vertex
+/// here (the AVX-512 kernel, which loads whole entries, from 3.55 to 2.77).
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub(super) struct Line(pub(super) [f32; 16]);
+
+/// The most palette entries the LBS kernels copy to [`Line`]s (16 KiB of
+/// stack); larger palettes are read where they are.
+pub(super) const LINES: usize = 256;
+
+/// An LBS palette's entries: the palette itself, or its [`Line`]s
+/// (`lines`); either way each entry starts with a [`Mat3x4`]'s 12 floats.
+#[derive(Clone, Copy)]
+pub(super) struct Entries {
+    first: *const f32,
+    lines: bool,
+    len: usize,
+}
+
+impl Entries {
+    pub(super) fn palette(p: &[Mat3x4]) -> Entries {
+        Entries {
+            first: p.as_ptr().cast(),
+            lines: false,
+            len: p.len(),
+        }
+    }
+
+    pub(super) fn lines(l: &[Line]) -> Entries {
+        Entries {
+            first: l.as_ptr().cast(),
+            lines: true,
+            len: l.len(),
+        }
+    }
+
+    /// Entry `j`, without a bounds check (see [`entry`]), `LINES` saying
+    /// whether the entries are [`Line`]s (a compile-time stride: a
+    /// run-time one cost a multiplication per influence).
+    ///
+    /// # Safety
+    /// `j < self.len`, `LINES == self.lines`, and the entries are still
+    /// borrowed.
+    #[inline(always)]
+    unsafe fn rows<const LINES: bool>(&self, j: u16) -> &Rows {
+        debug_assert!(usize::from(j) < self.len && LINES == self.lines);
+        let stride = if LINES { 16 } else { 12 };
+        // SAFETY: the caller's promise; every entry starts with 12 floats,
+        // a `Rows` (alignment 4).
+        unsafe { &*self.first.add(usize::from(j) * stride).cast::<Rows>() }
+    }
+}
+
+/// The palette copied to `buf`, one entry per line, when it is worth it:
+/// at most [`LINES`] entries and at least 8 vertices per entry (the copy
+/// is then under 2% of the skinning).
+pub(super) fn copy_to_lines<'a>(
+    palette: &[Mat3x4],
+    vertices: usize,
+    buf: &'a mut [core::mem::MaybeUninit<Line>; LINES],
+) -> Option<&'a [Line]> {
+    let n = palette.len();
+    if n > LINES || vertices < 8 * n {
+        return None;
+    }
+    for (d, e) in buf.iter_mut().zip(palette) {
+        let mut l = [0.0f32; 16];
+        l[..12].copy_from_slice(bytemuck::cast_ref::<Mat3x4, [f32; 12]>(e));
+        d.write(Line(l));
+    }
+    // SAFETY: the first `n` lines were written just above.
+    Some(unsafe { core::slice::from_raw_parts(buf.as_ptr().cast::<Line>(), n) })
+}
+
 /// Blends the eight vertices' palette rows (slots `0..k`, `1 <= k <= 4`,
 /// then the used slots of the `second` set) and transposes them into
 /// lanes. The slot loop is outside the vertex loop: one copy of the code
@@ -336,21 +415,20 @@ type Second<'a> = Option<(&'a [[u16; 4]; 8], &'a [[f32; 4]; 8], usize)>;
 ///
 /// # Safety
 /// Every joint index of the first `k` slots of `joints`, and of the used
-/// slots of `second`, is below `palette.len()`.
+/// slots of `second`, is below `palette.len`, whose entries are borrowed;
+/// `LINES == palette.lines`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 #[allow(clippy::extra_unused_type_parameters)] // `Site`: one copy per caller
-unsafe fn lbs_matrix<Site>(
-    palette: &[Mat3x4],
+unsafe fn lbs_matrix<Site, const LINES: bool>(
+    palette: Entries,
     joints: &[[u16; 4]; 8],
     weights: &[[f32; 4]; 8],
     k: usize,
     second: Second<'_>,
 ) -> LaneMat {
-    let rows = |j: u16| -> &Rows {
-        // SAFETY: the caller's promise.
-        bytemuck::cast_ref(unsafe { entry(palette, j) })
-    };
+    // SAFETY: the caller's promise.
+    let rows = |j: u16| -> &Rows { unsafe { palette.rows::<LINES>(j) } };
     let mut r01 = [_mm256_setzero_ps(); 8];
     let mut r2 = [_mm_setzero_ps(); 8];
     for i in 0..8 {
@@ -624,8 +702,10 @@ struct Site<P, S, D, const N: bool, const T: bool, const E: bool>(
 /// that `P` reads.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
+#[allow(clippy::too_many_arguments)]
 unsafe fn block<P: Palettes, const N: bool, const T: bool, Site>(
     m: &P,
+    lbs: Entries,
     first: usize,
     joints: &[[u16; 4]; 8],
     weights: &[[f32; 4]; 8],
@@ -636,7 +716,13 @@ unsafe fn block<P: Palettes, const N: bool, const T: bool, Site>(
     let z = zero3();
     let lbs = if P::LBS {
         // SAFETY: the caller's promise.
-        let m = unsafe { lbs_matrix::<Site>(m.lbs(), joints, weights, slots, second) };
+        let m = unsafe {
+            if lbs.lines {
+                lbs_matrix::<Site, true>(lbs, joints, weights, slots, second)
+            } else {
+                lbs_matrix::<Site, false>(lbs, joints, weights, slots, second)
+            }
+        };
         Verts {
             p: mat_point(&m, v.p),
             n: if N { mat_vector(&m, v.n) } else { z },
@@ -674,7 +760,7 @@ unsafe fn block<P: Palettes, const N: bool, const T: bool, Site>(
 /// both skin with slot 0).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn slots_used(weights: &[[f32; 4]; 8]) -> u32 {
+pub(super) fn slots_used(weights: &[[f32; 4]; 8]) -> u32 {
     let mut any = _mm_setzero_ps();
     for w in weights {
         any = _mm_or_ps(any, ld4(w));
@@ -698,9 +784,27 @@ pub(crate) fn run<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool,
     let n = infl.joint_count;
     let covered = (!P::LBS || m.lbs().len() >= n) && (!P::DQS || m.dqs().len() >= n);
     if available() && covered {
+        let mut buf = [const { core::mem::MaybeUninit::uninit() }; LINES];
+        let lines = if P::LBS {
+            (m.lbs().get(..n)).and_then(|p| copy_to_lines(p, infl.joints.len(), &mut buf))
+        } else {
+            None
+        };
+        // Plain LBS of positions and normals over arrays on AVX-512 CPUs.
+        if let (Some(lines), true) = (
+            lines,
+            P::LBS && !P::DQS && !T && !E && !S::INTERLEAVED && !D::INTERLEAVED,
+        ) {
+            let done = super::avx512::lbs_run::<S, D, N>(lines, infl, src, dst);
+            if done > 0 {
+                return done;
+            }
+        }
+        let lbs = lines.map_or(Entries::palette(m.lbs()), Entries::lines);
         // SAFETY: the CPU has AVX2 and FMA, and the OS saves their
-        // registers; the palettes cover every joint index (see `entry`).
-        unsafe { run_avx2::<P, S, D, N, T, E>(m, infl, src, dst) }
+        // registers; the palettes cover every joint index (see `entry`),
+        // and `lbs` has the LBS palette's first `n` entries at least.
+        unsafe { run_avx2::<P, S, D, N, T, E>(m, lbs, infl, src, dst) }
     } else {
         0
     }
@@ -714,6 +818,7 @@ pub(crate) fn run<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool,
 /// `E`: the influences have eight slots per vertex.
 unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool, const E: bool>(
     m: &P,
+    lbs: Entries,
     infl: &Influences<'_>,
     src: &S,
     dst: &mut D,
@@ -763,6 +868,7 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
         let out = unsafe {
             block::<P, N, T, Site<P, S, D, N, T, E>>(
                 m,
+                lbs,
                 first,
                 j,
                 w,

@@ -1191,6 +1191,35 @@ mod tests {
         Ok(())
     }
 
+    /// The x86-64 LBS kernels read the palette from a copy with one entry
+    /// per cache line when it has at most 256 entries and the mesh at least
+    /// 8 vertices per entry (and then take the AVX-512 kernel where the CPU
+    /// has it), and from the palette itself otherwise: each way agrees with
+    /// the portable kernel, for every method, with and without normals and
+    /// tangents, four and eight influences.
+    #[test]
+    fn palette_copies_to_cache_lines_agree() -> Result<(), TestCaseError> {
+        // (vertices, palette entries): copied; too few vertices; too many
+        // entries.
+        for (case, (vertices, palette)) in
+            [(413, 40), (70, 40), (2061, 257)].into_iter().enumerate()
+        {
+            for eight in [false, true] {
+                let m = mesh(case as u64 + 11, vertices, palette, eight);
+                for method in 0..3 {
+                    for (normals, tangents) in [(true, false), (false, false), (true, true)] {
+                        let a = skin(&m, method, Path::Portable, normals, tangents);
+                        let b = skin(&m, method, best_path(), normals, tangents);
+                        close(&a.0, &b.0)?;
+                        close(&a.1, &b.1)?;
+                        close(&a.2, &b.2)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     proptest! {
         #[test]
         fn avx2_matches_portable(

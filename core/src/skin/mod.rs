@@ -109,6 +109,8 @@ use wide::f32x4;
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod avx2;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod avx512;
 mod kernel;
 mod layout;
 mod palette;

@@ -1,0 +1,300 @@
+//! The AVX-512 LBS vertex kernel: positions and normals of eight vertices
+//! per block, on x86-64 CPUs with AVX-512 Foundation (asked once at run
+//! time, see [`crate::cpu::avx512`]).
+//!
+//! The AVX2 kernel blends each vertex's palette entry as an 8-float and a
+//! 4-float register (rows 0-1, row 2) and transposes the eight blends into
+//! lanes with an 8x8 and a 4x8 transpose. Here one 16-float register holds
+//! a whole entry (the palette copied one entry per cache line, see
+//! [`Line`](super::avx2::Line)), so each influence is one load and one fused
+//! multiply-add with the weight broadcast from memory, and the rest is
+//! narrower:
+//!
+//! - two 4x4 transposes inside the 128-bit quarters and eight two-source
+//!   permutes give each column's rows 0 and 1 as `[row 0 | row 1]` (8
+//!   vertices each) and row 2 twice;
+//! - positions and normals are spread from `xyz xyz …` with one permute per
+//!   component, transformed two rows per instruction (row 2 of positions
+//!   and normals in one register), and gathered back with two permutes per
+//!   attribute.
+//!
+//! The arithmetic is the AVX2 kernel's (the same products and sums in the
+//! same order); agreement with the portable kernels (1e-5) is tested in the
+//! parent module on every CPU that has AVX-512F. Tangents, eight
+//! influences, interleaved buffers and DQS take the AVX2 kernels.
+#![allow(unsafe_code)]
+
+use core::arch::x86_64::*;
+
+use super::avx2::Line;
+use super::layout::{Block3, Sink, Source};
+use super::Influences;
+
+/// Whether this CPU runs the AVX-512 kernel: never with the
+/// `skin-portable` feature, otherwise as [`crate::cpu::avx512`] says.
+#[inline]
+pub(crate) fn available() -> bool {
+    !cfg!(feature = "skin-portable") && crate::cpu::avx512()
+}
+
+type F16 = __m512;
+
+#[inline]
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn mul(a: F16, b: F16) -> F16 {
+    _mm512_mul_ps(a, b)
+}
+
+/// `a b + c`.
+#[inline]
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn fma(a: F16, b: F16, c: F16) -> F16 {
+    _mm512_fmadd_ps(a, b, c)
+}
+
+/// 4x4 transposes inside each 128-bit quarter.
+#[inline]
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn transpose4_quarters(r: [F16; 4]) -> [F16; 4] {
+    let t0 = _mm512_unpacklo_ps(r[0], r[1]);
+    let t1 = _mm512_unpackhi_ps(r[0], r[1]);
+    let t2 = _mm512_unpacklo_ps(r[2], r[3]);
+    let t3 = _mm512_unpackhi_ps(r[2], r[3]);
+    [
+        _mm512_shuffle_ps::<0b01_00_01_00>(t0, t2),
+        _mm512_shuffle_ps::<0b11_10_11_10>(t0, t2),
+        _mm512_shuffle_ps::<0b01_00_01_00>(t1, t3),
+        _mm512_shuffle_ps::<0b11_10_11_10>(t1, t3),
+    ]
+}
+
+/// A two-source permute's index table (`vpermt2ps`: 0-15 pick from the
+/// first source, 16-31 from the second).
+type Idx = [i32; 16];
+
+/// Rows 0 and 1 of the eight blended matrices, column `c`:
+/// `[row 0 of vertices 0-3 | row 0 of 4-7 | row 1 of 0-3 | row 1 of 4-7]`
+/// from the quarter transposes `t` (vertices 0-3) and `u` (4-7).
+const ROWS01: Idx = [0, 1, 2, 3, 16, 17, 18, 19, 4, 5, 6, 7, 20, 21, 22, 23];
+/// Row 2, twice.
+const ROW22: Idx = [8, 9, 10, 11, 24, 25, 26, 27, 8, 9, 10, 11, 24, 25, 26, 27];
+
+/// `[c of vertices 0-7 | c of vertices 0-7]` from 24 floats `xyz xyz …`
+/// (floats 0-15 in the first source, 16-23 in the second).
+const fn spread(c: i32) -> Idx {
+    let mut t = [0; 16];
+    let mut l = 0;
+    while l < 16 {
+        t[l] = 3 * (l as i32 % 8) + c;
+        l += 1;
+    }
+    t
+}
+
+/// Floats `16 h .. 16 h + 16` of `xyz xyz …` from `[x | y]` (first source)
+/// and `z` (second source, lanes `8 z8 ..`).
+const fn gather_xyz(h: i32, z8: i32) -> Idx {
+    let mut t = [0; 16];
+    let mut l = 0;
+    while l < 16 {
+        let f = 16 * h + l as i32;
+        let (v, c) = (f / 3, f % 3);
+        t[l] = match c {
+            0 => v,
+            1 => 8 + v,
+            _ => 16 + 8 * z8 + v,
+        };
+        l += 1;
+    }
+    t
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn index(t: &Idx) -> __m512i {
+    // SAFETY: the table is 16 readable `i32`.
+    unsafe { _mm512_loadu_si512(t.as_ptr().cast()) }
+}
+
+/// Eight vertices' 24 floats `xyz xyz …`: floats 0-15, and 16-23 in the
+/// low half of the second register.
+#[inline]
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn load24(v: &[f32; 24]) -> (F16, F16) {
+    // SAFETY: 24 readable floats; the loads are unaligned.
+    unsafe {
+        (
+            _mm512_loadu_ps(v.as_ptr()),
+            _mm512_castps256_ps512(_mm256_loadu_ps(v.as_ptr().add(16))),
+        )
+    }
+}
+
+#[inline]
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn store24(v: &mut [f32; 24], lo: F16, hi: F16) {
+    // SAFETY: 24 writable floats; the stores are unaligned.
+    unsafe {
+        _mm512_storeu_ps(v.as_mut_ptr(), lo);
+        _mm256_storeu_ps(v.as_mut_ptr().add(16), _mm512_castps512_ps256(hi));
+    }
+}
+
+/// The eight vertices' blended matrices (slots `0..k`, `1 <= k <= 4`),
+/// one per register: `[row 0 | row 1 | row 2 | 0]`.
+///
+/// # Safety
+/// Every joint index of the first `k` slots is below `lines.len()`.
+#[inline]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn blend(
+    lines: &[Line],
+    joints: &[[u16; 4]; 8],
+    weights: &[[f32; 4]; 8],
+    k: usize,
+) -> [F16; 8] {
+    let entry = |j: u16| -> F16 {
+        debug_assert!(usize::from(j) < lines.len());
+        // SAFETY: the caller's promise; lines are 64-byte aligned.
+        unsafe { _mm512_load_ps(lines.get_unchecked(usize::from(j)).0.as_ptr()) }
+    };
+    let mut m: [F16; 8] =
+        core::array::from_fn(|i| mul(_mm512_set1_ps(weights[i][0]), entry(joints[i][0])));
+    for s in 1..k.min(4) {
+        for (i, m) in m.iter_mut().enumerate() {
+            *m = fma(_mm512_set1_ps(weights[i][s]), entry(joints[i][s]), *m);
+        }
+    }
+    m
+}
+
+/// Skins eight vertices: positions `p` and, if `N`, normals `n` (24 floats
+/// each, `xyz xyz …`), written to `po` and `no`.
+///
+/// # Safety
+/// As [`blend`].
+#[inline]
+#[target_feature(enable = "avx512f,avx2,fma")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn lbs8<const N: bool>(
+    palette: &[Line],
+    joints: &[[u16; 4]; 8],
+    weights: &[[f32; 4]; 8],
+    k: usize,
+    p: &[f32; 24],
+    n: &[f32; 24],
+    po: &mut [f32; 24],
+    no: &mut [f32; 24],
+) {
+    // SAFETY: the caller's promise.
+    let m = unsafe { blend(palette, joints, weights, k) };
+    let t = transpose4_quarters([m[0], m[1], m[2], m[3]]);
+    let u = transpose4_quarters([m[4], m[5], m[6], m[7]]);
+    let (i01, i22) = (index(&ROWS01), index(&ROW22));
+    let r01: [F16; 4] = core::array::from_fn(|c| _mm512_permutex2var_ps(t[c], i01, u[c]));
+    let r22: [F16; 4] = core::array::from_fn(|c| _mm512_permutex2var_ps(t[c], i22, u[c]));
+    let sp = [index(&spread(0)), index(&spread(1)), index(&spread(2))];
+    let (pa, pb) = load24(p);
+    let ps: [F16; 3] = core::array::from_fn(|c| _mm512_permutex2var_ps(pa, sp[c], pb));
+    // Rows 0-1 of the positions: [x' | y'].
+    let p01 = fma(
+        r01[0],
+        ps[0],
+        fma(r01[1], ps[1], fma(r01[2], ps[2], r01[3])),
+    );
+    // Row 2: [z' of the positions | z' of the normals] (or of the
+    // positions twice), and rows 0-1 of the normals.
+    let (z, n01) = if N {
+        let (na, nb) = load24(n);
+        let ns: [F16; 3] = core::array::from_fn(|c| _mm512_permutex2var_ps(na, sp[c], nb));
+        let n01 = fma(r01[0], ns[0], fma(r01[1], ns[1], mul(r01[2], ns[2])));
+        let pn: [F16; 3] = core::array::from_fn(|c| _mm512_mask_blend_ps(0xff00, ps[c], ns[c]));
+        let t3 = _mm512_maskz_mov_ps(0x00ff, r22[3]);
+        let z = fma(r22[0], pn[0], fma(r22[1], pn[1], fma(r22[2], pn[2], t3)));
+        (z, Some(n01))
+    } else {
+        let z = fma(
+            r22[0],
+            ps[0],
+            fma(r22[1], ps[1], fma(r22[2], ps[2], r22[3])),
+        );
+        (z, None)
+    };
+    let gather = |xy: F16, z8: i32| {
+        (
+            _mm512_permutex2var_ps(xy, index(&gather_xyz(0, z8)), z),
+            _mm512_permutex2var_ps(xy, index(&gather_xyz(1, z8)), z),
+        )
+    };
+    let (lo, hi) = gather(p01, 0);
+    store24(po, lo, hi);
+    if let Some(n01) = n01 {
+        let (lo, hi) = gather(n01, 1);
+        store24(no, lo, hi);
+    }
+}
+
+/// LBS positions (and normals, `N`) of the whole blocks of eight vertices
+/// if this CPU has AVX-512F; returns how many vertices it skinned (a
+/// multiple of 8, or 0). `lines` is the palette copied to cache lines and
+/// covers every joint of `infl` (the caller checked).
+pub(crate) fn lbs_run<S: Source, D: Sink, const N: bool>(
+    lines: &[Line],
+    infl: &Influences<'_>,
+    src: &S,
+    dst: &mut D,
+) -> usize {
+    if !available() || lines.len() < infl.joint_count {
+        return 0;
+    }
+    // SAFETY: the CPU has AVX-512F, AVX2 and FMA; the lines cover every
+    // joint index of the checked influences.
+    unsafe { lbs_run_avx512::<S, D, N>(lines, infl, src, dst) }
+}
+
+/// # Safety
+/// The CPU has AVX-512F, AVX2 and FMA; `lines` covers every joint index of
+/// `infl`.
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn lbs_run_avx512<S: Source, D: Sink, const N: bool>(
+    lines: &[Line],
+    infl: &Influences<'_>,
+    src: &S,
+    dst: &mut D,
+) -> usize {
+    let (jb, _) = infl.joints.as_chunks::<8>();
+    let (wb, _) = infl.weights.as_chunks::<8>();
+    let len = src.len_bound().min(dst.len_bound());
+    let blocks = jb.len().min(wb.len()).min(len / 8);
+    let zero = [0.0f32; 24];
+    for b in 0..blocks {
+        let (j, w) = (&jb[b], &wb[b]);
+        let flat = |(a, b): (Block3, Block3)| -> [f32; 24] { bytemuck::cast([a, b]) };
+        // SAFETY (the accessors): `8b + 8 <= len`.
+        let p = flat(unsafe { src.block8_positions(b) });
+        let nv = if N {
+            flat(unsafe { src.block8_normals(b) })
+        } else {
+            zero
+        };
+        let (mut po, mut no) = (zero, zero);
+        let k = super::avx2::slots_used(w) as usize;
+        // SAFETY: the checked influences' joints are below `joint_count`,
+        // the number of lines.
+        unsafe { lbs8::<N>(lines, j, w, k, &p, &nv, &mut po, &mut no) };
+        let halves = |v: &[f32; 24]| -> [Block3; 2] { bytemuck::cast(*v) };
+        let [p0, p1] = halves(&po);
+        unsafe {
+            dst.set_block_positions(2 * b, &p0);
+            dst.set_block_positions(2 * b + 1, &p1);
+        }
+        if N {
+            let [n0, n1] = halves(&no);
+            unsafe {
+                dst.set_block_normals(2 * b, &n0);
+                dst.set_block_normals(2 * b + 1, &n1);
+            }
+        }
+    }
+    blocks * 8
+}

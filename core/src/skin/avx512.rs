@@ -27,7 +27,7 @@
 use core::arch::x86_64::*;
 
 use super::avx2::Line;
-use super::layout::{Block3, Sink, Source};
+use super::layout::{Sink, Source};
 use super::Influences;
 
 /// Whether this CPU runs the AVX-512 kernel: never with the
@@ -38,6 +38,9 @@ pub(crate) fn available() -> bool {
 }
 
 type F16 = __m512;
+
+/// Input and output normals, when skinned.
+type Normals<'a> = Option<(&'a [[f32; 3]], &'a mut [[f32; 3]])>;
 
 #[inline]
 #[target_feature(enable = "avx512f,avx2,fma")]
@@ -116,27 +119,38 @@ fn index(t: &Idx) -> __m512i {
     unsafe { _mm512_loadu_si512(t.as_ptr().cast()) }
 }
 
-/// Eight vertices' 24 floats `xyz xyz …`: floats 0-15, and 16-23 in the
-/// low half of the second register.
+/// Vertices `8b .. 8b + 8` of `a` as 24 floats `xyz xyz …`: floats
+/// 0-15, and 16-23 in the low half of the second register.
+///
+/// # Safety
+/// `8b + 8 <= a.len()`.
 #[inline]
 #[target_feature(enable = "avx512f,avx2,fma")]
-fn load24(v: &[f32; 24]) -> (F16, F16) {
-    // SAFETY: 24 readable floats; the loads are unaligned.
+unsafe fn load24(a: &[[f32; 3]], b: usize) -> (F16, F16) {
+    debug_assert!(8 * b + 8 <= a.len());
+    // SAFETY: the caller's promise; the loads are unaligned.
     unsafe {
+        let p = a.as_ptr().add(8 * b).cast::<f32>();
         (
-            _mm512_loadu_ps(v.as_ptr()),
-            _mm512_castps256_ps512(_mm256_loadu_ps(v.as_ptr().add(16))),
+            _mm512_loadu_ps(p),
+            _mm512_castps256_ps512(_mm256_loadu_ps(p.add(16))),
         )
     }
 }
 
+/// Writes vertices `8b .. 8b + 8` of `a` from [`load24`]'s layout.
+///
+/// # Safety
+/// `8b + 8 <= a.len()`.
 #[inline]
 #[target_feature(enable = "avx512f,avx2,fma")]
-fn store24(v: &mut [f32; 24], lo: F16, hi: F16) {
-    // SAFETY: 24 writable floats; the stores are unaligned.
+unsafe fn store24(a: &mut [[f32; 3]], b: usize, lo: F16, hi: F16) {
+    debug_assert!(8 * b + 8 <= a.len());
+    // SAFETY: the caller's promise; the stores are unaligned.
     unsafe {
-        _mm512_storeu_ps(v.as_mut_ptr(), lo);
-        _mm256_storeu_ps(v.as_mut_ptr().add(16), _mm512_castps512_ps256(hi));
+        let p = a.as_mut_ptr().add(8 * b).cast::<f32>();
+        _mm512_storeu_ps(p, lo);
+        _mm256_storeu_ps(p.add(16), _mm512_castps512_ps256(hi));
     }
 }
 
@@ -168,23 +182,23 @@ unsafe fn blend(
     m
 }
 
-/// Skins eight vertices: positions `p` and, if `N`, normals `n` (24 floats
-/// each, `xyz xyz …`), written to `po` and `no`.
+/// Skins vertices `8b .. 8b + 8`: positions from `pi` to `po` and, if
+/// `ni_no` is given, normals.
 ///
 /// # Safety
-/// As [`blend`].
+/// As [`blend`]; `8b + 8` is at most each array's length.
 #[inline]
 #[target_feature(enable = "avx512f,avx2,fma")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn lbs8<const N: bool>(
+unsafe fn lbs8(
     palette: &[Line],
     joints: &[[u16; 4]; 8],
     weights: &[[f32; 4]; 8],
     k: usize,
-    p: &[f32; 24],
-    n: &[f32; 24],
-    po: &mut [f32; 24],
-    no: &mut [f32; 24],
+    b: usize,
+    pi: &[[f32; 3]],
+    po: &mut [[f32; 3]],
+    ni_no: Normals<'_>,
 ) {
     // SAFETY: the caller's promise.
     let m = unsafe { blend(palette, joints, weights, k) };
@@ -194,7 +208,8 @@ unsafe fn lbs8<const N: bool>(
     let r01: [F16; 4] = core::array::from_fn(|c| _mm512_permutex2var_ps(t[c], i01, u[c]));
     let r22: [F16; 4] = core::array::from_fn(|c| _mm512_permutex2var_ps(t[c], i22, u[c]));
     let sp = [index(&spread(0)), index(&spread(1)), index(&spread(2))];
-    let (pa, pb) = load24(p);
+    // SAFETY (every load24, store24): the caller's promise.
+    let (pa, pb) = unsafe { load24(pi, b) };
     let ps: [F16; 3] = core::array::from_fn(|c| _mm512_permutex2var_ps(pa, sp[c], pb));
     // Rows 0-1 of the positions: [x' | y'].
     let p01 = fma(
@@ -204,21 +219,24 @@ unsafe fn lbs8<const N: bool>(
     );
     // Row 2: [z' of the positions | z' of the normals] (or of the
     // positions twice), and rows 0-1 of the normals.
-    let (z, n01) = if N {
-        let (na, nb) = load24(n);
-        let ns: [F16; 3] = core::array::from_fn(|c| _mm512_permutex2var_ps(na, sp[c], nb));
-        let n01 = fma(r01[0], ns[0], fma(r01[1], ns[1], mul(r01[2], ns[2])));
-        let pn: [F16; 3] = core::array::from_fn(|c| _mm512_mask_blend_ps(0xff00, ps[c], ns[c]));
-        let t3 = _mm512_maskz_mov_ps(0x00ff, r22[3]);
-        let z = fma(r22[0], pn[0], fma(r22[1], pn[1], fma(r22[2], pn[2], t3)));
-        (z, Some(n01))
-    } else {
-        let z = fma(
-            r22[0],
-            ps[0],
-            fma(r22[1], ps[1], fma(r22[2], ps[2], r22[3])),
-        );
-        (z, None)
+    let (z, normals) = match ni_no {
+        Some((ni, no)) => {
+            let (na, nb) = unsafe { load24(ni, b) };
+            let ns: [F16; 3] = core::array::from_fn(|c| _mm512_permutex2var_ps(na, sp[c], nb));
+            let n01 = fma(r01[0], ns[0], fma(r01[1], ns[1], mul(r01[2], ns[2])));
+            let pn: [F16; 3] = core::array::from_fn(|c| _mm512_mask_blend_ps(0xff00, ps[c], ns[c]));
+            let t3 = _mm512_maskz_mov_ps(0x00ff, r22[3]);
+            let z = fma(r22[0], pn[0], fma(r22[1], pn[1], fma(r22[2], pn[2], t3)));
+            (z, Some((n01, no)))
+        }
+        None => {
+            let z = fma(
+                r22[0],
+                ps[0],
+                fma(r22[1], ps[1], fma(r22[2], ps[2], r22[3])),
+            );
+            (z, None)
+        }
     };
     let gather = |xy: F16, z8: i32| {
         (
@@ -227,17 +245,18 @@ unsafe fn lbs8<const N: bool>(
         )
     };
     let (lo, hi) = gather(p01, 0);
-    store24(po, lo, hi);
-    if let Some(n01) = n01 {
+    unsafe { store24(po, b, lo, hi) };
+    if let Some((n01, no)) = normals {
         let (lo, hi) = gather(n01, 1);
-        store24(no, lo, hi);
+        unsafe { store24(no, b, lo, hi) };
     }
 }
 
 /// LBS positions (and normals, `N`) of the whole blocks of eight vertices
-/// if this CPU has AVX-512F; returns how many vertices it skinned (a
-/// multiple of 8, or 0). `lines` is the palette copied to cache lines and
-/// covers every joint of `infl` (the caller checked).
+/// if this CPU has AVX-512F and both sides are plain arrays; returns how
+/// many vertices it skinned (a multiple of 8, or 0). `lines` is the
+/// palette copied to cache lines and covers every joint of `infl` (the
+/// caller checked).
 pub(crate) fn lbs_run<S: Source, D: Sink, const N: bool>(
     lines: &[Line],
     infl: &Influences<'_>,
@@ -247,54 +266,47 @@ pub(crate) fn lbs_run<S: Source, D: Sink, const N: bool>(
     if !available() || lines.len() < infl.joint_count {
         return 0;
     }
+    let (Some((pi, ni)), Some((po, no))) = (src.arrays(), dst.arrays_mut()) else {
+        return 0;
+    };
+    let normals = match (N, ni, no) {
+        (false, _, _) => None,
+        (true, Some(ni), Some(no)) => Some((ni, no)),
+        // Normals asked for but missing on a side: the AVX2 kernel's
+        // accessors handle it.
+        (true, _, _) => return 0,
+    };
     // SAFETY: the CPU has AVX-512F, AVX2 and FMA; the lines cover every
     // joint index of the checked influences.
-    unsafe { lbs_run_avx512::<S, D, N>(lines, infl, src, dst) }
+    unsafe { lbs_run_avx512(lines, infl, pi, po, normals) }
 }
 
 /// # Safety
 /// The CPU has AVX-512F, AVX2 and FMA; `lines` covers every joint index of
 /// `infl`.
 #[target_feature(enable = "avx512f,avx2,fma")]
-unsafe fn lbs_run_avx512<S: Source, D: Sink, const N: bool>(
+unsafe fn lbs_run_avx512(
     lines: &[Line],
     infl: &Influences<'_>,
-    src: &S,
-    dst: &mut D,
+    pi: &[[f32; 3]],
+    po: &mut [[f32; 3]],
+    mut normals: Normals<'_>,
 ) -> usize {
     let (jb, _) = infl.joints.as_chunks::<8>();
     let (wb, _) = infl.weights.as_chunks::<8>();
-    let len = src.len_bound().min(dst.len_bound());
+    let mut len = pi.len().min(po.len());
+    if let Some((ni, no)) = &normals {
+        len = len.min(ni.len()).min(no.len());
+    }
     let blocks = jb.len().min(wb.len()).min(len / 8);
-    let zero = [0.0f32; 24];
     for b in 0..blocks {
         let (j, w) = (&jb[b], &wb[b]);
-        let flat = |(a, b): (Block3, Block3)| -> [f32; 24] { bytemuck::cast([a, b]) };
-        // SAFETY (the accessors): `8b + 8 <= len`.
-        let p = flat(unsafe { src.block8_positions(b) });
-        let nv = if N {
-            flat(unsafe { src.block8_normals(b) })
-        } else {
-            zero
-        };
-        let (mut po, mut no) = (zero, zero);
         let k = super::avx2::slots_used(w) as usize;
+        let n = normals.as_mut().map(|(ni, no)| (*ni, &mut **no));
         // SAFETY: the checked influences' joints are below `joint_count`,
-        // the number of lines.
-        unsafe { lbs8::<N>(lines, j, w, k, &p, &nv, &mut po, &mut no) };
-        let halves = |v: &[f32; 24]| -> [Block3; 2] { bytemuck::cast(*v) };
-        let [p0, p1] = halves(&po);
-        unsafe {
-            dst.set_block_positions(2 * b, &p0);
-            dst.set_block_positions(2 * b + 1, &p1);
-        }
-        if N {
-            let [n0, n1] = halves(&no);
-            unsafe {
-                dst.set_block_normals(2 * b, &n0);
-                dst.set_block_normals(2 * b + 1, &n1);
-            }
-        }
+        // at most the number of lines; `8b + 8 <= len`, at most each
+        // array's length.
+        unsafe { lbs8(lines, j, w, k, b, pi, po, n) };
     }
     blocks * 8
 }

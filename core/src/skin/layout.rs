@@ -12,6 +12,10 @@ use crate::soa::check_len;
 pub(crate) type Block3 = [[f32; 3]; 4];
 /// Four vertices' 4-vectors.
 pub(crate) type Block4 = [[f32; 4]; 4];
+/// A source's position and normal arrays ([`Source::arrays`]).
+pub(crate) type Arrays<'a> = (&'a [[f32; 3]], Option<&'a [[f32; 3]]>);
+/// A sink's position and normal arrays ([`Sink::arrays_mut`]).
+pub(crate) type ArraysMut<'a> = (&'a mut [[f32; 3]], Option<&'a mut [[f32; 3]]>);
 
 /// Where the kernels read bind-space attributes from. (The `…4` items are
 /// for the AVX2 kernels, which only x86-64 builds have.)
@@ -82,6 +86,12 @@ pub(crate) trait Source {
     /// vertex's position or normal as 4 floats ([`Source::position4`]), not
     /// blocks of `xyz xyz …`.
     const INTERLEAVED: bool = false;
+    /// The position and normal arrays, for kernels that load whole blocks
+    /// straight from them (`None`: go through the block accessors).
+    #[inline(always)]
+    fn arrays(&self) -> Option<Arrays<'_>> {
+        None
+    }
     /// Vertex `v`'s position as 4 floats, the 4th whatever follows it in
     /// the buffer. Interleaved sources only.
     ///
@@ -150,6 +160,11 @@ pub(crate) trait Sink {
     /// Whether attributes are interleaved: the 8-wide kernels then write a
     /// vertex's position or normal from 4 floats ([`Sink::set_position4`]).
     const INTERLEAVED: bool = false;
+    /// The position and normal arrays, as [`Source::arrays`].
+    #[inline(always)]
+    fn arrays_mut(&mut self) -> Option<ArraysMut<'_>> {
+        None
+    }
     /// Writes `x`, `y`, `z` of `p` as vertex `v`'s position (not the 4th
     /// float). Interleaved sinks only.
     ///
@@ -243,6 +258,10 @@ fn store<const W: usize>(d: &mut [[f32; W]], first: usize, count: usize, v: &[[f
 
 impl Source for SkinVertices<'_> {
     #[inline(always)]
+    fn arrays(&self) -> Option<Arrays<'_>> {
+        Some((self.positions, self.normals))
+    }
+    #[inline(always)]
     fn len_bound(&self) -> usize {
         min_len(
             self.positions.len(),
@@ -296,6 +315,10 @@ impl Source for SkinVertices<'_> {
 
 impl Source for SkinInput<'_> {
     #[inline(always)]
+    fn arrays(&self) -> Option<Arrays<'_>> {
+        Some((self.positions, self.normals))
+    }
+    #[inline(always)]
     fn positions(&self, first: usize, count: usize) -> Block3 {
         self.vertices().positions(first, count)
     }
@@ -310,6 +333,10 @@ impl Source for SkinInput<'_> {
 }
 
 impl Sink for SkinOutput<'_> {
+    #[inline(always)]
+    fn arrays_mut(&mut self) -> Option<ArraysMut<'_>> {
+        Some((self.positions, self.normals.as_deref_mut()))
+    }
     #[inline(always)]
     fn len_bound(&self) -> usize {
         min_len(

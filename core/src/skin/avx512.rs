@@ -6,7 +6,7 @@
 //! 4-float register (rows 0-1, row 2) and transposes the eight blends into
 //! lanes with an 8x8 and a 4x8 transpose. Here one 16-float register holds
 //! a whole entry (the palette copied one entry per cache line, see
-//! [`Line`](super::avx2::Line)), so each influence is one load and one fused
+//! [`Line`]), so each influence is one load and one fused
 //! multiply-add with the weight broadcast from memory, and the rest is
 //! narrower:
 //!

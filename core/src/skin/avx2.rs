@@ -332,8 +332,9 @@ type Second<'a> = Option<(&'a [[u16; 4]; 8], &'a [[f32; 4]; 8], usize)>;
 /// 32-byte row pairs (and half of whole 48-byte entries) across two cache
 /// lines, and on this kind of machine those split loads were the largest
 /// cost of the LBS kernels after the arithmetic: copying the palette to
-/// lines first took MakeHuman from 3.50-3.64 to 3.13-3.18 ns per vertex
-/// here (the AVX-512 kernel, which loads whole entries, from 3.55 to 2.77).
+/// lines first took MakeHuman from 3.48-3.63 to 3.03-3.07 ns per vertex
+/// here (the AVX-512 kernel, which loads whole entries, from 3.55 with
+/// masked loads from the palette to 2.77).
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 pub(super) struct Line(pub(super) [f32; 16]);

@@ -388,7 +388,9 @@ impl Entries {
 
 /// The palette copied to `buf`, one entry per line, when it is worth it:
 /// at most [`LINES`] entries and at least 8 vertices per entry (the copy
-/// is then under 2% of the skinning).
+/// then costs a few percent of the call at most: about 2 cycles per entry
+/// against about 8 vertices' skinning, and 0.5% on MakeHuman, 82 vertices
+/// per entry).
 pub(super) fn copy_to_lines<'a>(
     palette: &[Mat3x4],
     vertices: usize,

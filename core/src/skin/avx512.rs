@@ -182,24 +182,30 @@ unsafe fn blend(
     m
 }
 
-/// Skins vertices `8b .. 8b + 8`: positions from `pi` to `po` and, if
-/// `ni_no` is given, normals.
+/// Eight vertices' skinned attributes: positions' rows 0-1 `[x' | y']`, row
+/// 2 `[z' of the positions | z' of the normals]` (the positions' twice
+/// without normals), and the normals' rows 0-1.
+struct Skinned {
+    p01: F16,
+    z: F16,
+    n01: Option<F16>,
+}
+
+/// Skins eight vertices whose positions (and normals) come spread as
+/// `[c of vertices 0-7 | c of vertices 0-7]` per component `c`.
 ///
 /// # Safety
-/// As [`blend`]; `8b + 8` is at most each array's length.
+/// As [`blend`].
 #[inline]
 #[target_feature(enable = "avx512f,avx2,fma")]
-#[allow(clippy::too_many_arguments)]
 unsafe fn lbs8(
     palette: &[Line],
     joints: &[[u16; 4]; 8],
     weights: &[[f32; 4]; 8],
     k: usize,
-    b: usize,
-    pi: &[[f32; 3]],
-    po: &mut [[f32; 3]],
-    ni_no: Normals<'_>,
-) {
+    ps: [F16; 3],
+    ns: Option<[F16; 3]>,
+) -> Skinned {
     // SAFETY: the caller's promise.
     let m = unsafe { blend(palette, joints, weights, k) };
     let t = transpose4_quarters([m[0], m[1], m[2], m[3]]);
@@ -207,27 +213,22 @@ unsafe fn lbs8(
     let (i01, i22) = (index(&ROWS01), index(&ROW22));
     let r01: [F16; 4] = core::array::from_fn(|c| _mm512_permutex2var_ps(t[c], i01, u[c]));
     let r22: [F16; 4] = core::array::from_fn(|c| _mm512_permutex2var_ps(t[c], i22, u[c]));
-    let sp = [index(&spread(0)), index(&spread(1)), index(&spread(2))];
-    // SAFETY (every load24, store24): the caller's promise.
-    let (pa, pb) = unsafe { load24(pi, b) };
-    let ps: [F16; 3] = core::array::from_fn(|c| _mm512_permutex2var_ps(pa, sp[c], pb));
-    // Rows 0-1 of the positions: [x' | y'].
     let p01 = fma(
         r01[0],
         ps[0],
         fma(r01[1], ps[1], fma(r01[2], ps[2], r01[3])),
     );
-    // Row 2: [z' of the positions | z' of the normals] (or of the
-    // positions twice), and rows 0-1 of the normals.
-    let (z, normals) = match ni_no {
-        Some((ni, no)) => {
-            let (na, nb) = unsafe { load24(ni, b) };
-            let ns: [F16; 3] = core::array::from_fn(|c| _mm512_permutex2var_ps(na, sp[c], nb));
+    match ns {
+        Some(ns) => {
             let n01 = fma(r01[0], ns[0], fma(r01[1], ns[1], mul(r01[2], ns[2])));
             let pn: [F16; 3] = core::array::from_fn(|c| _mm512_mask_blend_ps(0xff00, ps[c], ns[c]));
             let t3 = _mm512_maskz_mov_ps(0x00ff, r22[3]);
             let z = fma(r22[0], pn[0], fma(r22[1], pn[1], fma(r22[2], pn[2], t3)));
-            (z, Some((n01, no)))
+            Skinned {
+                p01,
+                z,
+                n01: Some(n01),
+            }
         }
         None => {
             let z = fma(
@@ -235,21 +236,35 @@ unsafe fn lbs8(
                 ps[0],
                 fma(r22[1], ps[1], fma(r22[2], ps[2], r22[3])),
             );
-            (z, None)
+            Skinned { p01, z, n01: None }
         }
-    };
-    let gather = |xy: F16, z8: i32| {
-        (
-            _mm512_permutex2var_ps(xy, index(&gather_xyz(0, z8)), z),
-            _mm512_permutex2var_ps(xy, index(&gather_xyz(1, z8)), z),
-        )
-    };
-    let (lo, hi) = gather(p01, 0);
-    unsafe { store24(po, b, lo, hi) };
-    if let Some((n01, no)) = normals {
-        let (lo, hi) = gather(n01, 1);
-        unsafe { store24(no, b, lo, hi) };
     }
+}
+
+/// Vertices `8b .. 8b + 8` of `a`, spread per component (see [`lbs8`]).
+///
+/// # Safety
+/// `8b + 8 <= a.len()`.
+#[inline]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn spread_array(a: &[[f32; 3]], b: usize) -> [F16; 3] {
+    // SAFETY: the caller's promise.
+    let (lo, hi) = unsafe { load24(a, b) };
+    core::array::from_fn(|c| _mm512_permutex2var_ps(lo, index(&spread(c as i32)), hi))
+}
+
+/// Writes one attribute of [`lbs8`]'s result (`xy` its rows 0-1, `z8` the
+/// half of `z` that holds its row 2) to vertices `8b .. 8b + 8` of `a`.
+///
+/// # Safety
+/// `8b + 8 <= a.len()`.
+#[inline]
+#[target_feature(enable = "avx512f,avx2,fma")]
+unsafe fn store_array(a: &mut [[f32; 3]], b: usize, xy: F16, z: F16, z8: i32) {
+    let lo = _mm512_permutex2var_ps(xy, index(&gather_xyz(0, z8)), z);
+    let hi = _mm512_permutex2var_ps(xy, index(&gather_xyz(1, z8)), z);
+    // SAFETY: the caller's promise.
+    unsafe { store24(a, b, lo, hi) };
 }
 
 /// LBS positions (and normals, `N`) of the whole blocks of eight vertices
@@ -302,11 +317,19 @@ unsafe fn lbs_run_avx512(
     for b in 0..blocks {
         let (j, w) = (&jb[b], &wb[b]);
         let k = super::avx2::slots_used(w) as usize;
-        let n = normals.as_mut().map(|(ni, no)| (*ni, &mut **no));
+        // SAFETY (every spread_array, store_array): `8b + 8 <= len`, at
+        // most each array's length.
+        let ps = unsafe { spread_array(pi, b) };
+        let ns = normals
+            .as_ref()
+            .map(|(ni, _)| unsafe { spread_array(ni, b) });
         // SAFETY: the checked influences' joints are below `joint_count`,
-        // at most the number of lines; `8b + 8 <= len`, at most each
-        // array's length.
-        unsafe { lbs8(lines, j, w, k, b, pi, po, n) };
+        // at most the number of lines.
+        let r = unsafe { lbs8(lines, j, w, k, ps, ns) };
+        unsafe { store_array(po, b, r.p01, r.z, 0) };
+        if let (Some((_, no)), Some(n01)) = (normals.as_mut(), r.n01) {
+            unsafe { store_array(no, b, n01, r.z, 1) };
+        }
     }
     blocks * 8
 }

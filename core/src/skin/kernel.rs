@@ -1196,7 +1196,8 @@ mod tests {
     /// 8 vertices per entry (and then take the AVX-512 kernel where the CPU
     /// has it), and from the palette itself otherwise: each way agrees with
     /// the portable kernel, for every method, with and without normals and
-    /// tangents, four and eight influences.
+    /// tangents, four and eight influences, over arrays and interleaved
+    /// buffers.
     #[test]
     fn palette_copies_to_cache_lines_agree() -> Result<(), TestCaseError> {
         // (vertices, palette entries): copied; too few vertices; too many
@@ -1213,6 +1214,24 @@ mod tests {
                         close(&a.0, &b.0)?;
                         close(&a.1, &b.1)?;
                         close(&a.2, &b.2)?;
+                        // Interleaved: the same numbers, the filler float
+                        // (7) and attributes not asked for left alone.
+                        let sb = skin_strided(&m, method, best_path(), normals, tangents);
+                        let pick = |at: usize| -> Vec<[f32; 3]> {
+                            sb.chunks(11)
+                                .map(|v| [v[at], v[at + 1], v[at + 2]])
+                                .collect()
+                        };
+                        close(&pick(8), &a.0)?;
+                        if normals {
+                            close(&pick(0), &a.1)?;
+                        }
+                        for v in sb.chunks(11) {
+                            prop_assert_eq!(v[3], 7.0);
+                            if !normals {
+                                prop_assert_eq!(&v[0..3], &[7.0; 3][..]);
+                            }
+                        }
                     }
                 }
             }

@@ -16,15 +16,20 @@ pub(crate) fn avx2_fma() -> bool {
     if cfg!(all(target_feature = "avx2", target_feature = "fma")) {
         return true;
     }
-    // 0: not asked yet, 1: no, 2: yes. Racing first callers both ask and
-    // store the same answer.
     static STATE: AtomicU8 = AtomicU8::new(0);
-    match STATE.load(Ordering::Relaxed) {
+    remembered(&STATE, detect)
+}
+
+/// `ask()`, asked once and remembered in `state` (0: not asked yet, 1: no,
+/// 2: yes). Racing first callers both ask and store the same answer.
+#[inline]
+fn remembered(state: &AtomicU8, ask: fn() -> bool) -> bool {
+    match state.load(Ordering::Relaxed) {
         1 => false,
         2 => true,
         _ => {
-            let yes = detect();
-            STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
+            let yes = ask();
+            state.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
             yes
         }
     }
@@ -40,15 +45,7 @@ pub(crate) fn avx512() -> bool {
         return true;
     }
     static STATE: AtomicU8 = AtomicU8::new(0);
-    match STATE.load(Ordering::Relaxed) {
-        1 => false,
-        2 => true,
-        _ => {
-            let yes = avx2_fma() && detect_avx512();
-            STATE.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-            yes
-        }
-    }
+    remembered(&STATE, || avx2_fma() && detect_avx512())
 }
 
 #[cold]

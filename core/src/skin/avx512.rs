@@ -333,3 +333,104 @@ unsafe fn lbs_run_avx512(
     }
     blocks * 8
 }
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use std::vec::Vec;
+
+    use super::*;
+    use crate::math::{Mat4, Quat, Vec3};
+    use crate::skin::{reference, Mat3x4, SkinInput, SkinOutput};
+
+    /// The kernel runs where the CPU has AVX-512F (so that the parent
+    /// module's comparisons against the portable kernel exercise it, not
+    /// the AVX2 fallback), skins every whole block of 8 and no more, and
+    /// agrees with the scalar reference within 1e-5.
+    #[test]
+    fn skins_whole_blocks_like_the_reference() {
+        if !available() {
+            std::eprintln!("skipped: this CPU has no AVX-512F");
+            return;
+        }
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut f = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let joints = 20;
+        let palette: Vec<Mat3x4> = (0..joints)
+            .map(|_| {
+                let q = Quat::new(f() - 0.5, f() - 0.5, f() - 0.5, f()).normalize();
+                let t = Vec3::new(f(), f(), f());
+                Mat3x4::from_mat4(&Mat4::from_trs(t, q, Vec3::new(1.0 + f(), 1.0, 2.0 - f())))
+            })
+            .collect();
+        let n = 8 * joints + 5;
+        let pos: Vec<[f32; 3]> = (0..n).map(|_| [f(), f(), f()]).collect();
+        let nrm: Vec<[f32; 3]> = (0..n).map(|_| [f(), f(), f()]).collect();
+        let js: Vec<[u16; 4]> = (0..n)
+            .map(|_| [0; 4].map(|_| (f() * joints as f32) as u16 % joints as u16))
+            .collect();
+        let ws: Vec<[f32; 4]> = (0..n)
+            .map(|v| {
+                // 1 to 4 influences.
+                let w = [1.0, f(), f(), f()].map(|x| x + 0.1);
+                let k = 1 + v % 4;
+                let w: [f32; 4] = core::array::from_fn(|i| if i < k { w[i] } else { 0.0 });
+                let s: f32 = w.iter().sum();
+                w.map(|x| x / s)
+            })
+            .collect();
+        let infl = Influences::new(&js, &ws, joints).unwrap();
+        let mut buf = [const { core::mem::MaybeUninit::uninit() }; super::super::avx2::LINES];
+        let lines = super::super::avx2::copy_to_lines(&palette, n, &mut buf).unwrap();
+        let input = SkinInput {
+            positions: &pos,
+            normals: Some(&nrm),
+            tangents: None,
+            joints: &js,
+            weights: &ws,
+        };
+        let (mut p, mut q) = (std::vec![[9.0f32; 3]; n], std::vec![[9.0f32; 3]; n]);
+        let mut out = SkinOutput {
+            positions: &mut p,
+            normals: Some(&mut q),
+            tangents: None,
+        };
+        let done = lbs_run::<_, _, true>(lines, &infl, &input.vertices(), &mut out);
+        assert_eq!(done, n / 8 * 8);
+        let (mut rp, mut rq) = (std::vec![[0.0f32; 3]; n], std::vec![[0.0f32; 3]; n]);
+        let mut rout = SkinOutput {
+            positions: &mut rp,
+            normals: Some(&mut rq),
+            tangents: None,
+        };
+        reference::skin_lbs(&palette, &input, &mut rout).unwrap();
+        for v in 0..n {
+            for c in 0..3 {
+                let (a, b) = if v < done {
+                    (p[v][c], rp[v][c])
+                } else {
+                    // The tail is the caller's: left alone.
+                    (p[v][c], 9.0)
+                };
+                assert!(
+                    (a - b).abs() <= 1e-5 * (1.0 + b.abs()),
+                    "position {v}: {a} vs {b}"
+                );
+                let (a, b) = if v < done {
+                    (q[v][c], rq[v][c])
+                } else {
+                    (q[v][c], 9.0)
+                };
+                assert!(
+                    (a - b).abs() <= 1e-5 * (1.0 + b.abs()),
+                    "normal {v}: {a} vs {b}"
+                );
+            }
+        }
+    }
+}

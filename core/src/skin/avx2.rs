@@ -19,7 +19,8 @@
 //!   that the transposes already load.
 //!
 //! Everything after the blend (transforming positions, normals and
-//! tangents, the DQS normalisation) is the portable lane math at width 8.
+//! tangents, the DQS scale by the real part's length) is the portable lane
+//! math at width 8.
 //! Agreement with the portable kernels and the scalar reference (1e-5) is
 //! tested in the parent module on every CPU that has AVX2 and FMA.
 #![allow(unsafe_code)]
@@ -492,10 +493,12 @@ fn mat_vector(m: &LaneMat, v: V8) -> V8 {
     }
 }
 
-/// Eight blended, normalised dual quaternions in lanes.
+/// Eight blended dual quaternions in lanes: the real part `(u, w)`, not
+/// normalised, `s = 2 / |(u, w)|²`, and the translation `t`.
 struct LaneDq {
     u: V8,
     w: F8,
+    s: F8,
     t: V8,
 }
 
@@ -551,8 +554,9 @@ fn broadcast8(x: &[f32; 8]) -> [F8; 8] {
     ]
 }
 
-/// Sign-aligns, blends and normalises the eight vertices' dual quaternions
-/// (slots `0..slots`, then the used slots of the `second` set).
+/// Sign-aligns and blends the eight vertices' dual quaternions (slots
+/// `0..slots`, then the used slots of the `second` set), with `2 / |real|²`
+/// in place of normalising them.
 ///
 /// # Safety
 /// Every joint index of the first `slots` slots of `joints`, and of the
@@ -609,40 +613,37 @@ unsafe fn dqs_transform<Site>(
         }
     }
     let q = transpose8(acc);
-    let len2 = _mm256_fmadd_ps(
-        q[0],
-        q[0],
-        _mm256_fmadd_ps(
-            q[1],
-            q[1],
-            _mm256_fmadd_ps(q[2], q[2], _mm256_mul_ps(q[3], q[3])),
-        ),
+    // Not normalised: with `s = 2 / |r|²`, the rotation of `v` by the
+    // unit real part is `v + s r × (r × v + r_w v)` and the translation
+    // `s (r_w d - d_w r + r × d)`, so one division (off the critical path
+    // of the rotation) replaces a square root, a division and eight
+    // products.
+    let len2 = _mm256_add_ps(
+        _mm256_fmadd_ps(q[0], q[0], _mm256_mul_ps(q[1], q[1])),
+        _mm256_fmadd_ps(q[2], q[2], _mm256_mul_ps(q[3], q[3])),
     );
-    let inv = inv_sqrt(len2, splat(1.0));
-    let r: [F8; 4] = core::array::from_fn(|c| _mm256_mul_ps(q[c], inv));
-    let d: [F8; 4] = core::array::from_fn(|c| _mm256_mul_ps(q[c + 4], inv));
+    let s = _mm256_div_ps(splat(2.0), len2);
     let u = V8 {
-        x: r[0],
-        y: r[1],
-        z: r[2],
+        x: q[0],
+        y: q[1],
+        z: q[2],
     };
     let du = V8 {
-        x: d[0],
-        y: d[1],
-        z: d[2],
+        x: q[4],
+        y: q[5],
+        z: q[6],
     };
-    // t = 2 (w du - dw u + u × du)
     let c = cross(u, du);
-    let two = splat(2.0);
     let t = |a: F8, b: F8, c: F8| {
         _mm256_mul_ps(
-            two,
-            _mm256_sub_ps(_mm256_fmadd_ps(r[3], a, c), _mm256_mul_ps(d[3], b)),
+            s,
+            _mm256_sub_ps(_mm256_fmadd_ps(q[3], a, c), _mm256_mul_ps(q[7], b)),
         )
     };
     LaneDq {
         u,
-        w: r[3],
+        w: q[3],
+        s,
         t: V8 {
             x: t(du.x, u.x, c.x),
             y: t(du.y, u.y, c.y),
@@ -651,7 +652,8 @@ unsafe fn dqs_transform<Site>(
     }
 }
 
-/// `v + 2 u × (u × v + w v)`: rotation by the real part.
+/// `v + s r × (r × v + r_w v)`: rotation by the real part `(r, r_w)`,
+/// `s = 2 / |(r, r_w)|²`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn dq_rotate(q: &LaneDq, v: V8) -> V8 {
@@ -662,11 +664,10 @@ fn dq_rotate(q: &LaneDq, v: V8) -> V8 {
         z: _mm256_fmadd_ps(q.w, v.z, a.z),
     };
     let b = cross(q.u, a);
-    let two = splat(2.0);
     V8 {
-        x: _mm256_fmadd_ps(b.x, two, v.x),
-        y: _mm256_fmadd_ps(b.y, two, v.y),
-        z: _mm256_fmadd_ps(b.z, two, v.z),
+        x: _mm256_fmadd_ps(b.x, q.s, v.x),
+        y: _mm256_fmadd_ps(b.y, q.s, v.y),
+        z: _mm256_fmadd_ps(b.z, q.s, v.z),
     }
 }
 

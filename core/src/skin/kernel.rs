@@ -232,16 +232,19 @@ fn slots_used(weights: &[[f32; 4]; 4]) -> u32 {
     32 - (mask & 0xF).leading_zeros()
 }
 
-/// A blended, normalised dual quaternion per lane: real `(x, y, z, w)` and dual.
+/// A blended dual quaternion per lane: the real part `(u, w)`, not
+/// normalised, `s = 2 / |(u, w)|²`, and the translation `t`.
 #[derive(Clone, Copy)]
 struct LaneDq {
     u: V3,
     w: f32x4,
+    s: f32x4,
     t: V3,
 }
 
 impl LaneDq {
-    /// `v + 2 u × (u × v + w v)`: rotation by the real part.
+    /// `v + s u × (u × v + w v)`: rotation by the unit real part
+    /// `(u, w) / |(u, w)|`.
     #[inline(always)]
     fn rotate(&self, v: V3) -> V3 {
         let a = self.u.cross(v);
@@ -251,11 +254,10 @@ impl LaneDq {
             z: self.w.mul_add(v.z, a.z),
         };
         let b = self.u.cross(a);
-        let two = f32x4::splat(2.0);
         V3 {
-            x: b.x.mul_add(two, v.x),
-            y: b.y.mul_add(two, v.y),
-            z: b.z.mul_add(two, v.z),
+            x: b.x.mul_add(self.s, v.x),
+            y: b.y.mul_add(self.s, v.y),
+            z: b.z.mul_add(self.s, v.z),
         }
     }
 
@@ -293,7 +295,8 @@ fn gather_dq(palette: &[DualQuat], joints: &[[u16; 4]; 4], k: usize) -> ([f32x4;
 
 /// Sign-aligns each influence's dual quaternion with the first one, blends
 /// (slots `0..K` and, with eight influences, the used slots of the second
-/// set), normalises by the real part's length and extracts the translation.
+/// set), and keeps the blend with `2 / |real|²`, from which rotation and
+/// translation come out as if normalised (see below).
 #[inline(always)]
 fn dqs_transform<const K: usize>(
     palette: &[DualQuat],
@@ -331,30 +334,28 @@ fn dqs_transform<const K: usize>(
             add_aligned!(j1, k, wk);
         }
     }
-    let len2 = br[0].mul_add(
-        br[0],
-        br[1].mul_add(br[1], br[2].mul_add(br[2], br[3] * br[3])),
-    );
-    let inv = f32x4::ONE / crate::math::sqrt4(len2);
-    let r = br.map(|c| c * inv);
-    let d = bd.map(|c| c * inv);
+    // Not normalised: with `s = 2 / |r|²`, the rotation by the unit real
+    // part is `v + s r × (r × v + r_w v)` and the translation is
+    // `s (r_w d - d_w r + r × d)`: one division instead of a square root,
+    // a division and eight products.
+    let len2 = br[0].mul_add(br[0], br[1] * br[1]) + br[2].mul_add(br[2], br[3] * br[3]);
+    let s = f32x4::splat(2.0) / len2;
     let u = V3 {
-        x: r[0],
-        y: r[1],
-        z: r[2],
+        x: br[0],
+        y: br[1],
+        z: br[2],
     };
     let du = V3 {
-        x: d[0],
-        y: d[1],
-        z: d[2],
+        x: bd[0],
+        y: bd[1],
+        z: bd[2],
     };
-    // t = 2 (w du - dw u + u × du)
     let c = u.cross(du);
-    let two = f32x4::splat(2.0);
-    let t = |a: f32x4, b: f32x4, c: f32x4| two * (r[3].mul_add(a, c) - d[3] * b);
+    let t = |a: f32x4, b: f32x4, c: f32x4| s * (br[3].mul_add(a, c) - bd[3] * b);
     LaneDq {
         u,
-        w: r[3],
+        w: br[3],
+        s,
         t: V3 {
             x: t(du.x, u.x, c.x),
             y: t(du.y, u.y, c.y),

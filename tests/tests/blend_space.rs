@@ -344,3 +344,23 @@ fn delaunay_tiles_a_sliver() {
     let (area, hull) = (triangles_area(&pts, &tris), hull_area(&pts));
     assert!((area - hull).abs() <= 1e-9 * hull, "{area} vs {hull}");
 }
+
+/// Another seed's find: a point 4e-5 inside an 8.7-long hull edge. The
+/// sliver between them has a circumcircle wider than Bowyer–Watson's super
+/// triangle, so it was lost with the super triangle's fan, and queries in
+/// it fell outside every triangle; the builder now closes the outline over
+/// the hull.
+#[test]
+fn delaunay_covers_a_point_just_inside_a_hull_edge() {
+    let pts = [
+        [-4.1316137, 4.277826],
+        [0.0, 0.0],
+        [4.531049, 4.2207856],
+        [3.4332316, 4.227987],
+    ];
+    let tris = delaunay(&pts).unwrap();
+    let (area, hull) = (triangles_area(&pts, &tris), hull_area(&pts));
+    assert!((area - hull).abs() <= 1e-9 * hull, "{area} vs {hull}");
+    // The sample just inside the edge is a vertex of the triangulation.
+    assert!(tris.iter().flatten().any(|&k| k == 3));
+}

@@ -2,6 +2,8 @@
 //! (Bowyer–Watson in f64), emitted as the core's fixed-capacity
 //! [`BlendSpace2D`].
 
+use std::collections::HashSet;
+
 use sinew_core::mix::BlendSpace2D;
 use sinew_core::Error;
 
@@ -129,16 +131,18 @@ fn fill_to_hull(p: &[[f64; 2]], tris: &mut Vec<[usize; 3]>, extent: f64) {
     // Each round closes one corner; an outline has fewer corners than
     // there are points.
     for _ in 0..p.len() {
-        let directed: Vec<[usize; 2]> = tris
+        let directed: HashSet<[usize; 2]> = tris
             .iter()
             .map(ccw)
             .flat_map(|t| [[t[0], t[1]], [t[1], t[2]], [t[2], t[0]]])
             .collect();
-        let outline: Vec<[usize; 2]> = directed
+        let mut outline: Vec<[usize; 2]> = directed
             .iter()
             .filter(|e| !directed.contains(&[e[1], e[0]]))
             .copied()
             .collect();
+        // Deterministic order (the set's is not).
+        outline.sort_unstable();
         let corner = outline.iter().find_map(|&[u, v]| {
             outline.iter().find_map(|&[v2, w]| {
                 let (a, b, c) = (p[u], p[v], p[w]);

@@ -141,23 +141,28 @@ fn fill_to_hull(p: &[[f64; 2]], tris: &mut Vec<[usize; 3]>, extent: f64) {
             .filter(|e| !directed.contains(&[e[1], e[0]]))
             .copied()
             .collect();
-        // Deterministic order (the set's is not).
+        // Deterministic order (the set's is not), and the edges leaving a
+        // vertex side by side.
         outline.sort_unstable();
         let corner = outline.iter().find_map(|&[u, v]| {
-            outline.iter().find_map(|&[v2, w]| {
-                let (a, b, c) = (p[u], p[v], p[w]);
-                let empty = || {
-                    (0..p.len())
-                        .filter(|&k| k != u && k != v && k != w)
-                        .all(|k| {
-                            let q = p[k];
-                            !(orient(a, c, q) > 0.0
-                                && orient(c, b, q) > 0.0
-                                && orient(b, a, q) > 0.0)
-                        })
-                };
-                (v2 == v && w != u && orient(a, b, c) < -eps && empty()).then_some([u, w, v])
-            })
+            let leaving = &outline[outline.partition_point(|e| e[0] < v)..];
+            leaving
+                .iter()
+                .take_while(|e| e[0] == v)
+                .find_map(|&[_, w]| {
+                    let (a, b, c) = (p[u], p[v], p[w]);
+                    let empty = || {
+                        (0..p.len())
+                            .filter(|&k| k != u && k != v && k != w)
+                            .all(|k| {
+                                let q = p[k];
+                                !(orient(a, c, q) > 0.0
+                                    && orient(c, b, q) > 0.0
+                                    && orient(b, a, q) > 0.0)
+                            })
+                    };
+                    (w != u && orient(a, b, c) < -eps && empty()).then_some([u, w, v])
+                })
         });
         match corner {
             Some(t) => tris.push(t),

@@ -921,44 +921,13 @@ struct FrameAt {
 /// `CompressedClip::decode_blend_as`).
 const NLERP_CHUNK: usize = 16;
 
-/// A faster decoder of a stored block track's two frames (lanes' metadata
-/// at byte `m` of each frame's segment, animated lanes `mask`, never empty,
-/// clip constants `cv`), tried before the portable one. `None` declines
-/// the track and leaves the running bit offsets untouched; a decoded track
-/// equals the portable decoder's bit for bit.
-trait FastTracks {
-    fn pair<const S3: bool, const ROT: bool>(
-        &self,
-        m: usize,
-        mask: u32,
-        offsets: (&mut u32, &mut u32),
-        cv: &[f32x4],
-    ) -> Option<(SoaQuat, SoaQuat)>;
-
-    /// Frame a's rotations in `outs` nlerped towards frame b's in `pending`,
-    /// block by block (the same operations as [`Blend::nlerp`]).
-    #[inline(always)]
-    fn nlerp_chunk(&self, blend: &Blend, outs: &mut [SoaTransform], pending: &[SoaQuat]) {
-        for (o, qb) in outs.iter_mut().zip(pending) {
-            o.rotation = blend.nlerp(&o.rotation, qb);
-        }
-    }
-}
-
-/// No faster decoder: the portable one takes every track with an animated
-/// lane.
-struct NoFastTracks;
-
-impl FastTracks for NoFastTracks {
-    #[inline(always)]
-    fn pair<const S3: bool, const ROT: bool>(
-        &self,
-        _: usize,
-        _: u32,
-        _: (&mut u32, &mut u32),
-        _: &[f32x4],
-    ) -> Option<(SoaQuat, SoaQuat)> {
-        None
+/// The x, y, z of a decoded translation or scale track.
+#[inline(always)]
+fn xyz(q: &SoaQuat) -> SoaVec3 {
+    SoaVec3 {
+        x: q.x,
+        y: q.y,
+        z: q.z,
     }
 }
 
@@ -981,13 +950,8 @@ impl Blend {
     /// Lerp of two decoded translation or scale tracks (their x, y, z).
     #[inline(always)]
     fn lerp(&self, a: &SoaQuat, b: &SoaQuat) -> SoaVec3 {
-        let v3 = |q: &SoaQuat| SoaVec3 {
-            x: q.x,
-            y: q.y,
-            z: q.z,
-        };
-        let mut v = vec_scale(&v3(a), self.wa);
-        vec_mul_add(&mut v, &v3(b), self.wb);
+        let mut v = vec_scale(&xyz(a), self.wa);
+        vec_mul_add(&mut v, &xyz(b), self.wb);
         v
     }
 
@@ -1457,27 +1421,25 @@ impl<'a> CompressedClip<'a> {
             return;
         }
         match self.rotation {
-            RotationFormat::DropW => {
-                self.decode_blend_as::<false, _>(&NoFastTracks, &at, alpha, rest, out);
-            }
-            RotationFormat::SmallestThree => {
-                self.decode_blend_as::<true, _>(&NoFastTracks, &at, alpha, rest, out);
-            }
+            RotationFormat::DropW => self.decode_blend_as::<false>(&at, alpha, rest, out),
+            RotationFormat::SmallestThree => self.decode_blend_as::<true>(&at, alpha, rest, out),
         }
     }
 
-    /// [`Self::decode_blend`] for drop-W (`S3 = false`) or smallest-three,
-    /// offering each stored block track to `fast` first (the portable
-    /// track decoder takes the ones it declines).
+    /// [`Self::decode_blend`] for drop-W (`S3 = false`) or smallest-three.
+    ///
+    /// Default tracks and stored tracks without an animated lane are the
+    /// same in both frames: their values are copied, exactly, with no
+    /// interpolation arithmetic. The other tracks are decoded in both
+    /// frames and interpolated.
     ///
     /// Blocks go in chunks of [`NLERP_CHUNK`]: a chunk's tracks are decoded
     /// before its rotations are interpolated, because decoding and
     /// interpolating one block is one long dependency chain and splitting
     /// it lets the CPU overlap consecutive blocks.
     #[inline(always)]
-    fn decode_blend_as<const S3: bool, F: FastTracks>(
+    fn decode_blend_as<const S3: bool>(
         &self,
-        fast: &F,
         [a, b]: &[FrameAt; 2],
         alpha: f32,
         rest: Option<&[SoaTransform]>,
@@ -1492,14 +1454,15 @@ impl<'a> CompressedClip<'a> {
         let (mut p, mut m, mut oa, mut ob) = (0usize, 0usize, 0u32, 0u32);
         let blend = Blend::new(alpha);
         let identity = SoaTransform::IDENTITY;
-        // Frame b's rotation of each block of the chunk (frame a's waits in
-        // `out`).
+        // Frame b's rotation of each block of the chunk whose rotation is
+        // animated (frame a's waits in `out`), and which blocks those are.
         let mut pending = [SoaQuat::IDENTITY; NLERP_CHUNK];
         for (c, (outs, kindss)) in out
             .chunks_mut(NLERP_CHUNK)
             .zip(self.kinds.chunks(3 * NLERP_CHUNK))
             .enumerate()
         {
+            let mut animated = 0u32;
             for (k, ((o, kinds), rb_slot)) in outs
                 .iter_mut()
                 .zip(kindss.chunks_exact(3))
@@ -1510,63 +1473,69 @@ impl<'a> CompressedClip<'a> {
                     .and_then(|r| r.get(c * NLERP_CHUNK + k))
                     .unwrap_or(&identity);
                 // One stored track of this block (kind byte `kind`; the
-                // `ROT` instance for rotations), in stream order.
+                // `ROT` instance for rotations), in stream order: its value
+                // when no lane is animated, else both frames.
                 macro_rules! track {
                     ($kind:expr, $rot:literal) => {{
                         let mask = u32::from($kind >> 4);
                         // The clip constants: without an animated lane no
                         // units ([`track_param_floats`] of mask 0; any other
                         // mask gives the full size), and no decoding.
-                        let mut constants = |n: usize| {
-                            let cv = self.params.get(p..p + n).unwrap_or(&[]);
-                            p += n;
-                            cv
-                        };
-                        let pair = if mask == 0 {
-                            constant_pair::<$rot>(constants(track_param_floats($rot, 0) / LANES))
+                        let n = track_param_floats($rot, if mask == 0 { 0 } else { 1 }) / LANES;
+                        let cv = self.params.get(p..p + n).unwrap_or(&[]);
+                        p += n;
+                        if mask == 0 {
+                            Err(constant_pair::<$rot>(cv).0)
                         } else {
-                            let cv = constants(track_param_floats($rot, 1) / LANES);
-                            match fast.pair::<S3, $rot>(m, mask, (&mut oa, &mut ob), cv) {
-                                Some(pair) => pair,
-                                None => self.track_pair::<S3, $rot>(
-                                    (ma, mb),
-                                    same,
-                                    m,
-                                    mask,
-                                    (&mut oa, &mut ob),
-                                    frames,
-                                    cv,
-                                ),
-                            }
-                        };
-                        m += LANE_META_BYTES * mask.count_ones() as usize;
-                        pair
+                            let pair = self.track_pair::<S3, $rot>(
+                                (ma, mb),
+                                same,
+                                m,
+                                mask,
+                                (&mut oa, &mut ob),
+                                frames,
+                                cv,
+                            );
+                            m += LANE_META_BYTES * mask.count_ones() as usize;
+                            Ok(pair)
+                        }
                     }};
                 }
                 let [kt, kr, ks] = [0, 1, 2].map(|i| kinds.get(i).copied().unwrap_or(KIND_DEFAULT));
-                // Default translations and scales are the same in both frames
-                // (and lerp exactly to themselves): copied, no arithmetic.
                 o.translation = if kt == KIND_DEFAULT {
                     base.translation
                 } else {
-                    let (qa, qb) = track!(kt, false);
-                    blend.lerp(&qa, &qb)
+                    match track!(kt, false) {
+                        Ok((qa, qb)) => blend.lerp(&qa, &qb),
+                        Err(q) => xyz(&q),
+                    }
                 };
-                let (ra, rb) = if kr == KIND_DEFAULT {
-                    (base.rotation, base.rotation)
+                o.rotation = if kr == KIND_DEFAULT {
+                    base.rotation
                 } else {
-                    track!(kr, true)
+                    match track!(kr, true) {
+                        Ok((ra, rb)) => {
+                            *rb_slot = rb;
+                            animated |= 1 << k;
+                            ra
+                        }
+                        Err(q) => q,
+                    }
                 };
                 o.scale = if ks == KIND_DEFAULT {
                     base.scale
                 } else {
-                    let (qa, qb) = track!(ks, false);
-                    blend.lerp(&qa, &qb)
+                    match track!(ks, false) {
+                        Ok((qa, qb)) => blend.lerp(&qa, &qb),
+                        Err(q) => xyz(&q),
+                    }
                 };
-                o.rotation = ra;
-                *rb_slot = rb;
             }
-            fast.nlerp_chunk(&blend, outs, &pending);
+            for (k, (o, qb)) in outs.iter_mut().zip(&pending).enumerate() {
+                if animated & (1 << k) != 0 {
+                    o.rotation = blend.nlerp(&o.rotation, qb);
+                }
+            }
         }
     }
 
@@ -2055,10 +2024,11 @@ mod tests {
     }
 
     /// Stored tracks without an animated lane keep only their constants
-    /// and decode to exactly those, -0 included, at any time, with either
-    /// rotation format, through the sampler (the AVX2 decoder where the CPU
-    /// has it), the portable decoder and the scalar reference; the layout
-    /// with units is corrupt for them.
+    /// and decode to exactly those, -0 included, rotations too (no nlerp
+    /// rounding), at any time, with either rotation format, through the
+    /// sampler (the AVX2 decoder where the CPU has it) and the portable
+    /// decoder; the scalar reference, which interpolates them, agrees
+    /// within rounding. The layout with units is corrupt for them.
     #[test]
     fn constant_tracks_store_and_decode_their_constants() {
         let h = core::f32::consts::FRAC_1_SQRT_2;
@@ -2081,7 +2051,7 @@ mod tests {
             },
         };
         let bits = |t: &SoaTransform| -> [[u32; 4]; 10] { bytemuck::cast(*t) };
-        // Rotations go through the nlerp, which may round: compared apart.
+        // The scalar reference nlerps rotations, which may round: compared apart.
         let near = |a: &SoaQuat, b: &SoaQuat| {
             let d = dot4(a, b).to_array();
             d.iter().all(|d| (d - 1.0).abs() < 1e-6)
@@ -2094,22 +2064,23 @@ mod tests {
                 let mut out = [SoaTransform::IDENTITY];
                 clip.sample(t, crate::clip::TimeMode::Clamp, &mut out)
                     .unwrap();
-                let mut got = out[0];
-                assert!(near(&got.rotation, &want.rotation), "{rotation:?} t {t}");
-                got.rotation = want.rotation;
-                assert_eq!(bits(&got), bits(&want), "{rotation:?} t {t}");
+                assert_eq!(bits(&out[0]), bits(&want), "{rotation:?} t {t}");
+                let (i0, i1, alpha) = clip.locate(t, crate::clip::TimeMode::Clamp).unwrap();
+                let mut portable = [SoaTransform::IDENTITY];
+                let at = [clip.frame_at(i0), clip.frame_at(i1)];
+                match rotation {
+                    RotationFormat::DropW => {
+                        clip.decode_blend_as::<false>(&at, alpha, None, &mut portable);
+                    }
+                    RotationFormat::SmallestThree => {
+                        clip.decode_blend_as::<true>(&at, alpha, None, &mut portable);
+                    }
+                }
+                assert_eq!(bits(&portable[0]), bits(&want), "{rotation:?} t {t}");
             }
             let mut out = [SoaTransform::IDENTITY];
             clip.decode_frame(5, &[], &mut out).unwrap();
-            let mut portable = [SoaTransform::IDENTITY];
-            clip.decode_blend_as::<false, NoFastTracks>(
-                &NoFastTracks,
-                &[clip.frame_at(5); 2],
-                0.0,
-                None,
-                &mut portable,
-            );
-            assert_eq!(bits(&out[0]), bits(&portable[0]));
+            assert_eq!(bits(&out[0]), bits(&want));
             let mut reference = [SoaTransform::IDENTITY];
             let rest = [SoaTransform::IDENTITY];
             reference::sample(

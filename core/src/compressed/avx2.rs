@@ -22,8 +22,9 @@
 //!   equals the portable decoder's bit for bit (tested below).
 //!
 //! The block loop, and its chunking (decode a chunk of blocks, then
-//! interpolate their rotations), is the portable decoder's; this module
-//! plugs its track decoder into it ([`FastTracks`]).
+//! interpolate their rotations), is the portable decoder's, written here
+//! with this module's track decoder and the interpolation at SSE width
+//! straight from the decoded registers.
 //!
 //! Smallest-three rotations read their 2-bit index after the three codes
 //! and are rebuilt with the portable decoder's selects. Tracks with a lane
@@ -35,14 +36,16 @@
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
+use core::mem::MaybeUninit;
 
 use wide::f32x4;
 
 use super::{
-    trend_factors, Blend, CompressedClip, FastTracks, FrameAt, RotationFormat, INV_MAX_CODE,
-    LANE_MASKS, LANE_META_BYTES, ONE_WINDOW_BITS,
+    constant_pair, track_param_floats, trend_factors, xyz, Blend, CompressedClip, FrameAt,
+    RotationFormat, INV_MAX_CODE, KIND_DEFAULT, LANE_MASKS, LANE_META_BYTES, NLERP_CHUNK,
+    ONE_WINDOW_BITS,
 };
-use crate::soa::{SoaQuat, SoaTransform};
+use crate::soa::{SoaQuat, SoaTransform, SoaVec3, LANES};
 
 /// Per 4-bit animated mask, each lane's byte offset into the track's
 /// metadata (its rank among the animated lanes × [`LANE_META_BYTES`]; 0 for
@@ -120,11 +123,9 @@ pub(super) fn decode_blend(
 }
 
 /// What every track of one decode shares.
-struct Frames {
+struct Frames<'c> {
     /// Frame a's and b's segment metadata.
     meta: [*const u8; 2],
-    /// The first bit of frames a and b.
-    first: [u64; 2],
     /// The trend factors ([`trend_factors`]) of the local frame indices:
     /// frame a's in the low half, b's in the high half.
     tl: __m256,
@@ -132,12 +133,44 @@ struct Frames {
     /// The bit stream, and the last byte at which 8 bytes can be read.
     data: *const u8,
     last: __m256i,
+    /// What the portable track decoder needs for the tracks this one
+    /// declines: both frames' segment metadata, whether they are the same
+    /// segment, and each frame's first bit and local index.
+    ma: &'c [u8],
+    mb: &'c [u8],
+    same: bool,
+    portable: [(u64, f32); 2],
+}
+
+/// The running read positions of one decode: clip constant vectors,
+/// metadata bytes, and the next lane's bit in frame a (low half, all
+/// lanes) and frame b (high half).
+struct Cursor {
+    p: usize,
+    m: usize,
+    bit: __m256i,
+}
+
+/// One stored block track of a sample: a value (no animated lane: the
+/// same in both frames) or its two frames, each `[x, y, z, w]` with frame
+/// a in the low half and frame b in the high half (`w` 0 for vectors).
+enum Stored {
+    Value(SoaQuat),
+    Frames([__m256; 4]),
 }
 
 /// Decodes and interpolates the pose of a drop-W (`S3 = false`) or
-/// smallest-three clip with this module's track decoder; `false` (nothing
-/// written) when the per-call bounds do not hold, which a validated clip
-/// never does.
+/// smallest-three clip; `false` (nothing written) when the per-call bounds
+/// do not hold, which a validated clip never does.
+///
+/// The block loop is the portable [`CompressedClip::decode_blend_as`]'s:
+/// values copied for default and unanimated tracks, translations and
+/// scales lerped as soon as they are decoded, rotations nlerped once per
+/// chunk of [`NLERP_CHUNK`] blocks. So are the values, bit for bit: tracks
+/// above [`ONE_WINDOW_BITS`] go to the portable track decoder, and the
+/// interpolation is its [`Blend`] in the same operation order (a fused
+/// multiply-add exactly where `wide`'s `mul_add` fuses, that is in builds
+/// with FMA enabled).
 #[target_feature(enable = "avx2,fma")]
 fn decode<const S3: bool>(
     clip: &CompressedClip<'_>,
@@ -159,115 +192,192 @@ fn decode<const S3: bool>(
     let frames = Frames {
         // SAFETY: both offsets are inside `meta_ext` (checked above).
         meta: unsafe { [base_ptr.add(sa), base_ptr.add(sb)] },
-        first: [a.first, b.first],
         tl: _mm256_setr_m128(_mm_set1_ps(fa.0), _mm_set1_ps(fb.0)),
         tl2: _mm256_setr_m128(_mm_set1_ps(fa.1), _mm_set1_ps(fb.1)),
         data: clip.data.as_ptr(),
         last: _mm256_set1_epi32((clip.data.len() - 8).min(i32::MAX as usize) as i32),
+        ma: clip.segment_meta(a.segment).unwrap_or(&[]),
+        mb: clip.segment_meta(b.segment).unwrap_or(&[]),
+        same: a.segment == b.segment,
+        portable: [(a.first, a.local), (b.first, b.local)],
     };
-    clip.decode_blend_as::<S3, _>(&frames, at, alpha, rest, out);
+    let mut cur = Cursor {
+        p: 0,
+        m: 0,
+        bit: half_pair(
+            _mm_set1_epi32(a.first as i32),
+            _mm_set1_epi32(b.first as i32),
+        ),
+    };
+    let blend = Blend::new(alpha);
+    let (wa, wb): (__m128, __m128) = (bytemuck::cast(blend.wa), bytemuck::cast(blend.wb));
+    let identity = SoaTransform::IDENTITY;
+    // Both frames of each animated rotation of a chunk, interpolated after
+    // the chunk's decode (see [`CompressedClip::decode_blend_as`]), and
+    // which blocks of the chunk those are.
+    let mut pending = [const { MaybeUninit::<([__m128; 4], [__m128; 4])>::uninit() }; NLERP_CHUNK];
+    for (c, (outs, kindss)) in out
+        .chunks_mut(NLERP_CHUNK)
+        .zip(clip.kinds.chunks(3 * NLERP_CHUNK))
+        .enumerate()
+    {
+        let mut animated = 0u32;
+        for (k, ((o, kinds), slot)) in outs
+            .iter_mut()
+            .zip(kindss.chunks_exact(3))
+            .zip(pending.iter_mut())
+            .enumerate()
+        {
+            let base = rest
+                .and_then(|r| r.get(c * NLERP_CHUNK + k))
+                .unwrap_or(&identity);
+            let [kt, kr, ks] = [0, 1, 2].map(|i| kinds.get(i).copied().unwrap_or(KIND_DEFAULT));
+            // SAFETY (the three `stored` calls): this CPU has AVX2 (asked
+            // by the caller), and every metadata load stays inside
+            // `meta_ext` (checked above; the kinds' animated lanes add up
+            // to `clip.animated`, validated).
+            o.translation = if kt == KIND_DEFAULT {
+                base.translation
+            } else {
+                match unsafe { stored::<S3, false>(clip, &frames, &mut cur, kt) } {
+                    Stored::Value(q) => xyz(&q),
+                    Stored::Frames(v) => lerp(v, wa, wb),
+                }
+            };
+            if kr == KIND_DEFAULT {
+                o.rotation = base.rotation;
+            } else {
+                match unsafe { stored::<S3, true>(clip, &frames, &mut cur, kr) } {
+                    Stored::Value(q) => o.rotation = q,
+                    Stored::Frames(v) => {
+                        slot.write(halves(v));
+                        animated |= 1 << k;
+                    }
+                }
+            }
+            o.scale = if ks == KIND_DEFAULT {
+                base.scale
+            } else {
+                match unsafe { stored::<S3, false>(clip, &frames, &mut cur, ks) } {
+                    Stored::Value(q) => xyz(&q),
+                    Stored::Frames(v) => lerp(v, wa, wb),
+                }
+            };
+        }
+        for (k, (o, slot)) in outs.iter_mut().zip(&pending).enumerate() {
+            if animated & (1 << k) != 0 {
+                // SAFETY: written above for this chunk (bit `k` set).
+                o.rotation = nlerp(unsafe { slot.assume_init_read() }, wa, wb);
+            }
+        }
+    }
     true
 }
 
-impl FastTracks for Frames {
-    #[inline(always)]
-    fn pair<const S3: bool, const ROT: bool>(
-        &self,
-        m: usize,
-        mask: u32,
-        offsets: (&mut u32, &mut u32),
-        cv: &[f32x4],
-    ) -> Option<(SoaQuat, SoaQuat)> {
-        if cv.len() < 6 + usize::from(ROT) {
-            return None;
-        }
-        // SAFETY: a `Frames` is only built by `decode`, which runs only
-        // where the CPU has AVX2 and has checked that every metadata load
-        // stays inside `meta_ext` (the kinds' animated lanes add up to
-        // `clip.animated`, validated).
-        unsafe { track::<S3, ROT>(self, m, mask, offsets, cv) }
-    }
-
-    #[inline(always)]
-    fn nlerp_chunk(&self, blend: &Blend, outs: &mut [SoaTransform], pending: &[SoaQuat]) {
-        // SAFETY: a `Frames` is only built by `decode`, on a CPU with AVX2.
-        unsafe { nlerp_pairs(blend, outs, pending) }
+/// `a · b + c`, fused exactly where `wide`'s `mul_add` fuses.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn madd(a: __m128, b: __m128, c: __m128) -> __m128 {
+    if cfg!(target_feature = "fma") {
+        _mm_fmadd_ps(a, b, c)
+    } else {
+        _mm_add_ps(_mm_mul_ps(a, b), c)
     }
 }
 
-/// [`Blend::nlerp`] of two blocks per 256-bit register (block `2i` in the
-/// low half), then the odd block with the portable code. The operations
-/// are the portable ones in the same order, with a fused multiply-add
-/// exactly where `wide`'s `mul_add` fuses (builds with FMA enabled).
-///
-/// # Safety
-/// The CPU must support AVX2.
+/// Frame a's and frame b's `[x, y, z, w]` of a decoded track.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn nlerp_pairs(blend: &Blend, outs: &mut [SoaTransform], pending: &[SoaQuat]) {
-    let madd = |a: __m256, b: __m256, c: __m256| -> __m256 {
-        if cfg!(target_feature = "fma") {
-            _mm256_fmadd_ps(a, b, c)
-        } else {
-            _mm256_add_ps(_mm256_mul_ps(a, b), c)
-        }
-    };
-    let two =
-        |a: f32x4, b: f32x4| -> __m256 { _mm256_setr_m128(bytemuck::cast(a), bytemuck::cast(b)) };
-    let dot = |a: &[__m256; 4], b: &[__m256; 4]| {
+fn halves(v: [__m256; 4]) -> ([__m128; 4], [__m128; 4]) {
+    (
+        v.map(|h| _mm256_castps256_ps128(h)),
+        v.map(|h| _mm256_extractf128_ps::<1>(h)),
+    )
+}
+
+/// [`Blend::lerp`] of a decoded translation or scale track.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn lerp(v: [__m256; 4], wa: __m128, wb: __m128) -> SoaVec3 {
+    let (a, b) = halves(v);
+    let [x, y, z] = [0, 1, 2].map(|c| bytemuck::cast(madd(b[c], wb, _mm_mul_ps(a[c], wa))));
+    SoaVec3 { x, y, z }
+}
+
+/// [`Blend::nlerp`] of a decoded rotation track.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn nlerp((a, b): ([__m128; 4], [__m128; 4]), wa: __m128, wb: __m128) -> SoaQuat {
+    let dot = |a: &[__m128; 4], b: &[__m128; 4]| {
         madd(
             a[0],
             b[0],
-            madd(a[1], b[1], madd(a[2], b[2], _mm256_mul_ps(a[3], b[3]))),
+            madd(a[1], b[1], madd(a[2], b[2], _mm_mul_ps(a[3], b[3]))),
         )
     };
-    let (wa, wb) = (two(blend.wa, blend.wa), two(blend.wb, blend.wb));
-    let sign = _mm256_set1_ps(-0.0);
-    let n = outs.len().min(pending.len());
-    let mut outs = outs[..n].chunks_exact_mut(2);
-    let mut pend = pending[..n].chunks_exact(2);
-    for (o, p) in (&mut outs).zip(&mut pend) {
-        let (r0, r1) = (&o[0].rotation, &o[1].rotation);
-        let a = [
-            two(r0.x, r1.x),
-            two(r0.y, r1.y),
-            two(r0.z, r1.z),
-            two(r0.w, r1.w),
-        ];
-        let b = [
-            two(p[0].x, p[1].x),
-            two(p[0].y, p[1].y),
-            two(p[0].z, p[1].z),
-            two(p[0].w, p[1].w),
-        ];
-        let flip = _mm256_cmp_ps::<_CMP_LT_OQ>(dot(&a, &b), _mm256_setzero_ps());
-        let w = _mm256_xor_ps(wb, _mm256_and_ps(flip, sign));
-        let q = [0, 1, 2, 3].map(|c| madd(b[c], w, _mm256_mul_ps(a[c], wa)));
-        let inv = _mm256_div_ps(_mm256_set1_ps(1.0), _mm256_sqrt_ps(dot(&q, &q)));
-        let [x, y, z, w] = q.map(|v| _mm256_mul_ps(v, inv));
-        let half = |v: __m256| -> (f32x4, f32x4) {
-            (
-                bytemuck::cast(_mm256_castps256_ps128(v)),
-                bytemuck::cast(_mm256_extractf128_ps::<1>(v)),
-            )
-        };
-        let ((x0, x1), (y0, y1), (z0, z1), (w0, w1)) = (half(x), half(y), half(z), half(w));
-        o[0].rotation = SoaQuat {
-            x: x0,
-            y: y0,
-            z: z0,
-            w: w0,
-        };
-        o[1].rotation = SoaQuat {
-            x: x1,
-            y: y1,
-            z: z1,
-            w: w1,
-        };
+    let flip = _mm_cmplt_ps(dot(&a, &b), _mm_setzero_ps());
+    let w = _mm_xor_ps(wb, _mm_and_ps(flip, _mm_set1_ps(-0.0)));
+    let q = [0, 1, 2, 3].map(|c| madd(b[c], w, _mm_mul_ps(a[c], wa)));
+    let inv = _mm_div_ps(_mm_set1_ps(1.0), _mm_sqrt_ps(dot(&q, &q)));
+    let [x, y, z, w] = q.map(|v| bytemuck::cast(_mm_mul_ps(v, inv)));
+    SoaQuat { x, y, z, w }
+}
+
+/// The next stored block track (kind byte `kind`, not the default; the
+/// `ROT` instance for rotations), decoded by [`track`] or, when it
+/// declines, by the portable decoder; the cursor moves past it.
+///
+/// # Safety
+/// As [`track`], for every track the cursor reaches.
+#[inline(always)]
+unsafe fn stored<const S3: bool, const ROT: bool>(
+    clip: &CompressedClip<'_>,
+    f: &Frames<'_>,
+    cur: &mut Cursor,
+    kind: u8,
+) -> Stored {
+    let mask = u32::from(kind >> 4);
+    // Clip constants: a track without an animated lane has no units
+    // ([`track_param_floats`] of mask 0; any other mask gives the full
+    // size), no metadata and no bits.
+    let n = track_param_floats(ROT, if mask == 0 { 0 } else { 1 }) / LANES;
+    let cv = clip.params.get(cur.p..cur.p + n).unwrap_or(&[]);
+    cur.p += n;
+    if mask == 0 {
+        return Stored::Value(constant_pair::<ROT>(cv).0);
     }
-    for (o, qb) in outs.into_remainder().iter_mut().zip(pend.remainder()) {
-        o.rotation = blend.nlerp(&o.rotation, qb);
+    let m = cur.m;
+    cur.m += LANE_META_BYTES * mask.count_ones() as usize;
+    if cv.len() == n {
+        // SAFETY: the caller's contract.
+        if let Some(v) = unsafe { track::<S3, ROT>(f, m, mask, &mut cur.bit, cv) } {
+            return Stored::Frames(v);
+        }
     }
+    // The portable decoder, from the same bit offsets.
+    let [(fa, _), (fb, _)] = f.portable;
+    let mut oa = (_mm256_extract_epi32::<0>(cur.bit) as u32).wrapping_sub(fa as u32);
+    let mut ob = (_mm256_extract_epi32::<4>(cur.bit) as u32).wrapping_sub(fb as u32);
+    let (qa, qb) = clip.track_pair::<S3, ROT>(
+        (f.ma, f.mb),
+        f.same,
+        m,
+        mask,
+        (&mut oa, &mut ob),
+        f.portable,
+        cv,
+    );
+    cur.bit = half_pair(
+        _mm_set1_epi32(fa.wrapping_add(u64::from(oa)) as i32),
+        _mm_set1_epi32(fb.wrapping_add(u64::from(ob)) as i32),
+    );
+    let two = |a: f32x4, b: f32x4| _mm256_setr_m128(bytemuck::cast(a), bytemuck::cast(b));
+    Stored::Frames([
+        two(qa.x, qb.x),
+        two(qa.y, qb.y),
+        two(qa.z, qb.z),
+        two(qa.w, qb.w),
+    ])
 }
 
 #[inline]
@@ -287,12 +397,12 @@ fn half_pair(lo: __m128i, hi: __m128i) -> __m256i {
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn track<const S3: bool, const ROT: bool>(
-    frames: &Frames,
+    frames: &Frames<'_>,
     m: usize,
     mask: u32,
-    (oa, ob): (&mut u32, &mut u32),
+    bit: &mut __m256i,
     cv: &[f32x4],
-) -> Option<(SoaQuat, SoaQuat)> {
+) -> Option<[__m256; 4]> {
     let mask = mask as usize & 15;
     let lane_at = META_OFFSETS[mask];
     let [pa, pb] = frames.meta;
@@ -349,14 +459,9 @@ unsafe fn track<const S3: bool, const ROT: bool>(
     };
     let s1 = _mm256_add_epi32(len, _mm256_slli_si256::<4>(len));
     let incl = _mm256_add_epi32(s1, _mm256_slli_si256::<8>(s1));
-    let [fa, fb] = frames.first;
-    let base = half_pair(
-        _mm_set1_epi32(fa.wrapping_add(u64::from(*oa)) as i32),
-        _mm_set1_epi32(fb.wrapping_add(u64::from(*ob)) as i32),
-    );
-    let pos = _mm256_add_epi32(base, _mm256_sub_epi32(incl, len));
-    *oa = oa.wrapping_add(_mm256_extract_epi32::<3>(incl) as u32);
-    *ob = ob.wrapping_add(_mm256_extract_epi32::<7>(incl) as u32);
+    let pos = _mm256_add_epi32(*bit, _mm256_sub_epi32(incl, len));
+    // The next track starts after this one's last lane, in each half.
+    *bit = _mm256_add_epi32(*bit, _mm256_shuffle_epi32::<0xff>(incl));
     // Byte of each window (clamped so that corrupt offsets still read
     // inside the stream) and the shift inside it.
     let at = _mm256_min_epu32(_mm256_srli_epi32::<3>(pos), frames.last);
@@ -485,27 +590,7 @@ unsafe fn track<const S3: bool, const ROT: bool>(
     } else {
         (x, y, z, _mm256_setzero_ps())
     };
-    let split = |v: __m256| -> (f32x4, f32x4) {
-        (
-            bytemuck::cast(_mm256_castps256_ps128(v)),
-            bytemuck::cast(_mm256_extractf128_ps::<1>(v)),
-        )
-    };
-    let ((xa, xb), (ya, yb), (za, zb), (wa, wb)) = (split(x), split(y), split(z), split(w));
-    Some((
-        SoaQuat {
-            x: xa,
-            y: ya,
-            z: za,
-            w: wa,
-        },
-        SoaQuat {
-            x: xb,
-            y: yb,
-            z: zb,
-            w: wb,
-        },
-    ))
+    Some([x, y, z, w])
 }
 
 #[cfg(test)]
@@ -522,8 +607,7 @@ mod tests {
     use super::*;
     use crate::compressed::{
         compressed_size, lane_frame_bits, lane_rates, write_compressed, CompressedParts, Defaults,
-        NoFastTracks, RotationFormat, CURVE_BYTE, KIND_STORED, RATE_BYTE, RATE_DROP_SHIFT,
-        TREND_BYTE,
+        RotationFormat, CURVE_BYTE, KIND_STORED, RATE_BYTE, RATE_DROP_SHIFT, TREND_BYTE,
     };
     use crate::math::{Quat, Transform, Vec3};
     use crate::soa::soa_count;
@@ -703,10 +787,10 @@ mod tests {
                 prop_assert!(decode_blend(&clip, &at, alpha, rest, &mut fast));
                 match clip.rotation_format() {
                     RotationFormat::DropW => {
-                        clip.decode_blend_as::<false, _>(&NoFastTracks, &at, alpha, rest, &mut portable)
+                        clip.decode_blend_as::<false>(&at, alpha, rest, &mut portable)
                     }
                     RotationFormat::SmallestThree => {
-                        clip.decode_blend_as::<true, _>(&NoFastTracks, &at, alpha, rest, &mut portable)
+                        clip.decode_blend_as::<true>(&at, alpha, rest, &mut portable)
                     }
                 }
                 prop_assert!(same_bits(&fast, &portable), "frames {i0}, {i1}, alpha {alpha}");

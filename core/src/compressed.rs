@@ -971,6 +971,46 @@ impl Blend {
     }
 }
 
+/// The block loop of both decoders: `out` block by block, in chunks of
+/// [`NLERP_CHUNK`]. `block` fills one block from its three kind bytes and
+/// its default transform (the rest pose's, or identity), and returns
+/// whether its rotation waits in its `pending` slot; `chunk` then
+/// interpolates the chunk's waiting rotations (bit `k` of `waiting` for its
+/// block `k`).
+#[inline(always)]
+fn in_chunks<P>(
+    kinds: &[u8],
+    rest: Option<&[SoaTransform]>,
+    out: &mut [SoaTransform],
+    pending: &mut [P; NLERP_CHUNK],
+    mut block: impl FnMut(&mut SoaTransform, [u8; 3], &SoaTransform, &mut P) -> bool,
+    mut chunk: impl FnMut(&mut [SoaTransform], &[P; NLERP_CHUNK], u32),
+) {
+    let identity = SoaTransform::IDENTITY;
+    for (c, (outs, kindss)) in out
+        .chunks_mut(NLERP_CHUNK)
+        .zip(kinds.chunks(3 * NLERP_CHUNK))
+        .enumerate()
+    {
+        let mut waiting = 0u32;
+        for (k, ((o, kinds), slot)) in outs
+            .iter_mut()
+            .zip(kindss.chunks_exact(3))
+            .zip(pending.iter_mut())
+            .enumerate()
+        {
+            let base = rest
+                .and_then(|r| r.get(c * NLERP_CHUNK + k))
+                .unwrap_or(&identity);
+            let kinds = [0, 1, 2].map(|i| kinds.get(i).copied().unwrap_or(KIND_DEFAULT));
+            if block(o, kinds, base, slot) {
+                waiting |= 1 << k;
+            }
+        }
+        chunk(outs, pending, waiting);
+    }
+}
+
 impl<'a> CompressedClip<'a> {
     /// Validates a compressed clip container once and views it in place (zero copy).
     ///
@@ -1453,90 +1493,81 @@ impl<'a> CompressedClip<'a> {
         // bit offsets inside frames a and b.
         let (mut p, mut m, mut oa, mut ob) = (0usize, 0usize, 0u32, 0u32);
         let blend = Blend::new(alpha);
-        let identity = SoaTransform::IDENTITY;
-        // Frame b's rotation of each block of the chunk whose rotation is
-        // animated (frame a's waits in `out`), and which blocks those are.
+        // Frame b's rotation of each block of a chunk whose rotation is
+        // animated (frame a's waits in `out`).
         let mut pending = [SoaQuat::IDENTITY; NLERP_CHUNK];
-        for (c, (outs, kindss)) in out
-            .chunks_mut(NLERP_CHUNK)
-            .zip(self.kinds.chunks(3 * NLERP_CHUNK))
-            .enumerate()
-        {
-            let mut animated = 0u32;
-            for (k, ((o, kinds), rb_slot)) in outs
-                .iter_mut()
-                .zip(kindss.chunks_exact(3))
-                .zip(pending.iter_mut())
-                .enumerate()
-            {
-                let base = rest
-                    .and_then(|r| r.get(c * NLERP_CHUNK + k))
-                    .unwrap_or(&identity);
-                // One stored track of this block (kind byte `kind`; the
-                // `ROT` instance for rotations), in stream order: its value
-                // when no lane is animated, else both frames.
-                macro_rules! track {
-                    ($kind:expr, $rot:literal) => {{
-                        let mask = u32::from($kind >> 4);
-                        // The clip constants: without an animated lane no
-                        // units ([`track_param_floats`] of mask 0; any other
-                        // mask gives the full size), and no decoding.
-                        let n = track_param_floats($rot, if mask == 0 { 0 } else { 1 }) / LANES;
-                        let cv = self.params.get(p..p + n).unwrap_or(&[]);
-                        p += n;
-                        if mask == 0 {
-                            Err(constant_pair::<$rot>(cv).0)
-                        } else {
-                            let pair = self.track_pair::<S3, $rot>(
-                                (ma, mb),
-                                same,
-                                m,
-                                mask,
-                                (&mut oa, &mut ob),
-                                frames,
-                                cv,
-                            );
-                            m += LANE_META_BYTES * mask.count_ones() as usize;
-                            Ok(pair)
-                        }
-                    }};
-                }
-                let [kt, kr, ks] = [0, 1, 2].map(|i| kinds.get(i).copied().unwrap_or(KIND_DEFAULT));
-                o.translation = if kt == KIND_DEFAULT {
-                    base.translation
-                } else {
-                    match track!(kt, false) {
-                        Ok((qa, qb)) => blend.lerp(&qa, &qb),
-                        Err(q) => xyz(&q),
+        let block = |o: &mut SoaTransform,
+                     [kt, kr, ks]: [u8; 3],
+                     base: &SoaTransform,
+                     rb_slot: &mut SoaQuat| {
+            // One stored track of this block (kind byte `kind`; the `ROT`
+            // instance for rotations), in stream order: its value when no
+            // lane is animated, else both frames.
+            macro_rules! track {
+                ($kind:expr, $rot:literal) => {{
+                    let mask = u32::from($kind >> 4);
+                    // The clip constants: without an animated lane no
+                    // units ([`track_param_floats`] of mask 0; any other
+                    // mask gives the full size), and no decoding.
+                    let n = track_param_floats($rot, if mask == 0 { 0 } else { 1 }) / LANES;
+                    let cv = self.params.get(p..p + n).unwrap_or(&[]);
+                    p += n;
+                    if mask == 0 {
+                        Err(constant_pair::<$rot>(cv).0)
+                    } else {
+                        let pair = self.track_pair::<S3, $rot>(
+                            (ma, mb),
+                            same,
+                            m,
+                            mask,
+                            (&mut oa, &mut ob),
+                            frames,
+                            cv,
+                        );
+                        m += LANE_META_BYTES * mask.count_ones() as usize;
+                        Ok(pair)
                     }
-                };
-                o.rotation = if kr == KIND_DEFAULT {
-                    base.rotation
-                } else {
-                    match track!(kr, true) {
-                        Ok((ra, rb)) => {
-                            *rb_slot = rb;
-                            animated |= 1 << k;
-                            ra
-                        }
-                        Err(q) => q,
-                    }
-                };
-                o.scale = if ks == KIND_DEFAULT {
-                    base.scale
-                } else {
-                    match track!(ks, false) {
-                        Ok((qa, qb)) => blend.lerp(&qa, &qb),
-                        Err(q) => xyz(&q),
-                    }
-                };
+                }};
             }
-            for (k, (o, qb)) in outs.iter_mut().zip(&pending).enumerate() {
-                if animated & (1 << k) != 0 {
+            let mut waits = false;
+            o.translation = if kt == KIND_DEFAULT {
+                base.translation
+            } else {
+                match track!(kt, false) {
+                    Ok((qa, qb)) => blend.lerp(&qa, &qb),
+                    Err(q) => xyz(&q),
+                }
+            };
+            o.rotation = if kr == KIND_DEFAULT {
+                base.rotation
+            } else {
+                match track!(kr, true) {
+                    Ok((ra, rb)) => {
+                        *rb_slot = rb;
+                        waits = true;
+                        ra
+                    }
+                    Err(q) => q,
+                }
+            };
+            o.scale = if ks == KIND_DEFAULT {
+                base.scale
+            } else {
+                match track!(ks, false) {
+                    Ok((qa, qb)) => blend.lerp(&qa, &qb),
+                    Err(q) => xyz(&q),
+                }
+            };
+            waits
+        };
+        let chunk = |outs: &mut [SoaTransform], pending: &[SoaQuat; NLERP_CHUNK], waiting: u32| {
+            for (k, (o, qb)) in outs.iter_mut().zip(pending).enumerate() {
+                if waiting & (1 << k) != 0 {
                     o.rotation = blend.nlerp(&o.rotation, qb);
                 }
             }
-        }
+        };
+        in_chunks(self.kinds, rest, out, &mut pending, block, chunk);
     }
 
     /// Decodes stored frame `f` exactly (no interpolation) into `out`.

@@ -41,8 +41,8 @@ use core::mem::MaybeUninit;
 use wide::f32x4;
 
 use super::{
-    constant_pair, track_param_floats, trend_factors, xyz, Blend, CompressedClip, FrameAt,
-    RotationFormat, INV_MAX_CODE, KIND_DEFAULT, LANE_MASKS, LANE_META_BYTES, NLERP_CHUNK,
+    constant_pair, in_chunks, track_param_floats, trend_factors, xyz, Blend, CompressedClip,
+    FrameAt, RotationFormat, INV_MAX_CODE, KIND_DEFAULT, LANE_MASKS, LANE_META_BYTES, NLERP_CHUNK,
     ONE_WINDOW_BITS,
 };
 use crate::soa::{SoaQuat, SoaTransform, SoaVec3, LANES};
@@ -211,66 +211,57 @@ fn decode<const S3: bool>(
     };
     let blend = Blend::new(alpha);
     let (wa, wb): (__m128, __m128) = (bytemuck::cast(blend.wa), bytemuck::cast(blend.wb));
-    let identity = SoaTransform::IDENTITY;
     // Both frames of each animated rotation of a chunk, interpolated after
-    // the chunk's decode (see [`CompressedClip::decode_blend_as`]), and
-    // which blocks of the chunk those are.
+    // the chunk's decode (see [`CompressedClip::decode_blend_as`]).
     let mut pending = [const { MaybeUninit::<([__m128; 4], [__m128; 4])>::uninit() }; NLERP_CHUNK];
-    for (c, (outs, kindss)) in out
-        .chunks_mut(NLERP_CHUNK)
-        .zip(clip.kinds.chunks(3 * NLERP_CHUNK))
-        .enumerate()
-    {
-        let mut animated = 0u32;
-        for (k, ((o, kinds), slot)) in outs
-            .iter_mut()
-            .zip(kindss.chunks_exact(3))
-            .zip(pending.iter_mut())
-            .enumerate()
-        {
-            let base = rest
-                .and_then(|r| r.get(c * NLERP_CHUNK + k))
-                .unwrap_or(&identity);
-            let [kt, kr, ks] = [0, 1, 2].map(|i| kinds.get(i).copied().unwrap_or(KIND_DEFAULT));
-            // SAFETY (the three `stored` calls): this CPU has AVX2 (asked
-            // by the caller), and every metadata load stays inside
-            // `meta_ext` (checked above; the kinds' animated lanes add up
-            // to `clip.animated`, validated).
-            o.translation = if kt == KIND_DEFAULT {
-                base.translation
-            } else {
-                match unsafe { stored::<S3, false>(clip, &frames, &mut cur, kt) } {
-                    Stored::Value(q) => xyz(&q),
-                    Stored::Frames(v) => lerp(v, wa, wb),
-                }
-            };
-            if kr == KIND_DEFAULT {
-                o.rotation = base.rotation;
-            } else {
-                match unsafe { stored::<S3, true>(clip, &frames, &mut cur, kr) } {
-                    Stored::Value(q) => o.rotation = q,
-                    Stored::Frames(v) => {
-                        slot.write(halves(v));
-                        animated |= 1 << k;
-                    }
+    let block = |o: &mut SoaTransform,
+                 [kt, kr, ks]: [u8; 3],
+                 base: &SoaTransform,
+                 slot: &mut MaybeUninit<_>| {
+        // SAFETY (the three `stored` calls): this CPU has AVX2 (asked by
+        // the caller), and every metadata load stays inside `meta_ext`
+        // (checked above; the kinds' animated lanes add up to
+        // `clip.animated`, validated).
+        let mut waits = false;
+        o.translation = if kt == KIND_DEFAULT {
+            base.translation
+        } else {
+            match unsafe { stored::<S3, false>(clip, &frames, &mut cur, kt) } {
+                Stored::Value(q) => xyz(&q),
+                Stored::Frames(v) => lerp(v, wa, wb),
+            }
+        };
+        if kr == KIND_DEFAULT {
+            o.rotation = base.rotation;
+        } else {
+            match unsafe { stored::<S3, true>(clip, &frames, &mut cur, kr) } {
+                Stored::Value(q) => o.rotation = q,
+                Stored::Frames(v) => {
+                    slot.write(halves(v));
+                    waits = true;
                 }
             }
-            o.scale = if ks == KIND_DEFAULT {
-                base.scale
-            } else {
-                match unsafe { stored::<S3, false>(clip, &frames, &mut cur, ks) } {
-                    Stored::Value(q) => xyz(&q),
-                    Stored::Frames(v) => lerp(v, wa, wb),
-                }
-            };
         }
-        for (k, (o, slot)) in outs.iter_mut().zip(&pending).enumerate() {
-            if animated & (1 << k) != 0 {
-                // SAFETY: written above for this chunk (bit `k` set).
-                o.rotation = nlerp(unsafe { slot.assume_init_read() }, wa, wb);
+        o.scale = if ks == KIND_DEFAULT {
+            base.scale
+        } else {
+            match unsafe { stored::<S3, false>(clip, &frames, &mut cur, ks) } {
+                Stored::Value(q) => xyz(&q),
+                Stored::Frames(v) => lerp(v, wa, wb),
             }
-        }
-    }
+        };
+        waits
+    };
+    let chunk =
+        |outs: &mut [SoaTransform], pending: &[MaybeUninit<_>; NLERP_CHUNK], waiting: u32| {
+            for (k, (o, slot)) in outs.iter_mut().zip(pending).enumerate() {
+                if waiting & (1 << k) != 0 {
+                    // SAFETY: `block` wrote this slot in this chunk (bit `k`).
+                    o.rotation = nlerp(unsafe { slot.assume_init_read() }, wa, wb);
+                }
+            }
+        };
+    in_chunks(clip.kinds, rest, out, &mut pending, block, chunk);
     true
 }
 

@@ -22,9 +22,9 @@
 //!   equals the portable decoder's bit for bit (tested below).
 //!
 //! The block loop, and its chunking (decode a chunk of blocks, then
-//! interpolate their rotations), is the portable decoder's, written here
-//! with this module's track decoder and the interpolation at SSE width
-//! straight from the decoded registers.
+//! interpolate their rotations), is the portable decoder's
+//! ([`super::in_chunks`]); this module gives it its own track decoder and
+//! interpolates at SSE width straight from the decoded registers.
 //!
 //! Smallest-three rotations read their 2-bit index after the three codes
 //! and are rebuilt with the portable decoder's selects. Tracks with a lane

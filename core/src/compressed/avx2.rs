@@ -123,7 +123,7 @@ pub(super) fn decode_blend(
 }
 
 /// What every track of one decode shares.
-struct Frames<'c> {
+struct Frames {
     /// Frame a's and b's segment metadata.
     meta: [*const u8; 2],
     /// The trend factors ([`trend_factors`]) of the local frame indices:
@@ -133,13 +133,9 @@ struct Frames<'c> {
     /// The bit stream, and the last byte at which 8 bytes can be read.
     data: *const u8,
     last: __m256i,
-    /// What the portable track decoder needs for the tracks this one
-    /// declines: both frames' segment metadata, whether they are the same
-    /// segment, and each frame's first bit and local index.
-    ma: &'c [u8],
-    mb: &'c [u8],
-    same: bool,
-    portable: [(u64, f32); 2],
+    /// Both frames, for the portable track decoder (tracks this one
+    /// declines).
+    at: [FrameAt; 2],
 }
 
 /// The running read positions of one decode: clip constant vectors,
@@ -196,10 +192,7 @@ fn decode<const S3: bool>(
         tl2: _mm256_setr_m128(_mm_set1_ps(fa.1), _mm_set1_ps(fb.1)),
         data: clip.data.as_ptr(),
         last: _mm256_set1_epi32((clip.data.len() - 8).min(i32::MAX as usize) as i32),
-        ma: clip.segment_meta(a.segment).unwrap_or(&[]),
-        mb: clip.segment_meta(b.segment).unwrap_or(&[]),
-        same: a.segment == b.segment,
-        portable: [(a.first, a.local), (b.first, b.local)],
+        at: *at,
     };
     let mut cur = Cursor {
         p: 0,
@@ -323,7 +316,7 @@ fn nlerp((a, b): ([__m128; 4], [__m128; 4]), wa: __m128, wb: __m128) -> SoaQuat 
 #[inline(always)]
 unsafe fn stored<const S3: bool, const ROT: bool>(
     clip: &CompressedClip<'_>,
-    f: &Frames<'_>,
+    f: &Frames,
     cur: &mut Cursor,
     kind: u8,
 ) -> Stored {
@@ -346,16 +339,18 @@ unsafe fn stored<const S3: bool, const ROT: bool>(
         }
     }
     // The portable decoder, from the same bit offsets.
-    let [(fa, _), (fb, _)] = f.portable;
+    let [a, b] = f.at;
+    let (fa, fb) = (a.first, b.first);
     let mut oa = (_mm256_extract_epi32::<0>(cur.bit) as u32).wrapping_sub(fa as u32);
     let mut ob = (_mm256_extract_epi32::<4>(cur.bit) as u32).wrapping_sub(fb as u32);
+    let meta = |s: usize| clip.segment_meta(s).unwrap_or(&[]);
     let (qa, qb) = clip.track_pair::<S3, ROT>(
-        (f.ma, f.mb),
-        f.same,
+        (meta(a.segment), meta(b.segment)),
+        a.segment == b.segment,
         m,
         mask,
         (&mut oa, &mut ob),
-        f.portable,
+        [(fa, a.local), (fb, b.local)],
         cv,
     );
     cur.bit = half_pair(
@@ -388,7 +383,7 @@ fn half_pair(lo: __m128i, hi: __m128i) -> __m256i {
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn track<const S3: bool, const ROT: bool>(
-    frames: &Frames<'_>,
+    frames: &Frames,
     m: usize,
     mask: u32,
     bit: &mut __m256i,

@@ -854,22 +854,21 @@ fn dequant(q: &Dequant, c: &[[u32; 4]; 4], local: f32) -> [f32x4; 3] {
     v
 }
 
-/// Both frames of a stored block track none of whose lanes is animated
-/// (stored because its constants are not the defaults): its x, y, z (and
-/// for rotations w) constants as stored ([`CONST_VEC_PARAM_FLOATS`],
+/// The value of a stored block track none of whose lanes is animated
+/// (stored because its constants are not the defaults), the same in every
+/// frame: its x, y, z (and for rotations w) constants as stored ([`CONST_VEC_PARAM_FLOATS`],
 /// [`CONST_ROT_PARAM_FLOATS`]), without metadata, bit-stream or
 /// dequantization work; such a track has no metadata and no bits, so the
 /// running offsets do not move.
 #[inline(always)]
-fn constant_pair<const ROT: bool>(cv: &[f32x4]) -> (SoaQuat, SoaQuat) {
+fn constant_value<const ROT: bool>(cv: &[f32x4]) -> SoaQuat {
     let g = |i: usize| cv.get(i).copied().unwrap_or(f32x4::ZERO);
-    let q = SoaQuat {
+    SoaQuat {
         x: g(0),
         y: g(1),
         z: g(2),
         w: if ROT { g(3) } else { f32x4::ZERO },
-    };
-    (q, q)
+    }
 }
 
 /// Rotations from their three kept components (and the smallest-three
@@ -1229,7 +1228,7 @@ impl<'a> CompressedClip<'a> {
     /// the rebuild. Translations and scales come back in x, y, z.
     /// `frames` holds each frame's first bit and local index in its segment.
     /// Only for tracks with an animated lane (`cv` laid out with units; the
-    /// block loop takes the others as [`constant_pair`]s).
+    /// block loop takes the others as [`constant_value`]s).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
     fn track_pair<const S3: bool, const ROT: bool>(
@@ -1513,7 +1512,7 @@ impl<'a> CompressedClip<'a> {
                     let cv = self.params.get(p..p + n).unwrap_or(&[]);
                     p += n;
                     if mask == 0 {
-                        Err(constant_pair::<$rot>(cv).0)
+                        Err(constant_value::<$rot>(cv))
                     } else {
                         let pair = self.track_pair::<S3, $rot>(
                             (ma, mb),

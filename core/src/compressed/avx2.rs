@@ -41,7 +41,7 @@ use core::mem::MaybeUninit;
 use wide::f32x4;
 
 use super::{
-    constant_pair, in_chunks, track_param_floats, trend_factors, xyz, Blend, CompressedClip,
+    constant_value, in_chunks, track_param_floats, trend_factors, xyz, Blend, CompressedClip,
     FrameAt, RotationFormat, INV_MAX_CODE, KIND_DEFAULT, LANE_MASKS, LANE_META_BYTES, NLERP_CHUNK,
     ONE_WINDOW_BITS,
 };
@@ -328,7 +328,7 @@ unsafe fn stored<const S3: bool, const ROT: bool>(
     let cv = clip.params.get(cur.p..cur.p + n).unwrap_or(&[]);
     cur.p += n;
     if mask == 0 {
-        return Stored::Value(constant_pair::<ROT>(cv).0);
+        return Stored::Value(constant_value::<ROT>(cv));
     }
     let m = cur.m;
     cur.m += LANE_META_BYTES * mask.count_ones() as usize;

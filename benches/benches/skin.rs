@@ -4,8 +4,11 @@
 //! `../shared/data` is present, and on generated 8-influence meshes.
 //!
 //! Every `skin/*` figure is one whole call: length checks, the influence
-//! check (except the `-checked` variants, which take a [`CheckedInfluences`]
-//! built once per mesh and check only the palette length), and skinning of
+//! check (except the `-checked` and `-paired` variants, which take a
+//! [`CheckedInfluences`] built once per mesh and check only the palette
+//! length; `-paired`'s carries a DQS pair table, so the call first aligns
+//! the palette's signs and then skins without per-vertex sign tests), and
+//! skinning of
 //! every vertex with 4 influences (positions + normals, or positions only),
 //! written to the output arrays.
 //!
@@ -202,6 +205,9 @@ fn bench_skin(c: &mut Criterion) {
         };
         // Checked once per mesh, as a game would at load time.
         let infl = CheckedInfluences::new(&m.joints, &m.weights, joints).expect("valid");
+        // And with a DQS pair table (also built at load time).
+        let mut pair_buf = vec![[0u16; 2]; infl.dqs_pair_bound()];
+        let paired = infl.with_dqs_pairs(&mut pair_buf).expect("pair table");
         let verts = input.vertices();
         let mut pos = vec![[0.0f32; 3]; n];
         let mut nrm = vec![[0.0f32; 3]; n];
@@ -245,6 +251,21 @@ fn bench_skin(c: &mut Criterion) {
                     skin::skin_dqs_checked(
                         black_box(&dqs),
                         black_box(&infl),
+                        black_box(&verts),
+                        &mut out,
+                    )
+                })
+            });
+            group.bench_function(id("dqs-pos-nrm-paired"), |b| {
+                b.iter(|| {
+                    let mut out = SkinOutput {
+                        positions: &mut pos,
+                        normals: Some(&mut nrm),
+                        tangents: None,
+                    };
+                    skin::skin_dqs_checked(
+                        black_box(&dqs),
+                        black_box(&paired),
                         black_box(&verts),
                         &mut out,
                     )
@@ -386,6 +407,16 @@ fn bench_character(c: &mut Criterion) {
         .iter()
         .map(|m| CheckedInfluences::new(&m.joints, &m.weights, joints).expect("valid"))
         .collect();
+    // With DQS pair tables, built once per mesh.
+    let mut pair_bufs: Vec<Vec<[u16; 2]>> = infl
+        .iter()
+        .map(|i| vec![[0u16; 2]; i.dqs_pair_bound()])
+        .collect();
+    let paired: Vec<CheckedInfluences<'_>> = infl
+        .iter()
+        .zip(pair_bufs.iter_mut())
+        .map(|(i, buf)| i.with_dqs_pairs(buf).expect("pair table"))
+        .collect();
     let verts: Vec<skin::SkinVertices<'_>> = meshes
         .iter()
         .map(|m| skin::SkinVertices {
@@ -407,16 +438,15 @@ fn bench_character(c: &mut Criterion) {
     let mut group = c.benchmark_group("character");
     group.throughput(Throughput::Elements(total as u64));
     let label = format!("mannequiny-{}-meshes-{total}", meshes.len());
-    for dqs in [false, true] {
-        let variant = if dqs {
-            "dqs-pos-nrm-checked"
-        } else {
-            "lbs-pos-nrm-checked"
-        };
+    for (variant, dqs, tables) in [
+        ("lbs-pos-nrm-checked", false, &infl),
+        ("dqs-pos-nrm-checked", true, &infl),
+        ("dqs-pos-nrm-paired", true, &paired),
+    ] {
         group.bench_function(BenchmarkId::new(label.as_str(), variant), |b| {
             b.iter(|| {
                 for (((pal, infl), v), (p, n)) in
-                    palettes.iter().zip(&infl).zip(&verts).zip(outs.iter_mut())
+                    palettes.iter().zip(tables).zip(&verts).zip(outs.iter_mut())
                 {
                     let mut out = SkinOutput {
                         positions: p,

@@ -309,6 +309,14 @@ fn skin_positions(mesh: &crate::Mesh, models: &[Mat4], dqs: bool) -> Result<Vec<
     if dqs {
         let mut palette = vec![DualQuat::IDENTITY; models.len()];
         skin::dqs_palette(models, &mesh.inverse_bind, &mut palette)?;
+        // With the mesh's DQS pair table, as a game skinning it every frame
+        // would (the same numbers; skeletons over 256 joints go without).
+        let mut pairs = vec![[0u16; 2]; influences.dqs_pair_bound()];
+        let influences = if models.len() <= skin::DQS_PAIR_MAX_JOINTS {
+            influences.with_dqs_pairs(&mut pairs)?
+        } else {
+            influences
+        };
         skin::skin_dqs_checked(&palette, &influences, &input, &mut out)?;
     } else {
         let mut palette = vec![Mat3x4::IDENTITY; models.len()];

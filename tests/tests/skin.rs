@@ -1687,6 +1687,76 @@ fn data_meshes_skin_to_their_bind_pose() {
     assert!(meshes > 0, "no skinned meshes found");
 }
 
+/// A DQS pair table (built once per mesh) changes no number DQS or the
+/// mixed kernel writes on the real meshes, posed at random: per joint
+/// within 30° of rest (where the palette's signs align and the kernels
+/// skip their per-vertex sign tests) and within 90° (where on MakeHuman
+/// they mostly cannot). `==` takes -0 for 0.
+#[test]
+fn data_meshes_skin_the_same_with_dqs_pair_tables() {
+    use sinew_core::skin::{SkinVertices, DQS_PAIR_MAX_JOINTS};
+    let Some(dir) = data_dir() else { return };
+    let mut meshes = 0;
+    for f in gltf_files(&dir) {
+        let a = sinew_std::import::gltf::load(&f, &Default::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let view = a.skeleton.view();
+        let n = view.joint_count();
+        for m in &a.meshes {
+            let infl = m.influences(n).unwrap();
+            let mut buf = vec![[0u16; 2]; infl.dqs_pair_bound()];
+            let paired = match infl.with_dqs_pairs(&mut buf) {
+                Ok(p) => p,
+                Err(e) => {
+                    assert!(n > DQS_PAIR_MAX_JOINTS, "{}: {e}", f.display());
+                    continue;
+                }
+            };
+            let normals = (!m.normals.is_empty()).then_some(m.normals.as_slice());
+            let verts = SkinVertices {
+                positions: &m.positions,
+                normals,
+                tangents: None,
+            };
+            let mix: Vec<f32> = (0..m.positions.len())
+                .map(|i| (i % 3) as f32 / 2.0)
+                .collect();
+            for (seed, angle) in [(1, 30.0f32), (2, 30.0), (3, 90.0)] {
+                let pose = sinew_std::synthetic::pose(&view, angle.to_radians(), seed);
+                let mut models = vec![Mat4::IDENTITY; n];
+                fk::local_to_model(&FkJob::new(&view, &pose), &mut models).unwrap();
+                let lbs = lbs_palette_of(&models, &m.inverse_bind);
+                let dqs = dqs_palette_of(&models, &m.inverse_bind);
+                let run = |i: &CheckedInfluences<'_>, mixed: bool| {
+                    let mut pos = vec![[0.0; 3]; m.positions.len()];
+                    let mut nrm = normals.map(|n| vec![[0.0; 3]; n.len()]);
+                    let mut out = SkinOutput {
+                        positions: &mut pos,
+                        normals: nrm.as_deref_mut(),
+                        tangents: None,
+                    };
+                    if mixed {
+                        skin::skin_mixed_checked(&lbs, &dqs, &mix, i, &verts, &mut out).unwrap();
+                    } else {
+                        skin::skin_dqs_checked(&dqs, i, &verts, &mut out).unwrap();
+                    }
+                    (pos, nrm)
+                };
+                for mixed in [false, true] {
+                    assert!(
+                        run(&infl, mixed) == run(&paired, mixed),
+                        "{} / {}: pose {seed}, mixed {mixed}",
+                        f.display(),
+                        m.name
+                    );
+                }
+            }
+            meshes += 1;
+        }
+    }
+    assert!(meshes > 0, "no skinned meshes found");
+}
+
 // ---------------------------------------------------------------------------
 // Checked influences: the once-per-mesh handle and the `*_checked` kernels
 // ---------------------------------------------------------------------------

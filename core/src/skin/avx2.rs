@@ -29,6 +29,7 @@ use core::arch::x86_64::*;
 
 use super::kernel::Palettes;
 use super::layout::{Block3, Block4, Sink, Source};
+use super::pairs::DQS_PAIR_MAX_JOINTS;
 use super::{DqsBinds, DualQuat, Influences, LbsBind, Mat3x4};
 use crate::math::Mat4;
 
@@ -565,51 +566,76 @@ fn broadcast8(x: &[f32; 8]) -> [F8; 8] {
 #[target_feature(enable = "avx2,fma")]
 #[allow(clippy::extra_unused_type_parameters)] // `Site`: one copy per caller
 unsafe fn dqs_transform<Site>(
-    palette: &[DualQuat],
+    palette: DqsEntries<'_>,
     joints: &[[u16; 4]; 8],
     weights: &[[f32; 4]; 8],
     slots: usize,
     second: Second<'_>,
 ) -> LaneDq {
+    let DqsEntries { palette, aligned } = palette;
     // SAFETY (both lookups): the caller's promise.
     let e0: [&DualQuat; 8] = core::array::from_fn(|i| unsafe { entry(palette, joints[i][0]) });
-    let r0 = [reals(&e0, 0), reals(&e0, 1), reals(&e0, 2), reals(&e0, 3)];
     let mut acc: [F8; 8] = core::array::from_fn(|i| {
         let d: &[f32; 8] = bytemuck::cast_ref(e0[i]);
         _mm256_mul_ps(_mm256_broadcast_ss(&weights[i][0]), ld8(d))
     });
-    let sign = _mm256_set1_ps(-0.0);
-    // Adds slot `k` of the eight vertices, sign-aligned with slot 0
-    // (`lanes`: the set's weights, slot `k` of the eight vertices in
-    // `lanes[k]`).
-    let mut add = |joints: &[[u16; 4]; 8], lanes: &[F8; 4], k: usize| {
-        let ek: [&DualQuat; 8] = core::array::from_fn(|i| unsafe { entry(palette, joints[i][k]) });
-        // dot(r_k, r_0) of the eight vertices, in vertex order: the hadd
-        // tree reduces [v_i | v_(i+4)] products into lanes i and i + 4.
-        let p = |i: usize| _mm256_mul_ps(reals(&ek, i), r0[i]);
-        let dots = _mm256_hadd_ps(_mm256_hadd_ps(p(0), p(1)), _mm256_hadd_ps(p(2), p(3)));
-        // The weights, negated where the influence is in the other
-        // hemisphere, through memory: each vertex's is then one broadcast
-        // load (see `broadcast8`).
-        let flip = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(dots, _mm256_setzero_ps()), sign);
-        let mut signed = [0.0f32; 8];
-        store8(&mut signed, _mm256_xor_ps(lanes[k], flip));
-        let w = broadcast8(&signed);
+    let entries = |joints: &[[u16; 4]; 8], k: usize| -> [&DualQuat; 8] {
+        core::array::from_fn(|i| unsafe { entry(palette, joints[i][k]) })
+    };
+    let mut fma_all = |ek: &[&DualQuat; 8], w: [F8; 8]| {
         for i in 0..8 {
             let d: &[f32; 8] = bytemuck::cast_ref(ek[i]);
             acc[i] = _mm256_fmadd_ps(w[i], ld8(d), acc[i]);
         }
     };
-    if slots > 1 {
-        let lanes = weight_lanes(weights);
+    if aligned {
+        // Every pair the block blends is in the same hemisphere already
+        // (see `DqsEntries`): slot `k` of the eight vertices is added
+        // with its weight as it is.
+        let mut add = |joints: &[[u16; 4]; 8], weights: &[[f32; 4]; 8], k: usize| {
+            let w = core::array::from_fn(|i| _mm256_broadcast_ss(&weights[i][k]));
+            fma_all(&entries(joints, k), w);
+        };
         for k in 1..slots.min(4) {
-            add(joints, &lanes, k);
+            add(joints, weights, k);
         }
-    }
-    if let Some((j1, w1, k1)) = second {
-        let lanes = weight_lanes(w1);
-        for k in 0..k1.min(4) {
-            add(j1, &lanes, k);
+        if let Some((j1, w1, k1)) = second {
+            for k in 0..k1.min(4) {
+                add(j1, w1, k);
+            }
+        }
+    } else {
+        let r0 = [reals(&e0, 0), reals(&e0, 1), reals(&e0, 2), reals(&e0, 3)];
+        let sign = _mm256_set1_ps(-0.0);
+        // Adds slot `k` of the eight vertices, sign-aligned with slot 0
+        // (`lanes`: the set's weights, slot `k` of the eight vertices in
+        // `lanes[k]`).
+        let mut add = |joints: &[[u16; 4]; 8], lanes: &[F8; 4], k: usize| {
+            let ek = entries(joints, k);
+            // dot(r_k, r_0) of the eight vertices, in vertex order: the
+            // hadd tree reduces [v_i | v_(i+4)] products into lanes i and
+            // i + 4.
+            let p = |i: usize| _mm256_mul_ps(reals(&ek, i), r0[i]);
+            let dots = _mm256_hadd_ps(_mm256_hadd_ps(p(0), p(1)), _mm256_hadd_ps(p(2), p(3)));
+            // The weights, negated where the influence is in the other
+            // hemisphere, through memory: each vertex's is then one
+            // broadcast load (see `broadcast8`).
+            let flip = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(dots, _mm256_setzero_ps()), sign);
+            let mut signed = [0.0f32; 8];
+            store8(&mut signed, _mm256_xor_ps(lanes[k], flip));
+            fma_all(&ek, broadcast8(&signed));
+        };
+        if slots > 1 {
+            let lanes = weight_lanes(weights);
+            for k in 1..slots.min(4) {
+                add(joints, &lanes, k);
+            }
+        }
+        if let Some((j1, w1, k1)) = second {
+            let lanes = weight_lanes(w1);
+            for k in 0..k1.min(4) {
+                add(j1, &lanes, k);
+            }
         }
     }
     let q = transpose8(acc);
@@ -682,6 +708,82 @@ fn dq_point(q: &LaneDq, p: V8) -> V8 {
     }
 }
 
+/// The DQS palette the kernel reads: the caller's, or a copy whose entries
+/// are signed so that every pair of joints the mesh's vertices blend is in
+/// the same hemisphere (`aligned`; see
+/// [`CheckedInfluences::with_dqs_pairs`](super::CheckedInfluences::with_dqs_pairs)),
+/// which the kernel then blends without the per-vertex sign test.
+#[derive(Clone, Copy)]
+struct DqsEntries<'a> {
+    palette: &'a [DualQuat],
+    aligned: bool,
+}
+
+/// Room for an aligned copy of a DQS palette (8 KiB of stack), on 64-byte
+/// lines so that no entry's 32-byte load straddles two.
+#[repr(C, align(64))]
+struct AlignedCopy([core::mem::MaybeUninit<DualQuat>; DQS_PAIR_MAX_JOINTS]);
+
+/// Whether [`aligned_copy`] is worth trying for a palette of `n` entries:
+/// the influences have a pair table, the palette fits the copy, and there
+/// are at least half as many vertices as joints and pairs together (the
+/// copy and the pair tests cost about 0.5 ns per joint or pair here, the
+/// sign tests they save 1.1-1.4 ns per vertex).
+pub(super) fn worth_aligning(n: usize, infl: &Influences<'_>) -> bool {
+    let pairs = infl.pairs.len();
+    pairs > 0 && n <= DQS_PAIR_MAX_JOINTS && 2 * infl.len() >= n + pairs
+}
+
+/// `palette` copied to `buf` and signed by the influences' pair table (see
+/// [`super::pairs`]), when [`worth_aligning`] and the signs agree; `None`
+/// otherwise.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA.
+unsafe fn aligned_copy<'a>(
+    palette: &[DualQuat],
+    infl: &Influences<'_>,
+    buf: &'a mut AlignedCopy,
+) -> Option<&'a [DualQuat]> {
+    let n = palette.len();
+    if !worth_aligning(n, infl) {
+        return None;
+    }
+    for (d, e) in buf.0.iter_mut().zip(palette) {
+        d.write(*e);
+    }
+    // SAFETY: the first `n` entries were written just above.
+    let copy = unsafe { core::slice::from_raw_parts_mut(buf.0.as_mut_ptr().cast::<DualQuat>(), n) };
+    let (rest, margin) = super::pairs::sign_forest(copy, infl)?;
+    // SAFETY: the CPU has AVX2 (the caller's promise), and `sign_forest`
+    // returned `Some`, so every pair's joints are below `copy.len()`.
+    unsafe { pairs_positive(copy, rest, margin) }.then_some(copy)
+}
+
+/// [`super::pairs::pairs_positive`] eight pairs at a time, in the same
+/// order of operations (so with the same answer): the two real parts of
+/// pairs `i` and `i + 4` multiplied in one register, the products reduced
+/// by two rounds of horizontal adds.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; every joint of `pairs` is below
+/// `palette.len()`.
+#[target_feature(enable = "avx2,fma")]
+pub(super) unsafe fn pairs_positive(palette: &[DualQuat], pairs: &[[u16; 2]], margin: f32) -> bool {
+    let (chunks, tail) = pairs.as_chunks::<8>();
+    let m = splat(margin);
+    let mut ok = _mm256_cmp_ps::<_CMP_EQ_OQ>(m, m);
+    for c in chunks {
+        // SAFETY (both): the caller's promise.
+        let a: [&DualQuat; 8] = core::array::from_fn(|i| unsafe { entry(palette, c[i][0]) });
+        let b: [&DualQuat; 8] = core::array::from_fn(|i| unsafe { entry(palette, c[i][1]) });
+        let p = |i: usize| _mm256_mul_ps(reals(&a, i), reals(&b, i));
+        let dots = _mm256_hadd_ps(_mm256_hadd_ps(p(0), p(1)), _mm256_hadd_ps(p(2), p(3)));
+        ok = _mm256_and_ps(ok, _mm256_cmp_ps::<_CMP_GT_OQ>(dots, m));
+    }
+    _mm256_movemask_ps(ok) == 0xFF && super::pairs::pairs_positive(palette, tail, margin)
+}
+
 /// One block's attributes, in lanes.
 #[derive(Clone, Copy)]
 struct Verts {
@@ -710,6 +812,7 @@ struct Site<P, S, D, const N: bool, const T: bool, const E: bool>(
 unsafe fn block<P: Palettes, const N: bool, const T: bool, Site>(
     m: &P,
     lbs: Entries,
+    dqs: DqsEntries<'_>,
     first: usize,
     joints: &[[u16; 4]; 8],
     weights: &[[f32; 4]; 8],
@@ -739,7 +842,7 @@ unsafe fn block<P: Palettes, const N: bool, const T: bool, Site>(
         return lbs;
     }
     // SAFETY: the caller's promise.
-    let q = unsafe { dqs_transform::<Site>(m.dqs(), joints, weights, slots, second) };
+    let q = unsafe { dqs_transform::<Site>(dqs, joints, weights, slots, second) };
     let dqs = Verts {
         p: dq_point(&q, v.p),
         n: if N { dq_rotate(&q, v.n) } else { z },
@@ -807,10 +910,29 @@ pub(crate) fn run<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool,
             }
         }
         let lbs = lines.map_or(Entries::palette(m.lbs()), Entries::lines);
+        let mut copy =
+            AlignedCopy([const { core::mem::MaybeUninit::uninit() }; DQS_PAIR_MAX_JOINTS]);
+        // SAFETY: `available()`.
+        let dqs = (if P::DQS {
+            unsafe { aligned_copy(m.dqs(), infl, &mut copy) }
+        } else {
+            None
+        })
+        .map_or(
+            DqsEntries {
+                palette: m.dqs(),
+                aligned: false,
+            },
+            |palette| DqsEntries {
+                palette,
+                aligned: true,
+            },
+        );
         // SAFETY: the CPU has AVX2 and FMA, and the OS saves their
         // registers; the palettes cover every joint index (see `entry`),
-        // and `lbs` has the LBS palette's first `n` entries at least.
-        unsafe { run_avx2::<P, S, D, N, T, E>(m, lbs, infl, src, dst) }
+        // `lbs` has the LBS palette's first `n` entries at least, and
+        // `dqs` the DQS palette's (or a copy as long).
+        unsafe { run_avx2::<P, S, D, N, T, E>(m, lbs, dqs, infl, src, dst) }
     } else {
         0
     }
@@ -825,6 +947,7 @@ pub(crate) fn run<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool,
 unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool, const E: bool>(
     m: &P,
     lbs: Entries,
+    dqs: DqsEntries<'_>,
     infl: &Influences<'_>,
     src: &S,
     dst: &mut D,
@@ -875,6 +998,7 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
             block::<P, N, T, Site<P, S, D, N, T, E>>(
                 m,
                 lbs,
+                dqs,
                 first,
                 j,
                 w,

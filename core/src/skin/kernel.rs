@@ -1002,6 +1002,9 @@ mod tests {
         mix: Vec<f32>,
         lbs: Vec<Mat3x4>,
         dqs: Vec<DualQuat>,
+        /// A DQS pair table and its forest edge count (empty: none).
+        pairs: Vec<[u16; 2]>,
+        tree: usize,
     }
 
     /// A random mesh with four influences per vertex, or eight (`eight`).
@@ -1056,11 +1059,34 @@ mod tests {
             mix,
             lbs,
             dqs,
+            pairs: Vec::new(),
+            tree: 0,
         }
     }
 
     impl Mesh {
         fn influences(&self) -> Influences<'_> {
+            let mut infl = self.checked();
+            infl.pairs = &self.pairs;
+            infl.tree = self.tree;
+            infl
+        }
+
+        /// Builds the mesh's DQS pair table.
+        fn with_pairs(mut self) -> Mesh {
+            let infl = self.checked();
+            let mut buf = alloc::vec![[0u16; 2]; infl.dqs_pair_bound()];
+            let (count, tree) = {
+                let t = infl.with_dqs_pairs(&mut buf).unwrap();
+                (t.pairs.len(), t.tree)
+            };
+            buf.truncate(count);
+            self.pairs = buf;
+            self.tree = tree;
+            self
+        }
+
+        fn checked(&self) -> Influences<'_> {
             let n = self.lbs.len();
             if self.joints1.is_empty() {
                 Influences::new(&self.joints, &self.weights, n).unwrap()
@@ -1282,6 +1308,101 @@ mod tests {
                     prop_assert_eq!(&v[4..8], &[7.0; 4][..]);
                 }
             }
+        }
+
+        /// A DQS pair table changes no number the kernels write (DQS and
+        /// mixed, arrays and interleaved, four and eight influences),
+        /// whether the palette's signs can be aligned (`spread` 0: every
+        /// rotation within 20° of the identity, with random signs; the
+        /// aligned kernel must then run) or not always (1: within 90°; 2:
+        /// any rotation). Influences name nearby joints, as a real mesh's
+        /// do (few distinct pairs); `==` takes -0 for 0.
+        #[test]
+        fn dqs_pair_tables_change_nothing(
+            seed in any::<u64>(),
+            vertices in 0usize..300,
+            palette in 1usize..30,
+            method in 1u8..3,
+            normals in any::<bool>(),
+            tangents in any::<bool>(),
+            eight in any::<bool>(),
+            spread in 0u8..3,
+        ) {
+            let mut m = mesh(seed, vertices, palette, eight);
+            let mut r = Rng(seed ^ 0x5EED);
+            let n = palette as u16;
+            for v in 0..vertices {
+                let base = r.index(palette);
+                m.joints[v] = core::array::from_fn(|k| (base + k as u16) % n);
+                if eight {
+                    m.joints1[v] = core::array::from_fn(|k| (base + 4 + k as u16) % n);
+                }
+            }
+            if spread < 2 {
+                let max = if spread == 0 { 20.0f32 } else { 90.0 }.to_radians();
+                for d in &mut m.dqs {
+                    let axis = Vec3::new(r.next(), r.next(), r.next() + 1e-3);
+                    let axis = axis * (1.0 / axis.length());
+                    let q = Quat::from_axis_angle(axis, max * r.next());
+                    let q = if r.next() < 0.0 { Quat::new(-q.x, -q.y, -q.z, -q.w) } else { q };
+                    *d = DualQuat::from_rotation_translation(q, Vec3::new(r.next(), r.next(), 1.0));
+                }
+            }
+            let m = m.with_pairs();
+            let path = best_path();
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            if spread == 0 && path == Path::Avx2 && super::super::avx2::worth_aligning(m.dqs.len(), &m.influences()) {
+                let mut copy = m.dqs.clone();
+                prop_assert!(super::super::pairs::align(&mut copy, &m.influences()));
+            }
+            let with = skin(&m, method, path, normals, tangents);
+            let with_strided = skin_strided(&m, method, path, normals, tangents);
+            let m = Mesh { pairs: Vec::new(), tree: 0, ..m };
+            prop_assert!(with == skin(&m, method, path, normals, tangents));
+            prop_assert!(with_strided == skin_strided(&m, method, path, normals, tangents));
+        }
+
+        /// The AVX2 pair test (eight pairs per step, then a scalar tail)
+        /// answers as the scalar one, for dot products on both sides of
+        /// the margin and NaN.
+        #[test]
+        #[allow(unsafe_code)] // the AVX2 test's promises, kept below
+        fn avx2_pair_test_matches_scalar(
+            seed in any::<u64>(),
+            joints in 1usize..20,
+            pairs in 0usize..24,
+            margin in prop_oneof![Just(0.0f32), Just(1e-5), 0.0f32..0.9],
+            spread in prop_oneof![Just(0.3f32), Just(1.5)],
+            nan in any::<bool>(),
+        ) {
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            if best_path() == Path::Avx2 {
+                let mut r = Rng(seed);
+                let mut palette: Vec<DualQuat> = (0..joints)
+                    .map(|_| {
+                        // Near +w or -w (`spread` 0.3: most pairs well
+                        // clear of the margin, so that all-positive tables
+                        // occur), or anywhere (1.5: dots across the
+                        // margin).
+                        let s = if r.next() < -0.8 { -1.0 } else { 1.0 };
+                        let q = Quat::new(r.next() * spread, r.next() * spread, r.next() * spread, s)
+                            .normalize();
+                        DualQuat::from_rotation_translation(q, Vec3::new(1.0, 2.0, 3.0))
+                    })
+                    .collect();
+                if nan {
+                    let j = r.index(joints) as usize;
+                    palette[j].real[2] = f32::NAN;
+                }
+                let table: Vec<[u16; 2]> =
+                    (0..pairs).map(|_| [r.index(joints), r.index(joints)]).collect();
+                let want = super::super::pairs::pairs_positive(&palette, &table, margin);
+                // SAFETY: this CPU has AVX2 and FMA; every joint is below
+                // `joints`.
+                let got = unsafe { super::super::avx2::pairs_positive(&palette, &table, margin) };
+                prop_assert_eq!(got, want);
+            }
+            let _ = (seed, joints, pairs, margin, spread, nan);
         }
 
         /// Both paths against the scalar reference, four and eight

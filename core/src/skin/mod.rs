@@ -71,6 +71,18 @@
 //! caller can detect non-rigid joints, e.g. to skin those vertices with LBS
 //! through [`skin_mixed`].
 //!
+//! # DQS pair tables
+//! DQS negates an influence whose real part has a negative dot product
+//! with the vertex's first influence's, and on x86-64 that test is a third
+//! of the DQS kernel's time. [`CheckedInfluences::with_dqs_pairs`] lists,
+//! once per mesh, the distinct pairs of joints its vertices blend (322 on
+//! MakeHuman), ordered as a spanning forest. Each `*_checked` DQS or mixed
+//! call then negates palette entries (on a copy) along the forest and
+//! checks every pair; when all of them are in one hemisphere — every pose
+//! in which no cycle of pairs wraps past 180°, which held for every
+//! MakeHuman pose with up to 30° per joint that was tried — the blend
+//! needs no per-vertex test, and its result is the same, bit for bit.
+//!
 //! # Normals and tangents
 //! LBS transforms normals and tangent directions by the blended 3x3 part
 //! (exact for rotation and uniform scale; not the inverse transpose) and does
@@ -113,6 +125,7 @@ mod avx2;
 mod avx512;
 mod kernel;
 mod layout;
+mod pairs;
 mod palette;
 pub mod reference;
 
@@ -121,6 +134,7 @@ pub use kernel::{
     skin_lbs_checked, skin_lbs_strided, skin_lbs_strided_checked, skin_mixed, skin_mixed_checked,
     skin_mixed_strided, skin_mixed_strided_checked,
 };
+pub use pairs::DQS_PAIR_MAX_JOINTS;
 pub use palette::{
     dqs_palette, dqs_palette_prepared, dqs_palette_with_scale, lbs_palette, lbs_palette_prepared,
     prepare_dqs_binds, prepare_lbs_binds,
@@ -476,6 +490,10 @@ pub struct CheckedInfluences<'a> {
     pub(crate) joints1: &'a [[u16; 4]],
     pub(crate) weights1: &'a [[f32; 4]],
     pub(crate) joint_count: usize,
+    /// The DQS pair table (empty without one): `tree` forest edges
+    /// `[child, parent]`, then the other pairs (see [`pairs`]).
+    pub(crate) pairs: &'a [[u16; 2]],
+    pub(crate) tree: usize,
 }
 
 /// The crate-internal name the kernels use.
@@ -656,7 +674,58 @@ impl<'a> CheckedInfluences<'a> {
             joints1,
             weights1,
             joint_count,
+            pairs: &[],
+            tree: 0,
         })
+    }
+
+    /// These influences with a DQS pair table written to `buf`: the
+    /// distinct pairs of joints that a vertex blends (its slot 0 and each
+    /// other slot of non-zero weight), ordered for [`skin_dqs_checked`]
+    /// and the other `*_checked` DQS kernels.
+    ///
+    /// With the table, those kernels (the AVX2 ones, on x86-64 CPUs that
+    /// have it; elsewhere the table is ignored) first try to give the
+    /// palette's entries signs under which every pair's real parts have a
+    /// positive dot product — O(pairs + joints) per call, on an 8 KiB
+    /// stack copy of the palette — and if that succeeds they blend
+    /// without the per-vertex sign test (a third of the DQS time on
+    /// MakeHuman). The
+    /// result is the same, bit for bit (an entry and its negation are the
+    /// same transform, and negation commutes with rounding; at most the
+    /// sign of an exact zero differs). Poses in which the signs cannot
+    /// agree (a cycle of pairs whose rotations wrap around) take the
+    /// per-vertex test, as without a table. Build it once per mesh, with
+    /// `buf` of [`dqs_pair_bound`](Self::dqs_pair_bound) entries (fewer
+    /// suffice when the mesh has fewer distinct pairs).
+    ///
+    /// # Errors
+    /// [`Error::CapacityExceeded`] (more than [`DQS_PAIR_MAX_JOINTS`]
+    /// joints), [`Error::BufferTooSmall`] (more distinct pairs than `buf`
+    /// holds; `needed` is [`dqs_pair_bound`](Self::dqs_pair_bound)).
+    pub fn with_dqs_pairs(mut self, buf: &'a mut [[u16; 2]]) -> Result<Self, Error> {
+        let (count, tree) = pairs::build(&self, buf)?;
+        let buf: &'a [[u16; 2]] = buf;
+        self.pairs = &buf[..count];
+        self.tree = tree;
+        Ok(self)
+    }
+
+    /// A pair table size that always suffices for
+    /// [`with_dqs_pairs`](Self::with_dqs_pairs): 3 pairs per vertex (7
+    /// with eight influences), at most `n (n - 1) / 2` for `n` joints.
+    #[must_use]
+    pub fn dqs_pair_bound(&self) -> usize {
+        pairs::bound(self)
+    }
+
+    /// The DQS pair table (empty unless built by
+    /// [`with_dqs_pairs`](Self::with_dqs_pairs)): each pair of joints once,
+    /// the edges of a spanning forest first as `[child, parent]`.
+    #[inline]
+    #[must_use]
+    pub fn dqs_pairs(&self) -> &'a [[u16; 2]] {
+        self.pairs
     }
 
     /// Number of vertices.

@@ -241,36 +241,26 @@ fn bench_skin(c: &mut Criterion) {
                     )
                 })
             });
-            group.bench_function(id("dqs-pos-nrm-checked"), |b| {
-                b.iter(|| {
-                    let mut out = SkinOutput {
-                        positions: &mut pos,
-                        normals: Some(&mut nrm),
-                        tangents: None,
-                    };
-                    skin::skin_dqs_checked(
-                        black_box(&dqs),
-                        black_box(&infl),
-                        black_box(&verts),
-                        &mut out,
-                    )
-                })
-            });
-            group.bench_function(id("dqs-pos-nrm-paired"), |b| {
-                b.iter(|| {
-                    let mut out = SkinOutput {
-                        positions: &mut pos,
-                        normals: Some(&mut nrm),
-                        tangents: None,
-                    };
-                    skin::skin_dqs_checked(
-                        black_box(&dqs),
-                        black_box(&paired),
-                        black_box(&verts),
-                        &mut out,
-                    )
-                })
-            });
+            for (variant, tables) in [
+                ("dqs-pos-nrm-checked", &infl),
+                ("dqs-pos-nrm-paired", &paired),
+            ] {
+                group.bench_function(id(variant), |b| {
+                    b.iter(|| {
+                        let mut out = SkinOutput {
+                            positions: &mut pos,
+                            normals: Some(&mut nrm),
+                            tangents: None,
+                        };
+                        skin::skin_dqs_checked(
+                            black_box(&dqs),
+                            black_box(tables),
+                            black_box(&verts),
+                            &mut out,
+                        )
+                    })
+                });
+            }
             group.bench_function(id("dqs-pos-nrm"), |b| {
                 b.iter(|| {
                     let mut out = SkinOutput {

@@ -756,7 +756,8 @@ unsafe fn aligned_copy<'a>(
     let copy = unsafe { core::slice::from_raw_parts_mut(buf.0.as_mut_ptr().cast::<DualQuat>(), n) };
     let (rest, margin) = super::pairs::sign_forest(copy, infl)?;
     // SAFETY: the CPU has AVX2 (the caller's promise), and `sign_forest`
-    // returned `Some`, so every pair's joints are below `copy.len()`.
+    // returned `Some`, so every pair's joints are below `copy.len()` (see
+    // there).
     unsafe { pairs_positive(copy, rest, margin) }.then_some(copy)
 }
 

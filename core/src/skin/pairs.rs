@@ -166,7 +166,9 @@ pub(crate) fn align(palette: &mut [DualQuat], infl: &Influences<'_>) -> bool {
 /// `infl.joint_count` entries, or an edge is within [`MARGIN`] × the
 /// largest `|real|²` of 0 (too close to call) or not finite. Negated
 /// entries change no transform. `Some` guarantees that every pair's
-/// joints are below `palette.len()`.
+/// joints are below `palette.len()`: the palette then has
+/// `infl.joint_count` entries, and a table is only ever built by [`build`]
+/// from checked influences, whose joints are below that count.
 pub(crate) fn sign_forest<'i>(
     palette: &mut [DualQuat],
     infl: &Influences<'i>,

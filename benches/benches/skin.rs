@@ -509,8 +509,9 @@ struct MeshData8 {
 }
 
 /// `eight`: LBS and DQS with eight influences per vertex (checked
-/// influences, positions + normals), and the same vertices' first four
-/// slots alone renormalised (`*-four`) for the cost of the second set.
+/// influences, positions + normals), DQS with their pair table too
+/// (`dqs-pos-nrm-paired`), and the same vertices' first four slots alone
+/// renormalised (`*-four`) for the cost of the second set.
 fn bench_eight(c: &mut Criterion) {
     let mut group = c.benchmark_group("eight");
     for m in [
@@ -528,6 +529,8 @@ fn bench_eight(c: &mut Criterion) {
         let mut w4 = w0.clone();
         skin::normalize_weights(&mut w4).expect("weights");
         let four = CheckedInfluences::new(j0, &w4, joints).expect("valid");
+        let mut pair_buf = vec![[0u16; 2]; eight.dqs_pair_bound()];
+        let paired = eight.with_dqs_pairs(&mut pair_buf).expect("pair table");
         let verts = skin::SkinVertices {
             positions: &m.positions,
             normals: Some(&m.normals),
@@ -535,8 +538,11 @@ fn bench_eight(c: &mut Criterion) {
         };
         let (mut pos, mut nrm) = (vec![[0.0f32; 3]; n], vec![[0.0f32; 3]; n]);
         group.throughput(Throughput::Elements(n as u64));
-        for (variant, infl) in [("", &eight), ("-four", &four)] {
+        for (variant, infl) in [("", &eight), ("-four", &four), ("-paired", &paired)] {
             for dq in [false, true] {
+                if variant == "-paired" && !dq {
+                    continue; // LBS reads no pair table
+                }
                 let name = format!("{}-pos-nrm{variant}", if dq { "dqs" } else { "lbs" });
                 group.bench_function(BenchmarkId::new(m.label.as_str(), name), |b| {
                     b.iter(|| {

@@ -722,31 +722,24 @@ struct DqsEntries<'a> {
 /// Room for an aligned copy of a DQS palette (8 KiB of stack), on 64-byte
 /// lines so that no entry's 32-byte load straddles two.
 #[repr(C, align(64))]
-struct AlignedCopy([core::mem::MaybeUninit<DualQuat>; DQS_PAIR_MAX_JOINTS]);
+pub(super) struct AlignedCopy([core::mem::MaybeUninit<DualQuat>; DQS_PAIR_MAX_JOINTS]);
 
-/// Whether [`aligned_copy`] is worth trying for a palette of `n` entries:
-/// the influences have a pair table, the palette fits the copy, and there
-/// are at least half as many vertices as joints and pairs together (the
-/// copy and the pair tests cost about 0.5 ns per joint or pair here, the
-/// sign tests they save 1.1-1.4 ns per vertex).
-pub(super) fn worth_aligning(n: usize, infl: &Influences<'_>) -> bool {
-    let pairs = infl.pairs.len();
-    pairs > 0 && n <= DQS_PAIR_MAX_JOINTS && 2 * infl.len() >= n + pairs
+impl AlignedCopy {
+    pub(super) fn new() -> Self {
+        AlignedCopy([const { core::mem::MaybeUninit::uninit() }; DQS_PAIR_MAX_JOINTS])
+    }
 }
 
 /// `palette` copied to `buf` and signed by the influences' pair table (see
-/// [`super::pairs`]), when [`worth_aligning`] and the signs agree; `None`
-/// otherwise.
-///
-/// # Safety
-/// The CPU has AVX2 and FMA.
-unsafe fn aligned_copy<'a>(
+/// [`super::pairs`]), when this CPU has AVX2 and FMA, the palette fits and
+/// the signs agree; `None` otherwise.
+pub(super) fn aligned_copy<'a>(
     palette: &[DualQuat],
     infl: &Influences<'_>,
     buf: &'a mut AlignedCopy,
 ) -> Option<&'a [DualQuat]> {
     let n = palette.len();
-    if !worth_aligning(n, infl) {
+    if !available() || n > DQS_PAIR_MAX_JOINTS {
         return None;
     }
     for (d, e) in buf.0.iter_mut().zip(palette) {
@@ -755,7 +748,7 @@ unsafe fn aligned_copy<'a>(
     // SAFETY: the first `n` entries were written just above.
     let copy = unsafe { core::slice::from_raw_parts_mut(buf.0.as_mut_ptr().cast::<DualQuat>(), n) };
     let (rest, margin) = super::pairs::sign_forest(copy, infl)?;
-    // SAFETY: the CPU has AVX2 (the caller's promise), and `sign_forest`
+    // SAFETY: the CPU has AVX2 (asked above), and `sign_forest`
     // returned `Some`, so every pair's joints are below `copy.len()` (see
     // there).
     unsafe { pairs_positive(copy, rest, margin) }.then_some(copy)
@@ -911,24 +904,10 @@ pub(crate) fn run<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool,
             }
         }
         let lbs = lines.map_or(Entries::palette(m.lbs()), Entries::lines);
-        let mut copy =
-            AlignedCopy([const { core::mem::MaybeUninit::uninit() }; DQS_PAIR_MAX_JOINTS]);
-        // SAFETY: `available()`.
-        let dqs = (if P::DQS {
-            unsafe { aligned_copy(m.dqs(), infl, &mut copy) }
-        } else {
-            None
-        })
-        .map_or(
-            DqsEntries {
-                palette: m.dqs(),
-                aligned: false,
-            },
-            |palette| DqsEntries {
-                palette,
-                aligned: true,
-            },
-        );
+        let dqs = DqsEntries {
+            palette: m.dqs(),
+            aligned: m.dqs_aligned(),
+        };
         // SAFETY: the CPU has AVX2 and FMA, and the OS saves their
         // registers; the palettes cover every joint index (see `entry`),
         // `lbs` has the LBS palette's first `n` entries at least, and

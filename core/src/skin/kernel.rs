@@ -3,6 +3,7 @@
 use wide::f32x4;
 
 use super::layout::{self, load, Block3, Block4, Plan, Sink, Source};
+use super::pairs::with_aligned;
 use super::{
     CheckedInfluences, DualQuat, Influences, Mat3x4, SkinInput, SkinOutput, SkinVertices,
     StridedVertices, StridedVerticesMut,
@@ -300,6 +301,7 @@ fn gather_dq(palette: &[DualQuat], joints: &[[u16; 4]; 4], k: usize) -> ([f32x4;
 #[inline(always)]
 fn dqs_transform<const K: usize>(
     palette: &[DualQuat],
+    aligned: bool,
     joints: &[[u16; 4]; 4],
     weights: &[[f32; 4]; 4],
     second: Second<'_>,
@@ -314,11 +316,16 @@ fn dqs_transform<const K: usize>(
     macro_rules! add_aligned {
         ($joints:expr, $k:expr, $wk:expr) => {
             let (r, d) = gather_dq(palette, $joints, $k);
-            let dot = r[0].mul_add(
-                r0[0],
-                r[1].mul_add(r0[1], r[2].mul_add(r0[2], r[3] * r0[3])),
-            );
-            let s = $wk.flip_signs(dot.simd_lt(f32x4::ZERO));
+            // An aligned palette (see `Dqs`) needs no test.
+            let s = if aligned {
+                $wk
+            } else {
+                let dot = r[0].mul_add(
+                    r0[0],
+                    r[1].mul_add(r0[1], r[2].mul_add(r0[2], r[3] * r0[3])),
+                );
+                $wk.flip_signs(dot.simd_lt(f32x4::ZERO))
+            };
             for i in 0..4 {
                 br[i] = r[i].mul_add(s, br[i]);
                 bd[i] = d[i].mul_add(s, bd[i]);
@@ -378,11 +385,20 @@ trait Method {
 }
 
 struct Lbs<'a>(&'a [Mat3x4]);
-struct Dqs<'a>(&'a [DualQuat]);
+/// A DQS palette, and whether every pair of joints the influences blend
+/// is in one hemisphere in it (`aligned`, a copy signed by the influences'
+/// pair table: see [`super::pairs::with_aligned`]), so that the blend
+/// needs no per-vertex sign test.
+struct Dqs<'a> {
+    palette: &'a [DualQuat],
+    aligned: bool,
+}
 struct Mixed<'a> {
     lbs: &'a [Mat3x4],
     dqs: &'a [DualQuat],
     mix: &'a [f32],
+    /// As [`Dqs::aligned`].
+    aligned: bool,
 }
 
 impl Method for Lbs<'_> {
@@ -416,7 +432,7 @@ impl Method for Dqs<'_> {
         second: Second<'_>,
         v: &Verts,
     ) -> Verts {
-        let q = dqs_transform::<K>(self.0, joints, weights, second);
+        let q = dqs_transform::<K>(self.palette, self.aligned, joints, weights, second);
         Verts {
             p: q.point(v.p),
             n: if N { q.rotate(v.n) } else { V3::ZERO },
@@ -437,7 +453,11 @@ impl Method for Mixed<'_> {
         v: &Verts,
     ) -> Verts {
         let a = Lbs(self.lbs).block::<N, T, K>(first, count, joints, weights, second, v);
-        let b = Dqs(self.dqs).block::<N, T, K>(first, count, joints, weights, second, v);
+        let dqs = Dqs {
+            palette: self.dqs,
+            aligned: self.aligned,
+        };
+        let b = dqs.block::<N, T, K>(first, count, joints, weights, second, v);
         let mix = load::<f32, 1>(bytemuck::cast_slice(self.mix), first, count);
         let s = f32x4::new(mix.map(|m| m[0]));
         Verts {
@@ -500,6 +520,8 @@ pub(crate) trait Palettes {
     const DQS: bool;
     fn lbs(&self) -> &[Mat3x4];
     fn dqs(&self) -> &[DualQuat];
+    /// Whether the DQS palette is aligned (see [`Dqs`]).
+    fn dqs_aligned(&self) -> bool;
     /// Per-vertex mix weights (used when both `LBS` and `DQS`).
     fn mix(&self) -> &[f32];
 }
@@ -513,6 +535,9 @@ impl Palettes for Lbs<'_> {
     fn dqs(&self) -> &[DualQuat] {
         &[]
     }
+    fn dqs_aligned(&self) -> bool {
+        false
+    }
     fn mix(&self) -> &[f32] {
         &[]
     }
@@ -525,7 +550,10 @@ impl Palettes for Dqs<'_> {
         &[]
     }
     fn dqs(&self) -> &[DualQuat] {
-        self.0
+        self.palette
+    }
+    fn dqs_aligned(&self) -> bool {
+        self.aligned
     }
     fn mix(&self) -> &[f32] {
         &[]
@@ -540,6 +568,9 @@ impl Palettes for Mixed<'_> {
     }
     fn dqs(&self) -> &[DualQuat] {
         self.dqs
+    }
+    fn dqs_aligned(&self) -> bool {
+        self.aligned
     }
     fn mix(&self) -> &[f32] {
         self.mix
@@ -670,6 +701,41 @@ fn run<M: Method + Palettes, S: Source, D: Sink>(
     run_on(m, infl, src, dst, plan, DEFAULT_PATH);
 }
 
+/// [`run`] of DQS, reading the palette aligned by the influences' pair
+/// table when it can be (see [`with_aligned`]).
+fn run_dqs<S: Source, D: Sink>(
+    palette: &[DualQuat],
+    infl: &Influences<'_>,
+    src: &S,
+    dst: &mut D,
+    plan: Plan,
+) {
+    with_aligned(palette, infl, |palette, aligned| {
+        run(&Dqs { palette, aligned }, infl, src, dst, plan);
+    });
+}
+
+/// [`run`] of the LBS/DQS mix, with the DQS palette as in [`run_dqs`].
+fn run_mixed<S: Source, D: Sink>(
+    lbs: &[Mat3x4],
+    dqs: &[DualQuat],
+    mix: &[f32],
+    infl: &Influences<'_>,
+    src: &S,
+    dst: &mut D,
+    plan: Plan,
+) {
+    with_aligned(dqs, infl, |dqs, aligned| {
+        let m = Mixed {
+            lbs,
+            dqs,
+            mix,
+            aligned,
+        };
+        run(&m, infl, src, dst, plan);
+    });
+}
+
 fn run_on<M: Method + Palettes, S: Source, D: Sink>(
     m: &M,
     infl: &Influences<'_>,
@@ -786,7 +852,7 @@ pub fn skin_dqs_checked(
 ) -> Result<(), Error> {
     influences.check_palette(palette.len())?;
     let plan = layout::check_arrays(influences.len(), input, out)?;
-    run(&Dqs(palette), influences, input, out, plan);
+    run_dqs(palette, influences, input, out, plan);
     Ok(())
 }
 
@@ -836,7 +902,7 @@ pub fn skin_mixed_checked(
     check_len("dqs palette", lbs.len(), dqs.len())?;
     check_mix(influences.len(), mix)?;
     let plan = layout::check_arrays(influences.len(), input, out)?;
-    run(&Mixed { lbs, dqs, mix }, influences, input, out, plan);
+    run_mixed(lbs, dqs, mix, influences, input, out, plan);
     Ok(())
 }
 
@@ -913,7 +979,7 @@ pub fn skin_dqs_strided_checked(
 ) -> Result<(), Error> {
     influences.check_palette(palette.len())?;
     let plan = layout::check_strided(influences.len(), src, dst)?;
-    run(&Dqs(palette), influences, src, dst, plan);
+    run_dqs(palette, influences, src, dst, plan);
     Ok(())
 }
 
@@ -956,7 +1022,7 @@ pub fn skin_mixed_strided_checked(
     check_len("dqs palette", lbs.len(), dqs.len())?;
     check_mix(influences.len(), mix)?;
     let plan = layout::check_strided(influences.len(), src, dst)?;
-    run(&Mixed { lbs, dqs, mix }, influences, src, dst, plan);
+    run_mixed(lbs, dqs, mix, influences, src, dst, plan);
     Ok(())
 }
 
@@ -1125,8 +1191,18 @@ mod tests {
         let (lbs, dqs, mix) = (&m.lbs[..], &m.dqs[..], &m.mix[..]);
         match method {
             0 => run_on(&Lbs(lbs), &infl, src, dst, plan, path),
-            1 => run_on(&Dqs(dqs), &infl, src, dst, plan, path),
-            _ => run_on(&Mixed { lbs, dqs, mix }, &infl, src, dst, plan, path),
+            1 => with_aligned(dqs, &infl, |palette, aligned| {
+                run_on(&Dqs { palette, aligned }, &infl, src, dst, plan, path);
+            }),
+            _ => with_aligned(dqs, &infl, |dqs, aligned| {
+                let m = Mixed {
+                    lbs,
+                    dqs,
+                    mix,
+                    aligned,
+                };
+                run_on(&m, &infl, src, dst, plan, path);
+            }),
         }
     }
 
@@ -1311,7 +1387,8 @@ mod tests {
         }
 
         /// A DQS pair table changes no number the kernels write (DQS and
-        /// mixed, arrays and interleaved, four and eight influences),
+        /// mixed, portable and AVX2, arrays and interleaved, four and
+        /// eight influences),
         /// whether the palette's signs can be aligned (`spread` 0: every
         /// rotation within 20° of the identity, with random signs; the
         /// aligned kernel must then run) or not always (1: within 90°; 2:
@@ -1349,17 +1426,22 @@ mod tests {
                 }
             }
             let m = m.with_pairs();
-            let path = best_path();
-            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-            if spread == 0 && path == Path::Avx2 && super::super::avx2::worth_aligning(m.dqs.len(), &m.influences()) {
+            if spread == 0 && super::super::pairs::worth_aligning(m.dqs.len(), &m.influences()) {
+                // The aligned kernels run (on x86-64 with AVX2, and on
+                // 64-bit targets).
                 let mut copy = m.dqs.clone();
                 prop_assert!(super::super::pairs::align(&mut copy, &m.influences()));
             }
-            let with = skin(&m, method, path, normals, tangents);
-            let with_strided = skin_strided(&m, method, path, normals, tangents);
-            let m = Mesh { pairs: Vec::new(), tree: 0, ..m };
-            prop_assert!(with == skin(&m, method, path, normals, tangents));
-            prop_assert!(with_strided == skin_strided(&m, method, path, normals, tangents));
+            let table = m.pairs.clone();
+            let mut m = m;
+            for path in [Path::Portable, best_path()] {
+                m.pairs = table.clone();
+                let with = skin(&m, method, path, normals, tangents);
+                let with_strided = skin_strided(&m, method, path, normals, tangents);
+                m.pairs.clear();
+                prop_assert!(with == skin(&m, method, path, normals, tangents));
+                prop_assert!(with_strided == skin_strided(&m, method, path, normals, tangents));
+            }
         }
 
         /// The AVX2 pair test (eight pairs per step, then a scalar tail)

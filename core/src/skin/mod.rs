@@ -74,14 +74,15 @@
 //! # DQS pair tables
 //! DQS negates an influence whose real part has a negative dot product
 //! with the vertex's first influence's, and on x86-64 that test is a third
-//! of the DQS kernel's time. [`CheckedInfluences::with_dqs_pairs`] lists,
+//! of the DQS kernel's time (a tenth of the portable kernel's). [`CheckedInfluences::with_dqs_pairs`] lists,
 //! once per mesh, the distinct pairs of joints its vertices blend (322 on
 //! MakeHuman), ordered as a spanning forest. Each `*_checked` DQS or mixed
 //! call then negates palette entries (on a copy) along the forest and
 //! checks every pair; when all of them are in one hemisphere — every pose
 //! in which no cycle of pairs wraps past 180°, which held for every
 //! MakeHuman pose with up to 30° per joint that was tried — the blend
-//! needs no per-vertex test, and its result is the same, bit for bit.
+//! needs no per-vertex test, and its result is the same, bit for bit. The
+//! copy is 8 KiB of stack, so 32-bit targets do without it.
 //!
 //! # Normals and tangents
 //! LBS transforms normals and tangent directions by the blended 3x3 part
@@ -684,13 +685,13 @@ impl<'a> CheckedInfluences<'a> {
     /// other slot of non-zero weight), ordered for [`skin_dqs_checked`]
     /// and the other `*_checked` DQS kernels.
     ///
-    /// With the table, those kernels (the AVX2 ones, on x86-64 CPUs that
-    /// have it; elsewhere the table is ignored) first try to give the
-    /// palette's entries signs under which every pair's real parts have a
-    /// positive dot product — O(pairs + joints) per call, on an 8 KiB
-    /// stack copy of the palette — and if that succeeds they blend
-    /// without the per-vertex sign test (a third of the DQS time on
-    /// MakeHuman). The
+    /// With the table, those kernels first try to give the palette's
+    /// entries signs under which every pair's real parts have a positive
+    /// dot product — O(pairs + joints) per call, on an 8 KiB stack copy of
+    /// the palette — and if that succeeds they blend without the
+    /// per-vertex sign test (a third of the AVX2 DQS time on MakeHuman, a
+    /// tenth of the portable one's). 32-bit targets (microcontrollers,
+    /// whose stacks are small) ignore the table. The
     /// result is the same, bit for bit (an entry and its negation are the
     /// same transform, and negation commutes with rounding; at most the
     /// sign of an exact zero differs). Poses in which the signs cannot

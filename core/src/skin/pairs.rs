@@ -13,17 +13,17 @@
 //!
 //! The table holds those pairs: first the edges of a spanning forest of
 //! the pair graph, each `[child, parent]` after its parent's own edge, then
-//! the other pairs. Per call, `sign_forest` signs each child against its
-//! parent and `pairs_positive` checks the other pairs; a pose in which the signs cannot
-//! agree (a cycle of pairs whose rotations wrap around), or in which a
-//! pair is too close to 90° apart in 4D to decide, leaves the per-vertex
-//! test in charge.
+//! the other pairs. Per call, [`with_aligned`] copies the palette,
+//! `sign_forest` signs each child against its parent and `pairs_positive`
+//! checks the other pairs; a pose in which the signs cannot agree (a cycle
+//! of pairs whose rotations wrap around), or in which a pair is too close
+//! to 90° apart in 4D to decide, leaves the per-vertex test in charge.
 
 use super::{DualQuat, Influences};
 use crate::error::Error;
 
-/// The most joints a DQS pair table can index (the aligned palette copy of
-/// the AVX2 kernels is 8 KiB of stack at this size).
+/// The most joints a DQS pair table can index (the aligned palette copy is
+/// 8 KiB of stack at this size).
 pub const DQS_PAIR_MAX_JOINTS: usize = 256;
 
 /// Bits of the upper triangle of a [`DQS_PAIR_MAX_JOINTS`]² matrix.

@@ -206,7 +206,7 @@ fn bench_skin(c: &mut Criterion) {
         // Checked once per mesh, as a game would at load time.
         let infl = CheckedInfluences::new(&m.joints, &m.weights, joints).expect("valid");
         // And with a DQS pair table (also built at load time).
-        let mut pair_buf = vec![[0u16; 2]; infl.dqs_pair_bound()];
+        let mut pair_buf = vec![[0u16; 2]; infl.dqs_pair_count().expect("count")];
         let paired = infl.with_dqs_pairs(&mut pair_buf).expect("pair table");
         let verts = input.vertices();
         let mut pos = vec![[0.0f32; 3]; n];
@@ -400,7 +400,7 @@ fn bench_character(c: &mut Criterion) {
     // With DQS pair tables, built once per mesh.
     let mut pair_bufs: Vec<Vec<[u16; 2]>> = infl
         .iter()
-        .map(|i| vec![[0u16; 2]; i.dqs_pair_bound()])
+        .map(|i| vec![[0u16; 2]; i.dqs_pair_count().expect("count")])
         .collect();
     let paired: Vec<CheckedInfluences<'_>> = infl
         .iter()
@@ -529,7 +529,7 @@ fn bench_eight(c: &mut Criterion) {
         let mut w4 = w0.clone();
         skin::normalize_weights(&mut w4).expect("weights");
         let four = CheckedInfluences::new(j0, &w4, joints).expect("valid");
-        let mut pair_buf = vec![[0u16; 2]; eight.dqs_pair_bound()];
+        let mut pair_buf = vec![[0u16; 2]; eight.dqs_pair_count().expect("count")];
         let paired = eight.with_dqs_pairs(&mut pair_buf).expect("pair table");
         let verts = skin::SkinVertices {
             positions: &m.positions,

@@ -311,8 +311,9 @@ fn skin_positions(mesh: &crate::Mesh, models: &[Mat4], dqs: bool) -> Result<Vec<
         skin::dqs_palette(models, &mesh.inverse_bind, &mut palette)?;
         // With the mesh's DQS pair table, as a game skinning it every frame
         // would (the same numbers; skeletons over 256 joints go without).
-        let mut pairs = vec![[0u16; 2]; influences.dqs_pair_bound()];
+        let mut pairs = Vec::new();
         let influences = if models.len() <= skin::DQS_PAIR_MAX_JOINTS {
+            pairs.resize(influences.dqs_pair_count()?, [0u16; 2]);
             influences.with_dqs_pairs(&mut pairs)?
         } else {
             influences

@@ -697,13 +697,13 @@ impl<'a> CheckedInfluences<'a> {
     /// sign of an exact zero differs). Poses in which the signs cannot
     /// agree (a cycle of pairs whose rotations wrap around) take the
     /// per-vertex test, as without a table. Build it once per mesh, with
-    /// `buf` of [`dqs_pair_bound`](Self::dqs_pair_bound) entries (fewer
-    /// suffice when the mesh has fewer distinct pairs).
+    /// `buf` of [`dqs_pair_count`](Self::dqs_pair_count) entries (or the
+    /// cheaper upper bound [`dqs_pair_bound`](Self::dqs_pair_bound)).
     ///
     /// # Errors
     /// [`Error::CapacityExceeded`] (more than [`DQS_PAIR_MAX_JOINTS`]
     /// joints), [`Error::BufferTooSmall`] (more distinct pairs than `buf`
-    /// holds; `needed` is [`dqs_pair_bound`](Self::dqs_pair_bound)).
+    /// holds; `needed` is their number).
     pub fn with_dqs_pairs(mut self, buf: &'a mut [[u16; 2]]) -> Result<Self, Error> {
         let (count, tree) = pairs::build(&self, buf)?;
         let buf: &'a [[u16; 2]] = buf;
@@ -713,11 +713,24 @@ impl<'a> CheckedInfluences<'a> {
     }
 
     /// A pair table size that always suffices for
-    /// [`with_dqs_pairs`](Self::with_dqs_pairs): 3 pairs per vertex (7
-    /// with eight influences), at most `n (n - 1) / 2` for `n` joints.
+    /// [`with_dqs_pairs`](Self::with_dqs_pairs), in O(1): 3 pairs per
+    /// vertex (7 with eight influences), at most `n (n - 1) / 2` for `n`
+    /// joints.
     #[must_use]
     pub fn dqs_pair_bound(&self) -> usize {
         pairs::bound(self)
+    }
+
+    /// The exact size of [`with_dqs_pairs`](Self::with_dqs_pairs)'s table:
+    /// the number of distinct pairs of joints the vertices blend (322 on
+    /// MakeHuman, against a bound of 13,203). One pass over the
+    /// influences, with 4 KiB of stack.
+    ///
+    /// # Errors
+    /// [`Error::CapacityExceeded`] (more than [`DQS_PAIR_MAX_JOINTS`]
+    /// joints).
+    pub fn dqs_pair_count(&self) -> Result<usize, Error> {
+        pairs::count(self)
     }
 
     /// The DQS pair table (empty unless built by

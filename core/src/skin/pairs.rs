@@ -95,20 +95,17 @@ pub(crate) fn with_aligned<R>(
     f(palette, false)
 }
 
-/// Writes `infl`'s pair table to `buf` and returns how many entries it has
-/// and how many of them (the leading ones) are forest edges.
+/// One bit per unordered pair `a < b` of joints that a vertex of `infl`
+/// blends: its slot 0 and each other slot of non-zero weight.
 ///
 /// # Errors
-/// [`Error::CapacityExceeded`] (more than [`DQS_PAIR_MAX_JOINTS`] joints),
-/// [`Error::BufferTooSmall`] (more distinct pairs than `buf` holds;
-/// `needed` is [`bound`]).
-pub(super) fn build(infl: &Influences<'_>, buf: &mut [[u16; 2]]) -> Result<(usize, usize), Error> {
+/// [`Error::CapacityExceeded`] (more than [`DQS_PAIR_MAX_JOINTS`] joints).
+fn pair_bits(infl: &Influences<'_>) -> Result<[u64; TRIANGLE_WORDS], Error> {
     if infl.joint_count > DQS_PAIR_MAX_JOINTS {
         return Err(Error::CapacityExceeded {
             capacity: DQS_PAIR_MAX_JOINTS,
         });
     }
-    // The distinct pairs, through a bit per unordered pair.
     let mut seen = [0u64; TRIANGLE_WORDS];
     let mut mark = |j0: u16, js: &[u16; 4], ws: &[f32; 4], from: usize| {
         for (&j, &w) in js.iter().zip(ws).skip(from) {
@@ -125,23 +122,48 @@ pub(super) fn build(infl: &Influences<'_>, buf: &mut [[u16; 2]]) -> Result<(usiz
             mark(js[0], j1, w1, 0);
         }
     }
-    let capacity = buf.len();
-    let mut count = 0;
+    Ok(seen)
+}
+
+/// How many distinct pairs `infl`'s table has.
+///
+/// # Errors
+/// Those of [`pair_bits`].
+pub(super) fn count(infl: &Influences<'_>) -> Result<usize, Error> {
+    Ok(pair_bits(infl)?
+        .iter()
+        .map(|w| w.count_ones() as usize)
+        .sum())
+}
+
+/// Writes `infl`'s pair table to `buf` and returns how many entries it has
+/// and how many of them (the leading ones) are forest edges.
+///
+/// # Errors
+/// [`Error::CapacityExceeded`] (more than [`DQS_PAIR_MAX_JOINTS`] joints),
+/// [`Error::BufferTooSmall`] (more distinct pairs than `buf` holds;
+/// `needed` is their number).
+pub(super) fn build(infl: &Influences<'_>, buf: &mut [[u16; 2]]) -> Result<(usize, usize), Error> {
+    let seen = pair_bits(infl)?;
+    let count: usize = seen.iter().map(|w| w.count_ones() as usize).sum();
+    let actual = buf.len();
+    let pairs = buf.get_mut(..count).ok_or(Error::BufferTooSmall {
+        needed: count,
+        actual,
+    })?;
+    let mut k = 0;
     for b in 1..infl.joint_count {
         for a in 0..b {
             let i = triangle_index(a, b);
             if seen[i / 64] & (1 << (i % 64)) != 0 {
-                let slot = buf.get_mut(count).ok_or(Error::BufferTooSmall {
-                    needed: bound(infl),
-                    actual: capacity,
-                })?;
-                // Both below `joint_count <= 256`.
-                *slot = [a as u16, b as u16];
-                count += 1;
+                if let Some(slot) = pairs.get_mut(k) {
+                    // Both below `joint_count <= 256`.
+                    *slot = [a as u16, b as u16];
+                }
+                k += 1;
             }
         }
     }
-    let pairs = &mut buf[..count];
     // A spanning forest, grown from the lowest unreached joint of each
     // component: a pair with one end reached becomes the edge
     // `[child, parent]` and moves to the front.
@@ -320,6 +342,8 @@ mod tests {
             .map(|&[a, b]| (a.min(b), a.max(b)))
             .collect();
         prop_assert_eq!(got.len(), infl.pairs.len(), "a pair twice");
+        prop_assert_eq!(infl.dqs_pair_count(), Ok(want.len()));
+        prop_assert!(want.len() <= infl.dqs_pair_bound());
         prop_assert_eq!(&got, &want);
         let (tree, rest) = infl.pairs.split_at(infl.tree);
         prop_assert!(rest.iter().all(|&[a, b]| a < b));
@@ -345,7 +369,7 @@ mod tests {
     }
 
     fn table<'a>(infl: Influences<'a>, buf: &'a mut Vec<[u16; 2]>) -> Influences<'a> {
-        buf.resize(infl.dqs_pair_bound(), [0; 2]);
+        buf.resize(infl.dqs_pair_count().unwrap(), [0; 2]);
         infl.with_dqs_pairs(buf).unwrap()
     }
 
@@ -369,6 +393,7 @@ mod tests {
         ];
         let infl = Influences::new(&joints, &weights, 6).unwrap();
         assert_eq!(infl.dqs_pair_bound(), 15);
+        assert_eq!(infl.dqs_pair_count(), Ok(3));
         let mut buf = [[9u16; 2]; 3];
         let t = infl.with_dqs_pairs(&mut buf).unwrap();
         // (0,1), (0,2), (1,2): a triangle; two forest edges from root 0.
@@ -394,6 +419,10 @@ mod tests {
             }
         );
         let big = Influences::new(&joints, &weights, DQS_PAIR_MAX_JOINTS + 1).unwrap();
+        let too_many = Error::CapacityExceeded {
+            capacity: DQS_PAIR_MAX_JOINTS,
+        };
+        assert_eq!(big.dqs_pair_count().unwrap_err(), too_many);
         assert_eq!(
             big.with_dqs_pairs(&mut [[0; 2]; 8]).unwrap_err(),
             Error::CapacityExceeded {

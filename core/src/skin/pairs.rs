@@ -199,31 +199,94 @@ pub(super) fn build(infl: &Influences<'_>, buf: &mut [[u16; 2]]) -> Result<(usiz
     Ok((count, tree))
 }
 
+#[cfg(test)]
+use signing::dot;
 #[cfg(any(
     test,
     all(target_arch = "x86_64", target_feature = "sse2"),
     target_pointer_width = "64"
 ))]
-/// The 4D dot product of two real parts, `(x x' + y y') + (z z' + w w')`
-/// (the AVX2 pair test's order; the kernels' own tests add in other
-/// orders, which [`MARGIN`] makes moot).
-#[inline]
-pub(crate) fn dot(a: &DualQuat, b: &DualQuat) -> f32 {
-    (a.real[0] * b.real[0] + a.real[1] * b.real[1])
-        + (a.real[2] * b.real[2] + a.real[3] * b.real[3])
-}
+pub(crate) use signing::{pairs_positive, sign_forest};
 
+/// The per-call half of the tables: signing a palette copy and testing its
+/// pairs (compiled where a kernel aligns: x86-64 and 64-bit targets).
 #[cfg(any(
     test,
     all(target_arch = "x86_64", target_feature = "sse2"),
     target_pointer_width = "64"
 ))]
-/// The smallest aligned dot product accepted, relative to the largest
-/// `|real|²` of the palette. A four-term dot product of floats is within
-/// `4.8e-7 |a| |b|` of the exact one whatever the order of its additions,
-/// so above this margin the kernels' per-vertex tests (which add in other
-/// orders) would not flip the pair either.
-const MARGIN: f32 = 1e-5;
+mod signing {
+    use super::{DualQuat, Influences};
+
+    /// The 4D dot product of two real parts, `(x x' + y y') + (z z' + w w')`
+    /// (the AVX2 pair test's order; the kernels' own tests add in other
+    /// orders, which [`MARGIN`] makes moot).
+    #[inline]
+    pub(crate) fn dot(a: &DualQuat, b: &DualQuat) -> f32 {
+        (a.real[0] * b.real[0] + a.real[1] * b.real[1])
+            + (a.real[2] * b.real[2] + a.real[3] * b.real[3])
+    }
+
+    /// The smallest aligned dot product accepted, relative to the largest
+    /// `|real|²` of the palette. A four-term dot product of floats is within
+    /// `4.8e-7 |a| |b|` of the exact one whatever the order of its additions,
+    /// so above this margin the kernels' per-vertex tests (which add in other
+    /// orders) would not flip the pair either.
+    const MARGIN: f32 = 1e-5;
+
+    /// Negates each forest edge's child of `palette` (a copy of the caller's,
+    /// which the kernels then read) where its dot product with its (already
+    /// signed) parent is negative, and returns the other pairs and the margin
+    /// their dot products must clear: above it, all of the table is in one
+    /// hemisphere. `None` when the table is empty, the palette is not
+    /// `infl.joint_count` entries, or an edge is within [`MARGIN`] × the
+    /// largest `|real|²` of 0 (too close to call) or not finite. Negated
+    /// entries change no transform. `Some` guarantees that every pair's
+    /// joints are below `palette.len()`: the palette then has
+    /// `infl.joint_count` entries, and a table is only ever built by
+    /// [`build`](super::build) from checked influences, whose joints are
+    /// below that count.
+    pub(crate) fn sign_forest<'i>(
+        palette: &mut [DualQuat],
+        infl: &Influences<'i>,
+    ) -> Option<(&'i [[u16; 2]], f32)> {
+        if infl.pairs.is_empty() || palette.len() != infl.joint_count {
+            return None;
+        }
+        let max2 = palette.iter().fold(0.0f32, |m, e| m.max(dot(e, e)));
+        let margin = MARGIN * max2;
+        let (tree, rest) = infl.pairs.split_at(infl.tree.min(infl.pairs.len()));
+        for &[c, p] in tree {
+            let d = dot_of(palette, c, p);
+            // Also false for NaN.
+            if d.abs().partial_cmp(&margin) != Some(core::cmp::Ordering::Greater) {
+                return None;
+            }
+            if let (true, Some(e)) = (d < 0.0, palette.get_mut(usize::from(c))) {
+                *e = DualQuat {
+                    real: e.real.map(|x| -x),
+                    dual: e.dual.map(|x| -x),
+                };
+            }
+        }
+        Some((rest, margin))
+    }
+
+    /// The dot product of entries `a` and `b`'s real parts (NaN when either
+    /// is out of range, which a checked table never is).
+    #[inline]
+    fn dot_of(palette: &[DualQuat], a: u16, b: u16) -> f32 {
+        palette
+            .get(usize::from(a))
+            .zip(palette.get(usize::from(b)))
+            .map_or(f32::NAN, |(a, b)| dot(a, b))
+    }
+
+    /// Whether every pair's dot product is above `margin` (false for NaN).
+    pub(crate) fn pairs_positive(palette: &[DualQuat], pairs: &[[u16; 2]], margin: f32) -> bool {
+        pairs.iter().all(|&[a, b]| dot_of(palette, a, b) > margin)
+    }
+}
 
 /// [`sign_forest`], then [`pairs_positive`]: whether `palette` took signs
 /// under which all of `infl`'s table is in one hemisphere (the AVX2
@@ -232,73 +295,6 @@ const MARGIN: f32 = 1e-5;
 #[cfg(test)]
 pub(crate) fn align(palette: &mut [DualQuat], infl: &Influences<'_>) -> bool {
     sign_forest(palette, infl).is_some_and(|(rest, margin)| pairs_positive(palette, rest, margin))
-}
-
-#[cfg(any(
-    test,
-    all(target_arch = "x86_64", target_feature = "sse2"),
-    target_pointer_width = "64"
-))]
-/// Negates each forest edge's child of `palette` (a copy of the caller's,
-/// which the kernels then read) where its dot product with its (already
-/// signed) parent is negative, and returns the other pairs and the margin
-/// their dot products must clear: above it, all of the table is in one
-/// hemisphere. `None` when the table is empty, the palette is not
-/// `infl.joint_count` entries, or an edge is within [`MARGIN`] × the
-/// largest `|real|²` of 0 (too close to call) or not finite. Negated
-/// entries change no transform. `Some` guarantees that every pair's
-/// joints are below `palette.len()`: the palette then has
-/// `infl.joint_count` entries, and a table is only ever built by [`build`]
-/// from checked influences, whose joints are below that count.
-pub(crate) fn sign_forest<'i>(
-    palette: &mut [DualQuat],
-    infl: &Influences<'i>,
-) -> Option<(&'i [[u16; 2]], f32)> {
-    if infl.pairs.is_empty() || palette.len() != infl.joint_count {
-        return None;
-    }
-    let max2 = palette.iter().fold(0.0f32, |m, e| m.max(dot(e, e)));
-    let margin = MARGIN * max2;
-    let (tree, rest) = infl.pairs.split_at(infl.tree.min(infl.pairs.len()));
-    for &[c, p] in tree {
-        let d = dot_of(palette, c, p);
-        // Also false for NaN.
-        if d.abs().partial_cmp(&margin) != Some(core::cmp::Ordering::Greater) {
-            return None;
-        }
-        if let (true, Some(e)) = (d < 0.0, palette.get_mut(usize::from(c))) {
-            *e = DualQuat {
-                real: e.real.map(|x| -x),
-                dual: e.dual.map(|x| -x),
-            };
-        }
-    }
-    Some((rest, margin))
-}
-
-#[cfg(any(
-    test,
-    all(target_arch = "x86_64", target_feature = "sse2"),
-    target_pointer_width = "64"
-))]
-/// The dot product of entries `a` and `b`'s real parts (NaN when either is
-/// out of range, which a checked table never is).
-#[inline]
-fn dot_of(palette: &[DualQuat], a: u16, b: u16) -> f32 {
-    palette
-        .get(usize::from(a))
-        .zip(palette.get(usize::from(b)))
-        .map_or(f32::NAN, |(a, b)| dot(a, b))
-}
-
-#[cfg(any(
-    test,
-    all(target_arch = "x86_64", target_feature = "sse2"),
-    target_pointer_width = "64"
-))]
-/// Whether every pair's dot product is above `margin` (false for NaN).
-pub(crate) fn pairs_positive(palette: &[DualQuat], pairs: &[[u16; 2]], margin: f32) -> bool {
-    pairs.iter().all(|&[a, b]| dot_of(palette, a, b) > margin)
 }
 
 #[cfg(test)]

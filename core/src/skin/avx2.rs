@@ -566,13 +566,13 @@ fn broadcast8(x: &[f32; 8]) -> [F8; 8] {
 #[target_feature(enable = "avx2,fma")]
 #[allow(clippy::extra_unused_type_parameters)] // `Site`: one copy per caller
 unsafe fn dqs_transform<Site>(
-    palette: DqsEntries<'_>,
+    palette: &[DualQuat],
+    aligned: bool,
     joints: &[[u16; 4]; 8],
     weights: &[[f32; 4]; 8],
     slots: usize,
     second: Second<'_>,
 ) -> LaneDq {
-    let DqsEntries { palette, aligned } = palette;
     // SAFETY (both lookups): the caller's promise.
     let e0: [&DualQuat; 8] = core::array::from_fn(|i| unsafe { entry(palette, joints[i][0]) });
     let mut acc: [F8; 8] = core::array::from_fn(|i| {
@@ -590,8 +590,8 @@ unsafe fn dqs_transform<Site>(
     };
     if aligned {
         // Every pair the block blends is in the same hemisphere already
-        // (see `DqsEntries`): slot `k` of the eight vertices is added
-        // with its weight as it is.
+        // (see `Palettes::dqs_aligned`): slot `k` of the eight vertices is
+        // added with its weight as it is.
         let mut add = |joints: &[[u16; 4]; 8], weights: &[[f32; 4]; 8], k: usize| {
             let w = core::array::from_fn(|i| _mm256_broadcast_ss(&weights[i][k]));
             fma_all(&entries(joints, k), w);
@@ -708,17 +708,6 @@ fn dq_point(q: &LaneDq, p: V8) -> V8 {
     }
 }
 
-/// The DQS palette the kernel reads: the caller's, or a copy whose entries
-/// are signed so that every pair of joints the mesh's vertices blend is in
-/// the same hemisphere (`aligned`; see
-/// [`CheckedInfluences::with_dqs_pairs`](super::CheckedInfluences::with_dqs_pairs)),
-/// which the kernel then blends without the per-vertex sign test.
-#[derive(Clone, Copy)]
-struct DqsEntries<'a> {
-    palette: &'a [DualQuat],
-    aligned: bool,
-}
-
 /// Room for an aligned copy of a DQS palette (8 KiB of stack), on 64-byte
 /// lines so that no entry's 32-byte load straddles two.
 #[repr(C, align(64))]
@@ -806,7 +795,6 @@ struct Site<P, S, D, const N: bool, const T: bool, const E: bool>(
 unsafe fn block<P: Palettes, const N: bool, const T: bool, Site>(
     m: &P,
     lbs: Entries,
-    dqs: DqsEntries<'_>,
     first: usize,
     joints: &[[u16; 4]; 8],
     weights: &[[f32; 4]; 8],
@@ -836,7 +824,8 @@ unsafe fn block<P: Palettes, const N: bool, const T: bool, Site>(
         return lbs;
     }
     // SAFETY: the caller's promise.
-    let q = unsafe { dqs_transform::<Site>(dqs, joints, weights, slots, second) };
+    let q =
+        unsafe { dqs_transform::<Site>(m.dqs(), m.dqs_aligned(), joints, weights, slots, second) };
     let dqs = Verts {
         p: dq_point(&q, v.p),
         n: if N { dq_rotate(&q, v.n) } else { z },
@@ -904,15 +893,10 @@ pub(crate) fn run<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool,
             }
         }
         let lbs = lines.map_or(Entries::palette(m.lbs()), Entries::lines);
-        let dqs = DqsEntries {
-            palette: m.dqs(),
-            aligned: m.dqs_aligned(),
-        };
         // SAFETY: the CPU has AVX2 and FMA, and the OS saves their
         // registers; the palettes cover every joint index (see `entry`),
-        // `lbs` has the LBS palette's first `n` entries at least, and
-        // `dqs` the DQS palette's (or a copy as long).
-        unsafe { run_avx2::<P, S, D, N, T, E>(m, lbs, dqs, infl, src, dst) }
+        // and `lbs` has the LBS palette's first `n` entries at least.
+        unsafe { run_avx2::<P, S, D, N, T, E>(m, lbs, infl, src, dst) }
     } else {
         0
     }
@@ -927,7 +911,6 @@ pub(crate) fn run<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool,
 unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool, const E: bool>(
     m: &P,
     lbs: Entries,
-    dqs: DqsEntries<'_>,
     infl: &Influences<'_>,
     src: &S,
     dst: &mut D,
@@ -978,7 +961,6 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
             block::<P, N, T, Site<P, S, D, N, T, E>>(
                 m,
                 lbs,
-                dqs,
                 first,
                 j,
                 w,

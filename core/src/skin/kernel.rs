@@ -395,10 +395,8 @@ struct Dqs<'a> {
 }
 struct Mixed<'a> {
     lbs: &'a [Mat3x4],
-    dqs: &'a [DualQuat],
+    dqs: Dqs<'a>,
     mix: &'a [f32],
-    /// As [`Dqs::aligned`].
-    aligned: bool,
 }
 
 impl Method for Lbs<'_> {
@@ -453,11 +451,9 @@ impl Method for Mixed<'_> {
         v: &Verts,
     ) -> Verts {
         let a = Lbs(self.lbs).block::<N, T, K>(first, count, joints, weights, second, v);
-        let dqs = Dqs {
-            palette: self.dqs,
-            aligned: self.aligned,
-        };
-        let b = dqs.block::<N, T, K>(first, count, joints, weights, second, v);
+        let b = self
+            .dqs
+            .block::<N, T, K>(first, count, joints, weights, second, v);
         let mix = load::<f32, 1>(bytemuck::cast_slice(self.mix), first, count);
         let s = f32x4::new(mix.map(|m| m[0]));
         Verts {
@@ -567,10 +563,10 @@ impl Palettes for Mixed<'_> {
         self.lbs
     }
     fn dqs(&self) -> &[DualQuat] {
-        self.dqs
+        self.dqs.palette
     }
     fn dqs_aligned(&self) -> bool {
-        self.aligned
+        self.dqs.aligned
     }
     fn mix(&self) -> &[f32] {
         self.mix
@@ -725,14 +721,9 @@ fn run_mixed<S: Source, D: Sink>(
     dst: &mut D,
     plan: Plan,
 ) {
-    with_aligned(dqs, infl, |dqs, aligned| {
-        let m = Mixed {
-            lbs,
-            dqs,
-            mix,
-            aligned,
-        };
-        run(&m, infl, src, dst, plan);
+    with_aligned(dqs, infl, |palette, aligned| {
+        let dqs = Dqs { palette, aligned };
+        run(&Mixed { lbs, dqs, mix }, infl, src, dst, plan);
     });
 }
 
@@ -1194,14 +1185,9 @@ mod tests {
             1 => with_aligned(dqs, &infl, |palette, aligned| {
                 run_on(&Dqs { palette, aligned }, &infl, src, dst, plan, path);
             }),
-            _ => with_aligned(dqs, &infl, |dqs, aligned| {
-                let m = Mixed {
-                    lbs,
-                    dqs,
-                    mix,
-                    aligned,
-                };
-                run_on(&m, &infl, src, dst, plan, path);
+            _ => with_aligned(dqs, &infl, |palette, aligned| {
+                let dqs = Dqs { palette, aligned };
+                run_on(&Mixed { lbs, dqs, mix }, &infl, src, dst, plan, path);
             }),
         }
     }

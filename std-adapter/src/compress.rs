@@ -857,7 +857,11 @@ fn analyse(
     for f in 0..frames {
         let keys = clip.frame(f).ok_or(Error::Corrupt { what: "clip frame" })?;
         for j in 0..n {
-            let t = get_joint(keys, j).ok_or(Error::Corrupt { what: "clip frame" })?;
+            // Components below `TINY` are noise whose products are
+            // subnormal (slow to decode on x86): they compress as zero.
+            let t = get_joint(keys, j)
+                .ok_or(Error::Corrupt { what: "clip frame" })?
+                .flush_tiny();
             // Rotations stay as stored (verbatim segments then decode to
             // exactly the raw keys); only their normalized copies are compared.
             if !t.rotation.normalize().is_finite() {

@@ -1040,6 +1040,40 @@ fn rotations_normalised_and_continuous() {
     }
 }
 
+/// Noise angles, as CMU files hold them (3.88251e-19 and 2.03217e-16
+/// degrees), import as exact zeros instead of the subnormal rotation
+/// components their sine products give (down to 6e-39); other rotation
+/// components and positions (however small) keep their values.
+#[test]
+fn noise_rotation_components_import_as_zero() {
+    let text = "HIERARCHY\nROOT r\n{\nOFFSET 0 0 0\nCHANNELS 6 Xposition Yposition Zposition Zrotation Yrotation Xrotation\nEnd Site\n{\nOFFSET 0 0 1\n}\n}\nMOTION\nFrames: 2\nFrame Time: 0.1\n\
+        1e-20 5 -3.88251e-19 3.88251e-19 -2.03217e-16 30\n\
+        0 5 0 2.03217e-16 3.88251e-19 -2.03217e-16\n";
+    let a = import_ok(text, &UNIT);
+    let tiny = sinew_core::math::TINY;
+    for f in 0..2 {
+        let q = local_rotation(&a, f, 0);
+        for v in q.to_array() {
+            assert!(v == 0.0 || v.abs() >= tiny, "frame {f}: {q:?}");
+        }
+    }
+    // Frame 0: 30 degrees about X survives; the Z and Y noise products are
+    // gone; the positions are the file's.
+    let q = local_rotation(&a, 0, 0);
+    let h = 15f32.to_radians();
+    assert!(
+        (q.x - h.sin()).abs() < 1e-6 && (q.w - h.cos()).abs() < 1e-6,
+        "{q:?}"
+    );
+    assert_eq!([q.y, q.z], [0.0, 0.0]);
+    let t = get_joint(a.clips[0].view().frame(0).unwrap(), 0)
+        .unwrap()
+        .translation;
+    assert_eq!([t.x, t.y, t.z], [1e-20, 5.0, -3.88251e-19]);
+    // Frame 1 is pure noise: the identity.
+    assert_eq!(local_rotation(&a, 1, 0), Quat::IDENTITY);
+}
+
 // ---------------------------------------------------------------------------
 // An independent reference: split-whitespace parser and f64 FK
 // ---------------------------------------------------------------------------

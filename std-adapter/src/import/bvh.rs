@@ -57,6 +57,7 @@
 
 use std::path::Path;
 
+use sinew_core::math::flush_tiny;
 use sinew_core::skeleton::{self, JointDef};
 use sinew_core::{Error, Quat, Transform, Vec3, MAX_JOINTS};
 
@@ -1111,7 +1112,11 @@ fn build(p: &mut Parser<'_>, h: &Hierarchy, m: &MotionHeader) -> Result<Asset, I
             if dot < 0.0 {
                 inv = -inv;
             }
-            let q = [q[0] * inv, q[1] * inv, q[2] * inv, q[3] * inv];
+            // Noise angles (CMU files hold 3.9e-19 and 2.0e-16 degrees)
+            // give products of sines down to 6e-39, subnormal: such
+            // components are flushed to zero, so that sampling never
+            // multiplies them (positions stay as the file wrote them).
+            let q = [q[0] * inv, q[1] * inv, q[2] * inv, q[3] * inv].map(flush_tiny);
             *q_prev = q;
             if a.has_position {
                 if !(t[0].is_finite() && t[1].is_finite() && t[2].is_finite()) {

@@ -361,6 +361,43 @@ fn rotations_stay_on_one_hemisphere() {
     }
 }
 
+/// Rotation components below `TINY` (float noise; their products are
+/// subnormal, which x86 handles in microcode) import as zero, in the clip
+/// keys and in the rest pose; the other components keep their values, and
+/// tiny translations stay as written.
+#[test]
+fn noise_rotation_components_import_as_zero() {
+    let tiny = sinew_core::math::TINY;
+    let mut d = Doc::default();
+    let i = d.f32s(&[0.0, 1.0], "SCALAR");
+    let o = d.f32s(&[3e-21, -6e-39, 0.6, 0.8, 0.0, 0.0, 1e-25, 1.0], "VEC4");
+    let a = import_ok(&one_channel(&d, "STEP", i, o, "rotation"), Some(2.0));
+    let n = a.clips[0].frame_count();
+    for f in 0..n {
+        let q = key(&a, 0, f, 0).rotation;
+        for v in q.to_array() {
+            assert!(v == 0.0 || v.abs() >= tiny, "frame {f}: {q:?}");
+        }
+    }
+    assert_eq!(key(&a, 0, 0, 0).rotation, Quat::new(0.0, 0.0, 0.6, 0.8));
+    assert_eq!(key(&a, 0, n - 1, 0).rotation, Quat::IDENTITY);
+
+    // A node whose rest rotation holds noise, its translation animated.
+    let mut d = Doc::default();
+    let i = d.f32s(&[0.0, 1.0], "SCALAR");
+    let o = d.f32s(&[1e-20, 0.0, 0.0, 2.0, 0.0, 0.0], "VEC3");
+    let json = d.json(&format!(
+        r#""nodes":[{{"name":"n","rotation":[1e-20,-2e-39,0.6,0.8]}}],
+"animations":[{{"name":"a","channels":[{{"sampler":0,"target":{{"node":0,"path":"translation"}}}}],
+"samplers":[{{"input":{i},"output":{o},"interpolation":"LINEAR"}}]}}]"#
+    ));
+    let a = import_ok(&json, Some(2.0));
+    let rest = get_joint(a.skeleton.view().rest_pose(), 0).unwrap();
+    assert_eq!(rest.rotation, Quat::new(0.0, 0.0, 0.6, 0.8));
+    assert_eq!(key(&a, 0, 1, 0).rotation, Quat::new(0.0, 0.0, 0.6, 0.8));
+    assert_eq!(key(&a, 0, 0, 0).translation.x, 1e-20);
+}
+
 #[test]
 fn sample_rate_is_detected_from_uniform_keys() {
     let mut d = Doc::default();

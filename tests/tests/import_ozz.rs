@@ -802,6 +802,22 @@ fn quaternion_encoding_round_trips_through_the_importer() {
 // The real ozz sample files
 // ---------------------------------------------------------------------------
 
+/// Rest rotation components below `TINY` (float noise; their products are
+/// subnormal, which x86 handles in microcode) import as zero; the others
+/// keep their values, and so do tiny translations.
+#[test]
+fn noise_rest_rotation_components_import_as_zero() {
+    let rest = Transform::from_translation_rotation(
+        Vec3::new(1e-20, 1.0, 0.0),
+        Quat::new(3e-21, -6e-39, 0.6, 0.8),
+    );
+    let (skel, _) =
+        skeleton_from_slice(&skeleton_archive(&[("root", -1, rest)]), Path::new("n.ozz")).unwrap();
+    let got = get_joint(skel.view().rest_pose(), 0).unwrap();
+    assert_eq!(got.rotation, Quat::new(0.0, 0.0, 0.6, 0.8));
+    assert_eq!(got.translation, Vec3::new(1e-20, 1.0, 0.0));
+}
+
 #[test]
 fn skeletons_have_the_documented_joints() {
     let Some(dir) = data_dir() else { return };

@@ -131,7 +131,8 @@ pub(crate) fn sqrt4(v: f32x4) -> f32x4 {
 /// assist of over a hundred cycles: CMU 13_10, whose BVH noise angles
 /// (3.9e-19 degrees) gave rotation components of 3e-21 and 6e-39, decoded
 /// 1.8x slower compressed. So the compressor stores every component below
-/// this as zero, and the BVH importer its rotations' ([`flush_tiny`]).
+/// this as zero, and the importers do the same to rotations, in clip keys
+/// and rest poses ([`flush_tiny`], [`Quat::flush_tiny`]).
 pub const TINY: f32 = 1.0 / (1u64 << 40) as f32;
 
 /// `v`, or zero when `|v| <` [`TINY`] (NaN and infinities unchanged).
@@ -201,15 +202,9 @@ impl Transform {
     #[must_use]
     pub fn flush_tiny(&self) -> Transform {
         let v = |v: Vec3| Vec3::new(flush_tiny(v.x), flush_tiny(v.y), flush_tiny(v.z));
-        let q = self.rotation;
         Transform {
             translation: v(self.translation),
-            rotation: Quat::new(
-                flush_tiny(q.x),
-                flush_tiny(q.y),
-                flush_tiny(q.z),
-                flush_tiny(q.w),
-            ),
+            rotation: self.rotation.flush_tiny(),
             scale: v(self.scale),
         }
     }

@@ -137,6 +137,15 @@ impl Quat {
         self.x.is_finite() && self.y.is_finite() && self.z.is_finite() && self.w.is_finite()
     }
 
+    /// This quaternion with every component below [`super::TINY`] in
+    /// magnitude set to zero ([`super::flush_tiny`]).
+    #[inline]
+    #[must_use]
+    pub fn flush_tiny(self) -> Quat {
+        use super::flush_tiny as f;
+        Quat::new(f(self.x), f(self.y), f(self.z), f(self.w))
+    }
+
     /// The components as `[x, y, z, w]`.
     #[inline]
     #[must_use]

@@ -942,6 +942,7 @@ impl Doc<'_> {
                     }
                 }
             }
+            rest.rotation = rest.rotation.flush_tiny();
             defs.push(JointDef {
                 name: &names[k],
                 parent,
@@ -1583,7 +1584,9 @@ impl Doc<'_> {
                     }
                 }
                 prev[j] = Some(q);
-                p.rotation = Quat::new(q[0], q[1], q[2], q[3]);
+                // Components below `TINY` (float noise) become zero: their
+                // products are subnormal, which x86 handles in microcode.
+                p.rotation = Quat::new(q[0], q[1], q[2], q[3]).flush_tiny();
                 keys[f * soa + j / 4].set(j % 4, p);
             }
         }

@@ -440,7 +440,8 @@ fn rest_transform(raw: &[u8], j: usize) -> Result<Transform, (usize, &'static st
     let q = |i: usize| (f64::from(v[i]) / len) as f32;
     Ok(Transform::new(
         Vec3::new(v[0], v[1], v[2]),
-        Quat::new(q(3), q(4), q(5), q(6)),
+        // Noise components below `TINY` become zero (see `flush_tiny`).
+        Quat::new(q(3), q(4), q(5), q(6)).flush_tiny(),
         Vec3::new(v[7], v[8], v[9]),
     ))
 }

@@ -33,6 +33,7 @@ mod error;
 pub mod ffi;
 pub mod fk;
 pub mod math;
+pub mod mesh;
 pub mod mix;
 pub mod procedural;
 pub mod skeleton;

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use sinew_core::skin::CheckedInfluences;
 use sinew_core::{Error, Mat4};
 
-use crate::assets::{OwnedClip, OwnedSkeleton};
+use crate::assets::{AlignedBytes, OwnedClip, OwnedSkeleton};
 
 pub mod bvh;
 pub mod gltf;
@@ -130,6 +130,32 @@ impl Mesh {
                 joint_count,
             )
         }
+    }
+
+    /// The mesh as a `SINEWMSH` container ([`sinew_core::mesh`]): what a
+    /// C program or firmware loads with `SkinnedMesh::from_bytes` to skin
+    /// it without an importer. Triangle indices, normals, tangents and the
+    /// second influence set are kept when the mesh has them.
+    ///
+    /// # Errors
+    /// Those of [`sinew_core::mesh::build`] (non-finite data, influences
+    /// that do not check against the inverse binds' joint count, an index
+    /// past the vertices).
+    pub fn to_container(&self) -> Result<AlignedBytes, Error> {
+        let parts = sinew_core::mesh::MeshParts {
+            positions: &self.positions,
+            normals: &self.normals,
+            tangents: &self.tangents,
+            joints: &self.joints,
+            weights: &self.weights,
+            joints1: &self.joints1,
+            weights1: &self.weights1,
+            indices: &self.indices,
+            inverse_binds: &self.inverse_bind,
+        };
+        let mut bytes = AlignedBytes::zeroed(sinew_core::mesh::required_size(&parts)?);
+        sinew_core::mesh::build(&parts, bytes.as_mut_slice())?;
+        Ok(bytes)
     }
 
     /// Most influences with a non-zero weight on one vertex.

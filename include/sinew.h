@@ -170,9 +170,6 @@ enum sinew_status
 typedef uint32_t sinew_status;
 #endif // __cplusplus
 
-// A displacement (in the facing frame at its start) and a change of yaw (radians).
-typedef struct RootMotion RootMotion;
-
 // Four joints of a local pose in SoA lanes: lane `k` of every row is
 // joint `4·b + k` of block `b`. 160 bytes, 16-byte aligned; the same
 // layout as the core's `SoaTransform`.
@@ -215,6 +212,53 @@ typedef struct sinew_skeleton {
   // Private: lets functions reject a handle that `_load` did not fill.
   uint64_t check;
 } sinew_skeleton;
+
+// A mesh to skin: `vertex_count` entries in every non-NULL array.
+typedef struct sinew_skin_mesh {
+  // Number of vertices.
+  size_t vertex_count;
+  // Bind-space positions, 3 floats per vertex.
+  const float *positions;
+  // NULL, or bind-space normals, 3 floats per vertex.
+  const float *normals;
+  // NULL, or tangents `(x, y, z, handedness)`, 4 floats per vertex.
+  const float *tangents;
+  // Four palette indices per vertex.
+  const uint16_t *joints;
+  // Four weights per vertex: finite, `>= 0`, summing to 1 within 1e-3
+  // (with `weights1`, the eight weights together).
+  const float *weights;
+  // NULL, or four more palette indices per vertex: influence slots 4-7
+  // (glTF's `JOINTS_1`), for eight influences. Set with `weights1`.
+  const uint16_t *joints1;
+  // NULL, or the weights of slots 4-7 (set with `joints1`).
+  const float *weights1;
+} sinew_skin_mesh;
+
+// A loaded skinned mesh: a caller-owned view of a validated mesh
+// container (`SINEWMSH`, written by `sinew convert`).
+//
+// Filled by `sinew_mesh_load`; the pointers point into the container's
+// bytes, which must outlive the handle and stay unchanged. `mesh` is
+// ready to hand to the skinning functions with a palette of
+// `joint_count` entries.
+typedef struct sinew_mesh {
+  // The container bytes.
+  const uint8_t *data;
+  // Their length in bytes.
+  size_t size;
+  // The vertex arrays (normals, tangents, `joints1` and `weights1` are
+  // NULL when the mesh has none).
+  struct sinew_skin_mesh mesh;
+  // Palette entries the influences index (the skeleton's joint count).
+  uint32_t joint_count;
+  // Number of triangle-list indices (a multiple of 3).
+  uint32_t index_count;
+  // `index_count` indices into the vertices.
+  const uint32_t *indices;
+  // `joint_count` inverse bind matrices.
+  const struct sinew_float4x4 *inverse_bind;
+} sinew_mesh;
 
 // One joint for `sinew_skeleton_build`.
 typedef struct sinew_joint_def {
@@ -329,28 +373,6 @@ typedef struct SINEW_ALIGNED(32) sinew_dqs_binds {
   float lanes[4][3][8];
 } sinew_dqs_binds;
 
-// A mesh to skin: `vertex_count` entries in every non-NULL array.
-typedef struct sinew_skin_mesh {
-  // Number of vertices.
-  size_t vertex_count;
-  // Bind-space positions, 3 floats per vertex.
-  const float *positions;
-  // NULL, or bind-space normals, 3 floats per vertex.
-  const float *normals;
-  // NULL, or tangents `(x, y, z, handedness)`, 4 floats per vertex.
-  const float *tangents;
-  // Four palette indices per vertex.
-  const uint16_t *joints;
-  // Four weights per vertex: finite, `>= 0`, summing to 1 within 1e-3
-  // (with `weights1`, the eight weights together).
-  const float *weights;
-  // NULL, or four more palette indices per vertex: influence slots 4-7
-  // (glTF's `JOINTS_1`), for eight influences. Set with `weights1`.
-  const uint16_t *joints1;
-  // NULL, or the weights of slots 4-7 (set with `joints1`).
-  const float *weights1;
-} sinew_skin_mesh;
-
 // Where skinned attributes go: `vertex_count` entries each; a NULL array
 // is not computed (positions are required).
 typedef struct sinew_skin_target {
@@ -420,6 +442,20 @@ size_t sinew_soa_count(size_t joint_count);
 sinew_status sinew_skeleton_load(const uint8_t *bytes,
                                  size_t len,
                                  struct sinew_skeleton *out);
+
+// Validates a mesh container (`SINEWMSH`, as `sinew convert` writes it)
+// of `len` bytes (16-byte aligned) and fills `*out` with pointers into
+// it: the vertex arrays as a `sinew_skin_mesh`, the triangle indices and
+// the inverse bind matrices. The bytes must outlive the handle and stay
+// unchanged; there is nothing to free.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_DATA (bad magic, truncated,
+// corrupt header or sections, NaN, influences naming joints past the
+// joint count or weights not summing to 1, an index past the vertices),
+// UNSUPPORTED_VERSION, UNSUPPORTED_PLATFORM (big-endian).
+sinew_status sinew_mesh_load(const uint8_t *bytes,
+                             size_t len,
+                             struct sinew_mesh *out);
 
 // Writes the bytes `sinew_skeleton_build` needs for these `count` joints.
 //

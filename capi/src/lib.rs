@@ -23,8 +23,8 @@ use sinew_core::ffi as imp;
 pub use sinew_core::ffi::{
     sinew_blend_layer, sinew_clip, sinew_compressed_clip, sinew_dqs_binds, sinew_dual_quat,
     sinew_float3x4, sinew_float4x4, sinew_inertial_block, sinew_joint_def, sinew_lbs_bind,
-    sinew_skeleton, sinew_skin_mesh, sinew_skin_target, sinew_soa_transform, sinew_status,
-    sinew_vertex_layout,
+    sinew_mesh, sinew_skeleton, sinew_skin_mesh, sinew_skin_target, sinew_soa_transform,
+    sinew_status, sinew_vertex_layout,
 };
 
 // The constants of the C API (cbindgen emits a crate's own constants, so
@@ -167,6 +167,25 @@ pub unsafe extern "C" fn sinew_skeleton_load(
     out: *mut sinew_skeleton,
 ) -> sinew_status {
     status(|| unsafe { imp::sinew_skeleton_load(bytes, len, out) })
+}
+
+/// Validates a mesh container (`SINEWMSH`, as `sinew convert` writes it)
+/// of `len` bytes (16-byte aligned) and fills `*out` with pointers into
+/// it: the vertex arrays as a `sinew_skin_mesh`, the triangle indices and
+/// the inverse bind matrices. The bytes must outlive the handle and stay
+/// unchanged; there is nothing to free.
+///
+/// Errors: NULL_PARAMETER, MISALIGNED, INVALID_DATA (bad magic, truncated,
+/// corrupt header or sections, NaN, influences naming joints past the
+/// joint count or weights not summing to 1, an index past the vertices),
+/// UNSUPPORTED_VERSION, UNSUPPORTED_PLATFORM (big-endian).
+#[no_mangle]
+pub unsafe extern "C" fn sinew_mesh_load(
+    bytes: *const u8,
+    len: usize,
+    out: *mut sinew_mesh,
+) -> sinew_status {
+    status(|| unsafe { imp::sinew_mesh_load(bytes, len, out) })
 }
 
 /// Writes the bytes `sinew_skeleton_build` needs for these `count` joints.

@@ -36,6 +36,7 @@ use crate::clip::{
 };
 use crate::compressed::{CompressedClip, Defaults};
 use crate::fk::{local_to_model, FkJob};
+use crate::mesh::SkinnedMesh;
 use crate::mix::{self, Decay, InertialBlock, MixInput, MixJob, MixMode, Ramp};
 use crate::procedural::{self, Gait};
 use crate::skeleton::{build_with, JointDef, Skeleton};
@@ -390,6 +391,33 @@ pub struct sinew_skeleton {
     pub inverse_bind: *const sinew_float4x4,
     /// Private: lets functions reject a handle that `_load` did not fill.
     pub check: u64,
+}
+
+/// A loaded skinned mesh: a caller-owned view of a validated mesh
+/// container (`SINEWMSH`, written by `sinew convert`).
+///
+/// Filled by `sinew_mesh_load`; the pointers point into the container's
+/// bytes, which must outlive the handle and stay unchanged. `mesh` is
+/// ready to hand to the skinning functions with a palette of
+/// `joint_count` entries.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct sinew_mesh {
+    /// The container bytes.
+    pub data: *const u8,
+    /// Their length in bytes.
+    pub size: usize,
+    /// The vertex arrays (normals, tangents, `joints1` and `weights1` are
+    /// NULL when the mesh has none).
+    pub mesh: sinew_skin_mesh,
+    /// Palette entries the influences index (the skeleton's joint count).
+    pub joint_count: u32,
+    /// Number of triangle-list indices (a multiple of 3).
+    pub index_count: u32,
+    /// `index_count` indices into the vertices.
+    pub indices: *const u32,
+    /// `joint_count` inverse bind matrices.
+    pub inverse_bind: *const sinew_float4x4,
 }
 
 /// A loaded raw clip: a caller-owned view of a validated clip container.
@@ -793,6 +821,58 @@ pub unsafe extern "C-unwind" fn sinew_skeleton_load(
             check: handle_check(data.as_ptr(), data.len(), joint_count, SKELETON_TAG),
         };
         // Safety: checked by `out_param`.
+        unsafe { write(out, handle) };
+        Ok(())
+    })())
+}
+
+/// Implements `sinew_mesh_load`.
+///
+/// # Safety
+/// `bytes` points to `len` readable bytes that outlive the handle;
+/// `out` is NULL or writable.
+pub unsafe extern "C-unwind" fn sinew_mesh_load(
+    bytes: *const u8,
+    len: usize,
+    out: *mut sinew_mesh,
+) -> sinew_status {
+    fn or_null<T>(s: &[T]) -> *const T {
+        if s.is_empty() {
+            ptr::null()
+        } else {
+            s.as_ptr()
+        }
+    }
+    finish((|| {
+        out_param(out)?;
+        // SAFETY: the caller guarantees `len` readable bytes at `bytes`.
+        let data = unsafe { container(bytes, len)? };
+        // Influence errors here are errors of the stored bytes.
+        let m = SkinnedMesh::from_bytes(data).map_err(|e| match sinew_status::from(e) {
+            sinew_status::InvalidInfluence | sinew_status::BadLength => sinew_status::InvalidData,
+            s => s,
+        })?;
+        let influences = m.influences();
+        let (joints1, weights1) = influences.second_set().unwrap_or((&[], &[]));
+        let handle = sinew_mesh {
+            data: data.as_ptr(),
+            size: data.len(),
+            mesh: sinew_skin_mesh {
+                vertex_count: m.vertex_count(),
+                positions: m.positions().as_ptr().cast(),
+                normals: or_null(m.normals()).cast(),
+                tangents: or_null(m.tangents()).cast(),
+                joints: influences.joints().as_ptr().cast(),
+                weights: influences.weights().as_ptr().cast(),
+                joints1: or_null(joints1).cast(),
+                weights1: or_null(weights1).cast(),
+            },
+            joint_count: m.joint_count() as u32,
+            index_count: m.indices().len() as u32,
+            indices: or_null(m.indices()),
+            inverse_bind: m.inverse_binds().as_ptr().cast(),
+        };
+        // SAFETY: `out_param` checked that `out` is non-NULL and aligned.
         unsafe { write(out, handle) };
         Ok(())
     })())

@@ -679,6 +679,67 @@ static void compressed(const char *path) {
         SINEW_STATUS_OVERLAPPING_BUFFERS);
 }
 
+/* A mesh container (the mesh of make_mesh() with the humanoid's inverse
+ * binds, written by the Rust test with sinew_core::mesh): load it, skin it
+ * with the frame's LBS palette exactly as the arrays it came from, print
+ * its counts; then its bad input. */
+static alignas(16) uint8_t mesh_bytes[1 << 16];
+static void mesh_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) exit(1);
+  size_t len = fread(mesh_bytes, 1, sizeof mesh_bytes, f);
+  fclose(f);
+  sinew_mesh m, untouched;
+  memset(&untouched, 0x5a, sizeof untouched);
+  m = untouched;
+  CHECK(sinew_mesh_load(mesh_bytes, len, &m), SINEW_STATUS_OK);
+  printf("mesh_vertices %zu\nmesh_indices %u\nmesh_joints %u\n", m.mesh.vertex_count,
+         m.index_count, m.joint_count);
+  printf("mesh_position_sum %.17g\n", sum_floats(m.mesh.positions, 3 * m.mesh.vertex_count));
+  if (m.mesh.tangents != NULL || m.mesh.joints1 != NULL || m.mesh.normals == NULL ||
+      m.mesh.vertex_count != VERTICES) {
+    fprintf(stderr, "mesh handle: wrong optional arrays or vertex count\n");
+    exit(1);
+  }
+  make_mesh(); /* the bad-input tests edit the arrays */
+  static float from_file[VERTICES][3], from_arrays[VERTICES][3];
+  sinew_skin_target a = {&from_file[0][0], NULL, NULL}, b = {&from_arrays[0][0], NULL, NULL};
+  sinew_skin_mesh arrays = {VERTICES, &positions[0][0], &normals[0][0], NULL,
+                            &joints[0][0], &weights[0][0], NULL, NULL};
+  CHECK(sinew_skin_lbs(lbs, m.joint_count, &m.mesh, &a), SINEW_STATUS_OK);
+  CHECK(sinew_skin_lbs(lbs, SINEW_HUMANOID_JOINT_COUNT, &arrays, &b), SINEW_STATUS_OK);
+  if (memcmp(from_file, from_arrays, sizeof from_file) != 0) {
+    fprintf(stderr, "the loaded mesh skins differently from its arrays\n");
+    exit(1);
+  }
+
+  /* Bad input: the out-parameter is left alone on every failure. */
+  sinew_mesh bad = untouched;
+  CHECK(sinew_mesh_load(NULL, len, &bad), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_mesh_load(mesh_bytes, len, NULL), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_mesh_load(mesh_bytes, 40, &bad), SINEW_STATUS_INVALID_DATA);
+  CHECK(sinew_mesh_load(mesh_bytes, len - 16, &bad), SINEW_STATUS_INVALID_DATA);
+  memcpy(scratch + 4, mesh_bytes, len);
+  CHECK(sinew_mesh_load(scratch + 4, len, &bad), SINEW_STATUS_MISALIGNED);
+  CHECK(sinew_mesh_load(skeleton_bytes, sizeof skeleton_bytes, &bad), SINEW_STATUS_INVALID_DATA);
+  memcpy(scratch, mesh_bytes, len);
+  scratch[8] ^= 0x01; /* the version */
+  CHECK(sinew_mesh_load(scratch, len, &bad), SINEW_STATUS_UNSUPPORTED_VERSION);
+  /* An influence naming joint 70 of 70, and an index past the vertices. */
+  memcpy(scratch, mesh_bytes, len);
+  size_t joints_at = (size_t)((const uint8_t *)m.mesh.joints - mesh_bytes);
+  scratch[joints_at] = SINEW_HUMANOID_JOINT_COUNT;
+  CHECK(sinew_mesh_load(scratch, len, &bad), SINEW_STATUS_INVALID_DATA);
+  memcpy(scratch, mesh_bytes, len);
+  size_t indices_at = (size_t)((const uint8_t *)m.indices - mesh_bytes);
+  scratch[indices_at] = VERTICES;
+  CHECK(sinew_mesh_load(scratch, len, &bad), SINEW_STATUS_INVALID_DATA);
+  if (memcmp(&bad, &untouched, sizeof bad) != 0) {
+    fprintf(stderr, "a failed sinew_mesh_load wrote its out-parameter\n");
+    exit(1);
+  }
+}
+
 int main(int argc, char **argv) {
   printf("version %s\n", sinew_version());
   if (sinew_version_number() != SINEW_VERSION_NUMBER ||
@@ -692,6 +753,7 @@ int main(int argc, char **argv) {
   build();
   bad_input();
   if (argc > 1) compressed(argv[1]);
+  if (argc > 2) mesh_file(argv[2]);
   printf("checks %u\n", checks);
   return 0;
 }

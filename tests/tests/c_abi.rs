@@ -291,10 +291,12 @@ fn c_program_runs_a_frame_and_checks_every_status() {
     let exe = target_dir().join("c-abi-test");
     compile(&root().join("tests/c/abi_test.c"), &lib, &exe);
     let (path, compressed) = compressed_walk();
-    let stdout = run(&exe, &[&path]);
+    let (mesh_path, mesh) = mesh_container();
+    let stdout = run(&exe, &[&path, &mesh_path]);
     let printed: HashMap<&str, &str> = stdout.lines().filter_map(|l| l.split_once(' ')).collect();
     let mut expected = expected();
     expected.extend(compressed);
+    expected.extend(mesh);
     for (key, want) in &expected {
         let text = printed
             .get(key)
@@ -331,6 +333,41 @@ fn readme_c_example_compiles_and_runs() {
         out.starts_with("left hand at ("),
         "unexpected output: {out}"
     );
+}
+
+/// The mesh of `mesh()` with the humanoid's inverse binds and eight
+/// triangles, as a mesh container for the C program, and what it must
+/// report about it.
+fn mesh_container() -> (PathBuf, [(&'static str, f64); 4]) {
+    #[repr(C, align(16))]
+    struct Bytes([u8; procedural::HUMANOID_SKELETON_BYTES]);
+    let mut bytes = Bytes([0; procedural::HUMANOID_SKELETON_BYTES]);
+    procedural::write_humanoid_skeleton(&mut bytes.0).unwrap();
+    let skel = Skeleton::from_bytes(&bytes.0).unwrap();
+    let (p, n, j, w) = mesh();
+    let indices: Vec<u32> = (0..p.len() as u32).collect();
+    let parts = sinew_core::mesh::MeshParts {
+        positions: &p,
+        normals: &n,
+        joints: &j,
+        weights: &w,
+        indices: &indices,
+        inverse_binds: skel.inverse_bind(),
+        ..Default::default()
+    };
+    let mut out = sinew_std::AlignedBytes::zeroed(sinew_core::mesh::required_size(&parts).unwrap());
+    sinew_core::mesh::build(&parts, out.as_mut_slice()).unwrap();
+    let path = target_dir().join("c-abi-mesh.sinewmsh");
+    std::fs::write(&path, out.as_slice()).expect("write the mesh container");
+    (
+        path,
+        [
+            ("mesh_vertices", p.len() as f64),
+            ("mesh_indices", indices.len() as f64),
+            ("mesh_joints", skel.joint_count() as f64),
+            ("mesh_position_sum", sum(p.as_flattened())),
+        ],
+    )
 }
 
 /// The humanoid's walk compressed with the default options, written for the

@@ -12,6 +12,7 @@ pub mod blend_space;
 pub mod compress;
 pub mod crowd;
 pub mod demo;
+pub mod export;
 pub mod import;
 pub mod render;
 pub mod synthetic;

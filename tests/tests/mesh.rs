@@ -411,3 +411,26 @@ fn real_glb_meshes_round_trip() {
     assert!(meshes > 0, "no skinned mesh under {}", dir.display());
     println!("{meshes} meshes from {} files round-tripped", files.len());
 }
+
+#[test]
+fn an_asset_writes_containers_that_load_without_the_importer() {
+    let Some(dir) = support::shared_data("gltf") else {
+        return;
+    };
+    let path = dir.join("khronos-gltf-samples/Fox.glb");
+    let asset = load(&path, &GltfOptions::default()).unwrap();
+    let out = std::env::temp_dir().join(format!("sinew-export-{}", std::process::id()));
+    let paths = sinew_std::export::write_containers(&asset, &out, "Fox").unwrap();
+    assert_eq!(paths.len(), 1 + asset.meshes.len());
+    assert!(paths[0].ends_with("Fox.sinewskl"));
+    let skeleton = AlignedBytes::copy_from(&std::fs::read(&paths[0]).unwrap());
+    let skeleton = sinew_core::Skeleton::from_bytes(skeleton.as_slice()).unwrap();
+    assert_eq!(skeleton.joint_count(), asset.skeleton.joint_count());
+    for (mesh, path) in asset.meshes.iter().zip(&paths[1..]) {
+        let bytes = AlignedBytes::copy_from(&std::fs::read(path).unwrap());
+        let view = SkinnedMesh::from_bytes(bytes.as_slice()).unwrap();
+        assert_eq!(view.positions(), &mesh.positions[..]);
+        assert_eq!(view.joint_count(), skeleton.joint_count());
+    }
+    std::fs::remove_dir_all(&out).unwrap();
+}

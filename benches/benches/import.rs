@@ -50,7 +50,7 @@ fn bench_bvh(c: &mut Criterion) {
     let opts = BvhOptions::default();
     // Fail loudly before timing if any clip does not import.
     for (path, text) in &clips {
-        if let Err(e) = bvh::parse(text, path, &opts) {
+        if let Err(e) = bvh::from_slice(text.as_bytes(), path, &opts) {
             panic!("{e}");
         }
     }
@@ -59,7 +59,7 @@ fn bench_bvh(c: &mut Criterion) {
     group.bench_function(format!("cmu-{}", clips.len()), |b| {
         b.iter(|| {
             for (path, text) in &clips {
-                let asset = bvh::parse(black_box(text), path, &opts);
+                let asset = bvh::from_slice(black_box(text.as_bytes()), path, &opts);
                 black_box(asset.is_ok());
             }
         })

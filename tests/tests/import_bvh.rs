@@ -41,7 +41,7 @@ fn bvh_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 fn import(text: &str, opts: &BvhOptions) -> Result<Asset, ImportError> {
-    bvh::parse(text, Path::new("test.bvh"), opts)
+    bvh::from_slice(text.as_bytes(), Path::new("test.bvh"), opts)
 }
 
 fn import_ok(text: &str, opts: &BvhOptions) -> Asset {

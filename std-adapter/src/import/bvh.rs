@@ -92,20 +92,31 @@ impl Default for BvhOptions {
 /// all the rest pose, so nothing in the file bounds their memory).
 const MAX_FRAMES_WITHOUT_CHANNELS: usize = 1 << 16;
 
-/// Reads and imports a BVH file.
-///
-/// Invalid UTF-8 is replaced (U+FFFD) with a warning; it can only matter in
-/// joint names, since anything else must be ASCII.
+/// Reads and imports a BVH file ([`from_slice`] over its bytes).
 ///
 /// # Errors
-/// The file cannot be read ([`Location::File`]), or as [`parse`].
+/// The file cannot be read ([`Location::File`]), or as [`from_slice`].
 pub fn load(path: &Path, opts: &BvhOptions) -> Result<Asset, ImportError> {
-    let bytes = read_file(path)?;
-    match std::str::from_utf8(&bytes) {
-        Ok(text) => parse(text, path, opts),
+    from_slice(&read_file(path)?, path, opts)
+}
+
+/// Imports BVH text held in memory; `name` is the file it came from
+/// (errors name it, the clip is named after its stem). The same name as
+/// the glTF and ozz importers' in-memory entry points.
+///
+/// Invalid UTF-8 is replaced (U+FFFD) with a warning; it can only matter in
+/// joint names, since anything else must be ASCII. See the
+/// [module docs](self) for what is read and the conventions of the result.
+///
+/// # Errors
+/// [`Location::File`] for an invalid `opts.scale` or a failure of the
+/// skeleton/clip builders; [`Location::Line`] for everything wrong in the text.
+pub fn from_slice(bytes: &[u8], name: &Path, opts: &BvhOptions) -> Result<Asset, ImportError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse(text, name, opts),
         Err(_) => {
-            let text = String::from_utf8_lossy(&bytes);
-            let mut asset = parse(&text, path, opts)?;
+            let text = String::from_utf8_lossy(bytes);
+            let mut asset = parse(&text, name, opts)?;
             asset
                 .warnings
                 .push("the file is not valid UTF-8; invalid bytes were replaced".to_owned());
@@ -114,15 +125,8 @@ pub fn load(path: &Path, opts: &BvhOptions) -> Result<Asset, ImportError> {
     }
 }
 
-/// Imports BVH text; `name` is the file it came from (errors name it, the
-/// clip is named after its stem).
-///
-/// See the [module docs](self) for what is read and the conventions of the result.
-///
-/// # Errors
-/// [`Location::File`] for an invalid `opts.scale` or a failure of the
-/// skeleton/clip builders; [`Location::Line`] for everything wrong in the text.
-pub fn parse(text: &str, name: &Path, opts: &BvhOptions) -> Result<Asset, ImportError> {
+/// Imports BVH text (the work of [`from_slice`] once the bytes are text).
+fn parse(text: &str, name: &Path, opts: &BvhOptions) -> Result<Asset, ImportError> {
     let scale = opts.scale;
     if !(scale.is_finite() && scale > 0.0) {
         return Err(ImportError::new(

@@ -12,6 +12,7 @@
 //! header's comments); the conventions shared by all of them are in the
 //! header's preamble (`cbindgen.toml`).
 #![deny(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 // The exports are `unsafe extern "C"` by nature; each body is one guarded
 // call of the core implementation with the same contract.
 #![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
@@ -166,6 +167,8 @@ pub unsafe extern "C" fn sinew_skeleton_load(
     len: usize,
     out: *mut sinew_skeleton,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_skeleton_load(bytes, len, out) })
 }
 
@@ -179,6 +182,8 @@ pub unsafe extern "C" fn sinew_skeleton_build_size(
     count: usize,
     size: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_skeleton_build_size(joints, count, size) })
 }
 
@@ -205,6 +210,8 @@ pub unsafe extern "C" fn sinew_skeleton_build(
     remap_len: usize,
     written: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skeleton_build(joints, count, out, out_len, remap, remap_len, written)
     })
@@ -222,6 +229,8 @@ pub unsafe extern "C" fn sinew_skeleton_find_joint(
     name_len: usize,
     joint: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_skeleton_find_joint(skeleton, name, name_len, joint) })
 }
 
@@ -236,6 +245,8 @@ pub unsafe extern "C" fn sinew_skeleton_joint_name(
     name: *mut *const c_char,
     name_len: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_skeleton_joint_name(skeleton, joint, name, name_len) })
 }
 
@@ -256,6 +267,8 @@ pub unsafe extern "C" fn sinew_skeleton_local_to_model(
     out: *mut sinew_float4x4,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skeleton_local_to_model(skeleton, local, local_len, root, out, out_len)
     })
@@ -278,6 +291,8 @@ pub unsafe extern "C" fn sinew_skeleton_local_to_model_range(
     out: *mut sinew_float4x4,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skeleton_local_to_model_range(
             skeleton, local, local_len, root, first, end, out, out_len,
@@ -297,6 +312,8 @@ pub unsafe extern "C" fn sinew_clip_load(
     len: usize,
     out: *mut sinew_clip,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_clip_load(bytes, len, out) })
 }
 
@@ -311,6 +328,8 @@ pub unsafe extern "C" fn sinew_clip_container_size(
     name_len: usize,
     size: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_clip_container_size(soa_count, frame_count, name_len, size) })
 }
 
@@ -336,6 +355,8 @@ pub unsafe extern "C" fn sinew_clip_write(
     out_len: usize,
     written: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_clip_write(
             keys,
@@ -368,6 +389,8 @@ pub unsafe extern "C" fn sinew_clip_sample(
     out: *mut sinew_soa_transform,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_clip_sample(clip, time, mode, out, out_len) })
 }
 
@@ -384,6 +407,8 @@ pub unsafe extern "C" fn sinew_compressed_clip_load(
     len: usize,
     out: *mut sinew_compressed_clip,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_compressed_clip_load(bytes, len, out) })
 }
 
@@ -408,6 +433,8 @@ pub unsafe extern "C" fn sinew_compressed_clip_sample(
     out: *mut sinew_soa_transform,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_compressed_clip_sample(clip, time, mode, rest, rest_len, out, out_len)
     })
@@ -424,6 +451,8 @@ pub unsafe extern "C" fn sinew_humanoid_skeleton_write(
     out_len: usize,
     written: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_humanoid_skeleton_write(out, out_len, written) })
 }
 
@@ -438,6 +467,8 @@ pub unsafe extern "C" fn sinew_humanoid_clip_size(
     sample_rate: f32,
     size: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_humanoid_clip_size(skeleton, gait, sample_rate, size) })
 }
 
@@ -457,6 +488,8 @@ pub unsafe extern "C" fn sinew_humanoid_clip_write(
     out_len: usize,
     written: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_humanoid_clip_write(skeleton, gait, sample_rate, out, out_len, written)
     })
@@ -483,6 +516,8 @@ pub unsafe extern "C" fn sinew_pose_blend(
     out: *mut sinew_soa_transform,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_pose_blend(
             layers,
@@ -511,6 +546,8 @@ pub unsafe extern "C" fn sinew_skin_lbs_palette(
     out: *mut sinew_float3x4,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_lbs_palette(
             models,
@@ -537,6 +574,8 @@ pub unsafe extern "C" fn sinew_skin_dqs_palette(
     out: *mut sinew_dual_quat,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_dqs_palette(
             models,
@@ -562,6 +601,8 @@ pub unsafe extern "C" fn sinew_skin_lbs_binds_prepare(
     out: *mut sinew_lbs_bind,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_lbs_binds_prepare(inverse_bind, inverse_bind_count, out, out_len)
     })
@@ -569,7 +610,8 @@ pub unsafe extern "C" fn sinew_skin_lbs_binds_prepare(
 
 /// `sinew_skin_lbs_palette` with the inverse binds prepared by
 /// `sinew_skin_lbs_binds_prepare`: the same palette within the rounding of
-/// fused multiply-adds, in about 0.7x the time on AVX2 CPUs. All three
+/// fused multiply-adds, with less work per joint (the binds are already in
+/// the kernel's layout). All three
 /// arrays have `model_count` entries.
 ///
 /// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH, OVERLAPPING_BUFFERS.
@@ -582,6 +624,8 @@ pub unsafe extern "C" fn sinew_skin_lbs_palette_prepared(
     out: *mut sinew_float3x4,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_lbs_palette_prepared(models, model_count, binds, bind_count, out, out_len)
     })
@@ -608,6 +652,8 @@ pub unsafe extern "C" fn sinew_skin_dqs_binds_prepare(
     out: *mut sinew_dqs_binds,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_dqs_binds_prepare(inverse_bind, inverse_bind_count, out, out_len)
     })
@@ -628,6 +674,8 @@ pub unsafe extern "C" fn sinew_skin_dqs_palette_prepared(
     out: *mut sinew_dual_quat,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_dqs_palette_prepared(models, model_count, binds, binds_len, out, out_len)
     })
@@ -650,6 +698,8 @@ pub unsafe extern "C" fn sinew_skin_lbs(
     mesh: *const sinew_skin_mesh,
     target: *const sinew_skin_target,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_skin_lbs(palette, palette_len, mesh, target) })
 }
 
@@ -665,6 +715,8 @@ pub unsafe extern "C" fn sinew_skin_dqs(
     mesh: *const sinew_skin_mesh,
     target: *const sinew_skin_target,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_skin_dqs(palette, palette_len, mesh, target) })
 }
 
@@ -683,6 +735,8 @@ pub unsafe extern "C" fn sinew_skin_mixed(
     mesh: *const sinew_skin_mesh,
     target: *const sinew_skin_target,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_skin_mixed(lbs, dqs, palette_len, mix, mix_len, mesh, target) })
 }
 
@@ -712,6 +766,8 @@ pub unsafe extern "C" fn sinew_skin_lbs_strided(
     dst_len: usize,
     dst_layout: *const sinew_vertex_layout,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_lbs_strided(
             palette,
@@ -753,6 +809,8 @@ pub unsafe extern "C" fn sinew_skin_lbs_strided8(
     dst_len: usize,
     dst_layout: *const sinew_vertex_layout,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_lbs_strided8(
             palette,
@@ -790,6 +848,8 @@ pub unsafe extern "C" fn sinew_skin_dqs_strided(
     dst_len: usize,
     dst_layout: *const sinew_vertex_layout,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_dqs_strided(
             palette,
@@ -827,6 +887,8 @@ pub unsafe extern "C" fn sinew_skin_dqs_strided8(
     dst_len: usize,
     dst_layout: *const sinew_vertex_layout,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_dqs_strided8(
             palette,
@@ -858,6 +920,8 @@ pub unsafe extern "C" fn sinew_skin_check_influences(
     vertex_count: usize,
     joint_count: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_check_influences(joints, weights, vertex_count, joint_count)
     })
@@ -878,6 +942,8 @@ pub unsafe extern "C" fn sinew_skin_check_influences8(
     vertex_count: usize,
     joint_count: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_check_influences8(
             joints,
@@ -916,6 +982,8 @@ pub unsafe extern "C" fn sinew_pose_mix(
     out: *mut sinew_soa_transform,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_pose_mix(
             units, unit_count, fatigue, idle, rest, rest_len, mode, out, out_len,
@@ -938,6 +1006,8 @@ pub unsafe extern "C" fn sinew_mix_ramp_weight(
     length: usize,
     weight: *mut f32,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_mix_ramp_weight(ramp, ramp_frames, frame, length, weight) })
 }
 
@@ -955,6 +1025,8 @@ pub unsafe extern "C" fn sinew_pose_crossfade(
     out: *mut sinew_soa_transform,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_pose_crossfade(from, to, len, alpha, out, out_len) })
 }
 
@@ -980,6 +1052,8 @@ pub unsafe extern "C" fn sinew_inertialize_start(
     duration: f32,
     longest: *mut f32,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_inertialize_start(
             state, old, old_prev, new, new_prev, pose_len, dt, duration, longest,
@@ -1004,6 +1078,8 @@ pub unsafe extern "C" fn sinew_inertialize_apply(
     pose: *mut sinew_soa_transform,
     pose_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_inertialize_apply(state, time, decay, half_life, pose, pose_len)
     })

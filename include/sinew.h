@@ -706,7 +706,8 @@ sinew_status sinew_skin_lbs_binds_prepare(const struct sinew_float4x4 *inverse_b
 
 // `sinew_skin_lbs_palette` with the inverse binds prepared by
 // `sinew_skin_lbs_binds_prepare`: the same palette within the rounding of
-// fused multiply-adds, in about 0.7x the time on AVX2 CPUs. All three
+// fused multiply-adds, with less work per joint (the binds are already in
+// the kernel's layout). All three
 // arrays have `model_count` entries.
 //
 // Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH, OVERLAPPING_BUFFERS.

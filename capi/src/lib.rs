@@ -12,6 +12,7 @@
 //! header's comments); the conventions shared by all of them are in the
 //! header's preamble (`cbindgen.toml`).
 #![deny(missing_docs)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 // The exports are `unsafe extern "C"` by nature; each body is one guarded
 // call of the core implementation with the same contract.
 #![allow(clippy::missing_safety_doc, clippy::too_many_arguments)]
@@ -166,6 +167,8 @@ pub unsafe extern "C" fn sinew_skeleton_load(
     len: usize,
     out: *mut sinew_skeleton,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_skeleton_load(bytes, len, out) })
 }
 
@@ -185,6 +188,8 @@ pub unsafe extern "C" fn sinew_mesh_load(
     len: usize,
     out: *mut sinew_mesh,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_mesh_load(bytes, len, out) })
 }
 
@@ -198,6 +203,8 @@ pub unsafe extern "C" fn sinew_skeleton_build_size(
     count: usize,
     size: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_skeleton_build_size(joints, count, size) })
 }
 
@@ -224,6 +231,8 @@ pub unsafe extern "C" fn sinew_skeleton_build(
     remap_len: usize,
     written: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skeleton_build(joints, count, out, out_len, remap, remap_len, written)
     })
@@ -241,6 +250,8 @@ pub unsafe extern "C" fn sinew_skeleton_find_joint(
     name_len: usize,
     joint: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_skeleton_find_joint(skeleton, name, name_len, joint) })
 }
 
@@ -255,6 +266,8 @@ pub unsafe extern "C" fn sinew_skeleton_joint_name(
     name: *mut *const c_char,
     name_len: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_skeleton_joint_name(skeleton, joint, name, name_len) })
 }
 
@@ -275,6 +288,8 @@ pub unsafe extern "C" fn sinew_skeleton_local_to_model(
     out: *mut sinew_float4x4,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skeleton_local_to_model(skeleton, local, local_len, root, out, out_len)
     })
@@ -297,6 +312,8 @@ pub unsafe extern "C" fn sinew_skeleton_local_to_model_range(
     out: *mut sinew_float4x4,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skeleton_local_to_model_range(
             skeleton, local, local_len, root, first, end, out, out_len,
@@ -316,6 +333,8 @@ pub unsafe extern "C" fn sinew_clip_load(
     len: usize,
     out: *mut sinew_clip,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_clip_load(bytes, len, out) })
 }
 
@@ -330,6 +349,8 @@ pub unsafe extern "C" fn sinew_clip_container_size(
     name_len: usize,
     size: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_clip_container_size(soa_count, frame_count, name_len, size) })
 }
 
@@ -355,6 +376,8 @@ pub unsafe extern "C" fn sinew_clip_write(
     out_len: usize,
     written: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_clip_write(
             keys,
@@ -387,6 +410,8 @@ pub unsafe extern "C" fn sinew_clip_sample(
     out: *mut sinew_soa_transform,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_clip_sample(clip, time, mode, out, out_len) })
 }
 
@@ -403,6 +428,8 @@ pub unsafe extern "C" fn sinew_compressed_clip_load(
     len: usize,
     out: *mut sinew_compressed_clip,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_compressed_clip_load(bytes, len, out) })
 }
 
@@ -427,6 +454,8 @@ pub unsafe extern "C" fn sinew_compressed_clip_sample(
     out: *mut sinew_soa_transform,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_compressed_clip_sample(clip, time, mode, rest, rest_len, out, out_len)
     })
@@ -443,6 +472,8 @@ pub unsafe extern "C" fn sinew_humanoid_skeleton_write(
     out_len: usize,
     written: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_humanoid_skeleton_write(out, out_len, written) })
 }
 
@@ -457,6 +488,8 @@ pub unsafe extern "C" fn sinew_humanoid_clip_size(
     sample_rate: f32,
     size: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_humanoid_clip_size(skeleton, gait, sample_rate, size) })
 }
 
@@ -476,6 +509,8 @@ pub unsafe extern "C" fn sinew_humanoid_clip_write(
     out_len: usize,
     written: *mut usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_humanoid_clip_write(skeleton, gait, sample_rate, out, out_len, written)
     })
@@ -502,6 +537,8 @@ pub unsafe extern "C" fn sinew_pose_blend(
     out: *mut sinew_soa_transform,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_pose_blend(
             layers,
@@ -530,6 +567,8 @@ pub unsafe extern "C" fn sinew_skin_lbs_palette(
     out: *mut sinew_float3x4,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_lbs_palette(
             models,
@@ -556,6 +595,8 @@ pub unsafe extern "C" fn sinew_skin_dqs_palette(
     out: *mut sinew_dual_quat,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_dqs_palette(
             models,
@@ -581,6 +622,8 @@ pub unsafe extern "C" fn sinew_skin_lbs_binds_prepare(
     out: *mut sinew_lbs_bind,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_lbs_binds_prepare(inverse_bind, inverse_bind_count, out, out_len)
     })
@@ -588,7 +631,8 @@ pub unsafe extern "C" fn sinew_skin_lbs_binds_prepare(
 
 /// `sinew_skin_lbs_palette` with the inverse binds prepared by
 /// `sinew_skin_lbs_binds_prepare`: the same palette within the rounding of
-/// fused multiply-adds, in about 0.7x the time on AVX2 CPUs. All three
+/// fused multiply-adds, with less work per joint (the binds are already in
+/// the kernel's layout). All three
 /// arrays have `model_count` entries.
 ///
 /// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH, OVERLAPPING_BUFFERS.
@@ -601,6 +645,8 @@ pub unsafe extern "C" fn sinew_skin_lbs_palette_prepared(
     out: *mut sinew_float3x4,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_lbs_palette_prepared(models, model_count, binds, bind_count, out, out_len)
     })
@@ -627,6 +673,8 @@ pub unsafe extern "C" fn sinew_skin_dqs_binds_prepare(
     out: *mut sinew_dqs_binds,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_dqs_binds_prepare(inverse_bind, inverse_bind_count, out, out_len)
     })
@@ -647,6 +695,8 @@ pub unsafe extern "C" fn sinew_skin_dqs_palette_prepared(
     out: *mut sinew_dual_quat,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_dqs_palette_prepared(models, model_count, binds, binds_len, out, out_len)
     })
@@ -669,6 +719,8 @@ pub unsafe extern "C" fn sinew_skin_lbs(
     mesh: *const sinew_skin_mesh,
     target: *const sinew_skin_target,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_skin_lbs(palette, palette_len, mesh, target) })
 }
 
@@ -684,6 +736,8 @@ pub unsafe extern "C" fn sinew_skin_dqs(
     mesh: *const sinew_skin_mesh,
     target: *const sinew_skin_target,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_skin_dqs(palette, palette_len, mesh, target) })
 }
 
@@ -702,6 +756,8 @@ pub unsafe extern "C" fn sinew_skin_mixed(
     mesh: *const sinew_skin_mesh,
     target: *const sinew_skin_target,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_skin_mixed(lbs, dqs, palette_len, mix, mix_len, mesh, target) })
 }
 
@@ -731,6 +787,8 @@ pub unsafe extern "C" fn sinew_skin_lbs_strided(
     dst_len: usize,
     dst_layout: *const sinew_vertex_layout,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_lbs_strided(
             palette,
@@ -772,6 +830,8 @@ pub unsafe extern "C" fn sinew_skin_lbs_strided8(
     dst_len: usize,
     dst_layout: *const sinew_vertex_layout,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_lbs_strided8(
             palette,
@@ -809,6 +869,8 @@ pub unsafe extern "C" fn sinew_skin_dqs_strided(
     dst_len: usize,
     dst_layout: *const sinew_vertex_layout,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_dqs_strided(
             palette,
@@ -846,6 +908,8 @@ pub unsafe extern "C" fn sinew_skin_dqs_strided8(
     dst_len: usize,
     dst_layout: *const sinew_vertex_layout,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_dqs_strided8(
             palette,
@@ -877,6 +941,8 @@ pub unsafe extern "C" fn sinew_skin_check_influences(
     vertex_count: usize,
     joint_count: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_check_influences(joints, weights, vertex_count, joint_count)
     })
@@ -897,6 +963,8 @@ pub unsafe extern "C" fn sinew_skin_check_influences8(
     vertex_count: usize,
     joint_count: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_skin_check_influences8(
             joints,
@@ -935,6 +1003,8 @@ pub unsafe extern "C" fn sinew_pose_mix(
     out: *mut sinew_soa_transform,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_pose_mix(
             units, unit_count, fatigue, idle, rest, rest_len, mode, out, out_len,
@@ -957,6 +1027,8 @@ pub unsafe extern "C" fn sinew_mix_ramp_weight(
     length: usize,
     weight: *mut f32,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_mix_ramp_weight(ramp, ramp_frames, frame, length, weight) })
 }
 
@@ -974,6 +1046,8 @@ pub unsafe extern "C" fn sinew_pose_crossfade(
     out: *mut sinew_soa_transform,
     out_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe { imp::sinew_pose_crossfade(from, to, len, alpha, out, out_len) })
 }
 
@@ -999,6 +1073,8 @@ pub unsafe extern "C" fn sinew_inertialize_start(
     duration: f32,
     longest: *mut f32,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_inertialize_start(
             state, old, old_prev, new, new_prev, pose_len, dt, duration, longest,
@@ -1023,6 +1099,8 @@ pub unsafe extern "C" fn sinew_inertialize_apply(
     pose: *mut sinew_soa_transform,
     pose_len: usize,
 ) -> sinew_status {
+    // SAFETY: the caller upholds this export's `# Safety` contract, which is the core
+    // function's of the same name, passed on unchanged.
     status(|| unsafe {
         imp::sinew_inertialize_apply(state, time, decay, half_life, pose, pose_len)
     })

@@ -4,6 +4,7 @@
 //! they call [`avx2_fma`] before entering them. The LBS vertex kernel also
 //! has an AVX-512 path, behind [`avx512`].
 #![allow(unsafe_code)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 use core::arch::x86_64::{__cpuid, __cpuid_count, _xgetbv};
 use core::sync::atomic::{AtomicU8, Ordering};

@@ -25,6 +25,7 @@
 //! Enumerations passed *into* functions are `uint32_t` (an out-of-range
 //! value is `SINEW_STATUS_INVALID_ARGUMENT`, never undefined behaviour).
 #![allow(non_camel_case_types, unsafe_code)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 use core::ffi::c_char;
 use core::mem::{align_of, size_of};
@@ -566,7 +567,7 @@ unsafe fn slice<'a, T>(ptr: *const T, len: usize) -> Result<&'a [T], sinew_statu
         return Ok(&[]);
     }
     check_ptr(ptr, len)?;
-    // Safety: non-null, aligned, size fits isize (checked above); validity
+    // SAFETY: non-NULL, aligned and `len * size_of::<T>()` within `isize` (checked above); validity
     // and lifetime are the caller's contract.
     Ok(unsafe { core::slice::from_raw_parts(ptr, len) })
 }
@@ -582,7 +583,7 @@ unsafe fn slice_mut<'a, T>(ptr: *mut T, len: usize) -> Result<&'a mut [T], sinew
         return Ok(&mut []);
     }
     check_ptr(ptr, len)?;
-    // Safety: as in `slice`, plus exclusive access by contract.
+    // SAFETY: as in `slice`; the contract also gives this call exclusive access to the range.
     Ok(unsafe { core::slice::from_raw_parts_mut(ptr, len) })
 }
 
@@ -605,7 +606,7 @@ fn check_ptr<T>(ptr: *const T, len: usize) -> Status {
 /// A non-NULL `ptr` must point to an initialised `T`.
 unsafe fn read<T: Copy>(ptr: *const T) -> Result<T, sinew_status> {
     check_ptr(ptr, 1)?;
-    // Safety: non-null and aligned (checked); initialised by contract.
+    // SAFETY: non-NULL and aligned (checked above); the contract makes `*ptr` an initialised `T`.
     Ok(unsafe { ptr.read() })
 }
 
@@ -619,7 +620,7 @@ fn out_param<T>(ptr: *mut T) -> Status {
 /// # Safety
 /// `ptr` must be valid for a write of `T`.
 unsafe fn write<T>(ptr: *mut T, value: T) {
-    // Safety: non-null and aligned (checked by `out_param`); writable by contract.
+    // SAFETY: non-NULL and aligned (checked by `out_param`); the contract makes `*ptr` writable.
     unsafe { ptr.write(value) }
 }
 
@@ -663,12 +664,13 @@ const COMPRESSED_TAG: u64 = 0x5349_4E45_5743_4D50; // "SINEWCMP"
 /// `handle` is NULL or points to a `sinew_skeleton`; if filled by
 /// `sinew_skeleton_load`, its bytes are still alive.
 unsafe fn skeleton<'a>(handle: *const sinew_skeleton) -> Result<Skeleton<'a>, sinew_status> {
-    // Safety: forwarded contract.
+    // SAFETY: this function's `# Safety` contract is the callee's, passed on unchanged.
     let h = unsafe { read(handle)? };
     if h.check != handle_check(h.data, h.size, h.joint_count, SKELETON_TAG) {
         return Err(sinew_status::InvalidHandle);
     }
-    // Safety: the check proves `_load` saw these bytes; they must still live.
+    // SAFETY: the handle's check word proves `_load` validated `data`/`size`; the contract keeps
+    // those bytes alive and unchanged while the handle is used.
     let bytes = unsafe { slice(h.data, h.size)? };
     let s = Skeleton::view_trusted(bytes).map_err(|_| sinew_status::InvalidHandle)?;
     if s.joint_count() != h.joint_count as usize {
@@ -682,7 +684,7 @@ unsafe fn skeleton<'a>(handle: *const sinew_skeleton) -> Result<Skeleton<'a>, si
 /// # Safety
 /// As `skeleton`.
 unsafe fn clip<'a>(handle: *const sinew_clip) -> Result<RawClip<'a>, sinew_status> {
-    // Safety: forwarded contract.
+    // SAFETY: this function's `# Safety` contract is the callee's, passed on unchanged.
     let h = unsafe { read(handle)? };
     if h.check != clip_check(&h) {
         return Err(sinew_status::InvalidHandle);
@@ -696,7 +698,8 @@ unsafe fn clip<'a>(handle: *const sinew_clip) -> Result<RawClip<'a>, sinew_statu
         .and_then(|k| k.checked_add(RawClip::KEYS_OFFSET))
         .filter(|&end| end <= h.size)
         .ok_or(sinew_status::InvalidHandle)?;
-    // Safety: as in `skeleton`.
+    // SAFETY: as in `skeleton`: the check word covers `data` and the counts, and the contract keeps
+    // the bytes alive.
     let bytes = unsafe { slice(h.data, keys_end)? };
     let keys = bytemuck::try_cast_slice(&bytes[RawClip::KEYS_OFFSET..])
         .map_err(|_| sinew_status::InvalidHandle)?;
@@ -731,7 +734,7 @@ fn time_mode(mode: u32) -> Result<TimeMode, sinew_status> {
 /// # Safety
 /// As [`fn@slice`].
 unsafe fn container<'a>(bytes: *const u8, len: usize) -> Result<&'a [u8], sinew_status> {
-    // Safety: forwarded contract.
+    // SAFETY: this function's `# Safety` contract is the callee's, passed on unchanged.
     let data = unsafe { slice(bytes, len)? };
     if data.is_empty() {
         return Err(sinew_status::NullParameter);
@@ -806,7 +809,8 @@ pub unsafe extern "C-unwind" fn sinew_skeleton_load(
 ) -> sinew_status {
     finish((|| {
         out_param(out)?;
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let data = unsafe { container(bytes, len)? };
         let s = Skeleton::from_bytes(data)?;
         let joint_count = s.joint_count() as u32;
@@ -820,7 +824,8 @@ pub unsafe extern "C-unwind" fn sinew_skeleton_load(
             inverse_bind: s.inverse_bind().as_ptr().cast(),
             check: handle_check(data.as_ptr(), data.len(), joint_count, SKELETON_TAG),
         };
-        // Safety: checked by `out_param`.
+        // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract makes
+        // it writable.
         unsafe { write(out, handle) };
         Ok(())
     })())
@@ -889,7 +894,8 @@ unsafe fn check_joint_defs(joints: &[sinew_joint_def], out: Span) -> Result<usiz
     }
     let mut names = 0usize;
     for d in joints {
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let name = unsafe { slice(d.name.cast::<u8>(), d.name_len)? };
         disjoint(out, &[Span::of(name)])?;
         utf8(name)?;
@@ -908,7 +914,8 @@ unsafe fn check_joint_defs(joints: &[sinew_joint_def], out: Span) -> Result<usiz
 /// # Safety
 /// As [`check_joint_defs`], which must have accepted `d`.
 unsafe fn joint_def<'a>(d: &sinew_joint_def) -> JointDef<'a> {
-    // Safety: checked by `check_joint_defs`.
+    // SAFETY: `check_joint_defs` accepted this entry's name pointer and length under the same
+    // contract.
     let name = unsafe { slice(d.name.cast::<u8>(), d.name_len) }.unwrap_or(&[]);
     let [tx, ty, tz] = d.translation;
     let [rx, ry, rz, rw] = d.rotation;
@@ -943,12 +950,15 @@ pub unsafe extern "C-unwind" fn sinew_skeleton_build_size(
 ) -> sinew_status {
     finish((|| {
         out_param(size)?;
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let defs = unsafe { slice(joints, count)? };
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let names = unsafe { check_joint_defs(defs, Span(0, 0))? };
         let total = crate::skeleton::container_size(defs.len(), names);
-        // Safety: checked by `out_param`.
+        // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract makes
+        // it writable.
         unsafe { write(size, total) };
         Ok(())
     })())
@@ -972,16 +982,19 @@ pub unsafe extern "C-unwind" fn sinew_skeleton_build(
 ) -> sinew_status {
     finish((|| {
         out_param(written)?;
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let (defs, out) = unsafe { (slice(joints, count)?, slice_mut(out, out_len)?) };
         let o = Span::of(out);
         disjoint(o, &[Span::of(defs)])?;
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         unsafe { check_joint_defs(defs, o)? };
         let remap = if remap.is_null() && remap_len == 0 {
             None
         } else {
-            // Safety: caller contract.
+            // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+            // length during the callNone; the helpers check NULL, alignment and size.
             let r = unsafe { slice_mut(remap, remap_len)? };
             let rs = Span::of(r);
             disjoint(rs, &[o, Span::of(defs)])?;
@@ -992,13 +1005,15 @@ pub unsafe extern "C-unwind" fn sinew_skeleton_build(
         };
         let n = build_with(
             defs.len(),
-            // Safety: every entry was accepted by `check_joint_defs`.
+            // SAFETY: every entry was accepted by `check_joint_defs` under this function's
+            // contract.
             |j| unsafe { joint_def(&defs[j]) },
             out,
             remap,
         )
         .map_err(build_status)?;
-        // Safety: checked by `out_param`.
+        // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract makes
+        // it writable.
         unsafe { write(written, n) };
         Ok(())
     })())
@@ -1017,12 +1032,15 @@ pub unsafe extern "C-unwind" fn sinew_skeleton_find_joint(
 ) -> sinew_status {
     finish((|| {
         out_param(joint)?;
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let s = unsafe { self::skeleton(skeleton)? };
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let name = utf8(unsafe { slice(name.cast::<u8>(), name_len)? })?;
         let j = s.find_joint(name).ok_or(sinew_status::NotFound)?;
-        // Safety: checked by `out_param`.
+        // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract makes
+        // it writable.
         unsafe { write(joint, j) };
         Ok(())
     })())
@@ -1041,10 +1059,12 @@ pub unsafe extern "C-unwind" fn sinew_skeleton_joint_name(
     finish((|| {
         out_param(name)?;
         out_param(name_len)?;
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let s = unsafe { self::skeleton(skeleton)? };
         let n = s.joint_name(joint).ok_or(sinew_status::OutOfRange)?;
-        // Safety: checked by `out_param`.
+        // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract makes
+        // it writable.
         unsafe {
             write(name, n.as_ptr().cast());
             write(name_len, n.len());
@@ -1065,9 +1085,9 @@ pub unsafe extern "C-unwind" fn sinew_skeleton_local_to_model(
     out: *mut sinew_float4x4,
     out_len: usize,
 ) -> sinew_status {
-    // Safety: forwarded contract; a bad handle is reported by the callee.
+    // SAFETY: the callee's contract, passed on unchanged; a bad handle is reported by the callee.
     let end = unsafe { read(skeleton) }.map_or(0, |h| h.joint_count as usize);
-    // Safety: forwarded contract.
+    // SAFETY: this function's `# Safety` contract is the callee's, passed on unchanged.
     unsafe {
         sinew_skeleton_local_to_model_range(skeleton, local, local_len, root, 0, end, out, out_len)
     }
@@ -1090,7 +1110,8 @@ pub unsafe extern "C-unwind" fn sinew_skeleton_local_to_model_range(
     out_len: usize,
 ) -> sinew_status {
     finish((|| {
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let (s, local, out) = unsafe {
             (
                 self::skeleton(skeleton)?,
@@ -1101,7 +1122,8 @@ pub unsafe extern "C-unwind" fn sinew_skeleton_local_to_model_range(
         let root: Option<Mat4> = if root.is_null() {
             None
         } else {
-            // Safety: caller contract.
+            // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+            // length during the callNone; the helpers check NULL, alignment and size.
             Some(bytemuck::cast(unsafe { read(root)? }))
         };
         disjoint(Span::of(out), &[Span::of(local), Span::of(s.parents())])?;
@@ -1127,7 +1149,8 @@ pub unsafe extern "C-unwind" fn sinew_clip_load(
 ) -> sinew_status {
     finish((|| {
         out_param(out)?;
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let data = unsafe { container(bytes, len)? };
         let c = RawClip::from_bytes(data)?;
         let frame_count = c.frame_count() as u32;
@@ -1141,7 +1164,8 @@ pub unsafe extern "C-unwind" fn sinew_clip_load(
             check: 0,
         };
         handle.check = clip_check(&handle);
-        // Safety: checked by `out_param`.
+        // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract makes
+        // it writable.
         unsafe { write(out, handle) };
         Ok(())
     })())
@@ -1161,7 +1185,8 @@ pub unsafe extern "C-unwind" fn sinew_clip_container_size(
         out_param(size)?;
         let total = checked_clip_container_size(soa_count, frame_count, name_len)
             .ok_or(sinew_status::InvalidArgument)?;
-        // Safety: checked by `out_param`.
+        // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract makes
+        // it writable.
         unsafe { write(size, total) };
         Ok(())
     })())
@@ -1186,7 +1211,8 @@ pub unsafe extern "C-unwind" fn sinew_clip_write(
 ) -> sinew_status {
     finish((|| {
         out_param(written)?;
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let (keys, name, out) = unsafe {
             (
                 slice(keys, keys_len)?,
@@ -1198,7 +1224,8 @@ pub unsafe extern "C-unwind" fn sinew_clip_write(
         let name = utf8(name)?;
         let clip = RawClip::new(sample_rate, soa_count, poses(keys))?.with_name(name);
         let n = clip.write(out)?;
-        // Safety: checked by `out_param`.
+        // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract makes
+        // it writable.
         unsafe { write(written, n) };
         Ok(())
     })())
@@ -1217,7 +1244,8 @@ pub unsafe extern "C-unwind" fn sinew_clip_sample(
 ) -> sinew_status {
     finish((|| {
         let mode = time_mode(mode)?;
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let (c, out) = unsafe { (self::clip(clip)?, slice_mut(out, out_len)?) };
         disjoint(Span::of(out), &[keys_span(&c)])?;
         c.sample(time, mode, poses_mut(out))?;
@@ -1254,12 +1282,13 @@ fn compressed_check(h: &sinew_compressed_clip) -> u64 {
 unsafe fn compressed<'a>(
     handle: *const sinew_compressed_clip,
 ) -> Result<(CompressedClip<'a>, Span), sinew_status> {
-    // Safety: forwarded contract.
+    // SAFETY: this function's `# Safety` contract is the callee's, passed on unchanged.
     let h = unsafe { read(handle)? };
     if h.check != compressed_check(&h) {
         return Err(sinew_status::InvalidHandle);
     }
-    // Safety: the check proves `_load` saw these bytes; they must still live.
+    // SAFETY: the handle's check word proves `_load` validated `data`/`size`; the contract keeps
+    // those bytes alive and unchanged while the handle is used.
     let bytes = unsafe { slice(h.data, h.size)? };
     let c = CompressedClip::view_trusted(bytes).map_err(|_| sinew_status::InvalidHandle)?;
     Ok((c, Span::of(bytes)))
@@ -1276,7 +1305,8 @@ pub unsafe extern "C-unwind" fn sinew_compressed_clip_load(
 ) -> sinew_status {
     finish((|| {
         out_param(out)?;
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let data = unsafe { container(bytes, len)? };
         let c = CompressedClip::from_bytes(data)?;
         let mut handle = sinew_compressed_clip {
@@ -1291,7 +1321,8 @@ pub unsafe extern "C-unwind" fn sinew_compressed_clip_load(
             check: 0,
         };
         handle.check = compressed_check(&handle);
-        // Safety: checked by `out_param`.
+        // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract makes
+        // it writable.
         unsafe { write(out, handle) };
         Ok(())
     })())
@@ -1313,12 +1344,14 @@ pub unsafe extern "C-unwind" fn sinew_compressed_clip_sample(
 ) -> sinew_status {
     finish((|| {
         let mode = time_mode(mode)?;
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let ((c, bytes), out) = unsafe { (self::compressed(clip)?, slice_mut(out, out_len)?) };
         let rest = if rest.is_null() {
             None
         } else {
-            // Safety: caller contract.
+            // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+            // length during the callNone; the helpers check NULL, alignment and size.
             Some(unsafe { slice(rest, rest_len)? })
         };
         let inputs = [bytes, rest.map_or(Span(0, 0), Span::of)];
@@ -1347,10 +1380,12 @@ pub unsafe extern "C-unwind" fn sinew_humanoid_skeleton_write(
 ) -> sinew_status {
     finish((|| {
         out_param(written)?;
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let out = unsafe { slice_mut(out, out_len)? };
         let n = procedural::write_humanoid_skeleton(out)?;
-        // Safety: checked by `out_param`.
+        // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract makes
+        // it writable.
         unsafe { write(written, n) };
         Ok(())
     })())
@@ -1384,10 +1419,12 @@ pub unsafe extern "C-unwind" fn sinew_humanoid_clip_size(
     finish((|| {
         out_param(size)?;
         let g = self::gait(gait)?;
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let s = unsafe { self::skeleton(skeleton)? };
         let (_, total) = humanoid_clip_shape(&s, g, sample_rate)?;
-        // Safety: checked by `out_param`.
+        // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract makes
+        // it writable.
         unsafe { write(size, total) };
         Ok(())
     })())
@@ -1409,14 +1446,16 @@ pub unsafe extern "C-unwind" fn sinew_humanoid_clip_write(
     finish((|| {
         out_param(written)?;
         let g = self::gait(gait)?;
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let (s, out) = unsafe { (self::skeleton(skeleton)?, slice_mut(out, out_len)?) };
         disjoint(Span::of(out), &[Span::of(s.parents())])?;
         let (frames, _) = humanoid_clip_shape(&s, g, sample_rate)?;
         let n = write_container_with(out, sample_rate, s.soa_count(), frames, g.name(), |keys| {
             procedural::write_gait_clip(g, &s, sample_rate, keys).map(|_| ())
         })?;
-        // Safety: checked by `out_param`.
+        // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract makes
+        // it writable.
         unsafe { write(written, n) };
         Ok(())
     })())
@@ -1430,14 +1469,16 @@ pub unsafe extern "C-unwind" fn sinew_humanoid_clip_write(
 /// # Safety
 /// The layer's pointers are valid for their lengths.
 unsafe fn layer<'a>(l: &sinew_blend_layer, out: Span) -> Result<BlendLayer<'a>, sinew_status> {
-    // Safety: caller contract.
+    // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+    // length during the callNone; the helpers check NULL, alignment and size.
     let pose = unsafe { slice(l.pose, l.pose_len)? };
     disjoint(out, &[Span::of(pose)])?;
     let pose = poses(pose);
     if l.joint_weights.is_null() && l.joint_weights_len == 0 {
         return Ok(BlendLayer::new(pose, l.weight));
     }
-    // Safety: caller contract.
+    // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+    // length during the callNone; the helpers check NULL, alignment and size.
     let w = unsafe { slice(l.joint_weights, l.joint_weights_len)? };
     disjoint(out, &[Span::of(w)])?;
     let lanes = bytemuck::try_cast_slice(w).map_err(|_| {
@@ -1466,7 +1507,8 @@ unsafe fn layers<'a>(
     store: &mut heapless::Vec<BlendLayer<'a>, SINEW_MAX_BLEND_LAYERS>,
 ) -> Status {
     for l in src {
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let layer = unsafe { layer(l, out)? };
         store.push(layer).map_err(|_| sinew_status::TooManyLayers)?;
     }
@@ -1495,7 +1537,8 @@ pub unsafe extern "C-unwind" fn sinew_pose_blend(
         if layer_count > SINEW_MAX_BLEND_LAYERS || additive_count > SINEW_MAX_BLEND_LAYERS {
             return Err(sinew_status::TooManyLayers);
         }
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let (normal, add, rest, out) = unsafe {
             (
                 slice(layers, layer_count)?,
@@ -1508,7 +1551,8 @@ pub unsafe extern "C-unwind" fn sinew_pose_blend(
         disjoint(o, &[Span::of(rest)])?;
         let mut normal_store = heapless::Vec::new();
         let mut add_store = heapless::Vec::new();
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         unsafe {
             self::layers(normal, o, &mut normal_store)?;
             self::layers(add, o, &mut add_store)?;
@@ -1547,7 +1591,8 @@ where
     OR: bytemuck::Pod,
 {
     finish((|| {
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let (m, b, out) = unsafe {
             (
                 slice(models, model_count)?,
@@ -1581,7 +1626,8 @@ where
     OR: bytemuck::Pod,
 {
     finish((|| {
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let (b, out) = unsafe {
             (
                 slice(inverse_bind, inverse_bind_count)?,
@@ -1606,7 +1652,7 @@ pub unsafe extern "C-unwind" fn sinew_skin_lbs_palette(
     out: *mut sinew_float3x4,
     out_len: usize,
 ) -> sinew_status {
-    // Safety: forwarded contract.
+    // SAFETY: this function's `# Safety` contract is the callee's, passed on unchanged.
     unsafe {
         palette_call(
             models,
@@ -1632,7 +1678,7 @@ pub unsafe extern "C-unwind" fn sinew_skin_dqs_palette(
     out: *mut sinew_dual_quat,
     out_len: usize,
 ) -> sinew_status {
-    // Safety: forwarded contract.
+    // SAFETY: this function's `# Safety` contract is the callee's, passed on unchanged.
     unsafe {
         palette_call(
             models,
@@ -1656,7 +1702,7 @@ pub unsafe extern "C-unwind" fn sinew_skin_lbs_binds_prepare(
     out: *mut sinew_lbs_bind,
     out_len: usize,
 ) -> sinew_status {
-    // Safety: forwarded contract.
+    // SAFETY: this function's `# Safety` contract is the callee's, passed on unchanged.
     unsafe {
         prepare_call(
             inverse_bind,
@@ -1680,7 +1726,7 @@ pub unsafe extern "C-unwind" fn sinew_skin_lbs_palette_prepared(
     out: *mut sinew_float3x4,
     out_len: usize,
 ) -> sinew_status {
-    // Safety: forwarded contract.
+    // SAFETY: this function's `# Safety` contract is the callee's, passed on unchanged.
     unsafe {
         palette_call(
             models,
@@ -1710,7 +1756,7 @@ pub unsafe extern "C-unwind" fn sinew_skin_dqs_binds_prepare(
     out: *mut sinew_dqs_binds,
     out_len: usize,
 ) -> sinew_status {
-    // Safety: forwarded contract.
+    // SAFETY: this function's `# Safety` contract is the callee's, passed on unchanged.
     unsafe {
         prepare_call(
             inverse_bind,
@@ -1734,7 +1780,7 @@ pub unsafe extern "C-unwind" fn sinew_skin_dqs_palette_prepared(
     out: *mut sinew_dual_quat,
     out_len: usize,
 ) -> sinew_status {
-    // Safety: forwarded contract.
+    // SAFETY: this function's `# Safety` contract is the callee's, passed on unchanged.
     unsafe {
         palette_call(
             models,
@@ -1767,24 +1813,30 @@ unsafe fn mesh_view<'a>(m: &sinew_skin_mesh) -> Result<MeshView<'a>, sinew_statu
         if p.is_null() {
             Ok(None)
         } else {
-            // Safety: caller contract.
+            // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+            // length during the callNone; the helpers check NULL, alignment and size.
             Ok(Some(unsafe { slice(p.cast::<[f32; 3]>(), n)? }))
         }
     };
     let tangents = if m.tangents.is_null() {
         None
     } else {
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         Some(unsafe { slice(m.tangents.cast::<[f32; 4]>(), n)? })
     };
     Ok(MeshView {
-        // Safety: caller contract (all four below).
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the call (all four below); the helpers check NULL, alignment and size.
         positions: unsafe { slice(m.positions.cast::<[f32; 3]>(), n)? },
         normals: opt3(m.normals)?,
         tangents,
+        // SAFETY: as for `positions`: `n` entries by this function's contract.
         joints: unsafe { slice(m.joints.cast::<[u16; 4]>(), n)? },
+        // SAFETY: as for `positions`: `n` entries by this function's contract.
         weights: unsafe { slice(m.weights.cast::<[f32; 4]>(), n)? },
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         second: unsafe { second_set(m.joints1, m.weights1, n)? },
     })
 }
@@ -1801,7 +1853,8 @@ unsafe fn second_set<'a>(
 ) -> Result<Option<InfluenceSet<'a>>, sinew_status> {
     match (joints1.is_null(), weights1.is_null()) {
         (true, true) => Ok(None),
-        // Safety: caller contract (both).
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the call (both); the helpers check NULL, alignment and size.
         (false, false) => Ok(Some(unsafe {
             (
                 slice(joints1.cast::<[u16; 4]>(), n)?,
@@ -1847,24 +1900,29 @@ unsafe fn with_mesh(
     extra_inputs: &[Span],
     f: impl FnOnce(&SkinInput<'_>, Option<InfluenceSet<'_>>, &mut SkinOutput<'_>) -> Result<(), Error>,
 ) -> Status {
-    // Safety: caller contract.
+    // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+    // length during the callNone; the helpers check NULL, alignment and size.
     let (m, t) = unsafe { (read(mesh)?, read(target)?) };
-    // Safety: caller contract.
+    // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+    // length during the callNone; the helpers check NULL, alignment and size.
     let v = unsafe { mesh_view(&m)? };
     let n = m.vertex_count;
     if t.positions.is_null() {
         return Err(sinew_status::NullParameter);
     }
-    // Safety: caller contract for the three outputs.
+    // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+    // length during the call (the three outputs); the helpers check NULL, alignment and size.
     let positions = unsafe { slice_mut(t.positions.cast::<[f32; 3]>(), n)? };
     let mut normals = match t.normals.is_null() {
         true => None,
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         false => Some(unsafe { slice_mut(t.normals.cast::<[f32; 3]>(), n)? }),
     };
     let mut tangents = match t.tangents.is_null() {
         true => None,
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         false => Some(unsafe { slice_mut(t.tangents.cast::<[f32; 4]>(), n)? }),
     };
     let inputs = [
@@ -1917,9 +1975,11 @@ pub unsafe extern "C-unwind" fn sinew_skin_lbs(
     target: *const sinew_skin_target,
 ) -> sinew_status {
     finish((|| {
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let p = unsafe { slice(palette, palette_len)? };
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         unsafe {
             with_mesh(mesh, target, &[Span::of(p)], |i, second, o| {
                 let p: &[Mat3x4] = bytemuck::cast_slice(p);
@@ -1947,9 +2007,11 @@ pub unsafe extern "C-unwind" fn sinew_skin_dqs(
     target: *const sinew_skin_target,
 ) -> sinew_status {
     finish((|| {
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let p = unsafe { slice(palette, palette_len)? };
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         unsafe {
             with_mesh(mesh, target, &[Span::of(p)], |i, second, o| {
                 let p: &[DualQuat] = bytemuck::cast_slice(p);
@@ -1982,7 +2044,8 @@ pub unsafe extern "C-unwind" fn sinew_skin_mixed(
     target: *const sinew_skin_target,
 ) -> sinew_status {
     finish((|| {
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let (l, d, mix) = unsafe {
             (
                 slice(lbs, palette_len)?,
@@ -1991,7 +2054,8 @@ pub unsafe extern "C-unwind" fn sinew_skin_mixed(
             )
         };
         let extra = [Span::of(l), Span::of(d), Span::of(mix)];
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         unsafe {
             with_mesh(mesh, target, &extra, |i, second, o| {
                 let (l, d): (&[Mat3x4], &[DualQuat]) =
@@ -2020,7 +2084,8 @@ pub unsafe extern "C-unwind" fn sinew_skin_check_influences(
     joint_count: usize,
 ) -> sinew_status {
     finish((|| {
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let (j, w) = unsafe {
             (
                 slice(joints.cast::<[u16; 4]>(), vertex_count)?,
@@ -2046,7 +2111,8 @@ pub unsafe extern "C-unwind" fn sinew_skin_check_influences8(
     joint_count: usize,
 ) -> sinew_status {
     finish((|| {
-        // Safety: caller contract (all four).
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the call (all four); the helpers check NULL, alignment and size.
         let (j, w, j1, w1) = unsafe {
             (
                 slice(joints.cast::<[u16; 4]>(), vertex_count)?,
@@ -2113,8 +2179,10 @@ unsafe fn with_strided<C: bytemuck::Pod, T: bytemuck::Pod>(
     (dst, dst_len, dst_layout): (*mut f32, usize, *const sinew_vertex_layout),
 ) -> sinew_status {
     finish((|| {
-        // Safety: caller contract (all views below).
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the call (all views below); the helpers check NULL, alignment and size.
         let (sl, dl) = unsafe { (read(src_layout)?, read(dst_layout)?) };
+        // SAFETY: as above; the layouts just read give the strided buffers' lengths.
         let (p, j, w, second, src, dst) = unsafe {
             (
                 slice(palette, palette_len)?,
@@ -2176,7 +2244,8 @@ pub unsafe extern "C-unwind" fn sinew_skin_lbs_strided(
 ) -> sinew_status {
     let (s, d) = ((src, src_len, src_layout), (dst, dst_len, dst_layout));
     let (four, none) = ((joints, weights), (ptr::null(), ptr::null()));
-    // Safety: caller contract.
+    // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+    // length during the callNone; the helpers check NULL, alignment and size.
     unsafe {
         with_strided(
             LBS_STRIDED,
@@ -2213,7 +2282,8 @@ pub unsafe extern "C-unwind" fn sinew_skin_lbs_strided8(
 ) -> sinew_status {
     let (s, d) = ((src, src_len, src_layout), (dst, dst_len, dst_layout));
     let (first, second) = ((joints, weights), (joints1, weights1));
-    // Safety: caller contract.
+    // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+    // length during the callNone; the helpers check NULL, alignment and size.
     unsafe {
         with_strided(
             LBS_STRIDED,
@@ -2248,7 +2318,8 @@ pub unsafe extern "C-unwind" fn sinew_skin_dqs_strided(
 ) -> sinew_status {
     let (s, d) = ((src, src_len, src_layout), (dst, dst_len, dst_layout));
     let (four, none) = ((joints, weights), (ptr::null(), ptr::null()));
-    // Safety: caller contract.
+    // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+    // length during the callNone; the helpers check NULL, alignment and size.
     unsafe {
         with_strided(
             DQS_STRIDED,
@@ -2285,7 +2356,8 @@ pub unsafe extern "C-unwind" fn sinew_skin_dqs_strided8(
 ) -> sinew_status {
     let (s, d) = ((src, src_len, src_layout), (dst, dst_len, dst_layout));
     let (first, second) = ((joints, weights), (joints1, weights1));
-    // Safety: caller contract.
+    // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+    // length during the callNone; the helpers check NULL, alignment and size.
     unsafe {
         with_strided(
             DQS_STRIDED,
@@ -2336,7 +2408,8 @@ pub unsafe extern "C-unwind" fn sinew_pose_mix(
         if unit_count > SINEW_MAX_MIX_UNITS {
             return Err(sinew_status::TooManyLayers);
         }
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let (src, rest, out) = unsafe {
             (
                 slice(units, unit_count)?,
@@ -2348,7 +2421,8 @@ pub unsafe extern "C-unwind" fn sinew_pose_mix(
         disjoint(o, &[Span::of(rest)])?;
         let mut inputs: heapless::Vec<MixInput<'_>, SINEW_MAX_MIX_UNITS> = heapless::Vec::new();
         for l in src {
-            // Safety: caller contract.
+            // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+            // length during the callNone; the helpers check NULL, alignment and size.
             let input = mix_input(unsafe { layer(l, o)? });
             inputs
                 .push(input)
@@ -2358,9 +2432,10 @@ pub unsafe extern "C-unwind" fn sinew_pose_mix(
             if p.is_null() {
                 return Ok(None);
             }
-            // Safety: caller contract (non-NULL: one readable entry with valid pointers).
+            // SAFETY: the contract makes a non-NULL `p` point to one readable entry whose pointers
+            // are valid for their lengths; `read` checks alignment.
             let l = unsafe { read(p)? };
-            // Safety: as above.
+            // SAFETY: the entry `read` above, under the same contract.
             Ok(Some(mix_input(unsafe { layer(&l, o)? })))
         };
         let job = MixJob {
@@ -2401,7 +2476,8 @@ pub unsafe extern "C-unwind" fn sinew_mix_ramp_weight(
         if length == 0 || ramp_frames.saturating_mul(2) > length {
             return Err(sinew_status::InvalidArgument);
         }
-        // Safety: checked by `out_param`.
+        // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract makes
+        // it writable.
         unsafe { write(weight, r.weight(frame, length)) };
         Ok(())
     })())
@@ -2420,7 +2496,8 @@ pub unsafe extern "C-unwind" fn sinew_pose_crossfade(
     out_len: usize,
 ) -> sinew_status {
     finish((|| {
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let (a, b, out) = unsafe { (slice(from, len)?, slice(to, len)?, slice_mut(out, out_len)?) };
         disjoint(Span::of(out), &[Span::of(a), Span::of(b)])?;
         mix::crossfade(poses(a), poses(b), alpha, poses_mut(out))?;
@@ -2449,7 +2526,8 @@ pub unsafe extern "C-unwind" fn sinew_inertialize_start(
         if !longest.is_null() {
             out_param(longest)?;
         }
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let (st, o, op, n, np) = unsafe {
             (
                 slice_mut(state, pose_len)?,
@@ -2473,7 +2551,8 @@ pub unsafe extern "C-unwind" fn sinew_inertialize_start(
         };
         let t = mix::transition::start(bytemuck::cast_slice_mut(st), &job)?;
         if !longest.is_null() {
-            // Safety: checked by `out_param`.
+            // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract
+            // makes it writable.
             unsafe { write(longest, t) };
         }
         Ok(())
@@ -2498,7 +2577,8 @@ pub unsafe extern "C-unwind" fn sinew_inertialize_apply(
             SINEW_DECAY_SPRING => Decay::Spring { half_life },
             _ => return Err(sinew_status::InvalidArgument),
         };
-        // Safety: caller contract.
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the callNone; the helpers check NULL, alignment and size.
         let (st, p) = unsafe { (slice(state, pose_len)?, slice_mut(pose, pose_len)?) };
         disjoint(Span::of(p), &[Span::of(st)])?;
         mix::transition::apply(bytemuck::cast_slice(st), time, decay, poses_mut(p))?;

@@ -6,8 +6,7 @@
 //! The C program itself checks the status code of every bad-input case.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 use sinew_core::blend::{blend, BlendJob, BlendLayer};
 use sinew_core::clip::TimeMode;
@@ -19,115 +18,9 @@ use sinew_core::skin::{self, DualQuat, Mat3x4, SkinInput, SkinOutput};
 use sinew_core::{Mat4, Skeleton, SoaTransform};
 use sinew_std::compress::{compress, CompressOptions};
 
-fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// The target directory this test was built in (`…/target` of
-/// `…/target/<profile>/deps/c_abi-…`), from the test binary's own absolute
-/// path: `CARGO_TARGET_DIR` may be relative to wherever cargo was started.
-fn target_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("test binary path");
-    exe.ancestors()
-        .nth(3)
-        .expect("test binary lives in target/<profile>/deps")
-        .to_path_buf()
-}
-
-/// Builds the static library with the same cargo and flags as this test,
-/// and returns its path from cargo's own artifact report.
-fn build_static_library() -> PathBuf {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .current_dir(root())
-        .args(["build", "-p", "sinew-capi", "--message-format=json"])
-        .arg("--target-dir")
-        .arg(target_dir())
-        .output()
-        .expect("run cargo build -p sinew-capi");
-    assert!(
-        out.status.success(),
-        "cargo build -p sinew-capi failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let report = String::from_utf8_lossy(&out.stdout);
-    report
-        .lines()
-        .filter(|l| l.contains("\"compiler-artifact\"") && l.contains("sinew-capi"))
-        .flat_map(|l| l.split('"'))
-        .find(|s| s.ends_with("libsinew.a"))
-        .map(PathBuf::from)
-        .expect("cargo reports libsinew.a")
-}
-
-fn compile(source: &Path, lib: &Path, exe: &Path) {
-    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
-    let out = Command::new(&cc)
-        .args([
-            "-std=c11",
-            "-Wall",
-            "-Wextra",
-            "-Werror",
-            "-pedantic",
-            "-g",
-            "-O1",
-        ])
-        .arg("-I")
-        .arg(root().join("include"))
-        .arg(source)
-        .arg(lib)
-        .args(["-lpthread", "-ldl", "-lm", "-o"])
-        .arg(exe)
-        .output()
-        .unwrap_or_else(|e| panic!("run the C compiler `{cc}`: {e}"));
-    assert!(
-        out.status.success(),
-        "compiling {} failed:\n{}",
-        source.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
-
-fn have(cmd: &str) -> bool {
-    Command::new(cmd)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn run(exe: &Path, args: &[&Path]) -> String {
-    let valgrind = have("valgrind");
-    if !valgrind {
-        assert!(
-            std::env::var_os("SINEW_REQUIRE_VALGRIND").is_none(),
-            "SINEW_REQUIRE_VALGRIND is set but valgrind is not installed"
-        );
-        eprintln!("note: valgrind not found; running the C test without it");
-    }
-    let out = if valgrind {
-        Command::new("valgrind")
-            .args([
-                "--error-exitcode=1",
-                "--leak-check=full",
-                "--errors-for-leak-kinds=definite",
-                "-q",
-            ])
-            .arg(exe)
-            .args(args)
-            .output()
-    } else {
-        Command::new(exe).args(args).output()
-    }
-    .expect("run the C test");
-    assert!(
-        out.status.success(),
-        "the C test failed ({}):\n{}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).expect("C output is UTF-8")
-}
+#[path = "../support/c.rs"]
+mod c;
+use c::{build_static_library, compile, root, run, target_dir};
 
 /// Positions, normals, joints and weights.
 type Mesh = (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<[u16; 4]>, Vec<[f32; 4]>);
@@ -313,26 +206,6 @@ fn c_program_runs_a_frame_and_checks_every_status() {
     assert_eq!(printed.get("version"), Some(&env!("CARGO_PKG_VERSION")));
     let checks: u32 = printed["checks"].parse().unwrap();
     assert!(checks >= 148, "only {checks} status checks ran");
-}
-
-#[test]
-fn readme_c_example_compiles_and_runs() {
-    let readme = std::fs::read_to_string(root().join("README.md")).expect("read README.md");
-    let example = readme
-        .split("```c\n")
-        .nth(1)
-        .and_then(|rest| rest.split("```").next())
-        .expect("README has a ```c block");
-    let dir = target_dir();
-    let source = dir.join("readme_example.c");
-    std::fs::write(&source, example).expect("write the example");
-    let exe = dir.join("readme-example");
-    compile(&source, &build_static_library(), &exe);
-    let out = run(&exe, &[]);
-    assert!(
-        out.starts_with("left hand at ("),
-        "unexpected output: {out}"
-    );
 }
 
 /// The mesh of `mesh()` with the humanoid's inverse binds and eight

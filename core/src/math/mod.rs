@@ -51,8 +51,9 @@ pub(crate) fn sqrt_f32(x: f32) -> f32 {
 /// which is always the legacy SSE encoding: in a build with AVX enabled
 /// (`-C target-cpu=native` on any recent x86 CPU) that legacy instruction
 /// merges into a register whose upper half the surrounding VEX code has
-/// written, and the whole compressor ran 2.5x slower on an AMD Zen 3 for
-/// it. The compiler emits `vsqrtss` there and `sqrtss` elsewhere.
+/// written, a false dependency (or an SSE/AVX state transition) on every
+/// call in float-heavy loops. The compiler emits `vsqrtss` there and
+/// `sqrtss` elsewhere.
 #[cfg(all(
     any(target_arch = "x86", target_arch = "x86_64"),
     target_feature = "sse"
@@ -128,11 +129,12 @@ pub(crate) fn sqrt4(v: f32x4) -> f32x4 {
 /// transform component: 2^-40 of a unit quaternion's length, a picometre in
 /// metres. Products of such values are subnormal, and on x86 every SSE or
 /// AVX operation with a subnormal operand or result costs a microcode
-/// assist of over a hundred cycles: CMU 13_10, whose BVH noise angles
-/// (3.9e-19 degrees) gave rotation components of 3e-21 and 6e-39, decoded
-/// 1.8x slower compressed. So the compressor stores every component below
-/// this as zero, and the importers do the same to rotations, in clip keys
-/// and rest poses ([`flush_tiny`], [`Quat::flush_tiny`]).
+/// assist of over a hundred cycles. Motion capture writes such noise (CMU's
+/// BVH files hold angles of about 1e-19 degrees), and the runtime does not
+/// set the FPU's flush-to-zero mode, which belongs to the embedding
+/// program. So the compressor stores every component below this as zero,
+/// and the importers do the same to rotations, in clip keys and rest poses
+/// ([`flush_tiny`], [`Quat::flush_tiny`]).
 pub const TINY: f32 = 1.0 / (1u64 << 40) as f32;
 
 /// `v`, or zero when `|v| <` [`TINY`] (NaN and infinities unchanged).

@@ -36,7 +36,7 @@ fn paint_stack() {
     let top = cortex_m::register::msp::read() as usize - 64;
     let mut p = bottom;
     while p < top {
-        // Safety: [_stack_end, sp - 64) is RAM that no object occupies (it is
+        // SAFETY: [_stack_end, sp - 64) is RAM that no object occupies (it is
         // below every live frame and above every static), this is the only
         // execution context (no interrupts are enabled), and `p` is 4-aligned
         // because link.x aligns `_stack_end` to 4.
@@ -51,7 +51,7 @@ fn stack_used() -> usize {
     let bottom = ptr::addr_of!(_stack_end) as usize;
     let top = ptr::addr_of!(_stack_start) as usize;
     let mut p = bottom;
-    // Safety: as in `paint_stack`; reads of words below the live frames.
+    // SAFETY: as in `paint_stack`; reads of words below the live frames.
     while p < top && unsafe { ptr::read_volatile(p as *const u32) } == PAINT {
         p += 4;
     }

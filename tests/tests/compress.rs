@@ -200,14 +200,14 @@ fn humanoid_compressed_cached(rot: RotationFormat) -> &'static OwnedCompressedCl
 fn smallest_three_worked_example() {
     // docs: q = (0.9659, 0, 0, 0.2588) as (w, x, y, z): 30° about z.
     let q = Quat::from_rotation_z(30f32.to_radians());
-    let (dropped, kept) = compressed::smallest_three_split(q);
+    let (dropped, kept) = compressed::codec::smallest_three_split(q);
     assert_eq!(dropped, 3, "w is the largest component");
-    let codes = kept.map(|c| compressed::smallest_three_code(c, 10));
+    let codes = kept.map(|c| compressed::codec::smallest_three_code(c, 10));
     assert_eq!(codes, [512, 512, 699]);
-    let dec = codes.map(|c| compressed::smallest_three_decode(c, 10));
+    let dec = codes.map(|c| compressed::codec::smallest_three_decode(c, 10));
     assert!(close(dec[2], 0.2592, 1e-4), "{dec:?}");
     assert!(close(dec[0], 0.0007, 1e-4), "{dec:?}");
-    let r = compressed::smallest_three_rotation(dropped, dec[0], dec[1], dec[2]);
+    let r = compressed::codec::smallest_three_rotation(dropped, dec[0], dec[1], dec[2]);
     assert!(close(r.w, 0.9658, 1e-4), "{r:?}");
     // The angle between them, in f64: 0.12°.
     let dot = f64::from(q.x) * f64::from(r.x)

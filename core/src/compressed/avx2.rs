@@ -23,7 +23,7 @@
 //!
 //! The block loop, and its chunking (decode a chunk of blocks, then
 //! interpolate their rotations), is the portable decoder's
-//! ([`super::in_chunks`]); this module gives it its own track decoder and
+//! ([`super::decode::in_chunks`]); this module gives it its own track decoder and
 //! interpolates at SSE width straight from the decoded registers.
 //!
 //! Smallest-three rotations read their 2-bit index after the three codes
@@ -40,11 +40,10 @@ use core::mem::MaybeUninit;
 
 use wide::f32x4;
 
-use super::{
-    constant_value, in_chunks, track_param_floats, trend_factors, xyz, Blend, CompressedClip,
-    FrameAt, RotationFormat, INV_MAX_CODE, KIND_DEFAULT, LANE_MASKS, LANE_META_BYTES, NLERP_CHUNK,
-    ONE_WINDOW_BITS,
-};
+use super::codec::{trend_factors, INV_MAX_CODE};
+use super::decode::{constant_value, in_chunks, xyz, Blend, FrameAt, LANE_MASKS, NLERP_CHUNK};
+use super::format::{track_param_floats, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS};
+use super::{CompressedClip, RotationFormat};
 use crate::soa::{SoaQuat, SoaTransform, SoaVec3, LANES};
 
 /// Per 4-bit animated mask, each lane's byte offset into the track's
@@ -211,7 +210,7 @@ fn decode<const S3: bool>(
                  [kt, kr, ks]: [u8; 3],
                  base: &SoaTransform,
                  slot: &mut MaybeUninit<_>| {
-        // SAFETY (the three `stored` calls): this CPU has AVX2 (asked by
+        // For the three `stored` calls: this CPU has AVX2 (asked by
         // the caller), and every metadata load stays inside `meta_ext`
         // (checked above; the kinds' animated lanes add up to
         // `clip.animated`, validated).
@@ -219,6 +218,7 @@ fn decode<const S3: bool>(
         o.translation = if kt == KIND_DEFAULT {
             base.translation
         } else {
+            // SAFETY: AVX2 and the metadata bound, as stated above.
             match unsafe { stored::<S3, false>(clip, &frames, &mut cur, kt) } {
                 Stored::Value(q) => xyz(&q),
                 Stored::Frames(v) => lerp(v, wa, wb),
@@ -227,6 +227,7 @@ fn decode<const S3: bool>(
         if kr == KIND_DEFAULT {
             o.rotation = base.rotation;
         } else {
+            // SAFETY: AVX2 and the metadata bound, as stated above.
             match unsafe { stored::<S3, true>(clip, &frames, &mut cur, kr) } {
                 Stored::Value(q) => o.rotation = q,
                 Stored::Frames(v) => {
@@ -238,6 +239,7 @@ fn decode<const S3: bool>(
         o.scale = if ks == KIND_DEFAULT {
             base.scale
         } else {
+            // SAFETY: AVX2 and the metadata bound, as stated above.
             match unsafe { stored::<S3, false>(clip, &frames, &mut cur, ks) } {
                 Stored::Value(q) => xyz(&q),
                 Stored::Frames(v) => lerp(v, wa, wb),
@@ -333,7 +335,10 @@ unsafe fn stored<const S3: bool, const ROT: bool>(
     let m = cur.m;
     cur.m += LANE_META_BYTES * mask.count_ones() as usize;
     if cv.len() == n {
-        // SAFETY: the caller's contract.
+        // SAFETY: the CPU has AVX2 and 16 bytes are readable at every
+        // animated lane's metadata of this track in both frames: the
+        // caller's contract for every track the cursor reaches, and `m` is
+        // this track's metadata offset.
         if let Some(v) = unsafe { track::<S3, ROT>(f, m, mask, &mut cur.bit, cv) } {
             return Stored::Frames(v);
         }
@@ -394,7 +399,9 @@ unsafe fn track<const S3: bool, const ROT: bool>(
     let [pa, pb] = frames.meta;
     let lane = |l: usize| -> __m256i {
         let at = m + usize::from(lane_at[l]);
-        // SAFETY: the caller's contract.
+        // SAFETY: `at` is lane `l`'s metadata (`m` plus its rank ×
+        // LANE_META_BYTES), where the caller's contract makes 16 bytes
+        // readable in both frames' segments.
         unsafe {
             half_pair(
                 _mm_loadu_si128(pa.add(at).cast()),
@@ -591,10 +598,8 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::compressed::{
-        compressed_size, lane_frame_bits, lane_rates, write_compressed, CompressedParts, Defaults,
-        RotationFormat, CURVE_BYTE, KIND_STORED, RATE_BYTE, RATE_DROP_SHIFT, TREND_BYTE,
-    };
+    use crate::compressed::writer::{BlockTrack, Header, LaneSegment, Writer};
+    use crate::compressed::{Defaults, RotationFormat};
     use crate::math::{Quat, Transform, Vec3};
     use crate::soa::soa_count;
 
@@ -629,16 +634,14 @@ mod tests {
         } else {
             RotationFormat::SmallestThree
         };
-        let mut kinds = vec![0u8; 3 * blocks];
-        let mut params = Vec::new();
-        let mut lane_rot = Vec::new();
-        for (i, k) in kinds.iter_mut().enumerate() {
+        let mut tracks = vec![BlockTrack::Default; 3 * blocks];
+        let mut lane_count = 0;
+        for (i, t) in tracks.iter_mut().enumerate() {
             if rng.below(5) == 0 {
                 continue;
             }
             let lanes = (joints - (i / 3) * 4).min(4);
             let mask = rng.below(1 << lanes) as u8;
-            *k = KIND_STORED | mask << 4;
             let rot = i % 3 == 1;
             let identity = if i % 3 == 2 { 1.0 } else { 0.0 };
             let mut mins = [[identity; 4]; 3];
@@ -658,71 +661,58 @@ mod tests {
                         }
                     }
                 }
-                if animated {
-                    lane_rot.push(rot);
-                }
             }
-            for c in 0..3 {
-                params.extend_from_slice(&mins[c]);
-                if mask != 0 {
-                    params.extend_from_slice(&units[c]);
-                }
-            }
-            if rot {
-                params.extend_from_slice(&[1.0; 4]);
-            }
+            lane_count += mask.count_ones() as usize;
+            *t = BlockTrack::Stored {
+                animated: mask,
+                min: mins,
+                unit: units,
+                w: [1.0; 4],
+            };
         }
-        let animated = lane_rot.len();
         let segments = frames.div_ceil(segment_frames);
-        let mut meta = vec![0u8; segments * animated * LANE_META_BYTES];
-        let mut bits = 0u64;
-        for s in 0..segments {
-            let n = (frames - s * segment_frames).min(segment_frames) as u64;
-            for (a, &rot) in lane_rot.iter().enumerate() {
-                let lm = &mut meta[(s * animated + a) * LANE_META_BYTES..][..LANE_META_BYTES];
-                for c in 0..3 {
-                    let smin = rng.below(256) as u8;
-                    lm[2 * c] = smin;
-                    lm[2 * c + 1] = rng.below(256 - u64::from(smin)) as u8;
-                    lm[TREND_BYTE + c] = rng.next() as u8;
-                    lm[CURVE_BYTE + c] = rng.next() as u8;
-                }
-                // Mostly the one-window rates, sometimes the wider ones;
-                // random component drops on lanes of at least 1 bit.
-                let rate = if rng.below(8) == 0 {
-                    rng.below(24) as u8
-                } else {
-                    rng.below(u64::from(ONE_WINDOW_BITS) + 1) as u8
-                };
-                let drops = if rate == 0 { 0 } else { rng.below(8) as u8 };
-                lm[RATE_BYTE] = rate | drops << RATE_DROP_SHIFT;
-                bits += n * u64::from(lane_frame_bits(rot, format, lane_rates(lm)));
+        let mut lanes = vec![LaneSegment::default(); segments * lane_count];
+        for lane in &mut lanes {
+            for c in 0..3 {
+                let smin = rng.below(256) as u8;
+                lane.range[2 * c] = smin;
+                lane.range[2 * c + 1] = rng.below(256 - u64::from(smin)) as u8;
+                lane.trend[c] = rng.next() as i8;
+                lane.curve[c] = rng.next() as i8;
             }
+            // Mostly the one-window rates, sometimes the wider ones;
+            // random component drops on lanes of at least 1 bit.
+            lane.rate = if rng.below(8) == 0 {
+                rng.below(24) as u8
+            } else {
+                rng.below(u64::from(ONE_WINDOW_BITS) + 1) as u8
+            };
+            lane.drops = if lane.rate == 0 {
+                0
+            } else {
+                rng.below(8) as u8
+            };
         }
-        let data: Vec<u8> = (0..bits.div_ceil(8)).map(|_| rng.next() as u8).collect();
         let defaults = if rng.below(2) == 0 {
             Defaults::Identity
         } else {
             Defaults::RestPose
         };
-        let parts = CompressedParts {
+        let header = Header {
             sample_rate: 30.0,
             joint_count: joints,
             frame_count: frames,
             segment_frames,
             rotation: format,
             defaults,
-            kinds: &kinds,
-            params: &params,
-            meta: &meta,
-            data: &data,
             name: "random",
         };
-        let size = compressed_size(&parts).unwrap();
-        // 16-byte aligned storage.
-        let mut words = vec![0u128; size / 16];
+        let writer = Writer::new(header, &tracks, &lanes).unwrap();
+        // 16-byte aligned storage; random codes.
+        let mut words = vec![0u128; writer.size() / 16];
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
-        write_compressed(&parts, bytes).unwrap();
+        let codes = |_, _, _| [0; 4].map(|_| rng.next() as u32);
+        writer.write(codes, bytes).unwrap();
         let mut rest = vec![SoaTransform::IDENTITY; blocks];
         for j in 0..joints {
             let q = Quat::new(rng.unit(), rng.unit(), rng.unit(), 1.0).normalize();

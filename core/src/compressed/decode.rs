@@ -1,0 +1,635 @@
+//! The portable decoder: both bracketing frames of a sample decoded block
+//! by block straight into SoA lanes, four joints per operation, and
+//! interpolated. [`super::reference`] is its readable scalar twin, and
+//! [`super::avx2`] its faster twin on x86-64 CPUs with AVX2 (same results,
+//! bit for bit); the block loop ([`in_chunks`]) and the interpolation
+//! ([`Blend`]) are shared with the latter.
+
+use wide::{f32x4, i32x4, u32x4};
+
+use super::codec::{inv_max_code, trend_factors, MAX_QUANTIZED_BITS};
+use super::format::{
+    read_bits, read_u64, track_param_floats, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS,
+    RAW_BITS,
+};
+use super::{CompressedClip, RotationFormat};
+use crate::soa::detail::{dot4, normalize, quat_mul_add, vec_mul_add, vec_scale};
+use crate::soa::{SoaQuat, SoaTransform, SoaVec3, LANES};
+
+/// Lane masks for `select`, by 4-bit lane mask.
+pub(super) const LANE_MASKS: [[u32; 4]; 16] = {
+    let mut t = [[0u32; 4]; 16];
+    let mut m = 0;
+    while m < 16 {
+        let mut l = 0;
+        while l < 4 {
+            if m & (1 << l) != 0 {
+                t[m][l] = u32::MAX;
+            }
+            l += 1;
+        }
+        m += 1;
+    }
+    t
+};
+
+#[inline(always)]
+fn lane_mask(mask: u32) -> f32x4 {
+    let m = LANE_MASKS
+        .get(mask as usize & 15)
+        .copied()
+        .unwrap_or([0; 4]);
+    bytemuck::cast(m)
+}
+
+#[inline(always)]
+fn to_f32(v: u32x4) -> f32x4 {
+    // Codes are below 2^23 (verbatim lanes are patched afterwards), so the
+    // signed conversion is exact.
+    f32x4::from_i32x4(bytemuck::cast(v))
+}
+
+/// A lane's four metadata words: bytes 0..4, 3..7, 6..10 and 9..13 (0
+/// outside `meta`), so the ranges, rate and trends of four lanes come out
+/// of four `u32x4` with uniform shifts and masks.
+#[inline(always)]
+fn meta_words(meta: &[u8], at: usize) -> [u32; 4] {
+    // Two overlapping 8-byte loads: bytes 0..8 and 5..13.
+    let (Some(a), Some(b)) = (meta.get(at..at + 8), meta.get(at + 5..at + 13)) else {
+        return [0; 4];
+    };
+    let le = |x: &[u8]| u64::from_le_bytes(x.try_into().unwrap_or([0; 8]));
+    let (a, b) = (le(a), le(b));
+    [
+        a as u32,
+        (a >> 24) as u32,
+        ((a >> 48) | ((b >> 24) & 0xffff) << 16) as u32,
+        (b >> 32) as u32,
+    ]
+}
+
+/// Lane `l`'s three codes of `r[c] ≤ 32` bits and its smallest-three index
+/// at bit `pos`, one read each.
+#[inline(never)]
+fn reads(data: &[u8], pos: u64, r: [u32; 3], l: usize, c: &mut [[u32; 4]; 4]) {
+    let r = r.map(|x| x.min(32));
+    let (r0, r1, r2) = (u64::from(r[0]), u64::from(r[1]), u64::from(r[2]));
+    c[0][l] = read_bits(data, pos, r[0]);
+    c[1][l] = read_bits(data, pos + r0, r[1]);
+    c[2][l] = read_bits(data, pos + r0 + r1, r[2]);
+    c[3][l] = read_bits(data, pos + r0 + r1 + r2, 2);
+}
+
+/// Splits the 64-bit window at bit `pos` into lane `l`'s three codes of
+/// `r[c]` bits (unmasked) and, with `S3`, its smallest-three index.
+#[inline(always)]
+fn window<const S3: bool>(data: &[u8], pos: u64, r: [u32; 3], l: usize, c: &mut [[u32; 4]; 4]) {
+    let w = read_u64(data, (pos >> 3) as usize) >> (pos & 7);
+    let s1 = r[0] & 63;
+    let s2 = (s1 + r[1]) & 63;
+    c[0][l] = w as u32;
+    c[1][l] = (w >> s1) as u32;
+    c[2][l] = (w >> s2) as u32;
+    if S3 {
+        c[3][l] = (w >> ((s2 + r[2]) & 63)) as u32;
+    }
+}
+
+/// The component bit rates of four lanes ([`component_rates`], lane-wise)
+/// from the rate bytes in the low byte of their third metadata word
+/// (verbatim lanes come out as 31 bits and are patched after decoding).
+#[inline(always)]
+pub(super) fn rates_x4(d2: [u32; 4]) -> [u32x4; 3] {
+    let byte = u32x4::from(d2);
+    let rate = byte & u32x4::splat(31);
+    let one = u32x4::ONE;
+    [5u32, 6, 7].map(|b| {
+        let drop = (byte >> b) & one;
+        rate.max(drop) - drop
+    })
+}
+
+/// Per-segment constants of four lanes per component (the fields of
+/// [`ComponentDecode`], lane-wise) and the code masks.
+struct Dequant {
+    min: [f32x4; 3],
+    unit: [f32x4; 3],
+    smin: [f32x4; 3],
+    step: [f32x4; 3],
+    slope: [f32x4; 3],
+    curve: [f32x4; 3],
+    mask: [u32x4; 3],
+}
+
+/// [`Dequant`] from the lanes' metadata words (`d[0]`: bytes 0..4,
+/// `d[1]`: 3..7, `d[2]`: 6..10, `d[3]`: 9..13), their component bit rates
+/// and clip constants (`min`, `unit` per component).
+#[inline(always)]
+fn dequant_params(d: &[[u32; 4]; 4], rates: &[u32x4; 3], clip: &[f32x4; 6]) -> Dequant {
+    let [d0, d1, d2, d3] = d.map(u32x4::from);
+    let byte = u32x4::splat(0xff);
+    let smin = [d0 & byte, (d0 >> 16u32) & byte, (d1 >> 8u32) & byte];
+    let sext = [(d0 >> 8u32) & byte, d0 >> 24u32, (d1 >> 16u32) & byte];
+    // Signed trend bytes 7, 8, 9: shift each to the top, then back down
+    // arithmetically.
+    let sign =
+        |v: u32x4| -> f32x4 { f32x4::from_i32x4(bytemuck::cast::<u32x4, i32x4>(v) >> 24u32) };
+    let slope = [sign(d2 << 16u32), sign(d2 << 8u32), sign(d2)];
+    // Signed curvature bytes 10, 11, 12.
+    let curve = [sign(d3 << 16u32), sign(d3 << 8u32), sign(d3)];
+    let mut q = Dequant {
+        min: [clip[0], clip[2], clip[4]],
+        unit: [clip[1], clip[3], clip[5]],
+        smin: smin.map(to_f32),
+        step: [f32x4::ZERO; 3],
+        slope,
+        curve,
+        mask: [u32x4::ZERO; 3],
+    };
+    for c in 0..3 {
+        // 2^rate as an f32 built from its exponent gives the code mask;
+        // 1 / (2^rate − 1) is looked up (a division per component was the
+        // slowest operation of the track setup, on NEON most of all).
+        // (Verbatim lanes are patched after decoding: clamp them.)
+        let r = rates[c].min(u32x4::splat(u32::from(MAX_QUANTIZED_BITS)));
+        let pow2: f32x4 = bytemuck::cast((r + u32x4::splat(127)) << 23u32);
+        q.mask[c] = bytemuck::cast(pow2.round_int() - i32x4::ONE);
+        let inv = f32x4::new(r.to_array().map(|k| inv_max_code(k as u8)));
+        q.step[c] = to_f32(sext[c]) * inv;
+    }
+    q
+}
+
+/// [`ComponentDecode::value`] of the codes `c & mask` for components x, y,
+/// z of four lanes.
+#[inline(always)]
+fn dequant(q: &Dequant, c: &[[u32; 4]; 4], local: f32) -> [f32x4; 3] {
+    let (tl, tl2) = trend_factors(local);
+    let (tl, tl2) = (f32x4::splat(tl), f32x4::splat(tl2));
+    let mut v = [f32x4::ZERO; 3];
+    for i in 0..3 {
+        let code = to_f32(u32x4::from(c[i]) & q.mask[i]);
+        let u = ((q.smin[i] + q.step[i] * code) + q.slope[i] * tl) + q.curve[i] * tl2;
+        v[i] = q.min[i] + q.unit[i] * u;
+    }
+    v
+}
+
+/// The value of a stored block track none of whose lanes is animated
+/// (stored because its constants are not the defaults), the same in every
+/// frame: its x, y, z (and for rotations w) constants as stored ([`CONST_VEC_PARAM_FLOATS`],
+/// [`CONST_ROT_PARAM_FLOATS`]), without metadata, bit-stream or
+/// dequantization work; such a track has no metadata and no bits, so the
+/// running offsets do not move.
+#[inline(always)]
+pub(super) fn constant_value<const ROT: bool>(cv: &[f32x4]) -> SoaQuat {
+    let g = |i: usize| cv.get(i).copied().unwrap_or(f32x4::ZERO);
+    SoaQuat {
+        x: g(0),
+        y: g(1),
+        z: g(2),
+        w: if ROT { g(3) } else { f32x4::ZERO },
+    }
+}
+
+/// Rotations from their three kept components (and the smallest-three
+/// index), with the constant lanes (outside `anim`) taken from `constant`.
+#[inline(always)]
+fn rebuild<const S3: bool>(
+    v: [f32x4; 3],
+    idx: u32x4,
+    constant: &[f32x4; 4],
+    anim: f32x4,
+) -> SoaQuat {
+    let [a, b, d] = v;
+    let big = crate::math::sqrt4((f32x4::ONE - (a * a + b * b + d * d)).max(f32x4::ZERO));
+    if !S3 {
+        // Constant lanes decode x, y, z exactly to their `min` (step 0), so
+        // drop-W only has to put back their w.
+        return SoaQuat {
+            x: a,
+            y: b,
+            z: d,
+            w: anim.bitselect(big, constant[3]),
+        };
+    }
+    let is = |k: u32| -> f32x4 { bytemuck::cast(idx.simd_eq(u32x4::splat(k))) };
+    let (i0, i1, i2, i3) = (is(0), is(1), is(2), is(3));
+    SoaQuat {
+        x: anim.bitselect(i0.bitselect(big, a), constant[0]),
+        y: anim.bitselect(i0.bitselect(a, i1.bitselect(big, b)), constant[1]),
+        z: anim.bitselect(i3.bitselect(d, i2.bitselect(big, b)), constant[2]),
+        w: anim.bitselect(i3.bitselect(big, d), constant[3]),
+    }
+}
+
+/// Where one of a sample's two frames is (see `CompressedClip::frame_at`).
+#[derive(Clone, Copy)]
+pub(super) struct FrameAt {
+    /// Its first bit.
+    pub(super) first: u64,
+    /// Its segment.
+    pub(super) segment: usize,
+    /// Its index inside the segment.
+    pub(super) local: f32,
+}
+
+/// Blocks decoded before their rotations are interpolated (see
+/// `CompressedClip::decode_blend_as`).
+pub(super) const NLERP_CHUNK: usize = 16;
+
+/// The x, y, z of a decoded translation or scale track.
+#[inline(always)]
+pub(super) fn xyz(q: &SoaQuat) -> SoaVec3 {
+    SoaVec3 {
+        x: q.x,
+        y: q.y,
+        z: q.z,
+    }
+}
+
+/// The interpolation of one sample between its two decoded frames, shared
+/// by both decoders (same operations, same order).
+#[derive(Clone, Copy)]
+pub(super) struct Blend {
+    pub(super) wa: f32x4,
+    pub(super) wb: f32x4,
+}
+
+impl Blend {
+    pub(super) fn new(alpha: f32) -> Blend {
+        Blend {
+            wa: f32x4::splat(1.0 - alpha),
+            wb: f32x4::splat(alpha),
+        }
+    }
+
+    /// Lerp of two decoded translation or scale tracks (their x, y, z).
+    #[inline(always)]
+    fn lerp(&self, a: &SoaQuat, b: &SoaQuat) -> SoaVec3 {
+        let mut v = vec_scale(&xyz(a), self.wa);
+        vec_mul_add(&mut v, &xyz(b), self.wb);
+        v
+    }
+
+    /// Nlerp of two decoded rotation tracks, `b` sign-aligned to `a`.
+    #[inline(always)]
+    fn nlerp(&self, qa: &SoaQuat, qb: &SoaQuat) -> SoaQuat {
+        let wa = self.wa;
+        let mut q = SoaQuat {
+            x: qa.x * wa,
+            y: qa.y * wa,
+            z: qa.z * wa,
+            w: qa.w * wa,
+        };
+        let flip = dot4(qa, qb).simd_lt(f32x4::ZERO);
+        quat_mul_add(&mut q, qb, self.wb.flip_signs(flip));
+        normalize(&q)
+    }
+}
+
+/// The block loop of both decoders: `out` block by block, in chunks of
+/// [`NLERP_CHUNK`]. `block` fills one block from its three kind bytes and
+/// its default transform (the rest pose's, or identity), and returns
+/// whether its rotation waits in its `pending` slot; `chunk` then
+/// interpolates the chunk's waiting rotations (bit `k` of `waiting` for its
+/// block `k`).
+#[inline(always)]
+pub(super) fn in_chunks<P>(
+    kinds: &[u8],
+    rest: Option<&[SoaTransform]>,
+    out: &mut [SoaTransform],
+    pending: &mut [P; NLERP_CHUNK],
+    mut block: impl FnMut(&mut SoaTransform, [u8; 3], &SoaTransform, &mut P) -> bool,
+    mut chunk: impl FnMut(&mut [SoaTransform], &[P; NLERP_CHUNK], u32),
+) {
+    let identity = SoaTransform::IDENTITY;
+    for (c, (outs, kindss)) in out
+        .chunks_mut(NLERP_CHUNK)
+        .zip(kinds.chunks(3 * NLERP_CHUNK))
+        .enumerate()
+    {
+        let mut waiting = 0u32;
+        for (k, ((o, kinds), slot)) in outs
+            .iter_mut()
+            .zip(kindss.chunks_exact(3))
+            .zip(pending.iter_mut())
+            .enumerate()
+        {
+            let base = rest
+                .and_then(|r| r.get(c * NLERP_CHUNK + k))
+                .unwrap_or(&identity);
+            let kinds = [0, 1, 2].map(|i| kinds.get(i).copied().unwrap_or(KIND_DEFAULT));
+            if block(o, kinds, base, slot) {
+                waiting |= 1 << k;
+            }
+        }
+        chunk(outs, pending, waiting);
+    }
+}
+
+impl<'a> CompressedClip<'a> {
+    /// Where frame `f` is: its first bit, its segment and its local index
+    /// in the segment.
+    #[inline(always)]
+    pub(super) fn frame_at(&self, f: usize) -> FrameAt {
+        let s = f / self.segment_frames;
+        let local = f - s * self.segment_frames;
+        let first = u64::from(self.seg_table.get(2 * s).copied().unwrap_or(0));
+        let fb = u64::from(self.seg_table.get(2 * s + 1).copied().unwrap_or(0));
+        FrameAt {
+            first: first + local as u64 * fb,
+            segment: s,
+            local: local as f32,
+        }
+    }
+
+    /// The first bit of frame `f`, its segment's metadata (validated
+    /// index; empty metadata otherwise) and its local index in the segment.
+    #[inline(always)]
+    pub(super) fn frame_start(&self, f: usize) -> (u64, &'a [u8], f32) {
+        let at = self.frame_at(f);
+        let meta = self.segment_meta(at.segment).unwrap_or(&[]);
+        (at.first, meta, at.local)
+    }
+
+    /// Both frames of one stored block track, decoded in one pass over its
+    /// animated lanes: per lane its metadata words and, per frame, one
+    /// 64-bit window (rates up to [`ONE_WINDOW_BITS`]) or one read per
+    /// component, then lane-wise dequantization, trend and (for rotations)
+    /// the rebuild. Translations and scales come back in x, y, z.
+    /// `frames` holds each frame's first bit and local index in its segment.
+    /// Only for tracks with an animated lane (`cv` laid out with units; the
+    /// block loop takes the others as [`constant_value`]s).
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn track_pair<const S3: bool, const ROT: bool>(
+        &self,
+        (ma, mb): (&[u8], &[u8]),
+        same: bool,
+        m: usize,
+        mask: u32,
+        (oa, ob): (&mut u32, &mut u32),
+        frames: [(u64, f32); 2],
+        cv: &[f32x4],
+    ) -> (SoaQuat, SoaQuat) {
+        let [(fa, la), (fb, lb)] = frames;
+        let mut da = [[0u32; 4]; 4];
+        let mut db = [[0u32; 4]; 4];
+        let mut ca = [[0u32; 4]; 4];
+        let mut cb = [[0u32; 4]; 4];
+        let (mut pa, mut pb) = (*oa, *ob);
+        // Verbatim lanes (bit per lane) and their first bits per frame.
+        let mut raw = 0u32;
+        let mut raw_at = [(0u64, 0u64); 4];
+        let mut at = m;
+        let mut bits = mask;
+        while bits != 0 {
+            let l = bits.trailing_zeros() as usize & 3;
+            bits &= bits - 1;
+            for (d, w) in da.iter_mut().zip(meta_words(ma, at)) {
+                d[l] = w;
+            }
+            if !same {
+                for (d, w) in db.iter_mut().zip(meta_words(mb, at)) {
+                    d[l] = w;
+                }
+            }
+            at += LANE_META_BYTES;
+        }
+        // The four lanes' component rates at once, then per lane its
+        // position and codes.
+        let rates_a = rates_x4(da[2]);
+        let rates_b = if same { rates_a } else { rates_x4(db[2]) };
+        let (ka, kb) = (rates_a.map(u32x4::to_array), rates_b.map(u32x4::to_array));
+        let lane_bits = |r: u32, k: [u32; 3]| -> u32 {
+            if r == u32::from(RAW_BITS) {
+                if ROT {
+                    128
+                } else {
+                    96
+                }
+            } else if S3 && ROT {
+                k[0] + k[1] + k[2] + 2
+            } else {
+                k[0] + k[1] + k[2]
+            }
+        };
+        let mut bits = mask;
+        while bits != 0 {
+            let l = bits.trailing_zeros() as usize & 3;
+            bits &= bits - 1;
+            let ra = da[2][l] & 31;
+            let rb = if same { ra } else { db[2][l] & 31 };
+            let (ka, kb) = (
+                [ka[0][l], ka[1][l], ka[2][l]],
+                [kb[0][l], kb[1][l], kb[2][l]],
+            );
+            let (qa, qb) = (fa + u64::from(pa), fb + u64::from(pb));
+            pa += lane_bits(ra, ka);
+            pb += lane_bits(rb, kb);
+            if (ra | rb) <= u32::from(ONE_WINDOW_BITS) {
+                window::<S3>(self.data, qa, ka, l, &mut ca);
+                window::<S3>(self.data, qb, kb, l, &mut cb);
+            } else {
+                reads(self.data, qa, ka, l, &mut ca);
+                reads(self.data, qb, kb, l, &mut cb);
+                if ra == u32::from(RAW_BITS) || rb == u32::from(RAW_BITS) {
+                    raw |= 1 << l;
+                    raw_at[l] = (qa, qb);
+                }
+            }
+        }
+        *oa = pa;
+        *ob = pb;
+        let g = |i: usize| cv.get(i).copied().unwrap_or(f32x4::ZERO);
+        let clip = [g(0), g(1), g(2), g(3), g(4), g(5)];
+        let pa_ = dequant_params(&da, &rates_a, &clip);
+        let va = dequant(&pa_, &ca, la);
+        let vb = if same {
+            dequant(&pa_, &cb, lb)
+        } else {
+            dequant(&dequant_params(&db, &rates_b, &clip), &cb, lb)
+        };
+        let (mut qa, mut qb) = if ROT {
+            let constant = [g(0), g(2), g(4), g(6)];
+            let anim = lane_mask(mask);
+            let idx = |c: &[[u32; 4]; 4]| u32x4::from(c[3]) & u32x4::splat(3);
+            (
+                rebuild::<S3>(va, idx(&ca), &constant, anim),
+                rebuild::<S3>(vb, idx(&cb), &constant, anim),
+            )
+        } else {
+            let v = |x: [f32x4; 3]| SoaQuat {
+                x: x[0],
+                y: x[1],
+                z: x[2],
+                w: f32x4::ZERO,
+            };
+            (v(va), v(vb))
+        };
+        if raw != 0 {
+            let (ra, rb) = (&da, if same { &da } else { &db });
+            self.patch_raw(raw, &raw_at, (ra, rb), ROT, &mut qa, &mut qb);
+        }
+        (qa, qb)
+    }
+
+    /// Overwrites the verbatim lanes of both frames with their stored `f32`
+    /// values (x, y, z, and w for rotations).
+    #[cold]
+    #[inline(never)]
+    fn patch_raw(
+        &self,
+        raw: u32,
+        raw_at: &[(u64, u64); 4],
+        (da, db): (&[[u32; 4]; 4], &[[u32; 4]; 4]),
+        rot: bool,
+        qa: &mut SoaQuat,
+        qb: &mut SoaQuat,
+    ) {
+        let n = if rot { 4 } else { 3 };
+        for (l, &(pa, pb)) in raw_at.iter().enumerate() {
+            if raw & (1 << l) == 0 {
+                continue;
+            }
+            for (q, d, pos) in [(&mut *qa, da, pa), (&mut *qb, db, pb)] {
+                if d[2][l] & 0xff != u32::from(RAW_BITS) {
+                    continue;
+                }
+                let mut c = [q.x, q.y, q.z, q.w].map(|v| v.to_array());
+                for (i, v) in c.iter_mut().take(n).enumerate() {
+                    v[l] = f32::from_bits(read_bits(self.data, pos + 32 * i as u64, 32));
+                }
+                let [x, y, z, w] = c.map(f32x4::from);
+                *q = SoaQuat { x, y, z, w };
+            }
+        }
+    }
+
+    /// Decodes frames `i0` and `i1` (validated indices) block by block
+    /// straight into SoA lanes and interpolates them by `alpha`, with the
+    /// rotation format as a compile-time choice.
+    pub(super) fn decode_blend(
+        &self,
+        i0: usize,
+        i1: usize,
+        alpha: f32,
+        rest: Option<&[SoaTransform]>,
+        out: &mut [SoaTransform],
+    ) {
+        let at = [self.frame_at(i0), self.frame_at(i1)];
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if super::avx2::decode_blend(self, &at, alpha, rest, out) {
+            return;
+        }
+        match self.rotation {
+            RotationFormat::DropW => self.decode_blend_as::<false>(&at, alpha, rest, out),
+            RotationFormat::SmallestThree => self.decode_blend_as::<true>(&at, alpha, rest, out),
+        }
+    }
+
+    /// [`Self::decode_blend`] for drop-W (`S3 = false`) or smallest-three.
+    ///
+    /// Default tracks and stored tracks without an animated lane are the
+    /// same in both frames: their values are copied, exactly, with no
+    /// interpolation arithmetic. The other tracks are decoded in both
+    /// frames and interpolated.
+    ///
+    /// Blocks go in chunks of [`NLERP_CHUNK`]: a chunk's tracks are decoded
+    /// before its rotations are interpolated, because decoding and
+    /// interpolating one block is one long dependency chain and splitting
+    /// it lets the CPU overlap consecutive blocks.
+    #[inline(always)]
+    pub(super) fn decode_blend_as<const S3: bool>(
+        &self,
+        [a, b]: &[FrameAt; 2],
+        alpha: f32,
+        rest: Option<&[SoaTransform]>,
+        out: &mut [SoaTransform],
+    ) {
+        let ma = self.segment_meta(a.segment).unwrap_or(&[]);
+        let mb = self.segment_meta(b.segment).unwrap_or(&[]);
+        let same = a.segment == b.segment;
+        let frames = [(a.first, a.local), (b.first, b.local)];
+        // Running positions: clip constants (vectors), metadata bytes, and
+        // bit offsets inside frames a and b.
+        let (mut p, mut m, mut oa, mut ob) = (0usize, 0usize, 0u32, 0u32);
+        let blend = Blend::new(alpha);
+        // Frame b's rotation of each block of a chunk whose rotation is
+        // animated (frame a's waits in `out`).
+        let mut pending = [SoaQuat::IDENTITY; NLERP_CHUNK];
+        let block = |o: &mut SoaTransform,
+                     [kt, kr, ks]: [u8; 3],
+                     base: &SoaTransform,
+                     rb_slot: &mut SoaQuat| {
+            // One stored track of this block (kind byte `kind`; the `ROT`
+            // instance for rotations), in stream order: its value when no
+            // lane is animated, else both frames.
+            macro_rules! track {
+                ($kind:expr, $rot:literal) => {{
+                    let mask = u32::from($kind >> 4);
+                    // The clip constants: without an animated lane no
+                    // units ([`track_param_floats`] of mask 0; any other
+                    // mask gives the full size), and no decoding.
+                    let n = track_param_floats($rot, if mask == 0 { 0 } else { 1 }) / LANES;
+                    let cv = self.params.get(p..p + n).unwrap_or(&[]);
+                    p += n;
+                    if mask == 0 {
+                        Err(constant_value::<$rot>(cv))
+                    } else {
+                        let pair = self.track_pair::<S3, $rot>(
+                            (ma, mb),
+                            same,
+                            m,
+                            mask,
+                            (&mut oa, &mut ob),
+                            frames,
+                            cv,
+                        );
+                        m += LANE_META_BYTES * mask.count_ones() as usize;
+                        Ok(pair)
+                    }
+                }};
+            }
+            let mut waits = false;
+            o.translation = if kt == KIND_DEFAULT {
+                base.translation
+            } else {
+                match track!(kt, false) {
+                    Ok((qa, qb)) => blend.lerp(&qa, &qb),
+                    Err(q) => xyz(&q),
+                }
+            };
+            o.rotation = if kr == KIND_DEFAULT {
+                base.rotation
+            } else {
+                match track!(kr, true) {
+                    Ok((ra, rb)) => {
+                        *rb_slot = rb;
+                        waits = true;
+                        ra
+                    }
+                    Err(q) => q,
+                }
+            };
+            o.scale = if ks == KIND_DEFAULT {
+                base.scale
+            } else {
+                match track!(ks, false) {
+                    Ok((qa, qb)) => blend.lerp(&qa, &qb),
+                    Err(q) => xyz(&q),
+                }
+            };
+            waits
+        };
+        let chunk = |outs: &mut [SoaTransform], pending: &[SoaQuat; NLERP_CHUNK], waiting: u32| {
+            for (k, (o, qb)) in outs.iter_mut().zip(pending).enumerate() {
+                if waiting & (1 << k) != 0 {
+                    o.rotation = blend.nlerp(&o.rotation, qb);
+                }
+            }
+        };
+        in_chunks(self.kinds, rest, out, &mut pending, block, chunk);
+    }
+}

@@ -1,0 +1,159 @@
+//! The scalar reference decoder: the readable specification of the
+//! container. Every joint of every sample is decoded on its own, one value
+//! at a time, by walking the container from its start with the formulas of
+//! [`super::codec`]; the fast decoders are tested against it.
+
+use super::codec::{drop_w_rotation, smallest_three_rotation, ComponentDecode};
+use super::format::{
+    lane_frame_bits, lane_is_rotation, lane_rates, param_index, read_bits, track_param_floats,
+    CURVE_BYTE, KIND_DEFAULT, LANE_META_BYTES, RAW_BITS, TREND_BYTE,
+};
+use super::{CompressedClip, Defaults, RotationFormat};
+use crate::clip::TimeMode;
+use crate::error::Error;
+use crate::math::{Quat, Transform, Vec3};
+use crate::soa::{check_len, get_joint, SoaTransform, LANES};
+
+impl CompressedClip<'_> {
+    /// The clip constant `i` of the stored block track whose constants
+    /// start at float `p` (0 outside the section).
+    fn param(&self, p: usize, i: usize) -> f32 {
+        let v = p + i;
+        self.params.get(v / 4).map_or(0.0, |x| x.to_array()[v % 4])
+    }
+
+    /// Joint `j`'s track `track` (0 translation, 1 rotation, 2 scale) at
+    /// frame `f` (validated indices), decoded one value at a time by
+    /// walking the container from its start; `None` for a default track.
+    fn track_at(&self, f: usize, j: usize, track: usize) -> Option<[f32; 4]> {
+        let (b, l) = (j / LANES, j % LANES);
+        let me = 3 * b + track;
+        // Constants and animated lanes before this block track.
+        let (mut p, mut k) = (0usize, 0usize);
+        for (i, &kind) in self.kinds.iter().enumerate().take(me) {
+            if kind != KIND_DEFAULT {
+                p += track_param_floats(i % 3 == 1, kind >> 4);
+                k += (kind >> 4).count_ones() as usize;
+            }
+        }
+        let kind = self.kinds.get(me).copied().unwrap_or(KIND_DEFAULT);
+        if kind == KIND_DEFAULT {
+            return None;
+        }
+        let rot = track == 1;
+        let mask = kind >> 4;
+        let min = |c: usize| self.param(p, param_index(mask == 0, c, l).0);
+        let unit = |c: usize| {
+            param_index(mask == 0, c, l)
+                .1
+                .map_or(0.0, |u| self.param(p, u))
+        };
+        if mask & (1 << l) == 0 {
+            let w = if rot { min(3) } else { 0.0 };
+            return Some([min(0), min(1), min(2), w]);
+        }
+        k += (mask & ((1 << l) - 1)).count_ones() as usize;
+        // The frame's first bit, then the lanes before this one.
+        let s = f / self.segment_frames;
+        let local = (f - s * self.segment_frames) as u64;
+        let first = u64::from(self.seg_table.get(2 * s).copied().unwrap_or(0));
+        let fb = u64::from(self.seg_table.get(2 * s + 1).copied().unwrap_or(0));
+        let meta = self.segment_meta(s).unwrap_or(&[]);
+        let rates = |i: usize| lane_rates(meta.get(LANE_META_BYTES * i..).unwrap_or(&[]));
+        let mut bit = first + local * fb;
+        for (i, r) in lane_is_rotation(self.kinds.iter().copied())
+            .take(k)
+            .enumerate()
+        {
+            bit += u64::from(lane_frame_bits(r, self.rotation, rates(i)));
+        }
+        let bits = rates(k);
+        if bits[0] == RAW_BITS {
+            let mut v = [0.0f32; 4];
+            for (c, x) in v.iter_mut().take(if rot { 4 } else { 3 }).enumerate() {
+                *x = f32::from_bits(read_bits(self.data, bit + 32 * c as u64, 32));
+            }
+            return Some(v);
+        }
+        let range = |i: usize| meta.get(LANE_META_BYTES * k + i).copied().unwrap_or(0);
+        let mut d = [0.0f32; 3];
+        for (c, x) in d.iter_mut().enumerate() {
+            let q = read_bits(self.data, bit, u32::from(bits[c]));
+            bit += u64::from(bits[c]);
+            let dec = ComponentDecode::new(
+                min(c),
+                unit(c),
+                range(2 * c),
+                range(2 * c + 1),
+                bits[c],
+                range(TREND_BYTE + c) as i8,
+                range(CURVE_BYTE + c) as i8,
+            );
+            *x = dec.value(q, local as f32);
+        }
+        if !rot {
+            return Some([d[0], d[1], d[2], 0.0]);
+        }
+        let q = match self.rotation {
+            RotationFormat::DropW => drop_w_rotation(d[0], d[1], d[2]),
+            RotationFormat::SmallestThree => {
+                smallest_three_rotation(read_bits(self.data, bit, 2), d[0], d[1], d[2])
+            }
+        };
+        Some(q.to_array())
+    }
+
+    /// Joint `j`'s transform at frame `f` (validated indices).
+    fn joint_at(&self, f: usize, j: usize, rest: Option<&[SoaTransform]>) -> Transform {
+        let mut t = match rest.and_then(|r| get_joint(r, j)) {
+            Some(d) => d,
+            None => Transform::IDENTITY,
+        };
+        if let Some(v) = self.track_at(f, j, 0) {
+            t.translation = Vec3::new(v[0], v[1], v[2]);
+        }
+        if let Some(v) = self.track_at(f, j, 1) {
+            t.rotation = Quat::new(v[0], v[1], v[2], v[3]);
+        }
+        if let Some(v) = self.track_at(f, j, 2) {
+            t.scale = Vec3::new(v[0], v[1], v[2]);
+        }
+        t
+    }
+}
+
+/// Scalar twin of [`CompressedClip::sample_with_rest`]: every joint of
+/// both bracketing frames decoded on its own, then lerp / nlerp.
+///
+/// # Errors
+/// As [`CompressedClip::sample_with_rest`].
+pub fn sample(
+    clip: &CompressedClip<'_>,
+    t: f32,
+    mode: TimeMode,
+    rest: &[SoaTransform],
+    out: &mut [SoaTransform],
+) -> Result<(), Error> {
+    check_len("rest pose", clip.soa_count(), rest.len())?;
+    check_len("output", clip.soa_count(), out.len())?;
+    let (i0, i1, alpha) = clip.locate(t, mode)?;
+    let rest = (clip.defaults() == Defaults::RestPose).then_some(rest);
+    for j in 0..out.len() * LANES {
+        let (b, l) = (j / LANES, j % LANES);
+        let tr = if j < clip.joint_count() {
+            let x = clip.joint_at(i0, j, rest);
+            let y = clip.joint_at(i1, j, rest);
+            Transform {
+                translation: x.translation.lerp(y.translation, alpha),
+                rotation: x.rotation.nlerp(y.rotation, alpha),
+                scale: x.scale.lerp(y.scale, alpha),
+            }
+        } else {
+            Transform::IDENTITY
+        };
+        if let Some(o) = out.get_mut(b) {
+            o.set(l, &tr);
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,327 @@
+//! Unit tests of the container's internals: the bit reader, the rate
+//! byte, the compact constant tracks, the writer and the validation of
+//! rate bytes.
+extern crate alloc;
+
+use wide::f32x4;
+
+use super::codec::{
+    smallest_three_code, smallest_three_decode, smallest_three_rotation, smallest_three_split,
+    unit_for_extent, MAX_QUANTIZED_BITS,
+};
+use super::decode::rates_x4;
+use super::format::{
+    component_rates, lane_frame_bits, read_bits, track_param_floats, CONST_ROT_PARAM_FLOATS,
+    CONST_VEC_PARAM_FLOATS, RATE_DROP_SHIFT, ROT_PARAM_FLOATS, VEC_PARAM_FLOATS,
+};
+use super::writer::{BlockTrack, Header, LaneSegment, Writer};
+use super::*;
+use crate::math::Quat;
+use crate::soa::detail::dot4;
+use crate::soa::{SoaQuat, SoaVec3};
+
+#[test]
+fn smallest_three_worked_example() {
+    // 30° about z: q = (0, 0, 0.2588, 0.9659); w is dropped.
+    let q = Quat::new(0.0, 0.0, 0.258_819, 0.965_926);
+    let (idx, kept) = smallest_three_split(q);
+    assert_eq!(idx, 3);
+    let codes = kept.map(|c| smallest_three_code(c, 10));
+    assert_eq!(codes, [512, 512, 699]);
+    let dec = codes.map(|c| smallest_three_decode(c, 10));
+    assert!((dec[2] - 0.2592).abs() < 1e-4, "{dec:?}");
+    assert!((dec[0] - 0.0007).abs() < 1e-4, "{dec:?}");
+    let r = smallest_three_rotation(idx, dec[0], dec[1], dec[2]);
+    assert!((r.w - 0.9658).abs() < 1e-4, "{r:?}");
+    // Accurate small angle: 2·atan2(|v|, |w|) of the relative rotation.
+    let d = q.conjugate() * r;
+    let v = crate::math::sqrt_f32(d.x * d.x + d.y * d.y + d.z * d.z);
+    let deg = (2.0 * libm::atan2f(v, libm::fabsf(d.w))).to_degrees();
+    assert!((deg - 0.12).abs() < 0.01, "{deg}");
+}
+
+#[test]
+fn bit_reader_reads_across_bytes() {
+    let data = [0b1010_1100u8, 0b0000_0011, 0, 0, 0, 0, 0, 0, 0, 0];
+    assert_eq!(read_bits(&data, 2, 4), 0b1011);
+    assert_eq!(read_bits(&data, 6, 4), 0b1110);
+    assert_eq!(read_bits(&data, 0, 0), 0);
+    // Past the end: zero, never a panic.
+    assert_eq!(read_bits(&data, 80, 8), 0);
+}
+
+#[test]
+fn component_rates_take_one_bit_off_dropped_components() {
+    let drops = |d: u8| d << RATE_DROP_SHIFT;
+    assert_eq!(component_rates(10), [10, 10, 10]);
+    assert_eq!(component_rates(10 | drops(0b101)), [9, 10, 9]);
+    assert_eq!(component_rates(1 | drops(0b111)), [0, 0, 0]);
+    assert_eq!(component_rates(23 | drops(0b010)), [23, 22, 23]);
+    assert_eq!(component_rates(RAW_BITS), [RAW_BITS; 3]);
+    assert_eq!(
+        lane_frame_bits(true, RotationFormat::SmallestThree, [9, 10, 9]),
+        30
+    );
+    assert_eq!(
+        lane_frame_bits(false, RotationFormat::DropW, [RAW_BITS; 3]),
+        96
+    );
+    // The lane-wise decoder's rates equal the reference's for every
+    // valid rate byte.
+    for byte in 0..=255u8 {
+        let (rate, d) = (byte & 31, byte >> RATE_DROP_SHIFT);
+        if (rate > MAX_QUANTIZED_BITS && rate != RAW_BITS)
+            || (d != 0 && (rate == 0 || rate == RAW_BITS))
+        {
+            continue;
+        }
+        let x4 = rates_x4([u32::from(byte) | 0xab00; 4]);
+        let want = component_rates(byte).map(u32::from);
+        assert_eq!(x4.map(|v| v.to_array()[2]), want, "byte {byte:#x}");
+    }
+}
+
+/// A header of `joints` joints and `frames` frames at 30 fps, 16 frames
+/// per segment.
+fn header(joints: usize, frames: usize, rotation: RotationFormat) -> Header<'static> {
+    Header {
+        sample_rate: 30.0,
+        joint_count: joints,
+        frame_count: frames,
+        segment_frames: 16,
+        rotation,
+        defaults: Defaults::Identity,
+        name: "still",
+    }
+}
+
+/// The container of these pieces (every code 0) in a 16-byte aligned
+/// buffer of exactly its size.
+fn written(
+    header: Header<'_>,
+    tracks: &[BlockTrack],
+    lanes: &[LaneSegment],
+) -> alloc::vec::Vec<u128> {
+    let w = Writer::new(header, tracks, lanes).unwrap();
+    let mut words = alloc::vec![0u128; w.size() / 16];
+    let n = w
+        .write(|_, _, _| [0; 4], bytemuck::cast_slice_mut(&mut words))
+        .unwrap();
+    assert_eq!(n, w.size());
+    words
+}
+
+/// A block of three joints whose stored tracks have no animated lane
+/// (translation, rotation and scale constants that are not the
+/// defaults, one of them -0), over 40 frames, in the compact layout
+/// ([`CONST_VEC_PARAM_FLOATS`] / [`CONST_ROT_PARAM_FLOATS`]).
+fn constant_block(rotation: RotationFormat) -> alloc::vec::Vec<u128> {
+    let constant = |min: [[f32; 4]; 3], w: [f32; 4]| BlockTrack::Stored {
+        animated: 0,
+        min,
+        unit: [[0.0; 4]; 3],
+        w,
+    };
+    let h = core::f32::consts::FRAC_1_SQRT_2;
+    let tracks = [
+        // Translation x, y, z of lanes 0-3 (lane 3 is padding: identity).
+        constant(
+            [
+                [1.5, -0.0, 2.0, 0.0],
+                [-3.0, 0.25, 7.0, 0.0],
+                [0.5, 1.0, -0.0, 0.0],
+            ],
+            [0.0; 4],
+        ),
+        // Rotation x, y, z, w: 90° about x, about y, and the identity.
+        constant(
+            [
+                [h, 0.0, -0.0, 0.0],
+                [0.0, h, 0.0, 0.0],
+                [0.0, 0.0, 0.0, 0.0],
+            ],
+            [h, h, 1.0, 1.0],
+        ),
+        // Scale.
+        constant(
+            [
+                [2.0, 1.0, 1.0, 1.0],
+                [2.0, 0.5, 1.0, 1.0],
+                [2.0, 1.0, 3.0, 1.0],
+            ],
+            [0.0; 4],
+        ),
+    ];
+    let words = written(header(3, 40, rotation), &tracks, &[]);
+    let bytes: &[u8] = bytemuck::cast_slice(&words);
+    let (kinds, params) = (HEADER_BYTES, HEADER_BYTES + 16);
+    assert_eq!(bytes[kinds..kinds + 3], [KIND_STORED; 3]);
+    let floats = CONST_VEC_PARAM_FLOATS * 2 + CONST_ROT_PARAM_FLOATS;
+    let stored: &[f32] = bytemuck::cast_slice(&bytes[params..params + 4 * floats]);
+    assert_eq!(stored[..4], [1.5, -0.0, 2.0, 0.0]);
+    assert_eq!(stored[24..28], [h, h, 1.0, 1.0]);
+    words
+}
+
+/// Stored tracks without an animated lane keep only their constants
+/// and decode to exactly those, -0 included, rotations too (no nlerp
+/// rounding), at any time, with either rotation format, through the
+/// sampler (the AVX2 decoder where the CPU has it) and the portable
+/// decoder; the scalar reference, which interpolates them, agrees
+/// within rounding. The layout with units is corrupt for them.
+#[test]
+fn constant_tracks_store_and_decode_their_constants() {
+    let h = core::f32::consts::FRAC_1_SQRT_2;
+    let want = SoaTransform {
+        translation: SoaVec3 {
+            x: f32x4::new([1.5, -0.0, 2.0, 0.0]),
+            y: f32x4::new([-3.0, 0.25, 7.0, 0.0]),
+            z: f32x4::new([0.5, 1.0, -0.0, 0.0]),
+        },
+        rotation: SoaQuat {
+            x: f32x4::new([h, 0.0, -0.0, 0.0]),
+            y: f32x4::new([0.0, h, 0.0, 0.0]),
+            z: f32x4::new([0.0; 4]),
+            w: f32x4::new([h, h, 1.0, 1.0]),
+        },
+        scale: SoaVec3 {
+            x: f32x4::new([2.0, 1.0, 1.0, 1.0]),
+            y: f32x4::new([2.0, 0.5, 1.0, 1.0]),
+            z: f32x4::new([2.0, 1.0, 3.0, 1.0]),
+        },
+    };
+    let bits = |t: &SoaTransform| -> [[u32; 4]; 10] { bytemuck::cast(*t) };
+    // The scalar reference nlerps rotations, which may round: compared apart.
+    let near = |a: &SoaQuat, b: &SoaQuat| {
+        let d = dot4(a, b).to_array();
+        d.iter().all(|d| (d - 1.0).abs() < 1e-6)
+    };
+    for rotation in [RotationFormat::DropW, RotationFormat::SmallestThree] {
+        let words = constant_block(rotation);
+        let clip = CompressedClip::from_bytes(bytemuck::cast_slice(&words)).unwrap();
+        assert_eq!(clip.animated_lane_count(), 0);
+        for t in [0.0, 0.4, 1.0 / 3.0, 1.3] {
+            let mut out = [SoaTransform::IDENTITY];
+            clip.sample(t, crate::clip::TimeMode::Clamp, &mut out)
+                .unwrap();
+            assert_eq!(bits(&out[0]), bits(&want), "{rotation:?} t {t}");
+            let (i0, i1, alpha) = clip.locate(t, crate::clip::TimeMode::Clamp).unwrap();
+            let mut portable = [SoaTransform::IDENTITY];
+            let at = [clip.frame_at(i0), clip.frame_at(i1)];
+            match rotation {
+                RotationFormat::DropW => {
+                    clip.decode_blend_as::<false>(&at, alpha, None, &mut portable);
+                }
+                RotationFormat::SmallestThree => {
+                    clip.decode_blend_as::<true>(&at, alpha, None, &mut portable);
+                }
+            }
+            assert_eq!(bits(&portable[0]), bits(&want), "{rotation:?} t {t}");
+        }
+        let mut out = [SoaTransform::IDENTITY];
+        clip.decode_frame(5, &[], &mut out).unwrap();
+        assert_eq!(bits(&out[0]), bits(&want));
+        let mut reference = [SoaTransform::IDENTITY];
+        let rest = [SoaTransform::IDENTITY];
+        reference::sample(
+            &clip,
+            0.3,
+            crate::clip::TimeMode::Clamp,
+            &rest,
+            &mut reference,
+        )
+        .unwrap();
+        let mut r = reference[0];
+        assert!(near(&r.rotation, &want.rotation), "{rotation:?}");
+        r.rotation = want.rotation;
+        // Its lerp (a + (b - a) t) turns -0 into +0: compared as numbers.
+        let floats = |t: &SoaTransform| -> [[f32; 4]; 10] { bytemuck::cast(*t) };
+        assert_eq!(floats(&r), floats(&want), "{rotation:?}");
+    }
+    // A track claiming an animated lane needs that lane's metadata in
+    // every segment: refused by the writer without it, and by the reader
+    // when a kind byte is edited to claim no animated lane.
+    let animated = BlockTrack::Stored {
+        animated: 1,
+        min: [[0.0; 4]; 3],
+        unit: [[0.0; 4]; 3],
+        w: [0.0; 4],
+    };
+    let tracks = [animated, BlockTrack::Default, BlockTrack::Default];
+    assert!(matches!(
+        Writer::new(header(3, 40, RotationFormat::DropW), &tracks, &[]),
+        Err(Error::BadLength { .. })
+    ));
+    let mut words = one_lane(7);
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
+    assert_eq!(bytes[HEADER_BYTES + 1], KIND_STORED | 1 << 4);
+    bytes[HEADER_BYTES + 1] = KIND_STORED;
+    let e = CompressedClip::from_bytes(bytes).map(|_| ());
+    let what = "track kinds do not match the header's counts";
+    assert_eq!(e, Err(Error::Corrupt { what }));
+    assert_eq!(track_param_floats(true, 0), CONST_ROT_PARAM_FLOATS);
+    assert_eq!(
+        track_param_floats(false, 0b0100_0000),
+        CONST_VEC_PARAM_FLOATS
+    );
+    assert_eq!(track_param_floats(true, 0b0001), ROT_PARAM_FLOATS);
+    assert_eq!(track_param_floats(false, 0b1000), VEC_PARAM_FLOATS);
+}
+
+/// A one-joint, one-frame container whose rotation lane has rate byte
+/// `rate_byte` (and as many stream bytes as that rate needs).
+fn one_lane(rate_byte: u8) -> alloc::vec::Vec<u128> {
+    let mut unit = [[0.0f32; 4]; 3];
+    unit[0][0] = 0.001; // x unit of lane 0
+    let rotation = BlockTrack::Stored {
+        animated: 1,
+        min: [[0.0; 4]; 3],
+        unit,
+        w: [1.0; 4], // w of the constant lanes
+    };
+    let tracks = [BlockTrack::Default, rotation, BlockTrack::Default];
+    let lane = LaneSegment {
+        range: [0, 10, 0, 0, 0, 0],
+        rate: rate_byte & 31,
+        drops: rate_byte >> RATE_DROP_SHIFT,
+        ..LaneSegment::default()
+    };
+    let words = written(header(1, 1, RotationFormat::DropW), &tracks, &[lane]);
+    let bits = lane_frame_bits(true, RotationFormat::DropW, component_rates(rate_byte));
+    let clip = CompressedClip::view_trusted(bytemuck::cast_slice(&words)).unwrap();
+    assert_eq!(clip.data_bytes(), (bits as usize).div_ceil(8) + 8);
+    words
+}
+
+#[test]
+fn invalid_rate_bytes_are_corrupt() {
+    let open = |b: u8| {
+        let w = one_lane(b);
+        CompressedClip::from_bytes(bytemuck::cast_slice(&w)).map(|_| ())
+    };
+    assert_eq!(open(7 | 0b011 << RATE_DROP_SHIFT), Ok(()));
+    assert_eq!(open(MAX_QUANTIZED_BITS), Ok(()));
+    for (byte, what) in [
+        (24, "bit rate out of range"),
+        (30, "bit rate out of range"),
+        (
+            0b100 << RATE_DROP_SHIFT,
+            "component drops on a 0-bit or verbatim lane",
+        ),
+        (
+            RAW_BITS | 1 << RATE_DROP_SHIFT,
+            "component drops on a 0-bit or verbatim lane",
+        ),
+    ] {
+        assert_eq!(open(byte), Err(Error::Corrupt { what }), "byte {byte:#x}");
+    }
+}
+
+#[test]
+fn unit_covers_the_extent() {
+    for (min, ext) in [(0.0f32, 1.0f32), (-0.7, 1.3), (123.4, 0.001), (-2.0, 4.0)] {
+        let u = unit_for_extent(min, ext);
+        assert!(min + 255.0 * u >= min + ext, "{min} {ext}");
+    }
+    assert_eq!(unit_for_extent(5.0, 0.0), 0.0);
+}

@@ -1,0 +1,426 @@
+//! Writing a container into a caller-provided buffer.
+//!
+//! A compressor describes its result in the format's own terms: the
+//! header settings ([`Header`]); per block track (four joints' translations,
+//! rotations or scales) whether it is stored and its clip constants
+//! ([`BlockTrack`]); per segment and animated lane its range, bit rate and
+//! trend bytes ([`LaneSegment`]); and per frame each animated lane's codes.
+//! [`Writer`] lays out the sections, encodes the kind and metadata bytes,
+//! computes the segment table and packs the bit stream. It allocates
+//! nothing: [`Writer::size`] tells the caller how large a buffer to provide.
+//!
+//! The writer checks that the pieces fit together (counts and lengths), not
+//! what they hold: view the result with [`super::CompressedClip::from_bytes`],
+//! which validates every value. The values a compressor puts in come from
+//! the decoder's own arithmetic in [`super::codec`].
+//!
+//! ```
+//! use sinew_core::compressed::writer::{BlockTrack, Header, Writer};
+//! use sinew_core::compressed::{CompressedClip, Defaults, RotationFormat};
+//!
+//! // One joint whose translation is the constant (1, 2, 3): a stored block
+//! // track without an animated lane (lanes 1-3 are padding: identity).
+//! // Its rotation and scale are the defaults (identity).
+//! let translation = BlockTrack::Stored {
+//!     animated: 0,
+//!     min: [[1.0, 0.0, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0], [3.0, 0.0, 0.0, 0.0]],
+//!     unit: [[0.0; 4]; 3],
+//!     w: [0.0; 4],
+//! };
+//! let tracks = [translation, BlockTrack::Default, BlockTrack::Default];
+//! let header = Header {
+//!     sample_rate: 30.0,
+//!     joint_count: 1,
+//!     frame_count: 2,
+//!     segment_frames: 16,
+//!     rotation: RotationFormat::DropW,
+//!     defaults: Defaults::Identity,
+//!     name: "still",
+//! };
+//! // No animated lane: no lane metadata and no codes.
+//! let writer = Writer::new(header, &tracks, &[])?;
+//! let mut words = vec![0u128; writer.size() / 16]; // 16-byte aligned
+//! let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
+//! writer.write(|_segment, _frame, _lane| [0; 4], bytes)?;
+//! let clip = CompressedClip::from_bytes(bytes)?;
+//! assert_eq!((clip.joint_count(), clip.name()), (1, "still"));
+//! # Ok::<(), sinew_core::Error>(())
+//! ```
+
+use super::format::{
+    component_rates, frame_bits, kind_counts, lane_is_rotation, Header as Fields, Layout,
+    KIND_DEFAULT, KIND_STORED, LANE_META_BYTES, RATE_DROP_SHIFT, RAW_BITS, READ_PADDING,
+};
+use super::{Defaults, RotationFormat};
+use crate::error::Error;
+use crate::soa::{check_len, soa_count};
+
+/// A container's settings: what its header records besides the counts the
+/// writer derives.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Header<'a> {
+    /// Frames per second (finite, > 0).
+    pub sample_rate: f32,
+    /// Joints (1..=[`crate::skeleton::MAX_JOINTS`]).
+    pub joint_count: usize,
+    /// Frames (≥ 1).
+    pub frame_count: usize,
+    /// Frames per segment (1..=65536).
+    pub segment_frames: usize,
+    /// How rotations keep three of their components.
+    pub rotation: RotationFormat,
+    /// What default block tracks hold.
+    pub defaults: Defaults,
+    /// The clip's name (UTF-8, stored after the bit stream).
+    pub name: &'a str,
+}
+
+/// One block track: the translations, rotations or scales of four joints
+/// (a block of [`crate::soa::LANES`] lanes).
+///
+/// A container lists them block by block, each block's translation, then
+/// rotation, then scale.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum BlockTrack {
+    /// Not stored: every lane holds the default (identity, or the rest pose
+    /// with [`Defaults::RestPose`]).
+    Default,
+    /// Stored: each lane is animated (stored per frame) or constant.
+    Stored {
+        /// The animated lanes, bit `l` for lane `l` (bits 0..4; padding
+        /// lanes past the joint count are never animated).
+        animated: u8,
+        /// Per component x, y, z and lane: the clip minimum of an animated
+        /// lane, the value of a constant lane (identity in padding lanes).
+        min: [[f32; 4]; 3],
+        /// Per component and lane: the clip unit (extent / 255, see
+        /// [`super::codec::unit_for_extent`]) of an animated lane, 0 for a
+        /// constant lane. Not stored when no lane is animated.
+        unit: [[f32; 4]; 3],
+        /// Rotation tracks only: the `w` of each constant lane (the value
+        /// stored for an animated lane is not read; write 0). Ignored for
+        /// translations and scales.
+        w: [f32; 4],
+    },
+}
+
+impl BlockTrack {
+    /// Its kind byte: [`KIND_DEFAULT`], or [`KIND_STORED`] with the animated
+    /// mask in bits 4..8.
+    fn kind(&self) -> u8 {
+        match self {
+            BlockTrack::Default => KIND_DEFAULT,
+            BlockTrack::Stored { animated, .. } => KIND_STORED | (animated & 15) << 4,
+        }
+    }
+}
+
+/// One animated lane's encoding in one segment: its segment range inside
+/// the clip range, its bit rate and its trend.
+///
+/// A component's code `q` at local frame `i` of the segment decodes to
+/// [`super::codec::ComponentDecode::value`] of these bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaneSegment {
+    /// Per component x, y, z: the segment minimum and extent, in clip units
+    /// (`min + extent ≤ 255`).
+    pub range: [u8; 6],
+    /// Bits per component code, `0..=`[`super::codec::MAX_QUANTIZED_BITS`], or
+    /// [`super::RAW_BITS`] for a lane stored as verbatim `f32` values.
+    pub rate: u8,
+    /// Bit `c` set stores component `c` with one bit fewer than `rate`
+    /// (never on a 0-bit or verbatim lane).
+    pub drops: u8,
+    /// Per component: the signed trend slope byte
+    /// (see [`super::codec::trend_slope`]).
+    pub trend: [i8; 3],
+    /// Per component: the signed trend curvature byte
+    /// (see [`super::codec::trend_curve`]).
+    pub curve: [i8; 3],
+}
+
+impl LaneSegment {
+    /// The rate byte: the rate, with the drops above it.
+    fn rate_byte(&self) -> u8 {
+        self.rate | self.drops << RATE_DROP_SHIFT
+    }
+
+    /// The metadata bytes the container stores for it.
+    fn bytes(&self) -> [u8; LANE_META_BYTES] {
+        let mut b = [0u8; LANE_META_BYTES];
+        b[..6].copy_from_slice(&self.range);
+        b[6] = self.rate_byte();
+        for c in 0..3 {
+            b[7 + c] = self.trend[c] as u8;
+            b[10 + c] = self.curve[c] as u8;
+        }
+        b
+    }
+}
+
+/// A container ready to be written: the pieces checked against each other
+/// and the layout computed.
+#[derive(Clone, Copy, Debug)]
+pub struct Writer<'a> {
+    pieces: Pieces<'a>,
+    layout: Layout,
+    params: usize,
+    data_bytes: usize,
+}
+
+/// The caller's pieces and the counts they imply.
+#[derive(Clone, Copy, Debug)]
+struct Pieces<'a> {
+    header: Header<'a>,
+    tracks: &'a [BlockTrack],
+    lanes: &'a [LaneSegment],
+    animated: usize,
+    segments: usize,
+}
+
+impl<'a> Writer<'a> {
+    /// Checks that the pieces fit together and lays the container out.
+    ///
+    /// `tracks` holds `3 × soa_count(joint_count)` block tracks (block by
+    /// block: translation, rotation, scale). `lanes` holds, segment after
+    /// segment, one [`LaneSegment`] per animated lane in container order:
+    /// block by block, translation, rotation, scale, then lane.
+    ///
+    /// # Errors
+    /// [`Error::BadLength`] when `tracks` or `lanes` do not have those
+    /// lengths, [`Error::InvalidSampleRate`] for zero frames or segment
+    /// frames, [`Error::Corrupt`] for an animated padding lane or a
+    /// container that exceeds the format's 32-bit sizes.
+    pub fn new(
+        header: Header<'a>,
+        tracks: &'a [BlockTrack],
+        lanes: &'a [LaneSegment],
+    ) -> Result<Self, Error> {
+        let blocks = soa_count(header.joint_count);
+        check_len("block tracks", 3 * blocks, tracks.len())?;
+        if header.segment_frames == 0 || header.frame_count == 0 {
+            return Err(Error::InvalidSampleRate);
+        }
+        let kinds = tracks.iter().map(BlockTrack::kind);
+        let (params, animated) = kind_counts(kinds, header.joint_count)?;
+        let segments = header.frame_count.div_ceil(header.segment_frames);
+        check_len("lane segments", segments * animated, lanes.len())?;
+        let pieces = Pieces {
+            header,
+            tracks,
+            lanes,
+            animated,
+            segments,
+        };
+        let too_large = Error::Corrupt {
+            what: "compressed clip exceeds 4 GiB",
+        };
+        let mut bit = 0u64;
+        for s in 0..segments {
+            let fb = pieces.frame_bits(s);
+            // The segment table stores both in 32 bits.
+            if u32::try_from(bit).is_err() || u32::try_from(fb).is_err() {
+                return Err(Error::Corrupt {
+                    what: "bit stream exceeds 4 Gbit",
+                });
+            }
+            bit += pieces.frames(s) as u64 * fb;
+        }
+        let data_bytes = usize::try_from(bit.div_ceil(8))
+            .ok()
+            .and_then(|b| b.checked_add(READ_PADDING))
+            .ok_or(too_large)?;
+        let name_len = header.name.len();
+        let layout = Layout::new(blocks, params, animated, segments, data_bytes, name_len)
+            .ok_or(too_large)?;
+        Ok(Writer {
+            pieces,
+            layout,
+            params,
+            data_bytes,
+        })
+    }
+
+    /// Bytes [`Writer::write`] writes: the container's size, a multiple of 16.
+    #[inline]
+    #[must_use]
+    pub fn size(&self) -> usize {
+        self.layout.total
+    }
+
+    /// Writes the container into `out` (16-byte aligned, at least
+    /// [`Writer::size`] bytes) and returns the bytes written.
+    ///
+    /// `codes(segment, frame, lane)` gives animated lane `lane` (its index
+    /// among the segment's [`LaneSegment`]s) at local frame `frame` of
+    /// segment `segment`: its three component codes and, for a
+    /// smallest-three rotation, the dropped component's index; for a
+    /// verbatim lane, the bits of its three `f32` values (four for a
+    /// rotation: x, y, z, w). Only each code's low bits (its component's
+    /// rate) are stored. It is called once per lane and frame, in stream
+    /// order.
+    ///
+    /// # Errors
+    /// [`Error::BufferTooSmall`], [`Error::Misaligned`].
+    pub fn write(
+        &self,
+        mut codes: impl FnMut(usize, usize, usize) -> [u32; 4],
+        out: &mut [u8],
+    ) -> Result<usize, Error> {
+        let l = &self.layout;
+        let p = &self.pieces;
+        let h = &p.header;
+        if out.len() < l.total {
+            return Err(Error::BufferTooSmall {
+                needed: l.total,
+                actual: out.len(),
+            });
+        }
+        if out.as_ptr().align_offset(16) != 0 {
+            return Err(Error::Misaligned);
+        }
+        let out = &mut out[..l.total];
+        out.fill(0);
+        Fields {
+            joints: h.joint_count,
+            frames: h.frame_count,
+            sample_rate: h.sample_rate,
+            total: l.total,
+            name_len: h.name.len(),
+            segment_frames: h.segment_frames,
+            rotation: h.rotation,
+            defaults: h.defaults,
+            params: self.params,
+            animated: p.animated,
+            data_bytes: self.data_bytes,
+        }
+        .write(out);
+        let mut put = |at: usize, bytes: &[u8]| {
+            if let Some(o) = out.get_mut(at..at + bytes.len()) {
+                o.copy_from_slice(bytes);
+            }
+        };
+        let mut at = l.params;
+        for (i, t) in p.tracks.iter().enumerate() {
+            put(l.kinds + i, &[t.kind()]);
+            let BlockTrack::Stored {
+                animated,
+                min,
+                unit,
+                w,
+            } = t
+            else {
+                continue;
+            };
+            // Per component its minimums, then (with an animated lane) its
+            // units; then a rotation's w.
+            let mut floats = |v: &[f32; 4]| {
+                for x in v {
+                    put(at, &x.to_le_bytes());
+                    at += 4;
+                }
+            };
+            for c in 0..3 {
+                floats(&min[c]);
+                if animated & 15 != 0 {
+                    floats(&unit[c]);
+                }
+            }
+            if i % 3 == 1 {
+                floats(w);
+            }
+        }
+        for (i, lane) in p.lanes.iter().enumerate() {
+            put(l.meta + i * LANE_META_BYTES, &lane.bytes());
+        }
+        let mut bit = 0u64;
+        for s in 0..p.segments {
+            let fb = p.frame_bits(s);
+            // `new` checked that both fit 32 bits.
+            put(l.seg_table + 8 * s, &(bit as u32).to_le_bytes());
+            put(l.seg_table + 8 * s + 4, &(fb as u32).to_le_bytes());
+            bit += p.frames(s) as u64 * fb;
+        }
+        put(l.name, h.name.as_bytes());
+        let data = out
+            .get_mut(l.data..l.data + self.data_bytes)
+            .unwrap_or(&mut []);
+        p.write_stream(&mut codes, data);
+        Ok(l.total)
+    }
+}
+
+impl<'a> Pieces<'a> {
+    /// Packs every segment's frames into `data` (zeroed): frame after
+    /// frame, each frame the animated lanes in order, each lane's codes at
+    /// their rates (then a smallest-three index) or its verbatim values.
+    fn write_stream(
+        &self,
+        codes: &mut impl FnMut(usize, usize, usize) -> [u32; 4],
+        data: &mut [u8],
+    ) {
+        let s3 = self.header.rotation == RotationFormat::SmallestThree;
+        let mut bit = 0u64;
+        let mut push = |v: u32, n: u32| {
+            put_bits(data, bit, v, n);
+            bit += u64::from(n);
+        };
+        for s in 0..self.segments {
+            let lanes = self.lanes_of(s);
+            for f in 0..self.frames(s) {
+                let rotations = lane_is_rotation(self.tracks.iter().map(BlockTrack::kind));
+                for (k, (lane, rot)) in lanes.iter().zip(rotations).enumerate() {
+                    let word = codes(s, f, k);
+                    if lane.rate == RAW_BITS {
+                        let n = if rot { 4 } else { 3 };
+                        for &x in &word[..n] {
+                            push(x, 32);
+                        }
+                    } else {
+                        for (&x, r) in word[..3].iter().zip(component_rates(lane.rate_byte())) {
+                            push(x, u32::from(r));
+                        }
+                        if rot && s3 {
+                            push(word[3], 2);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Segment `s`'s lanes.
+    fn lanes_of(&self, s: usize) -> &'a [LaneSegment] {
+        let n = self.animated;
+        self.lanes.get(s * n..(s + 1) * n).unwrap_or(&[])
+    }
+
+    /// Frames in segment `s` (the last one may be short).
+    fn frames(&self, s: usize) -> usize {
+        let h = &self.header;
+        (h.frame_count - s * h.segment_frames).min(h.segment_frames)
+    }
+
+    /// Bits per frame of segment `s`.
+    fn frame_bits(&self, s: usize) -> u64 {
+        frame_bits(
+            self.tracks.iter().map(BlockTrack::kind),
+            self.lanes_of(s).iter().map(LaneSegment::rate_byte),
+            self.header.rotation,
+        )
+    }
+}
+
+/// ORs the low `n ≤ 32` bits of `v` into `data` (zeroed there) at bit `bit`,
+/// in the bit reader's order (little endian).
+fn put_bits(data: &mut [u8], bit: u64, v: u32, n: u32) {
+    let mut x = (u64::from(v) & ((1u64 << n) - 1)) << (bit & 7);
+    let mut i = (bit >> 3) as usize;
+    while x != 0 {
+        if let Some(b) = data.get_mut(i) {
+            *b |= x as u8;
+        }
+        x >>= 8;
+        i += 1;
+    }
+}

@@ -1,0 +1,112 @@
+//! Unit tests of the compressor's internals.
+use sinew_core::{Quat, Transform, Vec3};
+
+use super::analysis::*;
+use super::measure::*;
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn f(&mut self, scale: f32) -> f32 {
+        ((self.next() >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale
+    }
+
+    fn transform(&mut self, near: Option<&Transform>) -> Transform {
+        let q = match (near, self.next() % 4) {
+            // Near-opposite to the previous frame's rotation (the nlerp
+            // sign flip), or the same one negated exactly.
+            (Some(p), 0) => -p.rotation,
+            (Some(p), 1) => Quat::new(
+                -p.rotation.x + self.f(1e-3),
+                -p.rotation.y,
+                -p.rotation.z,
+                -p.rotation.w,
+            ),
+            // Unnormalised, as decoded tracks are before `set_track`.
+            _ => Quat::new(self.f(1.0), self.f(1.0), self.f(1.0), self.f(1.0)),
+        };
+        let s = if self.next().is_multiple_of(3) {
+            Vec3::ONE
+        } else {
+            Vec3::new(self.f(3.0), self.f(3.0), self.f(3.0))
+        };
+        Transform::new(Vec3::new(self.f(500.0), self.f(0.1), self.f(50.0)), q, s)
+    }
+}
+
+/// `wider` orders angles as `atan2` does, including equal ones, zero
+/// sides and `(0, 0)`.
+#[test]
+fn wider_orders_as_atan2() {
+    let mut rng = Rng(0x0dd_ba11);
+    let mut sides = vec![(0.0, 0.0), (0.0, 1.0), (1.0, 0.0), (0.0, 0.5), (1e-30, 1.0)];
+    for _ in 0..300 {
+        let v = rng.f(1.0).abs();
+        // Many near-equal angles: scaled copies and one-ulp neighbours.
+        let c = rng.f(1.0).abs();
+        sides.push((v, c));
+        sides.push((v * 0.5, c * 0.5));
+        sides.push((f32::from_bits(v.to_bits() + 1), c));
+    }
+    for &a in &sides {
+        for &b in &sides {
+            let (ta, tb) = (a.0.atan2(a.1), b.0.atan2(b.1));
+            if wider(a, b) {
+                assert!(ta >= tb, "{a:?} {b:?}");
+            }
+            if ta > tb {
+                assert!(wider(a, b), "{a:?} {b:?}");
+            }
+        }
+    }
+}
+
+fn lane(m: &Affine8, i: usize) -> [[u32; 3]; 4] {
+    m.c.map(|col| col.map(|v| v.to_array()[i].to_bits()))
+}
+
+/// The eight-lane sampler gives every lane the bits of the scalar
+/// `Affine::from_trs` of the frame (or of `lerp_t` halfway between two
+/// frames), for every segment length and block, padding included: the
+/// compressor's choices, and so its output, do not depend on it.
+#[test]
+fn local8_has_the_scalar_bits_in_every_lane() {
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    for case in 0..400 {
+        let len = 1 + case % 23;
+        let mut frames: Vec<Transform> = Vec::with_capacity(len);
+        for f in 0..len {
+            let t = rng.transform(if f > 0 { frames.last() } else { None });
+            frames.push(t);
+        }
+        let samples = sample_count(len);
+        for b in 0..sample_blocks(samples) {
+            let count = samples.saturating_sub(8 * b).min(8);
+            let got = local8(|f| &frames[f], len, b, count);
+            for i in 0..8 {
+                let s = 8 * b + i.min(count.max(1) - 1);
+                let t = if s < len {
+                    frames[s]
+                } else {
+                    lerp_t(&frames[s - len], &frames[s - len + 1], 0.5)
+                };
+                let want = Affine::from_trs(t.translation, t.rotation, t.scale);
+                let bits = |a: &Affine| a.c.map(|col| col.map(f32::to_bits));
+                assert_eq!(lane(&got, i), bits(&want), "len {len}, block {b}, lane {i}");
+                // The lane-wise product (FK) and column norms, too.
+                let (prod, wprod) = (got.mul(&got), want.mul(&want));
+                assert_eq!(lane(&prod, i), bits(&wprod), "product, len {len}");
+                let norms = got.max_col_norm().to_array()[i];
+                assert_eq!(norms.to_bits(), want.max_col_norm().to_bits());
+            }
+        }
+    }
+}

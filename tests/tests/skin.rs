@@ -5,10 +5,10 @@
 //! every method x influences x layout of the job == the scalar reference)
 //! and the real glTF meshes in `../shared/data`.
 //!
-//! The SIMD kernels run through [`SkinJob`]: `job_arrays` and
+//! The SIMD kernels run through [`SkinJob`] (`job`): `job_arrays` and
 //! `job_strided` check the four influences in the call (as a caller whose
-//! influences change every frame does), `job_checked` and
-//! `job_strided_checked` take a [`CheckedInfluences`] built once.
+//! influences change every frame does), the other calls take a
+//! [`CheckedInfluences`] built once.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -32,9 +32,28 @@ type MixFn =
 type LbsPaletteFn = fn(&[Mat4], &[Mat4], &mut [Mat3x4]) -> Result<(), Error>;
 type DqsPaletteFn = fn(&[Mat4], &[Mat4], &mut [DualQuat]) -> Result<(), Error>;
 
-const LBS: [(&str, LbsFn); 2] = [("job", job_lbs), ("reference", reference::skin_lbs)];
-const DQS: [(&str, DqsFn); 2] = [("job", job_dqs), ("reference", reference::skin_dqs)];
-const MIXED: [(&str, MixFn); 2] = [("job", job_mixed), ("reference", reference::skin_mixed)];
+/// The job (four influences checked in the call) and the reference's plain
+/// forms, side by side.
+const LBS: [(&str, LbsFn); 2] = [
+    ("job", |palette, i, o| {
+        job_arrays(SkinMethod::Lbs { palette }, i, o)
+    }),
+    ("reference", reference::skin_lbs),
+];
+const DQS: [(&str, DqsFn); 2] = [
+    ("job", |palette, i, o| {
+        job_arrays(SkinMethod::Dqs { palette }, i, o)
+    }),
+    ("reference", reference::skin_dqs),
+];
+const JOB_LBS: LbsFn = LBS[0].1;
+const JOB_DQS: DqsFn = DQS[0].1;
+const MIXED: [(&str, MixFn); 2] = [
+    ("job", |lbs, dqs, mix, input, out| {
+        job_arrays(SkinMethod::Mixed { lbs, dqs, mix }, input, out)
+    }),
+    ("reference", reference::skin_mixed),
+];
 const LBS_PALETTE: [(&str, LbsPaletteFn); 3] = [
     ("simd", skin::lbs_palette),
     ("prepared", lbs_palette_prepared),
@@ -60,6 +79,18 @@ fn lbs_palette_prepared(models: &[Mat4], ibm: &[Mat4], out: &mut [Mat3x4]) -> Re
 // Helpers
 // ---------------------------------------------------------------------------
 
+/// An interleaved source of stride 10: position at 0, normal at 3,
+/// tangent at 6.
+fn stride10(data: &[f32]) -> StridedVertices<'_> {
+    StridedVertices {
+        data,
+        stride: 10,
+        position: 0,
+        normal: Some(3),
+        tangent: Some(6),
+    }
+}
+
 /// The joint count a method's palettes have (the LBS one for the mix).
 fn palette_len(method: &SkinMethod<'_>) -> usize {
     match *method {
@@ -69,17 +100,12 @@ fn palette_len(method: &SkinMethod<'_>) -> usize {
     }
 }
 
-/// A [`SkinJob`] of `method` over separate arrays.
-fn job_checked(
+/// Runs the [`SkinJob`] of `method` over `attributes`.
+fn job(
     method: SkinMethod<'_>,
     influences: &CheckedInfluences<'_>,
-    input: &SkinVertices<'_>,
-    out: &mut SkinOutput<'_>,
+    attributes: SkinAttributes<'_>,
 ) -> Result<(), Error> {
-    let attributes = SkinAttributes::Arrays {
-        input: *input,
-        output: out.reborrow(),
-    };
     SkinJob {
         method,
         influences,
@@ -88,37 +114,21 @@ fn job_checked(
     .run()
 }
 
-/// [`job_checked`] with the four influences of `input` checked against
-/// the method's palette in the call.
+/// A [`job`] over separate arrays with the four influences of `input`
+/// checked against the method's palette in the call.
 fn job_arrays(
     method: SkinMethod<'_>,
     input: &SkinInput<'_>,
     out: &mut SkinOutput<'_>,
 ) -> Result<(), Error> {
     let infl = CheckedInfluences::new(input.joints, input.weights, palette_len(&method))?;
-    job_checked(method, &infl, &input.vertices(), out)
+    let output = out.reborrow();
+    let input = input.vertices();
+    job(method, &infl, SkinAttributes::Arrays { input, output })
 }
 
-/// A [`SkinJob`] of `method` over interleaved buffers.
-fn job_strided_checked(
-    method: SkinMethod<'_>,
-    influences: &CheckedInfluences<'_>,
-    src: &StridedVertices<'_>,
-    dst: &mut StridedVerticesMut<'_>,
-) -> Result<(), Error> {
-    let attributes = SkinAttributes::Strided {
-        input: *src,
-        output: dst.reborrow(),
-    };
-    SkinJob {
-        method,
-        influences,
-        attributes,
-    }
-    .run()
-}
-
-/// [`job_strided_checked`] with four influences checked in the call.
+/// A [`job`] over interleaved buffers with four influences checked in the
+/// call.
 fn job_strided(
     method: SkinMethod<'_>,
     joints: &[[u16; 4]],
@@ -127,33 +137,8 @@ fn job_strided(
     dst: &mut StridedVerticesMut<'_>,
 ) -> Result<(), Error> {
     let infl = CheckedInfluences::new(joints, weights, palette_len(&method))?;
-    job_strided_checked(method, &infl, src, dst)
-}
-
-fn job_lbs(
-    palette: &[Mat3x4],
-    input: &SkinInput<'_>,
-    out: &mut SkinOutput<'_>,
-) -> Result<(), Error> {
-    job_arrays(SkinMethod::Lbs { palette }, input, out)
-}
-
-fn job_dqs(
-    palette: &[DualQuat],
-    input: &SkinInput<'_>,
-    out: &mut SkinOutput<'_>,
-) -> Result<(), Error> {
-    job_arrays(SkinMethod::Dqs { palette }, input, out)
-}
-
-fn job_mixed(
-    lbs: &[Mat3x4],
-    dqs: &[DualQuat],
-    mix: &[f32],
-    input: &SkinInput<'_>,
-    out: &mut SkinOutput<'_>,
-) -> Result<(), Error> {
-    job_arrays(SkinMethod::Mixed { lbs, dqs, mix }, input, out)
+    let (input, output) = (*src, dst.reborrow());
+    job(method, &infl, SkinAttributes::Strided { input, output })
 }
 
 /// A mesh held by value: attributes and influences.
@@ -909,13 +894,7 @@ fn validity_strided_layouts() {
     let (j, w) = (&m.joints, &m.weights);
     let (lbs, dqs) = some_palettes(3);
     let src_data = vec![0.5f32; 5 * 10];
-    let good_src = StridedVertices {
-        data: &src_data,
-        stride: 10,
-        position: 0,
-        normal: Some(3),
-        tangent: Some(6),
-    };
+    let good_src = stride10(&src_data);
     let layout = |what| Error::InvalidLayout { what };
     // (source, destination stride, dst position, dst normal, dst tangent, dst len, error)
     type Case<'a> = (
@@ -1557,28 +1536,28 @@ proptest! {
         let input = m.input(n);
         let mix: Vec<f32> = (0..m.len()).map(|i| (i % 3) as f32 * 0.5).collect();
         assert_skinned_close(
-            &lbs_run(job_lbs, &lbs, &input),
+            &lbs_run(JOB_LBS, &lbs, &input),
             &lbs_run(reference::skin_lbs, &lbs, &input),
             1e-5,
             "lbs",
         );
         assert_skinned_close(
-            &dqs_run(job_dqs, &dqs, &input),
+            &dqs_run(JOB_DQS, &dqs, &input),
             &dqs_run(reference::skin_dqs, &dqs, &input),
             1e-5,
             "dqs",
         );
         let mut a = Skinned::sentinel(m.len());
         let mut b = Skinned::sentinel(m.len());
-        job_mixed(&lbs, &dqs, &mix, &input, &mut a.output()).unwrap();
+        job_arrays(SkinMethod::Mixed { lbs: &lbs, dqs: &dqs, mix: &mix }, &input, &mut a.output()).unwrap();
         reference::skin_mixed(&lbs, &dqs, &mix, &input, &mut b.output()).unwrap();
         assert_skinned_close(&a, &b, 1e-5, "mixed");
         // mix 0 is LBS and mix 1 is DQS.
         let mut c = Skinned::sentinel(m.len());
-        job_mixed(&lbs, &dqs, &vec![0.0; m.len()], &input, &mut c.output()).unwrap();
-        assert_skinned_close(&c, &lbs_run(job_lbs, &lbs, &input), 1e-5, "mix 0");
-        job_mixed(&lbs, &dqs, &vec![1.0; m.len()], &input, &mut c.output()).unwrap();
-        assert_skinned_close(&c, &dqs_run(job_dqs, &dqs, &input), 1e-5, "mix 1");
+        job_arrays(SkinMethod::Mixed { lbs: &lbs, dqs: &dqs, mix: &vec![0.0; m.len()] }, &input, &mut c.output()).unwrap();
+        assert_skinned_close(&c, &lbs_run(JOB_LBS, &lbs, &input), 1e-5, "mix 0");
+        job_arrays(SkinMethod::Mixed { lbs: &lbs, dqs: &dqs, mix: &vec![1.0; m.len()] }, &input, &mut c.output()).unwrap();
+        assert_skinned_close(&c, &dqs_run(JOB_DQS, &dqs, &input), 1e-5, "mix 1");
     }
 
     /// Positions only: normals and tangents are neither needed nor written,
@@ -1596,10 +1575,10 @@ proptest! {
             let mut pos = vec![[SENTINEL; 3]; m.len()];
             let mut out = SkinOutput { positions: &mut pos, normals: None, tangents: None };
             let expect = match k {
-                0 => { job_lbs(&lbs, &bare, &mut out).unwrap(); lbs_run(job_lbs, &lbs, &full) }
-                1 => { reference::skin_lbs(&lbs, &bare, &mut out).unwrap(); lbs_run(job_lbs, &lbs, &full) }
-                2 => { job_dqs(&dqs, &bare, &mut out).unwrap(); dqs_run(job_dqs, &dqs, &full) }
-                _ => { reference::skin_dqs(&dqs, &bare, &mut out).unwrap(); dqs_run(job_dqs, &dqs, &full) }
+                0 => { JOB_LBS(&lbs, &bare, &mut out).unwrap(); lbs_run(JOB_LBS, &lbs, &full) }
+                1 => { reference::skin_lbs(&lbs, &bare, &mut out).unwrap(); lbs_run(JOB_LBS, &lbs, &full) }
+                2 => { JOB_DQS(&dqs, &bare, &mut out).unwrap(); dqs_run(JOB_DQS, &dqs, &full) }
+                _ => { reference::skin_dqs(&dqs, &bare, &mut out).unwrap(); dqs_run(JOB_DQS, &dqs, &full) }
             };
             assert_attrs_close(&pos, &expect.positions, 1e-5, "positions only");
         }
@@ -1642,9 +1621,9 @@ proptest! {
                 (_, false) => reference::skin_mixed_strided(&lbs, &dqs, &mix, j, w, &sv, &mut dv).unwrap(),
             }
             match method {
-                0 => job_lbs(&lbs, &input, &mut expect.output()).unwrap(),
-                1 => job_dqs(&dqs, &input, &mut expect.output()).unwrap(),
-                _ => job_mixed(&lbs, &dqs, &mix, &input, &mut expect.output()).unwrap(),
+                0 => JOB_LBS(&lbs, &input, &mut expect.output()).unwrap(),
+                1 => JOB_DQS(&dqs, &input, &mut expect.output()).unwrap(),
+                _ => job_arrays(SkinMethod::Mixed { lbs: &lbs, dqs: &dqs, mix: &mix }, &input, &mut expect.output()).unwrap(),
             }
             for v in 0..m.len() {
                 let d = &dst[v * ds..(v + 1) * ds];
@@ -1759,9 +1738,9 @@ fn data_meshes_skin_to_their_bind_pose() {
                     tangents: None,
                 };
                 if method == 0 {
-                    job_lbs(&lbs, &input, &mut out).unwrap();
+                    JOB_LBS(&lbs, &input, &mut out).unwrap();
                 } else {
-                    job_dqs(&dqs, &input, &mut out).unwrap();
+                    JOB_DQS(&dqs, &input, &mut out).unwrap();
                 }
                 let worst = pos
                     .iter()
@@ -1854,10 +1833,25 @@ fn data_meshes_skin_the_same_with_dqs_pair_tables() {
                             dqs: &dqs,
                             mix: &mix,
                         };
-                        job_checked(method, i, &verts, &mut out).unwrap();
+                        job(
+                            method,
+                            i,
+                            SkinAttributes::Arrays {
+                                input: verts,
+                                output: out.reborrow(),
+                            },
+                        )
+                        .unwrap();
                     } else {
-                        job_checked(SkinMethod::Dqs { palette: &dqs }, i, &verts, &mut out)
-                            .unwrap();
+                        job(
+                            SkinMethod::Dqs { palette: &dqs },
+                            i,
+                            SkinAttributes::Arrays {
+                                input: verts,
+                                output: out.reborrow(),
+                            },
+                        )
+                        .unwrap();
                     }
                     (pos, nrm)
                 };
@@ -1976,7 +1970,14 @@ fn run_checked(
     let mut s = Skinned::sentinel(m.len());
     if k < 3 {
         let mut out = s.output();
-        let r = job_checked(method(k), infl, &vertices, &mut out);
+        let r = job(
+            method(k),
+            infl,
+            SkinAttributes::Arrays {
+                input: vertices,
+                output: out.reborrow(),
+            },
+        );
         return (r, s);
     }
     let n = m.len();
@@ -1986,13 +1987,7 @@ fn run_checked(
         src[v * 10 + 3..v * 10 + 6].copy_from_slice(&m.normals[v]);
         src[v * 10 + 6..v * 10 + 10].copy_from_slice(&m.tangents[v]);
     }
-    let sv = StridedVertices {
-        data: &src,
-        stride: 10,
-        position: 0,
-        normal: Some(3),
-        tangent: Some(6),
-    };
+    let sv = stride10(&src);
     let mut dst = vec![SENTINEL; n * 10];
     let mut dv = StridedVerticesMut {
         data: &mut dst,
@@ -2001,7 +1996,14 @@ fn run_checked(
         normal: Some(3),
         tangent: Some(6),
     };
-    let r = job_strided_checked(method(k), infl, &sv, &mut dv);
+    let r = job(
+        method(k),
+        infl,
+        SkinAttributes::Strided {
+            input: sv,
+            output: dv.reborrow(),
+        },
+    );
     for v in 0..n {
         let d = &dst[v * 10..v * 10 + 10];
         s.positions[v] = [d[0], d[1], d[2]];
@@ -2093,7 +2095,14 @@ fn validity_checked_kernels() {
         tangents: None,
     };
     assert_eq!(
-        job_checked(SkinMethod::Lbs { palette: &lbs }, &infl, &short, &mut out),
+        job(
+            SkinMethod::Lbs { palette: &lbs },
+            &infl,
+            SkinAttributes::Arrays {
+                input: short,
+                output: out.reborrow()
+            }
+        ),
         Err(Error::BadLength {
             buffer: "positions",
             expected: 6,
@@ -2107,11 +2116,13 @@ fn validity_checked_kernels() {
     };
     let mut out = s.output();
     assert_eq!(
-        job_checked(
+        job(
             SkinMethod::Dqs { palette: &dqs },
             &infl,
-            &no_normals,
-            &mut out
+            SkinAttributes::Arrays {
+                input: no_normals,
+                output: out.reborrow()
+            }
         ),
         Err(Error::BadLength {
             buffer: "normals",
@@ -2136,7 +2147,14 @@ fn validity_checked_kernels() {
         tangent: None,
     };
     assert_eq!(
-        job_strided_checked(SkinMethod::Lbs { palette: &lbs }, &infl, &sv, &mut dv),
+        job(
+            SkinMethod::Lbs { palette: &lbs },
+            &infl,
+            SkinAttributes::Strided {
+                input: sv,
+                output: dv.reborrow()
+            }
+        ),
         Err(Error::InvalidLayout {
             what: "source stride is 0"
         })
@@ -2246,7 +2264,14 @@ fn validity_job() {
                     normals: out_n.as_deref_mut(),
                     tangents: out_t.as_deref_mut(),
                 };
-                let r = job_checked(method, infl, &input, &mut out);
+                let r = job(
+                    method,
+                    infl,
+                    SkinAttributes::Arrays {
+                        input: input,
+                        output: out.reborrow(),
+                    },
+                );
                 assert_eq!(r, *want, "{name} case {c} {method:?}");
                 if want.is_err() {
                     assert!(pos.iter().flatten().all(|x| *x == SENTINEL), "case {c}");
@@ -2257,14 +2282,11 @@ fn validity_job() {
             }
         }
     }
-    // Interleaved buffers (stride 10: pos 0, nrm 3, tan 6 in the source).
+    // Interleaved buffers: a source without tangents.
     let src = vec![0.25f32; 6 * 10];
     let sv = StridedVertices {
-        data: &src,
-        stride: 10,
-        position: 0,
-        normal: Some(3),
         tangent: None,
+        ..stride10(&src)
     };
     // (source, destination floats, destination normal, tangent, error)
     type StridedCase<'a> = (
@@ -2313,7 +2335,14 @@ fn validity_job() {
                     normal: *normal,
                     tangent: *tangent,
                 };
-                let r = job_strided_checked(method, infl, src, &mut dv);
+                let r = job(
+                    method,
+                    infl,
+                    SkinAttributes::Strided {
+                        input: *src,
+                        output: dv.reborrow(),
+                    },
+                );
                 assert_eq!(r, *want, "{name} strided case {c} {method:?}");
                 let untouched = data.iter().all(|x| *x == SENTINEL);
                 assert_eq!(untouched, want.is_err(), "{name} strided case {c}");
@@ -2348,17 +2377,7 @@ fn validity_job() {
 #[test]
 fn job_matches_reference_for_every_form() {
     let joints = 6;
-    let models: Vec<Mat4> = (0..joints)
-        .map(|j| {
-            Mat4::from_trs(
-                Vec3::new(0.1 * j as f32, -0.2, 0.3),
-                rot(Vec3::new(0.6, 0.0, 0.8), 12.0 * j as f32),
-                Vec3::splat(1.0 + 0.05 * j as f32),
-            )
-        })
-        .collect();
-    let ibm = vec![translation(0.0, -0.5, 0.1); joints];
-    let (lbs, dqs) = (lbs_palette_of(&models, &ibm), dqs_palette_of(&models, &ibm));
+    let (lbs, dqs) = fanned_palettes(joints, Vec3::new(0.6, 0.0, 0.8), 12.0, 0.05);
     let m = small_mesh(37, joints as u16);
     let n = m.len();
     let mix: Vec<f32> = (0..n).map(|i| (i % 5) as f32 / 4.0).collect();
@@ -2470,11 +2489,11 @@ proptest! {
         let infl = CheckedInfluences::new(&m.joints, &m.weights, n).unwrap();
         let mix: Vec<f32> = (0..m.len()).map(|i| (i % 3) as f32 * 0.5).collect();
         let plain = [
-            lbs_run(job_lbs, &lbs, &input),
-            dqs_run(job_dqs, &dqs, &input),
+            lbs_run(JOB_LBS, &lbs, &input),
+            dqs_run(JOB_DQS, &dqs, &input),
             {
                 let mut s = Skinned::sentinel(m.len());
-                job_mixed(&lbs, &dqs, &mix, &input, &mut s.output()).unwrap();
+                job_arrays(SkinMethod::Mixed { lbs: &lbs, dqs: &dqs, mix: &mix }, &input, &mut s.output()).unwrap();
                 s
             },
         ];
@@ -2490,22 +2509,33 @@ proptest! {
     }
 }
 
+/// Palettes of `joints` joints, joint `j` rotated by `j * degrees` about
+/// `axis` and scaled by `1 + j * scale`, over one inverse bind.
+fn fanned_palettes(
+    joints: usize,
+    axis: Vec3,
+    degrees: f32,
+    scale: f32,
+) -> (Vec<Mat3x4>, Vec<DualQuat>) {
+    let models: Vec<Mat4> = (0..joints)
+        .map(|j| {
+            Mat4::from_trs(
+                Vec3::new(0.1 * j as f32, -0.2, 0.3),
+                rot(axis, degrees * j as f32),
+                Vec3::splat(1.0 + scale * j as f32),
+            )
+        })
+        .collect();
+    let ibm = vec![translation(0.0, -0.5, 0.1); joints];
+    (lbs_palette_of(&models, &ibm), dqs_palette_of(&models, &ibm))
+}
+
 /// Blocks whose trailing slots all have weight 0 (skipped by the SIMD
 /// kernels) skin as the scalar twins, which read every slot.
 #[test]
 fn zero_weight_slots_match_reference() {
     let joints = 5;
-    let models: Vec<Mat4> = (0..joints)
-        .map(|j| {
-            Mat4::from_trs(
-                Vec3::new(0.1 * j as f32, -0.2, 0.3),
-                rot(Vec3::new(0.6, 0.8, 0.0), 25.0 * j as f32),
-                Vec3::splat(1.0 + 0.1 * j as f32),
-            )
-        })
-        .collect();
-    let ibm = vec![translation(0.0, -0.5, 0.1); joints];
-    let (lbs, dqs) = (lbs_palette_of(&models, &ibm), dqs_palette_of(&models, &ibm));
+    let (lbs, dqs) = fanned_palettes(joints, Vec3::new(0.6, 0.8, 0.0), 25.0, 0.1);
     // Blocks of 1, 2, 3 and 4 used slots, one block mixing them, a tail of 3.
     let per_block: [[usize; 4]; 5] = [[1; 4], [2, 1, 2, 1], [3, 1, 1, 2], [4; 4], [1, 4, 2, 3]];
     let mut m = small_mesh(23, joints as u16);
@@ -2520,13 +2550,13 @@ fn zero_weight_slots_match_reference() {
     }
     let input = m.input(joints);
     assert_skinned_close(
-        &lbs_run(job_lbs, &lbs, &input),
+        &lbs_run(JOB_LBS, &lbs, &input),
         &lbs_run(reference::skin_lbs, &lbs, &input),
         1e-5,
         "lbs",
     );
     assert_skinned_close(
-        &dqs_run(job_dqs, &dqs, &input),
+        &dqs_run(JOB_DQS, &dqs, &input),
         &dqs_run(reference::skin_dqs, &dqs, &input),
         1e-5,
         "dqs",
@@ -2534,7 +2564,16 @@ fn zero_weight_slots_match_reference() {
     let mix = vec![0.25; 23];
     let mut a = Skinned::sentinel(23);
     let mut b = Skinned::sentinel(23);
-    job_mixed(&lbs, &dqs, &mix, &input, &mut a.output()).unwrap();
+    job_arrays(
+        SkinMethod::Mixed {
+            lbs: &lbs,
+            dqs: &dqs,
+            mix: &mix,
+        },
+        &input,
+        &mut a.output(),
+    )
+    .unwrap();
     reference::skin_mixed(&lbs, &dqs, &mix, &input, &mut b.output()).unwrap();
     assert_skinned_close(&a, &b, 1e-5, "mixed");
 }

@@ -2268,7 +2268,7 @@ fn validity_job() {
                     method,
                     infl,
                     SkinAttributes::Arrays {
-                        input: input,
+                        input,
                         output: out.reborrow(),
                     },
                 );

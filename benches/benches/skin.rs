@@ -3,12 +3,12 @@
 //! mesh and on the real MakeHuman and mannequin meshes when
 //! `../shared/data` is present, and on generated 8-influence meshes.
 //!
-//! Every `skin/*` figure is one whole call: length checks, the influence
-//! check (except the `-checked` and `-paired` variants, which take a
-//! [`CheckedInfluences`] built once per mesh and check only the palette
-//! length; `-paired`'s carries a DQS pair table, so the call first aligns
-//! the palette's signs and then skins without per-vertex sign tests), and
-//! skinning of
+//! Every `skin/*` figure is one whole [`SkinJob`] run: length checks, the
+//! influence check (a [`CheckedInfluences`] built in the call, except in
+//! the `-checked` and `-paired` variants, which take one built once per
+//! mesh, so the job checks only the palette length; `-paired`'s carries a
+//! DQS pair table, so the call first aligns the palette's signs and then
+//! skins without per-vertex sign tests), and skinning of
 //! every vertex with 4 influences (positions + normals, or positions only),
 //! written to the output arrays.
 //!
@@ -27,10 +27,10 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Through
 use sinew_benches::POSE_ANGLE;
 use sinew_core::fk::{self, FkJob};
 use sinew_core::skin::{
-    self, CheckedInfluences, DualQuat, Mat3x4, SkinInput, SkinOutput, StridedVertices,
-    StridedVerticesMut,
+    self, CheckedInfluences, DualQuat, Mat3x4, SkinAttributes, SkinInput, SkinJob, SkinMethod,
+    SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut,
 };
-use sinew_core::{Mat4, Skeleton};
+use sinew_core::{Error, Mat4, Skeleton};
 use sinew_std::synthetic;
 
 fn config() -> Criterion {
@@ -51,6 +51,35 @@ impl Rng {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
     }
+}
+
+/// One [`SkinJob`] over separate arrays.
+fn skin_arrays(
+    method: SkinMethod<'_>,
+    influences: &CheckedInfluences<'_>,
+    input: SkinVertices<'_>,
+    output: SkinOutput<'_>,
+) -> Result<(), Error> {
+    let attributes = SkinAttributes::Arrays { input, output };
+    SkinJob {
+        method,
+        influences,
+        attributes,
+    }
+    .run()
+}
+
+/// [`skin_arrays`] with the four influences of `input` checked against
+/// `joint_count` first, as a caller whose influences change between
+/// frames does.
+fn skin_input(
+    method: SkinMethod<'_>,
+    joint_count: usize,
+    input: &SkinInput<'_>,
+    output: SkinOutput<'_>,
+) -> Result<(), Error> {
+    let influences = CheckedInfluences::new(input.joints, input.weights, joint_count)?;
+    skin_arrays(method, &influences, input.vertices(), output)
 }
 
 /// A skinned mesh's data, owned.
@@ -218,27 +247,28 @@ fn bench_skin(c: &mut Criterion) {
         if normals.is_some() {
             group.bench_function(id("lbs-pos-nrm"), |b| {
                 b.iter(|| {
-                    let mut out = SkinOutput {
+                    let out = SkinOutput {
                         positions: &mut pos,
                         normals: Some(&mut nrm),
                         tangents: None,
                     };
-                    skin::skin_lbs(black_box(&lbs), black_box(&input), &mut out)
+                    let method = SkinMethod::Lbs {
+                        palette: black_box(&lbs),
+                    };
+                    skin_input(method, joints, black_box(&input), out)
                 })
             });
             group.bench_function(id("lbs-pos-nrm-checked"), |b| {
                 b.iter(|| {
-                    let mut out = SkinOutput {
+                    let out = SkinOutput {
                         positions: &mut pos,
                         normals: Some(&mut nrm),
                         tangents: None,
                     };
-                    skin::skin_lbs_checked(
-                        black_box(&lbs),
-                        black_box(&infl),
-                        black_box(&verts),
-                        &mut out,
-                    )
+                    let method = SkinMethod::Lbs {
+                        palette: black_box(&lbs),
+                    };
+                    skin_arrays(method, black_box(&infl), *black_box(&verts), out)
                 })
             });
             for (variant, tables) in [
@@ -247,44 +277,44 @@ fn bench_skin(c: &mut Criterion) {
             ] {
                 group.bench_function(id(variant), |b| {
                     b.iter(|| {
-                        let mut out = SkinOutput {
+                        let out = SkinOutput {
                             positions: &mut pos,
                             normals: Some(&mut nrm),
                             tangents: None,
                         };
-                        skin::skin_dqs_checked(
-                            black_box(&dqs),
-                            black_box(tables),
-                            black_box(&verts),
-                            &mut out,
-                        )
+                        let method = SkinMethod::Dqs {
+                            palette: black_box(&dqs),
+                        };
+                        skin_arrays(method, black_box(tables), *black_box(&verts), out)
                     })
                 });
             }
             group.bench_function(id("dqs-pos-nrm"), |b| {
                 b.iter(|| {
-                    let mut out = SkinOutput {
+                    let out = SkinOutput {
                         positions: &mut pos,
                         normals: Some(&mut nrm),
                         tangents: None,
                     };
-                    skin::skin_dqs(black_box(&dqs), black_box(&input), &mut out)
+                    let method = SkinMethod::Dqs {
+                        palette: black_box(&dqs),
+                    };
+                    skin_input(method, joints, black_box(&input), out)
                 })
             });
             group.bench_function(id("mixed-pos-nrm"), |b| {
                 b.iter(|| {
-                    let mut out = SkinOutput {
+                    let out = SkinOutput {
                         positions: &mut pos,
                         normals: Some(&mut nrm),
                         tangents: None,
                     };
-                    skin::skin_mixed(
-                        black_box(&lbs),
-                        black_box(&dqs),
-                        black_box(&mix),
-                        black_box(&input),
-                        &mut out,
-                    )
+                    let method = SkinMethod::Mixed {
+                        lbs: black_box(&lbs),
+                        dqs: black_box(&dqs),
+                        mix: black_box(&mix),
+                    };
+                    skin_input(method, joints, black_box(&input), out)
                 })
             });
             group.bench_function(id("lbs-pos-nrm-reference"), |b| {
@@ -303,22 +333,28 @@ fn bench_skin(c: &mut Criterion) {
         });
         group.bench_function(id("lbs-pos"), |b| {
             b.iter(|| {
-                let mut out = SkinOutput {
+                let out = SkinOutput {
                     positions: &mut pos,
                     normals: None,
                     tangents: None,
                 };
-                skin::skin_lbs(black_box(&lbs), black_box(&input), &mut out)
+                let method = SkinMethod::Lbs {
+                    palette: black_box(&lbs),
+                };
+                skin_input(method, joints, black_box(&input), out)
             })
         });
         group.bench_function(id("dqs-pos"), |b| {
             b.iter(|| {
-                let mut out = SkinOutput {
+                let out = SkinOutput {
                     positions: &mut pos,
                     normals: None,
                     tangents: None,
                 };
-                skin::skin_dqs(black_box(&dqs), black_box(&input), &mut out)
+                let method = SkinMethod::Dqs {
+                    palette: black_box(&dqs),
+                };
+                skin_input(method, joints, black_box(&input), out)
             })
         });
 
@@ -339,20 +375,26 @@ fn bench_skin(c: &mut Criterion) {
             let mut dst = vec![0.0f32; n * 8];
             group.bench_function(id("lbs-pos-nrm-strided"), |b| {
                 b.iter(|| {
-                    let mut dv = StridedVerticesMut {
+                    let dv = StridedVerticesMut {
                         data: &mut dst,
                         stride: 8,
                         position: 0,
                         normal: Some(3),
                         tangent: None,
                     };
-                    skin::skin_lbs_strided(
-                        black_box(&lbs),
-                        black_box(&m.joints),
-                        black_box(&m.weights),
-                        black_box(&sv),
-                        &mut dv,
-                    )
+                    let (j, w) = (black_box(&m.joints), black_box(&m.weights));
+                    let influences = CheckedInfluences::new(j, w, joints)?;
+                    SkinJob {
+                        method: SkinMethod::Lbs {
+                            palette: black_box(&lbs),
+                        },
+                        influences: &influences,
+                        attributes: SkinAttributes::Strided {
+                            input: *black_box(&sv),
+                            output: dv,
+                        },
+                    }
+                    .run()
                 })
             });
         }
@@ -407,9 +449,9 @@ fn bench_character(c: &mut Criterion) {
         .zip(pair_bufs.iter_mut())
         .map(|(i, buf)| i.with_dqs_pairs(buf).expect("pair table"))
         .collect();
-    let verts: Vec<skin::SkinVertices<'_>> = meshes
+    let verts: Vec<SkinVertices<'_>> = meshes
         .iter()
-        .map(|m| skin::SkinVertices {
+        .map(|m| SkinVertices {
             positions: &m.positions,
             normals: Some(&m.normals),
             tangents: None,
@@ -438,17 +480,21 @@ fn bench_character(c: &mut Criterion) {
                 for (((pal, infl), v), (p, n)) in
                     palettes.iter().zip(tables).zip(&verts).zip(outs.iter_mut())
                 {
-                    let mut out = SkinOutput {
+                    let out = SkinOutput {
                         positions: p,
                         normals: Some(n),
                         tangents: None,
                     };
-                    if dqs {
-                        skin::skin_dqs_checked(black_box(&pal.1), infl, v, &mut out)
+                    let method = if dqs {
+                        SkinMethod::Dqs {
+                            palette: black_box(&pal.1),
+                        }
                     } else {
-                        skin::skin_lbs_checked(black_box(&pal.0), infl, v, &mut out)
-                    }
-                    .expect("skins");
+                        SkinMethod::Lbs {
+                            palette: black_box(&pal.0),
+                        }
+                    };
+                    skin_arrays(method, infl, *v, out).expect("skins");
                 }
             })
         });
@@ -531,7 +577,7 @@ fn bench_eight(c: &mut Criterion) {
         let four = CheckedInfluences::new(j0, &w4, joints).expect("valid");
         let mut pair_buf = vec![[0u16; 2]; eight.dqs_pair_count().expect("count")];
         let paired = eight.with_dqs_pairs(&mut pair_buf).expect("pair table");
-        let verts = skin::SkinVertices {
+        let verts = SkinVertices {
             positions: &m.positions,
             normals: Some(&m.normals),
             tangents: None,
@@ -546,17 +592,21 @@ fn bench_eight(c: &mut Criterion) {
                 let name = format!("{}-pos-nrm{variant}", if dq { "dqs" } else { "lbs" });
                 group.bench_function(BenchmarkId::new(m.label.as_str(), name), |b| {
                     b.iter(|| {
-                        let mut out = SkinOutput {
+                        let out = SkinOutput {
                             positions: &mut pos,
                             normals: Some(&mut nrm),
                             tangents: None,
                         };
-                        if dq {
-                            skin::skin_dqs_checked(black_box(&dqs), infl, &verts, &mut out)
+                        let method = if dq {
+                            SkinMethod::Dqs {
+                                palette: black_box(&dqs),
+                            }
                         } else {
-                            skin::skin_lbs_checked(black_box(&lbs), infl, &verts, &mut out)
-                        }
-                        .expect("skins")
+                            SkinMethod::Lbs {
+                                palette: black_box(&lbs),
+                            }
+                        };
+                        skin_arrays(method, infl, verts, out).expect("skins")
                     })
                 });
             }

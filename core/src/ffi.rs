@@ -42,8 +42,8 @@ use crate::mix::{self, Decay, InertialBlock, MixInput, MixJob, MixMode, Ramp};
 use crate::procedural::{self, Gait};
 use crate::skeleton::{build_with, JointDef, Skeleton};
 use crate::skin::{
-    self, CheckedInfluences, DqsBinds, DualQuat, InfluenceSet, LbsBind, Mat3x4, SkinInput,
-    SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut,
+    self, CheckedInfluences, DqsBinds, DualQuat, InfluenceSet, LbsBind, Mat3x4, SkinAttributes,
+    SkinInput, SkinJob, SkinMethod, SkinOutput, StridedVertices, StridedVerticesMut,
 };
 use crate::{Error, Mat4, SoaTransform};
 use crate::{Quat, Transform, Vec3};
@@ -1865,28 +1865,38 @@ unsafe fn second_set<'a>(
     }
 }
 
-/// Skins through `plain` (four influences, checked by the kernel) or,
-/// when `second` holds slots 4-7, through `checked` with the eight
-/// influences checked against `joint_count` first.
-fn skin_either<'o>(
+/// Checks four influences, or eight when `second` holds slots 4-7,
+/// against `joint_count`.
+fn checked_influences<'a>(
+    (joints, weights): InfluenceSet<'a>,
+    second: Option<InfluenceSet<'a>>,
+    joint_count: usize,
+) -> Result<CheckedInfluences<'a>, Error> {
+    match second {
+        None => CheckedInfluences::new(joints, weights, joint_count),
+        Some((j1, w1)) => CheckedInfluences::new8(joints, weights, j1, w1, joint_count),
+    }
+}
+
+/// Skins the viewed mesh by `method` (palettes of `joint_count` entries)
+/// with its four influences, or eight when `second` holds slots 4-7.
+fn skin_mesh(
+    method: SkinMethod<'_>,
+    joint_count: usize,
     input: &SkinInput<'_>,
     second: Option<InfluenceSet<'_>>,
-    joint_count: usize,
-    out: &mut SkinOutput<'o>,
-    plain: impl FnOnce(&mut SkinOutput<'o>) -> Result<(), Error>,
-    checked: impl FnOnce(
-        &CheckedInfluences<'_>,
-        &SkinVertices<'_>,
-        &mut SkinOutput<'o>,
-    ) -> Result<(), Error>,
+    out: &mut SkinOutput<'_>,
 ) -> Result<(), Error> {
-    match second {
-        None => plain(out),
-        Some((j1, w1)) => {
-            let infl = CheckedInfluences::new8(input.joints, input.weights, j1, w1, joint_count)?;
-            checked(&infl, &input.vertices(), out)
-        }
+    let influences = checked_influences((input.joints, input.weights), second, joint_count)?;
+    SkinJob {
+        method,
+        influences: &influences,
+        attributes: SkinAttributes::Arrays {
+            input: input.vertices(),
+            output: out.reborrow(),
+        },
     }
+    .run()
 }
 
 /// Runs `f` on the viewed mesh and target after the overlap checks.
@@ -1982,15 +1992,8 @@ pub unsafe extern "C-unwind" fn sinew_skin_lbs(
         // length during the callNone; the helpers check NULL, alignment and size.
         unsafe {
             with_mesh(mesh, target, &[Span::of(p)], |i, second, o| {
-                let p: &[Mat3x4] = bytemuck::cast_slice(p);
-                skin_either(
-                    i,
-                    second,
-                    p.len(),
-                    o,
-                    |o| skin::skin_lbs(p, i, o),
-                    |infl, v, o| skin::skin_lbs_checked(p, infl, v, o),
-                )
+                let palette: &[Mat3x4] = bytemuck::cast_slice(p);
+                skin_mesh(SkinMethod::Lbs { palette }, palette.len(), i, second, o)
             })
         }
     })())
@@ -2014,15 +2017,8 @@ pub unsafe extern "C-unwind" fn sinew_skin_dqs(
         // length during the callNone; the helpers check NULL, alignment and size.
         unsafe {
             with_mesh(mesh, target, &[Span::of(p)], |i, second, o| {
-                let p: &[DualQuat] = bytemuck::cast_slice(p);
-                skin_either(
-                    i,
-                    second,
-                    p.len(),
-                    o,
-                    |o| skin::skin_dqs(p, i, o),
-                    |infl, v, o| skin::skin_dqs_checked(p, infl, v, o),
-                )
+                let palette: &[DualQuat] = bytemuck::cast_slice(p);
+                skin_mesh(SkinMethod::Dqs { palette }, palette.len(), i, second, o)
             })
         }
     })())
@@ -2058,16 +2054,10 @@ pub unsafe extern "C-unwind" fn sinew_skin_mixed(
         // length during the callNone; the helpers check NULL, alignment and size.
         unsafe {
             with_mesh(mesh, target, &extra, |i, second, o| {
-                let (l, d): (&[Mat3x4], &[DualQuat]) =
+                let (lbs, dqs): (&[Mat3x4], &[DualQuat]) =
                     (bytemuck::cast_slice(l), bytemuck::cast_slice(d));
-                skin_either(
-                    i,
-                    second,
-                    l.len(),
-                    o,
-                    |o| skin::skin_mixed(l, d, mix, i, o),
-                    |infl, v, o| skin::skin_mixed_checked(l, d, mix, infl, v, o),
-                )
+                let method = SkinMethod::Mixed { lbs, dqs, mix };
+                skin_mesh(method, lbs.len(), i, second, o)
             })
         }
     })())
@@ -2126,37 +2116,12 @@ pub unsafe extern "C-unwind" fn sinew_skin_check_influences8(
     })())
 }
 
-/// A strided kernel's two forms: with four influences checked by the kernel
-/// (`plain`), and with checked influences (`checked`, used for eight).
-struct StridedKernel<T: 'static> {
-    plain: PlainStrided<T>,
-    checked: CheckedStrided<T>,
-}
+/// A strided export's skinning method, made from its palette.
+type StridedKernel<T> = fn(&[T]) -> SkinMethod<'_>;
 
-type PlainStrided<T> = fn(
-    &[T],
-    &[[u16; 4]],
-    &[[f32; 4]],
-    &StridedVertices<'_>,
-    &mut StridedVerticesMut<'_>,
-) -> Result<(), Error>;
+const LBS_STRIDED: StridedKernel<Mat3x4> = |palette| SkinMethod::Lbs { palette };
 
-type CheckedStrided<T> = fn(
-    &[T],
-    &CheckedInfluences<'_>,
-    &StridedVertices<'_>,
-    &mut StridedVerticesMut<'_>,
-) -> Result<(), Error>;
-
-const LBS_STRIDED: StridedKernel<Mat3x4> = StridedKernel {
-    plain: skin::skin_lbs_strided,
-    checked: skin::skin_lbs_strided_checked,
-};
-
-const DQS_STRIDED: StridedKernel<DualQuat> = StridedKernel {
-    plain: skin::skin_dqs_strided,
-    checked: skin::skin_dqs_strided_checked,
-};
+const DQS_STRIDED: StridedKernel<DualQuat> = |palette| SkinMethod::Dqs { palette };
 
 /// Runs a strided kernel after viewing and overlap-checking its buffers:
 /// with the four influences of `(joints, weights)`, or eight when
@@ -2206,20 +2171,23 @@ unsafe fn with_strided<C: bytemuck::Pod, T: bytemuck::Pod>(
             normal: sinew_vertex_layout::attr(sl.normal),
             tangent: sinew_vertex_layout::attr(sl.tangent),
         };
-        let mut dst = StridedVerticesMut {
+        let dst = StridedVerticesMut {
             data: dst,
             stride: dl.stride as usize,
             position: dl.position as usize,
             normal: sinew_vertex_layout::attr(dl.normal),
             tangent: sinew_vertex_layout::attr(dl.tangent),
         };
-        match second {
-            None => (kernel.plain)(palette, j, w, &src, &mut dst)?,
-            Some((j1, w1)) => {
-                let checked = CheckedInfluences::new8(j, w, j1, w1, palette.len())?;
-                (kernel.checked)(palette, &checked, &src, &mut dst)?;
-            }
+        let influences = checked_influences((j, w), second, palette.len())?;
+        SkinJob {
+            method: kernel(palette),
+            influences: &influences,
+            attributes: SkinAttributes::Strided {
+                input: src,
+                output: dst,
+            },
         }
+        .run()?;
         Ok(())
     })())
 }

@@ -293,7 +293,9 @@ struct ScreenTriangle {
 
 /// Skins `mesh` (LBS, or DQS when `dqs`) at the pose `models`: posed positions.
 fn skin_positions(mesh: &crate::Mesh, models: &[Mat4], dqs: bool) -> Result<Vec<[f32; 3]>, Error> {
-    use sinew_core::skin::{self, DualQuat, Mat3x4, SkinOutput, SkinVertices};
+    use sinew_core::skin::{
+        self, DualQuat, Mat3x4, SkinAttributes, SkinJob, SkinMethod, SkinOutput, SkinVertices,
+    };
     let influences = mesh.influences(models.len())?;
     let input = SkinVertices {
         positions: &mesh.positions,
@@ -301,11 +303,12 @@ fn skin_positions(mesh: &crate::Mesh, models: &[Mat4], dqs: bool) -> Result<Vec<
         tangents: None,
     };
     let mut positions = vec![[0.0f32; 3]; mesh.positions.len()];
-    let mut out = SkinOutput {
+    let output = SkinOutput {
         positions: &mut positions,
         normals: None,
         tangents: None,
     };
+    let attributes = SkinAttributes::Arrays { input, output };
     if dqs {
         let mut palette = vec![DualQuat::IDENTITY; models.len()];
         skin::dqs_palette(models, &mesh.inverse_bind, &mut palette)?;
@@ -318,11 +321,23 @@ fn skin_positions(mesh: &crate::Mesh, models: &[Mat4], dqs: bool) -> Result<Vec<
         } else {
             influences
         };
-        skin::skin_dqs_checked(&palette, &influences, &input, &mut out)?;
+        let method = SkinMethod::Dqs { palette: &palette };
+        SkinJob {
+            method,
+            influences: &influences,
+            attributes,
+        }
+        .run()?;
     } else {
         let mut palette = vec![Mat3x4::IDENTITY; models.len()];
         skin::lbs_palette(models, &mesh.inverse_bind, &mut palette)?;
-        skin::skin_lbs_checked(&palette, &influences, &input, &mut out)?;
+        let method = SkinMethod::Lbs { palette: &palette };
+        SkinJob {
+            method,
+            influences: &influences,
+            attributes,
+        }
+        .run()?;
     }
     Ok(positions)
 }

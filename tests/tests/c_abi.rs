@@ -14,7 +14,10 @@ use sinew_core::compressed::Defaults;
 use sinew_core::fk::{local_to_model, FkJob};
 use sinew_core::mix;
 use sinew_core::procedural::{self, Gait};
-use sinew_core::skin::{self, DualQuat, Mat3x4, SkinInput, SkinOutput};
+use sinew_core::skin::{
+    self, CheckedInfluences, DualQuat, Mat3x4, SkinAttributes, SkinJob, SkinMethod, SkinOutput,
+    SkinVertices,
+};
 use sinew_core::{Mat4, Skeleton, SoaTransform};
 use sinew_std::compress::{compress, CompressOptions};
 
@@ -112,37 +115,46 @@ fn expected() -> HashMap<&'static str, f64> {
     let mut dqs_prepared = vec![DualQuat::IDENTITY; models.len()];
     skin::dqs_palette_prepared(&models, &dqs_binds, &mut dqs_prepared).unwrap();
     let (p, nrm, j, w) = mesh();
-    let input = SkinInput {
+    let input = SkinVertices {
         positions: &p,
         normals: Some(&nrm),
         tangents: None,
-        joints: &j,
-        weights: &w,
+    };
+    let influences = CheckedInfluences::new(&j, &w, models.len()).unwrap();
+    let skin_into = |method: SkinMethod<'_>, output: SkinOutput<'_>| {
+        let attributes = SkinAttributes::Arrays { input, output };
+        SkinJob {
+            method,
+            influences: &influences,
+            attributes,
+        }
+        .run()
+        .unwrap();
     };
     let skinned = |dq: bool| {
         let mut op = vec![[0.0f32; 3]; p.len()];
         let mut on = vec![[0.0f32; 3]; p.len()];
-        let mut out = SkinOutput {
+        let out = SkinOutput {
             positions: &mut op,
             normals: Some(&mut on),
             tangents: None,
         };
         if dq {
-            skin::skin_dqs(&dqs, &input, &mut out).unwrap();
+            skin_into(SkinMethod::Dqs { palette: &dqs }, out);
         } else {
-            skin::skin_lbs(&lbs, &input, &mut out).unwrap();
+            skin_into(SkinMethod::Lbs { palette: &lbs }, out);
         }
         (sum(op.as_flattened()), sum(on.as_flattened()))
     };
     let (lp, ln) = skinned(false);
     let first_lbs = {
         let mut op = vec![[0.0f32; 3]; p.len()];
-        let mut out = SkinOutput {
+        let out = SkinOutput {
             positions: &mut op,
             normals: None,
             tangents: None,
         };
-        skin::skin_lbs(&lbs, &input, &mut out).unwrap();
+        skin_into(SkinMethod::Lbs { palette: &lbs }, out);
         op[0][0]
     };
     let (dp, dn) = skinned(true);

@@ -293,7 +293,10 @@ fn eight_influence_mesh() -> EightMesh {
 
 #[test]
 fn eight_influences_through_the_c_abi() {
-    use sinew_core::skin::{self, CheckedInfluences, DualQuat, Mat3x4, SkinOutput, SkinVertices};
+    use sinew_core::skin::{
+        self, CheckedInfluences, DualQuat, Mat3x4, SkinAttributes, SkinJob, SkinMethod, SkinOutput,
+        SkinVertices,
+    };
     use sinew_core::{Mat4, Quat, Vec3};
     let (p, [j0, j1], [w0, w1]) = eight_influence_mesh();
     let n = p.len();
@@ -316,15 +319,24 @@ fn eight_influences_through_the_c_abi() {
     };
     let mut expected = [vec![[0.0f32; 3]; n], vec![[0.0f32; 3]; n]];
     for (k, e) in expected.iter_mut().enumerate() {
-        let mut out = SkinOutput {
+        let output = SkinOutput {
             positions: e,
             normals: None,
             tangents: None,
         };
-        match k {
-            0 => skin::skin_lbs_checked(&lbs, &infl, &verts, &mut out),
-            _ => skin::skin_dqs_checked(&dqs, &infl, &verts, &mut out),
+        let method = match k {
+            0 => SkinMethod::Lbs { palette: &lbs },
+            _ => SkinMethod::Dqs { palette: &dqs },
+        };
+        SkinJob {
+            method,
+            influences: &infl,
+            attributes: SkinAttributes::Arrays {
+                input: verts,
+                output,
+            },
         }
+        .run()
         .unwrap();
     }
     let mesh = |j1: &[[u16; 4]], w1: &[[f32; 4]]| sinew_skin_mesh {

@@ -1,8 +1,14 @@
 //! Skinning: validity (every bad input gives its exact error and leaves the
 //! output alone), the worked examples (elbow, twists, 2D LBS), the DQS scale
 //! policy, properties (one influence, rigid DQS, bind pose, SIMD == scalar,
-//! strided == separate arrays, checked-influence kernels == plain ones) and
-//! the real glTF meshes in `../shared/data`.
+//! strided == separate arrays, influences checked once == checked per call,
+//! every method x influences x layout of the job == the scalar reference)
+//! and the real glTF meshes in `../shared/data`.
+//!
+//! The SIMD kernels run through [`SkinJob`] (`job`): `job_arrays` and
+//! `job_strided` check the four influences in the call (as a caller whose
+//! influences change every frame does), the other calls take a
+//! [`CheckedInfluences`] built once.
 
 #[path = "../support/mod.rs"]
 mod support;
@@ -13,8 +19,8 @@ use proptest::prelude::*;
 use sinew_core::fk::{self, FkJob};
 use sinew_core::skin::{
     self, check_influences, normalize_weights, reference, CheckedInfluences, DqsBinds, DualQuat,
-    LbsBind, Mat3x4, SkinInput, SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut,
-    WEIGHT_SUM_TOLERANCE,
+    LbsBind, Mat3x4, SkinAttributes, SkinInput, SkinJob, SkinMethod, SkinOutput, SkinVertices,
+    StridedVertices, StridedVerticesMut, WEIGHT_SUM_TOLERANCE,
 };
 use sinew_core::{Error, Mat4, Quat, Transform, Vec3};
 use support::*;
@@ -26,10 +32,26 @@ type MixFn =
 type LbsPaletteFn = fn(&[Mat4], &[Mat4], &mut [Mat3x4]) -> Result<(), Error>;
 type DqsPaletteFn = fn(&[Mat4], &[Mat4], &mut [DualQuat]) -> Result<(), Error>;
 
-const LBS: [(&str, LbsFn); 2] = [("simd", skin::skin_lbs), ("reference", reference::skin_lbs)];
-const DQS: [(&str, DqsFn); 2] = [("simd", skin::skin_dqs), ("reference", reference::skin_dqs)];
+/// The job (four influences checked in the call) and the reference's plain
+/// forms, side by side.
+const LBS: [(&str, LbsFn); 2] = [
+    ("job", |palette, i, o| {
+        job_arrays(SkinMethod::Lbs { palette }, i, o)
+    }),
+    ("reference", reference::skin_lbs),
+];
+const DQS: [(&str, DqsFn); 2] = [
+    ("job", |palette, i, o| {
+        job_arrays(SkinMethod::Dqs { palette }, i, o)
+    }),
+    ("reference", reference::skin_dqs),
+];
+const JOB_LBS: LbsFn = LBS[0].1;
+const JOB_DQS: DqsFn = DQS[0].1;
 const MIXED: [(&str, MixFn); 2] = [
-    ("simd", skin::skin_mixed),
+    ("job", |lbs, dqs, mix, input, out| {
+        job_arrays(SkinMethod::Mixed { lbs, dqs, mix }, input, out)
+    }),
     ("reference", reference::skin_mixed),
 ];
 const LBS_PALETTE: [(&str, LbsPaletteFn); 3] = [
@@ -56,6 +78,68 @@ fn lbs_palette_prepared(models: &[Mat4], ibm: &[Mat4], out: &mut [Mat3x4]) -> Re
 // ---------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------
+
+/// An interleaved source of stride 10: position at 0, normal at 3,
+/// tangent at 6.
+fn stride10(data: &[f32]) -> StridedVertices<'_> {
+    StridedVertices {
+        data,
+        stride: 10,
+        position: 0,
+        normal: Some(3),
+        tangent: Some(6),
+    }
+}
+
+/// The joint count a method's palettes have (the LBS one for the mix).
+fn palette_len(method: &SkinMethod<'_>) -> usize {
+    match *method {
+        SkinMethod::Lbs { palette } => palette.len(),
+        SkinMethod::Dqs { palette } => palette.len(),
+        SkinMethod::Mixed { lbs, .. } => lbs.len(),
+    }
+}
+
+/// Runs the [`SkinJob`] of `method` over `attributes`.
+fn job(
+    method: SkinMethod<'_>,
+    influences: &CheckedInfluences<'_>,
+    attributes: SkinAttributes<'_>,
+) -> Result<(), Error> {
+    SkinJob {
+        method,
+        influences,
+        attributes,
+    }
+    .run()
+}
+
+/// A [`job`] over separate arrays with the four influences of `input`
+/// checked against the method's palette in the call.
+fn job_arrays(
+    method: SkinMethod<'_>,
+    input: &SkinInput<'_>,
+    out: &mut SkinOutput<'_>,
+) -> Result<(), Error> {
+    let infl = CheckedInfluences::new(input.joints, input.weights, palette_len(&method))?;
+    let output = out.reborrow();
+    let input = input.vertices();
+    job(method, &infl, SkinAttributes::Arrays { input, output })
+}
+
+/// A [`job`] over interleaved buffers with four influences checked in the
+/// call.
+fn job_strided(
+    method: SkinMethod<'_>,
+    joints: &[[u16; 4]],
+    weights: &[[f32; 4]],
+    src: &StridedVertices<'_>,
+    dst: &mut StridedVerticesMut<'_>,
+) -> Result<(), Error> {
+    let infl = CheckedInfluences::new(joints, weights, palette_len(&method))?;
+    let (input, output) = (*src, dst.reborrow());
+    job(method, &infl, SkinAttributes::Strided { input, output })
+}
 
 /// A mesh held by value: attributes and influences.
 #[derive(Clone, Debug)]
@@ -810,13 +894,7 @@ fn validity_strided_layouts() {
     let (j, w) = (&m.joints, &m.weights);
     let (lbs, dqs) = some_palettes(3);
     let src_data = vec![0.5f32; 5 * 10];
-    let good_src = StridedVertices {
-        data: &src_data,
-        stride: 10,
-        position: 0,
-        normal: Some(3),
-        tangent: Some(6),
-    };
+    let good_src = stride10(&src_data);
     let layout = |what| Error::InvalidLayout { what };
     // (source, destination stride, dst position, dst normal, dst tangent, dst len, error)
     type Case<'a> = (
@@ -971,11 +1049,21 @@ fn validity_strided_layouts() {
             };
             let mix = [0.5; 5];
             let r = match k {
-                0 => skin::skin_lbs_strided(&lbs, j, w, &src, &mut dst),
+                0 => job_strided(SkinMethod::Lbs { palette: &lbs }, j, w, &src, &mut dst),
                 1 => reference::skin_lbs_strided(&lbs, j, w, &src, &mut dst),
-                2 => skin::skin_dqs_strided(&dqs, j, w, &src, &mut dst),
+                2 => job_strided(SkinMethod::Dqs { palette: &dqs }, j, w, &src, &mut dst),
                 3 => reference::skin_dqs_strided(&dqs, j, w, &src, &mut dst),
-                4 => skin::skin_mixed_strided(&lbs, &dqs, &mix, j, w, &src, &mut dst),
+                4 => job_strided(
+                    SkinMethod::Mixed {
+                        lbs: &lbs,
+                        dqs: &dqs,
+                        mix: &mix,
+                    },
+                    j,
+                    w,
+                    &src,
+                    &mut dst,
+                ),
                 _ => reference::skin_mixed_strided(&lbs, &dqs, &mix, j, w, &src, &mut dst),
             };
             assert_eq!(r, Err(err), "case {i} kernel {k}");
@@ -1448,28 +1536,28 @@ proptest! {
         let input = m.input(n);
         let mix: Vec<f32> = (0..m.len()).map(|i| (i % 3) as f32 * 0.5).collect();
         assert_skinned_close(
-            &lbs_run(skin::skin_lbs, &lbs, &input),
+            &lbs_run(JOB_LBS, &lbs, &input),
             &lbs_run(reference::skin_lbs, &lbs, &input),
             1e-5,
             "lbs",
         );
         assert_skinned_close(
-            &dqs_run(skin::skin_dqs, &dqs, &input),
+            &dqs_run(JOB_DQS, &dqs, &input),
             &dqs_run(reference::skin_dqs, &dqs, &input),
             1e-5,
             "dqs",
         );
         let mut a = Skinned::sentinel(m.len());
         let mut b = Skinned::sentinel(m.len());
-        skin::skin_mixed(&lbs, &dqs, &mix, &input, &mut a.output()).unwrap();
+        job_arrays(SkinMethod::Mixed { lbs: &lbs, dqs: &dqs, mix: &mix }, &input, &mut a.output()).unwrap();
         reference::skin_mixed(&lbs, &dqs, &mix, &input, &mut b.output()).unwrap();
         assert_skinned_close(&a, &b, 1e-5, "mixed");
         // mix 0 is LBS and mix 1 is DQS.
         let mut c = Skinned::sentinel(m.len());
-        skin::skin_mixed(&lbs, &dqs, &vec![0.0; m.len()], &input, &mut c.output()).unwrap();
-        assert_skinned_close(&c, &lbs_run(skin::skin_lbs, &lbs, &input), 1e-5, "mix 0");
-        skin::skin_mixed(&lbs, &dqs, &vec![1.0; m.len()], &input, &mut c.output()).unwrap();
-        assert_skinned_close(&c, &dqs_run(skin::skin_dqs, &dqs, &input), 1e-5, "mix 1");
+        job_arrays(SkinMethod::Mixed { lbs: &lbs, dqs: &dqs, mix: &vec![0.0; m.len()] }, &input, &mut c.output()).unwrap();
+        assert_skinned_close(&c, &lbs_run(JOB_LBS, &lbs, &input), 1e-5, "mix 0");
+        job_arrays(SkinMethod::Mixed { lbs: &lbs, dqs: &dqs, mix: &vec![1.0; m.len()] }, &input, &mut c.output()).unwrap();
+        assert_skinned_close(&c, &dqs_run(JOB_DQS, &dqs, &input), 1e-5, "mix 1");
     }
 
     /// Positions only: normals and tangents are neither needed nor written,
@@ -1487,10 +1575,10 @@ proptest! {
             let mut pos = vec![[SENTINEL; 3]; m.len()];
             let mut out = SkinOutput { positions: &mut pos, normals: None, tangents: None };
             let expect = match k {
-                0 => { skin::skin_lbs(&lbs, &bare, &mut out).unwrap(); lbs_run(skin::skin_lbs, &lbs, &full) }
-                1 => { reference::skin_lbs(&lbs, &bare, &mut out).unwrap(); lbs_run(skin::skin_lbs, &lbs, &full) }
-                2 => { skin::skin_dqs(&dqs, &bare, &mut out).unwrap(); dqs_run(skin::skin_dqs, &dqs, &full) }
-                _ => { reference::skin_dqs(&dqs, &bare, &mut out).unwrap(); dqs_run(skin::skin_dqs, &dqs, &full) }
+                0 => { JOB_LBS(&lbs, &bare, &mut out).unwrap(); lbs_run(JOB_LBS, &lbs, &full) }
+                1 => { reference::skin_lbs(&lbs, &bare, &mut out).unwrap(); lbs_run(JOB_LBS, &lbs, &full) }
+                2 => { JOB_DQS(&dqs, &bare, &mut out).unwrap(); dqs_run(JOB_DQS, &dqs, &full) }
+                _ => { reference::skin_dqs(&dqs, &bare, &mut out).unwrap(); dqs_run(JOB_DQS, &dqs, &full) }
             };
             assert_attrs_close(&pos, &expect.positions, 1e-5, "positions only");
         }
@@ -1525,17 +1613,17 @@ proptest! {
             let mut dv = StridedVerticesMut { data: &mut dst, stride: ds, position: 4, normal: Some(7), tangent: Some(0) };
             let mut expect = Skinned::sentinel(m.len());
             match (method, simd) {
-                (0, true) => skin::skin_lbs_strided(&lbs, j, w, &sv, &mut dv).unwrap(),
+                (0, true) => job_strided(SkinMethod::Lbs { palette: &lbs }, j, w, &sv, &mut dv).unwrap(),
                 (0, false) => reference::skin_lbs_strided(&lbs, j, w, &sv, &mut dv).unwrap(),
-                (1, true) => skin::skin_dqs_strided(&dqs, j, w, &sv, &mut dv).unwrap(),
+                (1, true) => job_strided(SkinMethod::Dqs { palette: &dqs }, j, w, &sv, &mut dv).unwrap(),
                 (1, false) => reference::skin_dqs_strided(&dqs, j, w, &sv, &mut dv).unwrap(),
-                (_, true) => skin::skin_mixed_strided(&lbs, &dqs, &mix, j, w, &sv, &mut dv).unwrap(),
+                (_, true) => job_strided(SkinMethod::Mixed { lbs: &lbs, dqs: &dqs, mix: &mix }, j, w, &sv, &mut dv).unwrap(),
                 (_, false) => reference::skin_mixed_strided(&lbs, &dqs, &mix, j, w, &sv, &mut dv).unwrap(),
             }
             match method {
-                0 => skin::skin_lbs(&lbs, &input, &mut expect.output()).unwrap(),
-                1 => skin::skin_dqs(&dqs, &input, &mut expect.output()).unwrap(),
-                _ => skin::skin_mixed(&lbs, &dqs, &mix, &input, &mut expect.output()).unwrap(),
+                0 => JOB_LBS(&lbs, &input, &mut expect.output()).unwrap(),
+                1 => JOB_DQS(&dqs, &input, &mut expect.output()).unwrap(),
+                _ => job_arrays(SkinMethod::Mixed { lbs: &lbs, dqs: &dqs, mix: &mix }, &input, &mut expect.output()).unwrap(),
             }
             for v in 0..m.len() {
                 let d = &dst[v * ds..(v + 1) * ds];
@@ -1650,9 +1738,9 @@ fn data_meshes_skin_to_their_bind_pose() {
                     tangents: None,
                 };
                 if method == 0 {
-                    skin::skin_lbs(&lbs, &input, &mut out).unwrap();
+                    JOB_LBS(&lbs, &input, &mut out).unwrap();
                 } else {
-                    skin::skin_dqs(&dqs, &input, &mut out).unwrap();
+                    JOB_DQS(&dqs, &input, &mut out).unwrap();
                 }
                 let worst = pos
                     .iter()
@@ -1740,9 +1828,30 @@ fn data_meshes_skin_the_same_with_dqs_pair_tables() {
                         tangents: None,
                     };
                     if mixed {
-                        skin::skin_mixed_checked(&lbs, &dqs, &mix, i, &verts, &mut out).unwrap();
+                        let method = SkinMethod::Mixed {
+                            lbs: &lbs,
+                            dqs: &dqs,
+                            mix: &mix,
+                        };
+                        job(
+                            method,
+                            i,
+                            SkinAttributes::Arrays {
+                                input: verts,
+                                output: out.reborrow(),
+                            },
+                        )
+                        .unwrap();
                     } else {
-                        skin::skin_dqs_checked(&dqs, i, &verts, &mut out).unwrap();
+                        job(
+                            SkinMethod::Dqs { palette: &dqs },
+                            i,
+                            SkinAttributes::Arrays {
+                                input: verts,
+                                output: out.reborrow(),
+                            },
+                        )
+                        .unwrap();
                     }
                     (pos, nrm)
                 };
@@ -1837,8 +1946,9 @@ fn checked_influences_accessors_and_errors() {
     }
 }
 
-/// One checked kernel on `m` into a sentinel output; `k`: 0 LBS, 1 DQS,
-/// 2 mixed, 3-5 their strided forms (stride 10: pos 0, nrm 3, tan 6).
+/// One job with checked influences on `m` into a sentinel output; `k`:
+/// 0 LBS, 1 DQS, 2 mixed over arrays, 3-5 the same over interleaved
+/// buffers (stride 10: pos 0, nrm 3, tan 6).
 fn run_checked(
     k: usize,
     lbs: &[Mat3x4],
@@ -1852,14 +1962,22 @@ fn run_checked(
         normals: Some(&m.normals),
         tangents: Some(&m.tangents),
     };
+    let method = |k: usize| match k % 3 {
+        0 => SkinMethod::Lbs { palette: lbs },
+        1 => SkinMethod::Dqs { palette: dqs },
+        _ => SkinMethod::Mixed { lbs, dqs, mix },
+    };
     let mut s = Skinned::sentinel(m.len());
     if k < 3 {
         let mut out = s.output();
-        let r = match k {
-            0 => skin::skin_lbs_checked(lbs, infl, &vertices, &mut out),
-            1 => skin::skin_dqs_checked(dqs, infl, &vertices, &mut out),
-            _ => skin::skin_mixed_checked(lbs, dqs, mix, infl, &vertices, &mut out),
-        };
+        let r = job(
+            method(k),
+            infl,
+            SkinAttributes::Arrays {
+                input: vertices,
+                output: out.reborrow(),
+            },
+        );
         return (r, s);
     }
     let n = m.len();
@@ -1869,13 +1987,7 @@ fn run_checked(
         src[v * 10 + 3..v * 10 + 6].copy_from_slice(&m.normals[v]);
         src[v * 10 + 6..v * 10 + 10].copy_from_slice(&m.tangents[v]);
     }
-    let sv = StridedVertices {
-        data: &src,
-        stride: 10,
-        position: 0,
-        normal: Some(3),
-        tangent: Some(6),
-    };
+    let sv = stride10(&src);
     let mut dst = vec![SENTINEL; n * 10];
     let mut dv = StridedVerticesMut {
         data: &mut dst,
@@ -1884,11 +1996,14 @@ fn run_checked(
         normal: Some(3),
         tangent: Some(6),
     };
-    let r = match k {
-        3 => skin::skin_lbs_strided_checked(lbs, infl, &sv, &mut dv),
-        4 => skin::skin_dqs_strided_checked(dqs, infl, &sv, &mut dv),
-        _ => skin::skin_mixed_strided_checked(lbs, dqs, mix, infl, &sv, &mut dv),
-    };
+    let r = job(
+        method(k),
+        infl,
+        SkinAttributes::Strided {
+            input: sv,
+            output: dv.reborrow(),
+        },
+    );
     for v in 0..n {
         let d = &dst[v * 10..v * 10 + 10];
         s.positions[v] = [d[0], d[1], d[2]];
@@ -1980,7 +2095,14 @@ fn validity_checked_kernels() {
         tangents: None,
     };
     assert_eq!(
-        skin::skin_lbs_checked(&lbs, &infl, &short, &mut out),
+        job(
+            SkinMethod::Lbs { palette: &lbs },
+            &infl,
+            SkinAttributes::Arrays {
+                input: short,
+                output: out.reborrow()
+            }
+        ),
         Err(Error::BadLength {
             buffer: "positions",
             expected: 6,
@@ -1994,7 +2116,14 @@ fn validity_checked_kernels() {
     };
     let mut out = s.output();
     assert_eq!(
-        skin::skin_dqs_checked(&dqs, &infl, &no_normals, &mut out),
+        job(
+            SkinMethod::Dqs { palette: &dqs },
+            &infl,
+            SkinAttributes::Arrays {
+                input: no_normals,
+                output: out.reborrow()
+            }
+        ),
         Err(Error::BadLength {
             buffer: "normals",
             expected: 6,
@@ -2018,11 +2147,279 @@ fn validity_checked_kernels() {
         tangent: None,
     };
     assert_eq!(
-        skin::skin_lbs_strided_checked(&lbs, &infl, &sv, &mut dv),
+        job(
+            SkinMethod::Lbs { palette: &lbs },
+            &infl,
+            SkinAttributes::Strided {
+                input: sv,
+                output: dv.reborrow()
+            }
+        ),
         Err(Error::InvalidLayout {
             what: "source stride is 0"
         })
     );
+}
+
+/// The job's validity: every form (method x four or eight influences x
+/// arrays or interleaved buffers) gives the precise error of each bad
+/// size, checked before anything is written.
+#[test]
+fn validity_job() {
+    let m = small_mesh(6, 3);
+    let (lbs, dqs) = some_palettes(3);
+    let (lbs4, dqs4) = some_palettes(4);
+    let mix = vec![0.5; 6];
+    let four = CheckedInfluences::new(&m.joints, &m.weights, 3).unwrap();
+    let j1 = vec![[2u16, 0, 0, 0]; 6];
+    let (w0, w1) = (
+        vec![[0.3f32, 0.3, 0.2, 0.1]; 6],
+        vec![[0.1f32, 0.0, 0.0, 0.0]; 6],
+    );
+    let eight = CheckedInfluences::new8(&m.joints, &w0, &j1, &w1, 3).unwrap();
+    let bl = |buffer, expected, actual| {
+        Err(Error::BadLength {
+            buffer,
+            expected,
+            actual,
+        })
+    };
+    for infl in [&four, &eight] {
+        for k in 0..6 {
+            // A palette of another length than the handle's joint count,
+            // and, for the mix, a DQS palette or mix weights that do not fit.
+            let (r, s) = run_checked(k, &lbs4, &dqs4, &mix, infl, &m);
+            assert_eq!(r, bl("palette", 3, 4), "kernel {k}");
+            assert_eq!(s, Skinned::sentinel(6), "kernel {k}: written on error");
+            if k % 3 == 2 {
+                let (r, s) = run_checked(k, &lbs, &dqs4, &mix, infl, &m);
+                assert_eq!(r, bl("dqs palette", 3, 4), "kernel {k}");
+                assert_eq!(s, Skinned::sentinel(6));
+                let (r, s) = run_checked(k, &lbs, &dqs, &mix[..5], infl, &m);
+                assert_eq!(r, bl("mix", 6, 5), "kernel {k}");
+                assert_eq!(s, Skinned::sentinel(6));
+                let mut nan = mix.clone();
+                nan[2] = f32::NAN;
+                let (r, _) = run_checked(k, &lbs, &dqs, &nan, infl, &m);
+                assert_eq!(r, Err(Error::InvalidMixWeight { vertex: 2 }), "kernel {k}");
+            }
+            let (r, _) = run_checked(k, &lbs, &dqs, &mix, infl, &m);
+            assert_eq!(r, Ok(()), "kernel {k}");
+        }
+    }
+    let methods = [
+        SkinMethod::Lbs { palette: &lbs },
+        SkinMethod::Dqs { palette: &dqs },
+        SkinMethod::Mixed {
+            lbs: &lbs,
+            dqs: &dqs,
+            mix: &mix,
+        },
+    ];
+    // Separate arrays: (input normals, input tangents, output lengths
+    // (positions, normals, tangents), error).
+    type ArrayCase<'a> = (
+        Option<&'a [[f32; 3]]>,
+        Option<&'a [[f32; 4]]>,
+        (usize, Option<usize>, Option<usize>),
+        Result<(), Error>,
+    );
+    let (nrm, tan) = (Some(&m.normals[..]), Some(&m.tangents[..]));
+    let array_cases: [ArrayCase<'_>; 7] = [
+        // Mismatched input attribute lengths.
+        (
+            Some(&m.normals[..5]),
+            tan,
+            (6, None, None),
+            bl("normals", 6, 5),
+        ),
+        (
+            nrm,
+            Some(&m.tangents[..3]),
+            (6, None, None),
+            bl("tangents", 6, 3),
+        ),
+        // Output present without its input: a length-0 input.
+        (None, tan, (6, Some(6), None), bl("normals", 6, 0)),
+        (nrm, None, (6, Some(6), Some(6)), bl("tangents", 6, 0)),
+        // Outputs missing (empty) or of another length.
+        (nrm, tan, (0, None, None), bl("output positions", 6, 0)),
+        (nrm, tan, (6, Some(7), None), bl("output normals", 6, 7)),
+        // An input without its output is read for nothing and not written.
+        (nrm, tan, (6, None, None), Ok(())),
+    ];
+    for (infl, name) in [(&four, "four"), (&eight, "eight")] {
+        for (c, (normals, tangents, (np, nn, nt), want)) in array_cases.iter().enumerate() {
+            for method in methods {
+                let input = SkinVertices {
+                    positions: &m.positions,
+                    normals: *normals,
+                    tangents: *tangents,
+                };
+                let mut pos = vec![[SENTINEL; 3]; *np];
+                let mut out_n = nn.map(|n| vec![[SENTINEL; 3]; n]);
+                let mut out_t = nt.map(|n| vec![[SENTINEL; 4]; n]);
+                let mut out = SkinOutput {
+                    positions: &mut pos,
+                    normals: out_n.as_deref_mut(),
+                    tangents: out_t.as_deref_mut(),
+                };
+                let r = job(
+                    method,
+                    infl,
+                    SkinAttributes::Arrays {
+                        input,
+                        output: out.reborrow(),
+                    },
+                );
+                assert_eq!(r, *want, "{name} case {c} {method:?}");
+                if want.is_err() {
+                    assert!(pos.iter().flatten().all(|x| *x == SENTINEL), "case {c}");
+                    assert!(out_n.iter().flatten().flatten().all(|x| *x == SENTINEL));
+                } else {
+                    assert!(pos.iter().flatten().all(|x| *x != SENTINEL), "case {c}");
+                }
+            }
+        }
+    }
+    // Interleaved buffers: a source without tangents.
+    let src = vec![0.25f32; 6 * 10];
+    let sv = StridedVertices {
+        tangent: None,
+        ..stride10(&src)
+    };
+    // (source, destination floats, destination normal, tangent, error)
+    type StridedCase<'a> = (
+        StridedVertices<'a>,
+        usize,
+        Option<usize>,
+        Option<usize>,
+        Result<(), Error>,
+    );
+    let strided_cases: [StridedCase<'_>; 6] = [
+        // Buffers too short (the source one float, the destination a vertex).
+        (
+            StridedVertices {
+                data: &src[..59],
+                ..sv
+            },
+            60,
+            None,
+            None,
+            bl("source vertices", 60, 59),
+        ),
+        (sv, 50, None, None, bl("destination vertices", 60, 50)),
+        // No destination buffer at all.
+        (sv, 0, None, None, bl("destination vertices", 60, 0)),
+        // A destination attribute the source lacks.
+        (sv, 60, None, Some(6), bl("tangents", 6, 0)),
+        (
+            sv,
+            60,
+            Some(2),
+            None,
+            Err(Error::InvalidLayout {
+                what: "destination attributes overlap",
+            }),
+        ),
+        (sv, 60, Some(3), None, Ok(())),
+    ];
+    for (infl, name) in [(&four, "four"), (&eight, "eight")] {
+        for (c, (src, len, normal, tangent, want)) in strided_cases.iter().enumerate() {
+            for method in methods {
+                let mut data = vec![SENTINEL; *len];
+                let mut dv = StridedVerticesMut {
+                    data: &mut data,
+                    stride: 10,
+                    position: 0,
+                    normal: *normal,
+                    tangent: *tangent,
+                };
+                let r = job(
+                    method,
+                    infl,
+                    SkinAttributes::Strided {
+                        input: *src,
+                        output: dv.reborrow(),
+                    },
+                );
+                assert_eq!(r, *want, "{name} strided case {c} {method:?}");
+                let untouched = data.iter().all(|x| *x == SENTINEL);
+                assert_eq!(untouched, want.is_err(), "{name} strided case {c}");
+            }
+        }
+    }
+    // `validate` reports what `run` would, without writing.
+    let mut pos = vec![[SENTINEL; 3]; 5];
+    let job = SkinJob {
+        method: SkinMethod::Lbs { palette: &lbs },
+        influences: &four,
+        attributes: SkinAttributes::Arrays {
+            input: SkinVertices {
+                positions: &m.positions,
+                normals: None,
+                tangents: None,
+            },
+            output: SkinOutput {
+                positions: &mut pos,
+                normals: None,
+                tangents: None,
+            },
+        },
+    };
+    assert_eq!(job.validate(), bl("output positions", 6, 5));
+    assert!(pos.iter().flatten().all(|x| *x == SENTINEL));
+}
+
+/// Every form of the job — LBS, DQS and mixed; four or eight influences,
+/// each with and without a DQS pair table; separate arrays and
+/// interleaved buffers — matches the scalar reference.
+#[test]
+fn job_matches_reference_for_every_form() {
+    let joints = 6;
+    let (lbs, dqs) = fanned_palettes(joints, Vec3::new(0.6, 0.0, 0.8), 12.0, 0.05);
+    let m = small_mesh(37, joints as u16);
+    let n = m.len();
+    let mix: Vec<f32> = (0..n).map(|i| (i % 5) as f32 / 4.0).collect();
+    let j1: Vec<[u16; 4]> = (0..n)
+        .map(|v| [((v + 4) % joints) as u16, 5, 0, 0])
+        .collect();
+    let w0 = vec![[0.3f32, 0.2, 0.15, 0.1]; n];
+    let w1 = vec![[0.15f32, 0.1, 0.0, 0.0]; n];
+    let four = CheckedInfluences::new(&m.joints, &m.weights, joints).unwrap();
+    let eight = CheckedInfluences::new8(&m.joints, &w0, &j1, &w1, joints).unwrap();
+    let mut bufs = [four, eight].map(|i| vec![[0u16; 2]; i.dqs_pair_count().unwrap()]);
+    let [b4, b8] = &mut bufs;
+    let four_paired = four.with_dqs_pairs(b4).unwrap();
+    let eight_paired = eight.with_dqs_pairs(b8).unwrap();
+    assert!(!four_paired.dqs_pairs().is_empty() && !eight_paired.dqs_pairs().is_empty());
+    let vertices = SkinVertices {
+        positions: &m.positions,
+        normals: Some(&m.normals),
+        tangents: Some(&m.tangents),
+    };
+    for (infl, name) in [
+        (&four, "four"),
+        (&four_paired, "four, paired"),
+        (&eight, "eight"),
+        (&eight_paired, "eight, paired"),
+    ] {
+        let mut expected = [
+            Skinned::sentinel(n),
+            Skinned::sentinel(n),
+            Skinned::sentinel(n),
+        ];
+        reference::skin_lbs_checked(&lbs, infl, &vertices, &mut expected[0].output()).unwrap();
+        reference::skin_dqs_checked(&dqs, infl, &vertices, &mut expected[1].output()).unwrap();
+        reference::skin_mixed_checked(&lbs, &dqs, &mix, infl, &vertices, &mut expected[2].output())
+            .unwrap();
+        for (k, s) in run_checked_all(&lbs, &dqs, &mix, infl, &m)
+            .iter()
+            .enumerate()
+        {
+            assert_skinned_close(s, &expected[k % 3], 1e-5, &format!("{name}: form {k}"));
+        }
+    }
 }
 
 /// Weights near the sum tolerance, sometimes NaN, negative or infinite.
@@ -2092,11 +2489,11 @@ proptest! {
         let infl = CheckedInfluences::new(&m.joints, &m.weights, n).unwrap();
         let mix: Vec<f32> = (0..m.len()).map(|i| (i % 3) as f32 * 0.5).collect();
         let plain = [
-            lbs_run(skin::skin_lbs, &lbs, &input),
-            dqs_run(skin::skin_dqs, &dqs, &input),
+            lbs_run(JOB_LBS, &lbs, &input),
+            dqs_run(JOB_DQS, &dqs, &input),
             {
                 let mut s = Skinned::sentinel(m.len());
-                skin::skin_mixed(&lbs, &dqs, &mix, &input, &mut s.output()).unwrap();
+                job_arrays(SkinMethod::Mixed { lbs: &lbs, dqs: &dqs, mix: &mix }, &input, &mut s.output()).unwrap();
                 s
             },
         ];
@@ -2112,22 +2509,33 @@ proptest! {
     }
 }
 
+/// Palettes of `joints` joints, joint `j` rotated by `j * degrees` about
+/// `axis` and scaled by `1 + j * scale`, over one inverse bind.
+fn fanned_palettes(
+    joints: usize,
+    axis: Vec3,
+    degrees: f32,
+    scale: f32,
+) -> (Vec<Mat3x4>, Vec<DualQuat>) {
+    let models: Vec<Mat4> = (0..joints)
+        .map(|j| {
+            Mat4::from_trs(
+                Vec3::new(0.1 * j as f32, -0.2, 0.3),
+                rot(axis, degrees * j as f32),
+                Vec3::splat(1.0 + scale * j as f32),
+            )
+        })
+        .collect();
+    let ibm = vec![translation(0.0, -0.5, 0.1); joints];
+    (lbs_palette_of(&models, &ibm), dqs_palette_of(&models, &ibm))
+}
+
 /// Blocks whose trailing slots all have weight 0 (skipped by the SIMD
 /// kernels) skin as the scalar twins, which read every slot.
 #[test]
 fn zero_weight_slots_match_reference() {
     let joints = 5;
-    let models: Vec<Mat4> = (0..joints)
-        .map(|j| {
-            Mat4::from_trs(
-                Vec3::new(0.1 * j as f32, -0.2, 0.3),
-                rot(Vec3::new(0.6, 0.8, 0.0), 25.0 * j as f32),
-                Vec3::splat(1.0 + 0.1 * j as f32),
-            )
-        })
-        .collect();
-    let ibm = vec![translation(0.0, -0.5, 0.1); joints];
-    let (lbs, dqs) = (lbs_palette_of(&models, &ibm), dqs_palette_of(&models, &ibm));
+    let (lbs, dqs) = fanned_palettes(joints, Vec3::new(0.6, 0.8, 0.0), 25.0, 0.1);
     // Blocks of 1, 2, 3 and 4 used slots, one block mixing them, a tail of 3.
     let per_block: [[usize; 4]; 5] = [[1; 4], [2, 1, 2, 1], [3, 1, 1, 2], [4; 4], [1, 4, 2, 3]];
     let mut m = small_mesh(23, joints as u16);
@@ -2142,13 +2550,13 @@ fn zero_weight_slots_match_reference() {
     }
     let input = m.input(joints);
     assert_skinned_close(
-        &lbs_run(skin::skin_lbs, &lbs, &input),
+        &lbs_run(JOB_LBS, &lbs, &input),
         &lbs_run(reference::skin_lbs, &lbs, &input),
         1e-5,
         "lbs",
     );
     assert_skinned_close(
-        &dqs_run(skin::skin_dqs, &dqs, &input),
+        &dqs_run(JOB_DQS, &dqs, &input),
         &dqs_run(reference::skin_dqs, &dqs, &input),
         1e-5,
         "dqs",
@@ -2156,7 +2564,16 @@ fn zero_weight_slots_match_reference() {
     let mix = vec![0.25; 23];
     let mut a = Skinned::sentinel(23);
     let mut b = Skinned::sentinel(23);
-    skin::skin_mixed(&lbs, &dqs, &mix, &input, &mut a.output()).unwrap();
+    job_arrays(
+        SkinMethod::Mixed {
+            lbs: &lbs,
+            dqs: &dqs,
+            mix: &mix,
+        },
+        &input,
+        &mut a.output(),
+    )
+    .unwrap();
     reference::skin_mixed(&lbs, &dqs, &mix, &input, &mut b.output()).unwrap();
     assert_skinned_close(&a, &b, 1e-5, "mixed");
 }
@@ -2448,7 +2865,9 @@ fn tightly_packed_strided_buffers_match_reference() {
                 };
                 let (j, w) = (&m.joints[..], &m.weights[..]);
                 match simd {
-                    true => skin::skin_dqs_strided(&dqs, j, w, &sv, &mut dv).unwrap(),
+                    true => {
+                        job_strided(SkinMethod::Dqs { palette: &dqs }, j, w, &sv, &mut dv).unwrap()
+                    }
                     false => reference::skin_dqs_strided(&dqs, j, w, &sv, &mut dv).unwrap(),
                 }
             }
@@ -2464,7 +2883,14 @@ fn tightly_packed_strided_buffers_match_reference() {
                 normal: normals.then_some(3),
                 tangent: None,
             };
-            skin::skin_lbs_strided(&lbs, &m.joints, &m.weights, &sv, &mut layout(&mut a)).unwrap();
+            job_strided(
+                SkinMethod::Lbs { palette: &lbs },
+                &m.joints,
+                &m.weights,
+                &sv,
+                &mut layout(&mut a),
+            )
+            .unwrap();
             reference::skin_lbs_strided(&lbs, &m.joints, &m.weights, &sv, &mut layout(&mut b))
                 .unwrap();
             for (a, b) in a.iter().zip(&b) {

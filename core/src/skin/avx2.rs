@@ -580,6 +580,8 @@ unsafe fn dqs_transform<Site>(
         _mm256_mul_ps(_mm256_broadcast_ss(&weights[i][0]), ld8(d))
     });
     let entries = |joints: &[[u16; 4]; 8], k: usize| -> [&DualQuat; 8] {
+        // SAFETY: the caller's promise: every joint of the block is below
+        // `palette.len()`.
         core::array::from_fn(|i| unsafe { entry(palette, joints[i][k]) })
     };
     let mut fma_all = |ek: &[&DualQuat; 8], w: [F8; 8]| {
@@ -929,27 +931,32 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
         let second = (if E { jb1.get(b) } else { None })
             .zip(wb1.get(b))
             .map(|(j1, w1)| (j1, w1, slots_used(w1) as usize));
-        // SAFETY (every `block_*` and `…4` call below): `4 b1 + 4 = 8b + 8
-        // <= len`, and `first + i < 8b + 8`.
+        // The `block_*` and `…4` accessors below need `4 b1 + 4 = 8b + 8
+        // <= len` (true for `b < blocks`) and `first + i < 8b + 8`.
         let (b0, b1) = (2 * b, 2 * b + 1);
         let first = b * 8;
         let p = if S::INTERLEAVED {
+            // SAFETY: `first + i < 8b + 8 <= len`, the source's bound.
             from_vec4s(&core::array::from_fn(|i| unsafe {
                 src.position4(first + i)
             }))
         } else {
+            // SAFETY: `8b + 8 <= len`, the source's bound.
             let (p0, p1) = unsafe { src.block8_positions(b) };
             from_blocks3(&p0, &p1)
         };
         let n = if !N {
             z
         } else if S::INTERLEAVED {
+            // SAFETY: `first + i < 8b + 8 <= len`, the source's bound.
             from_vec4s(&core::array::from_fn(|i| unsafe { src.normal4(first + i) }))
         } else {
+            // SAFETY: `8b + 8 <= len`, the source's bound.
             let (n0, n1) = unsafe { src.block8_normals(b) };
             from_blocks3(&n0, &n1)
         };
         let (t, tw) = if T {
+            // SAFETY: `4 b1 + 4 = 8b + 8 <= len`, the source's bound.
             unsafe { from_blocks4(&src.block_tangents(b0), &src.block_tangents(b1)) }
         } else {
             (z, _mm256_setzero_ps())
@@ -971,10 +978,12 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
         };
         if D::INTERLEAVED {
             for (i, p) in to_vec4s(out.p).iter().enumerate() {
+                // SAFETY: `first + i < 8b + 8 <= len`, the sink's bound.
                 unsafe { dst.set_position4(first + i, p) };
             }
         } else {
             let (p0, p1) = to_blocks3(out.p);
+            // SAFETY: `4 b1 + 4 = 8b + 8 <= len`, the sink's bound.
             unsafe {
                 dst.set_block_positions(b0, &p0);
                 dst.set_block_positions(b1, &p1);
@@ -982,10 +991,12 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
         }
         if N && D::INTERLEAVED {
             for (i, n) in to_vec4s(out.n).iter().enumerate() {
+                // SAFETY: `first + i < 8b + 8 <= len`, the sink's bound.
                 unsafe { dst.set_normal4(first + i, n) };
             }
         } else if N {
             let (n0, n1) = to_blocks3(out.n);
+            // SAFETY: `4 b1 + 4 = 8b + 8 <= len`, the sink's bound.
             unsafe {
                 dst.set_block_normals(b0, &n0);
                 dst.set_block_normals(b1, &n1);
@@ -993,6 +1004,7 @@ unsafe fn run_avx2<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool
         }
         if T {
             let (t0, t1) = to_blocks4(out.t, tw);
+            // SAFETY: `4 b1 + 4 = 8b + 8 <= len`, the sink's bound.
             unsafe {
                 dst.set_block_tangents(b0, &t0);
                 dst.set_block_tangents(b1, &t1);

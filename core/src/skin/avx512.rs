@@ -317,17 +317,19 @@ unsafe fn lbs_run_avx512(
     for b in 0..blocks {
         let (j, w) = (&jb[b], &wb[b]);
         let k = super::avx2::slots_used(w) as usize;
-        // SAFETY (every spread_array, store_array): `8b + 8 <= len`, at
-        // most each array's length.
+        // SAFETY: `8b + 8 <= len <= pi.len()`.
         let ps = unsafe { spread_array(pi, b) };
         let ns = normals
             .as_ref()
+            // SAFETY: `8b + 8 <= len <= ni.len()`.
             .map(|(ni, _)| unsafe { spread_array(ni, b) });
         // SAFETY: the checked influences' joints are below `joint_count`,
         // at most the number of lines.
         let r = unsafe { lbs8(lines, j, w, k, ps, ns) };
+        // SAFETY: `8b + 8 <= len <= po.len()`.
         unsafe { store_array(po, b, r.p01, r.z, 0) };
         if let (Some((_, no)), Some(n01)) = (normals.as_mut(), r.n01) {
+            // SAFETY: `8b + 8 <= len <= no.len()`.
             unsafe { store_array(no, b, n01, r.z, 1) };
         }
     }

@@ -2,12 +2,9 @@
 
 use wide::f32x4;
 
-use super::layout::{self, load, Block3, Block4, Plan, Sink, Source};
+use super::layout::{load, Block3, Block4, Plan, Sink, Source};
 use super::pairs::with_aligned;
-use super::{
-    CheckedInfluences, DualQuat, Influences, Mat3x4, SkinInput, SkinOutput, SkinVertices,
-    StridedVertices, StridedVerticesMut,
-};
+use super::{DualQuat, Influences, Mat3x4, SkinMethod};
 use crate::error::Error;
 use crate::soa::check_len;
 
@@ -637,25 +634,31 @@ fn run_with<
     for b in done / 4..blocks {
         let (j, w) = (&jb[b], &wb[b]);
         let second = if E { jb1.get(b).zip(wb1.get(b)) } else { None };
-        // SAFETY (every `block_*` call): `4b + 4 <= 4 blocks`, at most
-        // both length bounds.
+        // The `block_*` accessors need `4b + 4 <= len_bound()`: `b <
+        // blocks`, so `4b + 4 <= 4 blocks`, at most both length bounds.
+        // SAFETY: `4b + 4 <= src.len_bound()` (above).
         let p = unsafe { src.block_positions(b) };
         let n = if N {
+            // SAFETY: `4b + 4 <= src.len_bound()` (above).
             unsafe { src.block_normals(b) }
         } else {
             [[0.0; 3]; 4]
         };
         let t = if T {
+            // SAFETY: `4b + 4 <= src.len_bound()` (above).
             unsafe { src.block_tangents(b) }
         } else {
             [[0.0; 4]; 4]
         };
         let (p, n, t) = compute::<M, N, T>(m, b * 4, 4, j, w, second, &p, &n, &t);
+        // SAFETY: `4b + 4 <= dst.len_bound()` (above).
         unsafe { dst.set_block_positions(b, &p) };
         if N {
+            // SAFETY: `4b + 4 <= dst.len_bound()` (above).
             unsafe { dst.set_block_normals(b, &n) };
         }
         if T {
+            // SAFETY: `4b + 4 <= dst.len_bound()` (above).
             unsafe { dst.set_block_tangents(b, &t) };
         }
     }
@@ -761,260 +764,20 @@ pub(crate) fn check_mix(n: usize, mix: &[f32]) -> Result<(), Error> {
     Ok(())
 }
 
-/// Linear blend skinning: each vertex is transformed by `Σ w_k palette[j_k]`.
-///
-/// `palette` is an [`super::lbs_palette`] (one entry per joint). Positions
-/// are transformed as points; normals and tangent directions by the blended
-/// 3x3 part, not renormalised; tangent `w` is copied.
-///
-/// This checks the influences on every call (O(vertices)); a mesh skinned
-/// every frame can check them once into a [`CheckedInfluences`] and call
-/// [`skin_lbs_checked`], which computes the same result.
-///
-/// # Errors
-/// In this order: [`Error::BadLength`] — `"positions"`, `"normals"`,
-/// `"tangents"` (present input arrays, and input arrays the output asks for:
-/// a missing one has length 0), `"output positions"`, `"output normals"`,
-/// `"output tangents"`, `"weights"` not one per vertex (the vertex count is
-/// `joints.len()`); then the influence errors of [`super::check_influences`]
-/// against `palette.len()`. On error the output is untouched.
-pub fn skin_lbs(
-    palette: &[Mat3x4],
-    input: &SkinInput<'_>,
-    out: &mut SkinOutput<'_>,
-) -> Result<(), Error> {
-    let vertices = input.vertices();
-    layout::check_arrays(input.joints.len(), &vertices, out)?;
-    let infl = Influences::new(input.joints, input.weights, palette.len())?;
-    skin_lbs_checked(palette, &infl, &vertices, out)
-}
-
-/// [`skin_lbs`] with influences checked beforehand: only the palette length
-/// (O(1)) and the attribute lengths are checked.
-///
-/// # Errors
-/// In this order: [`Error::BadLength`] — `"palette"` (not
-/// `influences.joint_count()` entries), then the attribute errors of
-/// [`skin_lbs`] (the vertex count is `influences.len()`). On error the
-/// output is untouched.
-pub fn skin_lbs_checked(
-    palette: &[Mat3x4],
-    influences: &CheckedInfluences<'_>,
-    input: &SkinVertices<'_>,
-    out: &mut SkinOutput<'_>,
-) -> Result<(), Error> {
-    influences.check_palette(palette.len())?;
-    let plan = layout::check_arrays(influences.len(), input, out)?;
-    run(&Lbs(palette), influences, input, out, plan);
-    Ok(())
-}
-
-/// Dual quaternion skinning: per vertex, each influence's dual quaternion is
-/// sign-aligned with the first influence's, blended by weight, normalised
-/// by the blended real part's length, and applied; normals and tangent
-/// directions are rotated by the real part only.
-///
-/// `palette` is a [`super::dqs_palette`]. A blended real part of length 0
-/// (only possible with influences exactly 180° apart) gives NaN. See
-/// [`skin_dqs_checked`] to check the influences once per mesh.
-///
-/// # Errors
-/// As [`skin_lbs`].
-pub fn skin_dqs(
-    palette: &[DualQuat],
-    input: &SkinInput<'_>,
-    out: &mut SkinOutput<'_>,
-) -> Result<(), Error> {
-    let vertices = input.vertices();
-    layout::check_arrays(input.joints.len(), &vertices, out)?;
-    let infl = Influences::new(input.joints, input.weights, palette.len())?;
-    skin_dqs_checked(palette, &infl, &vertices, out)
-}
-
-/// [`skin_dqs`] with influences checked beforehand.
-///
-/// # Errors
-/// As [`skin_lbs_checked`].
-pub fn skin_dqs_checked(
-    palette: &[DualQuat],
-    influences: &CheckedInfluences<'_>,
-    input: &SkinVertices<'_>,
-    out: &mut SkinOutput<'_>,
-) -> Result<(), Error> {
-    influences.check_palette(palette.len())?;
-    let plan = layout::check_arrays(influences.len(), input, out)?;
-    run_dqs(palette, influences, input, out, plan);
-    Ok(())
-}
-
-/// Per-vertex mix of LBS and DQS: `lbs + mix[v] (dqs - lbs)` for positions,
-/// normals and tangent directions (0 = pure LBS, 1 = pure DQS).
-///
-/// `lbs` and `dqs` are palettes of the same joints (e.g. from the same
-/// models and inverse binds). See [`skin_mixed_checked`] to check the
-/// influences once per mesh.
-///
-/// # Errors
-/// [`Error::BadLength`] (`"dqs palette"` not as long as `lbs`, `"mix"` not
-/// one per vertex), [`Error::InvalidMixWeight`] (NaN or outside `0..=1`),
-/// then as [`skin_lbs`].
-pub fn skin_mixed(
-    lbs: &[Mat3x4],
-    dqs: &[DualQuat],
-    mix: &[f32],
-    input: &SkinInput<'_>,
-    out: &mut SkinOutput<'_>,
-) -> Result<(), Error> {
-    check_len("dqs palette", lbs.len(), dqs.len())?;
-    check_mix(input.joints.len(), mix)?;
-    let vertices = input.vertices();
-    layout::check_arrays(input.joints.len(), &vertices, out)?;
-    let infl = Influences::new(input.joints, input.weights, lbs.len())?;
-    skin_mixed_checked(lbs, dqs, mix, &infl, &vertices, out)
-}
-
-/// [`skin_mixed`] with influences checked beforehand (the mix weights are
-/// still checked, O(vertices)).
-///
-/// # Errors
-/// In this order: [`Error::BadLength`] `"palette"` (`lbs` not
-/// `influences.joint_count()` entries) and `"dqs palette"` (not as long as
-/// `lbs`), then the mix errors of [`skin_mixed`], then the attribute errors
-/// of [`skin_lbs`].
-pub fn skin_mixed_checked(
-    lbs: &[Mat3x4],
-    dqs: &[DualQuat],
-    mix: &[f32],
-    influences: &CheckedInfluences<'_>,
-    input: &SkinVertices<'_>,
-    out: &mut SkinOutput<'_>,
-) -> Result<(), Error> {
-    influences.check_palette(lbs.len())?;
-    check_len("dqs palette", lbs.len(), dqs.len())?;
-    check_mix(influences.len(), mix)?;
-    let plan = layout::check_arrays(influences.len(), input, out)?;
-    run_mixed(lbs, dqs, mix, influences, input, out, plan);
-    Ok(())
-}
-
-/// [`skin_lbs`] over interleaved vertex buffers.
-///
-/// The vertex count is `joints.len()`; `src` and `dst` may have different
-/// strides and offsets. Only the attributes `dst` names are written (other
-/// floats of `dst` are left alone). See [`skin_lbs_strided_checked`] to
-/// check the influences once per mesh.
-///
-/// # Errors
-/// In this order: [`Error::InvalidLayout`] (a stride of 0, an attribute
-/// that does not fit in its stride, overlapping destination attributes),
-/// [`Error::BadLength`] (`"source vertices"` / `"destination vertices"`
-/// not `vertices * stride` floats; `"normals"` / `"tangents"` when `dst`
-/// asks for an attribute `src` lacks; `"weights"`), then the influence
-/// errors of [`super::check_influences`]. On error `dst` is untouched.
-pub fn skin_lbs_strided(
-    palette: &[Mat3x4],
-    joints: &[[u16; 4]],
-    weights: &[[f32; 4]],
-    src: &StridedVertices<'_>,
-    dst: &mut StridedVerticesMut<'_>,
-) -> Result<(), Error> {
-    layout::check_strided(joints.len(), src, dst)?;
-    let infl = Influences::new(joints, weights, palette.len())?;
-    skin_lbs_strided_checked(palette, &infl, src, dst)
-}
-
-/// [`skin_lbs_strided`] with influences checked beforehand.
-///
-/// # Errors
-/// In this order: [`Error::BadLength`] `"palette"` (not
-/// `influences.joint_count()` entries), then the layout and length errors
-/// of [`skin_lbs_strided`] (the vertex count is `influences.len()`). On
-/// error `dst` is untouched.
-pub fn skin_lbs_strided_checked(
-    palette: &[Mat3x4],
-    influences: &CheckedInfluences<'_>,
-    src: &StridedVertices<'_>,
-    dst: &mut StridedVerticesMut<'_>,
-) -> Result<(), Error> {
-    influences.check_palette(palette.len())?;
-    let plan = layout::check_strided(influences.len(), src, dst)?;
-    run(&Lbs(palette), influences, src, dst, plan);
-    Ok(())
-}
-
-/// [`skin_dqs`] over interleaved vertex buffers.
-///
-/// # Errors
-/// As [`skin_lbs_strided`].
-pub fn skin_dqs_strided(
-    palette: &[DualQuat],
-    joints: &[[u16; 4]],
-    weights: &[[f32; 4]],
-    src: &StridedVertices<'_>,
-    dst: &mut StridedVerticesMut<'_>,
-) -> Result<(), Error> {
-    layout::check_strided(joints.len(), src, dst)?;
-    let infl = Influences::new(joints, weights, palette.len())?;
-    skin_dqs_strided_checked(palette, &infl, src, dst)
-}
-
-/// [`skin_dqs_strided`] with influences checked beforehand.
-///
-/// # Errors
-/// As [`skin_lbs_strided_checked`].
-pub fn skin_dqs_strided_checked(
-    palette: &[DualQuat],
-    influences: &CheckedInfluences<'_>,
-    src: &StridedVertices<'_>,
-    dst: &mut StridedVerticesMut<'_>,
-) -> Result<(), Error> {
-    influences.check_palette(palette.len())?;
-    let plan = layout::check_strided(influences.len(), src, dst)?;
-    run_dqs(palette, influences, src, dst, plan);
-    Ok(())
-}
-
-/// [`skin_mixed`] over interleaved vertex buffers.
-///
-/// # Errors
-/// Those of the palettes and mix in [`skin_mixed`], then as
-/// [`skin_lbs_strided`].
-pub fn skin_mixed_strided(
-    lbs: &[Mat3x4],
-    dqs: &[DualQuat],
-    mix: &[f32],
-    joints: &[[u16; 4]],
-    weights: &[[f32; 4]],
-    src: &StridedVertices<'_>,
-    dst: &mut StridedVerticesMut<'_>,
-) -> Result<(), Error> {
-    check_len("dqs palette", lbs.len(), dqs.len())?;
-    check_mix(joints.len(), mix)?;
-    layout::check_strided(joints.len(), src, dst)?;
-    let infl = Influences::new(joints, weights, lbs.len())?;
-    skin_mixed_strided_checked(lbs, dqs, mix, &infl, src, dst)
-}
-
-/// [`skin_mixed_strided`] with influences checked beforehand.
-///
-/// # Errors
-/// In this order: [`Error::BadLength`] `"palette"` and `"dqs palette"`,
-/// the mix errors (as [`skin_mixed_checked`]), then the layout and length
-/// errors of [`skin_lbs_strided`].
-pub fn skin_mixed_strided_checked(
-    lbs: &[Mat3x4],
-    dqs: &[DualQuat],
-    mix: &[f32],
-    influences: &CheckedInfluences<'_>,
-    src: &StridedVertices<'_>,
-    dst: &mut StridedVerticesMut<'_>,
-) -> Result<(), Error> {
-    influences.check_palette(lbs.len())?;
-    check_len("dqs palette", lbs.len(), dqs.len())?;
-    check_mix(influences.len(), mix)?;
-    let plan = layout::check_strided(influences.len(), src, dst)?;
-    run_mixed(lbs, dqs, mix, influences, src, dst, plan);
-    Ok(())
+/// Skins every vertex of a validated job by `method` (the dispatch of
+/// [`super::SkinJob::run`]).
+pub(crate) fn dispatch<S: Source, D: Sink>(
+    method: &SkinMethod<'_>,
+    infl: &Influences<'_>,
+    src: &S,
+    dst: &mut D,
+    plan: Plan,
+) {
+    match *method {
+        SkinMethod::Lbs { palette } => run(&Lbs(palette), infl, src, dst, plan),
+        SkinMethod::Dqs { palette } => run_dqs(palette, infl, src, dst, plan),
+        SkinMethod::Mixed { lbs, dqs, mix } => run_mixed(lbs, dqs, mix, infl, src, dst, plan),
+    }
 }
 
 #[cfg(test)]
@@ -1029,7 +792,9 @@ mod tests {
 
     use super::*;
     use crate::math::{Mat4, Quat, Vec3};
-    use crate::skin::{DqsBinds, LbsBind};
+    use crate::skin::{
+        layout, DqsBinds, LbsBind, SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut,
+    };
 
     /// SplitMix64 uniforms in `[-1, 1)`.
     struct Rng(u64);

@@ -268,31 +268,34 @@ impl Source for SkinVertices<'_> {
             [self.normals.map(<[_]>::len), self.tangents.map(<[_]>::len)],
         )
     }
-    // SAFETY (the three): `4b + 4 <= self.len_bound()`, at most the
-    // length of each array read.
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn block_positions(&self, b: usize) -> Block3 {
+        // SAFETY: `4b + 4 <= self.len_bound() <= positions.len()`.
         unsafe { load_block(self.positions, b) }
     }
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn block_normals(&self, b: usize) -> Block3 {
+        // SAFETY: `4b + 4 <= self.len_bound() <= n.len()`.
         self.normals
             .map_or([[0.0; 3]; 4], |n| unsafe { load_block(n, b) })
     }
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn block_tangents(&self, b: usize) -> Block4 {
+        // SAFETY: `4b + 4 <= self.len_bound() <= t.len()`.
         self.tangents
             .map_or([[0.0; 4]; 4], |t| unsafe { load_block(t, b) })
     }
     // One test of the option for both blocks (the default's two cost 2% of
-    // the AVX2 LBS kernel's instructions); `8b + 8 <= self.len_bound()`.
+    // the AVX2 LBS kernel's instructions).
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn block8_normals(&self, b: usize) -> (Block3, Block3) {
         let zero = [[0.0; 3]; 4];
+        // SAFETY: blocks `2b` and `2b + 1` end at `8b + 8 <=
+        // self.len_bound() <= n.len()`.
         self.normals.map_or((zero, zero), |n| unsafe {
             (load_block(n, 2 * b), load_block(n, 2 * b + 1))
         })
@@ -347,17 +350,17 @@ impl Sink for SkinOutput<'_> {
             ],
         )
     }
-    // SAFETY (the three): `4b + 4 <= self.len_bound()`, at most the
-    // length of each array written.
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn set_block_positions(&mut self, b: usize, v: &Block3) {
+        // SAFETY: `4b + 4 <= self.len_bound() <= positions.len()`.
         unsafe { store_block(self.positions, b, v) }
     }
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn set_block_normals(&mut self, b: usize, v: &Block3) {
         if let Some(n) = self.normals.as_deref_mut() {
+            // SAFETY: `4b + 4 <= self.len_bound() <= n.len()`.
             unsafe { store_block(n, b, v) }
         }
     }
@@ -365,6 +368,7 @@ impl Sink for SkinOutput<'_> {
     #[allow(unsafe_code)]
     unsafe fn set_block_tangents(&mut self, b: usize, v: &Block4) {
         if let Some(t) = self.tangents.as_deref_mut() {
+            // SAFETY: `4b + 4 <= self.len_bound() <= t.len()`.
             unsafe { store_block(t, b, v) }
         }
     }
@@ -528,16 +532,18 @@ impl Source for StridedVertices<'_> {
             [self.normal.map(count), self.tangent.map(count)],
         )
     }
-    // SAFETY (the three): `4b + 4 <= self.len_bound()`, so each vertex's
-    // attribute is in `data`.
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn block_positions(&self, b: usize) -> Block3 {
+        // SAFETY: `4b + 4 <= self.len_bound()`, so vertex `4b + 3`'s
+        // position (4 floats, more than the 3 read) is in `data`.
         unsafe { load_block_strided(self.data, self.stride, self.position, b) }
     }
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn block_normals(&self, b: usize) -> Block3 {
+        // SAFETY: `4b + 4 <= self.len_bound()`, so vertex `4b + 3`'s
+        // normal is in `data`.
         self.normal.map_or([[0.0; 3]; 4], |o| unsafe {
             load_block_strided(self.data, self.stride, o, b)
         })
@@ -545,19 +551,22 @@ impl Source for StridedVertices<'_> {
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn block_tangents(&self, b: usize) -> Block4 {
+        // SAFETY: `4b + 4 <= self.len_bound()`, so vertex `4b + 3`'s
+        // tangent is in `data`.
         self.tangent.map_or([[0.0; 4]; 4], |o| unsafe {
             load_block_strided(self.data, self.stride, o, b)
         })
     }
-    // SAFETY (both): `v < self.len_bound()`, so the 4 floats are in `data`.
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn position4(&self, v: usize) -> [f32; 4] {
+        // SAFETY: `v < self.len_bound()`, so the 4 floats are in `data`.
         unsafe { load4(self.data, v * self.stride + self.position) }
     }
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn normal4(&self, v: usize) -> [f32; 4] {
+        // SAFETY: `v < self.len_bound()`, so the 4 floats are in `data`.
         self.normal.map_or([0.0; 4], |o| unsafe {
             load4(self.data, v * self.stride + o)
         })
@@ -595,17 +604,19 @@ impl Sink for StridedVerticesMut<'_> {
             ],
         )
     }
-    // SAFETY (the three): `4b + 4 <= self.len_bound()`, so each vertex's
-    // attribute is in `data`.
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn set_block_positions(&mut self, b: usize, v: &Block3) {
+        // SAFETY: `4b + 4 <= self.len_bound()`, so vertex `4b + 3`'s
+        // position is in `data`.
         unsafe { store_block_strided(self.data, self.stride, self.position, b, v) }
     }
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn set_block_normals(&mut self, b: usize, v: &Block3) {
         if let Some(o) = self.normal {
+            // SAFETY: `4b + 4 <= self.len_bound()`, so vertex `4b + 3`'s
+            // normal is in `data`.
             unsafe { store_block_strided(self.data, self.stride, o, b, v) }
         }
     }
@@ -613,19 +624,22 @@ impl Sink for StridedVerticesMut<'_> {
     #[allow(unsafe_code)]
     unsafe fn set_block_tangents(&mut self, b: usize, v: &Block4) {
         if let Some(o) = self.tangent {
+            // SAFETY: `4b + 4 <= self.len_bound()`, so vertex `4b + 3`'s
+            // tangent is in `data`.
             unsafe { store_block_strided(self.data, self.stride, o, b, v) }
         }
     }
-    // SAFETY (both): `v < self.len_bound()`, so the 3 floats are in `data`.
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn set_position4(&mut self, v: usize, p: &[f32; 4]) {
+        // SAFETY: `v < self.len_bound()`, so the 3 floats are in `data`.
         unsafe { store3(self.data, v * self.stride + self.position, p) }
     }
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn set_normal4(&mut self, v: usize, n: &[f32; 4]) {
         if let Some(o) = self.normal {
+            // SAFETY: `v < self.len_bound()`, so the 3 floats are in `data`.
             unsafe { store3(self.data, v * self.stride + o, n) }
         }
     }

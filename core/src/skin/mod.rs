@@ -6,30 +6,47 @@
 //!    output) and the mesh's inverse bind matrices — [`lbs_palette`] writes
 //!    `models[j] * inverse_bind[j]` as a row-major [`Mat3x4`], [`dqs_palette`]
 //!    the unit [`DualQuat`] of its rigid part;
-//! 2. **vertices**: [`skin_lbs`], [`skin_dqs`] and [`skin_mixed`] over
-//!    separate attribute arrays ([`SkinInput`] / [`SkinOutput`]), or
-//!    [`skin_lbs_strided`], [`skin_dqs_strided`] and [`skin_mixed_strided`]
-//!    over interleaved vertex buffers ([`StridedVertices`]).
+//! 2. **vertices**: one [`SkinJob`] per mesh and frame, which names
+//!    - the [`SkinMethod`]: [`Lbs`](SkinMethod::Lbs) over an LBS palette,
+//!      [`Dqs`](SkinMethod::Dqs) over a DQS palette, or
+//!      [`Mixed`](SkinMethod::Mixed) over both with a blend factor per
+//!      vertex;
+//!    - the mesh's [`CheckedInfluences`]: four or eight joint indices and
+//!      weights per vertex, checked once, optionally with a DQS pair table;
+//!    - the [`SkinAttributes`]: positions and, optionally, normals and
+//!      tangents, read and written either as separate arrays
+//!      ([`SkinVertices`] / [`SkinOutput`]) or as interleaved buffers
+//!      ([`StridedVertices`] / [`StridedVerticesMut`]);
+//!
+//!    and [`SkinJob::run`] validates the sizes, then skins every vertex.
+//!
+//! ```text
+//! load:   let infl = CheckedInfluences::new(&joints, &weights, joint_count)?;
+//!         // DQS, optional: let infl = infl.with_dqs_pairs(&mut buf)?;
+//! frame:  lbs_palette(&models, &inverse_binds, &mut palette)?;
+//!         SkinJob { method: SkinMethod::Lbs { palette: &palette },
+//!                   influences: &infl,
+//!                   attributes: SkinAttributes::Arrays { input, output } }.run()?;
+//! ```
 //!
 //! # Validation
-//! The plain-slice kernels check their sizes, then the influences, on every
-//! call: each joint index must be below the palette length, each weight
-//! finite and `>= 0`, each vertex's weights must sum to 1. That pass is
-//! O(vertices) (branch-free, four vertices' weights per lane group; the
-//! precise, vertex-naming error is searched for only when it fails), which
-//! suits influences that the caller rewrites between frames (streaming, LOD
-//! swaps, editing tools).
+//! Influences are checked when their [`CheckedInfluences`] is built, for a
+//! joint count: each joint index must be below it, each weight finite and
+//! `>= 0`, each vertex's weights must sum to 1. That pass is O(vertices)
+//! (branch-free, four vertices' weights per lane group; the precise,
+//! vertex-naming error is searched for only when it fails). A mesh skinned
+//! every frame builds the handle once, at load time; influences that the
+//! caller rewrites between frames (streaming, LOD swaps, editing tools)
+//! build a new one before the job — the same check, so there is no
+//! separate unchecked entry point. The handle borrows the influences, so
+//! they cannot change under it. [`check_influences`] runs the same check
+//! without keeping a handle, to report bad meshes early.
 //!
-//! A mesh skinned every frame checks its influences once into a
-//! [`CheckedInfluences`] (for a joint count) and calls the `*_checked`
-//! kernels ([`skin_lbs_checked`], [`skin_dqs_checked`],
-//! [`skin_mixed_checked`], and the `_strided_checked` forms over
-//! [`SkinVertices`] / [`StridedVertices`]). They check only that the palette
-//! has exactly the handle's joint count (O(1)) and the attribute lengths, and
-//! compute the same result as the plain kernels, which delegate to them. The
-//! handle borrows the influences, so they cannot change under it.
-//! [`check_influences`] runs the same check at load time, to report bad
-//! meshes early.
+//! The job then checks only sizes ([`SkinJob::validate`]): that each
+//! palette has exactly the handle's joint count and that the attributes
+//! hold one entry per vertex (O(1); the mix weights of
+//! [`SkinMethod::Mixed`] are checked too, O(vertices)). On error nothing
+//! is written.
 //!
 //! # Weights
 //! Weights must be finite, `>= 0` and sum to 1 within
@@ -49,10 +66,10 @@
 //! [`CheckedInfluences::new8`] takes eight influences per vertex as two
 //! sets of four (slots 0-3 and 4-7, the layout of glTF's `JOINTS_0`/
 //! `WEIGHTS_0` and `JOINTS_1`/`WEIGHTS_1`); the eight weights sum to 1 and
-//! DQS aligns every slot with slot 0. The `*_checked` kernels skin them
-//! with the same results as the scalar twins
-//! ([`reference::skin_lbs_checked`] and the others); the plain-slice
-//! kernels take four. Each set's trailing zero-weight slots are skipped
+//! DQS aligns every slot with slot 0. Every [`SkinMethod`] and
+//! [`SkinAttributes`] form skins them, with the same results as the
+//! scalar twins ([`reference::skin_lbs_checked`] and the others). Each
+//! set's trailing zero-weight slots are skipped
 //! per block, so vertices that use only slots 0-3 cost one check of the
 //! second set per block. Four-influence meshes run code without the second
 //! set (the kernels are instantiated for each).
@@ -69,15 +86,17 @@
 //! reversed. [`dqs_palette_with_scale`] writes the dropped per-axis scale
 //! (the diagonal of the triangular factor; negative z for a mirror) so a
 //! caller can detect non-rigid joints, e.g. to skin those vertices with LBS
-//! through [`skin_mixed`].
+//! through [`SkinMethod::Mixed`].
 //!
 //! # DQS pair tables
 //! DQS negates an influence whose real part has a negative dot product
 //! with the vertex's first influence's, and on x86-64 that test is a third
 //! of the DQS kernel's time (a tenth of the portable kernel's). [`CheckedInfluences::with_dqs_pairs`] lists,
 //! once per mesh, the distinct pairs of joints its vertices blend (322 on
-//! MakeHuman), ordered as a spanning forest. Each `*_checked` DQS or mixed
-//! call then negates palette entries (on a copy) along the forest and
+//! MakeHuman), ordered as a spanning forest, in a buffer of
+//! [`dqs_pair_count`](CheckedInfluences::dqs_pair_count) entries that the
+//! caller supplies. Each DQS or mixed job over those influences then
+//! negates palette entries (on a copy) along the forest and
 //! checks every pair; when all of them are in one hemisphere — every pose
 //! in which no cycle of pairs wraps past 180°, which held for every
 //! MakeHuman pose with up to 30° per joint that was tried — the blend
@@ -124,17 +143,14 @@ use wide::f32x4;
 mod avx2;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod avx512;
+mod job;
 mod kernel;
 mod layout;
 mod pairs;
 mod palette;
 pub mod reference;
 
-pub use kernel::{
-    skin_dqs, skin_dqs_checked, skin_dqs_strided, skin_dqs_strided_checked, skin_lbs,
-    skin_lbs_checked, skin_lbs_strided, skin_lbs_strided_checked, skin_mixed, skin_mixed_checked,
-    skin_mixed_strided, skin_mixed_strided_checked,
-};
+pub use job::{SkinAttributes, SkinJob, SkinMethod};
 pub use pairs::DQS_PAIR_MAX_JOINTS;
 pub use palette::{
     dqs_palette, dqs_palette_prepared, dqs_palette_with_scale, lbs_palette, lbs_palette_prepared,
@@ -429,9 +445,8 @@ impl DualQuat {
 }
 
 /// Checks a mesh's influences for a palette of `joint_count` entries, as
-/// every skinning call on plain slices does (use it at load time to report
-/// bad meshes early, or build a [`CheckedInfluences`] once and skin with the
-/// `*_checked` kernels, which skip the per-call check).
+/// [`CheckedInfluences::new`] does, without keeping the handle (use it at
+/// load time to report bad meshes early).
 ///
 /// Vertices are checked in order; for each, the joint indices first, then
 /// the weights, then their sum.
@@ -466,10 +481,9 @@ pub fn check_influences8(
 
 /// A mesh's influences (four or eight joint indices and weights per
 /// vertex), checked once against a palette size: build it when the mesh is
-/// loaded and hand it to [`skin_lbs_checked`], [`skin_dqs_checked`],
-/// [`skin_mixed_checked`] and their `_strided` forms every frame; they
-/// then check only that the palette has [`CheckedInfluences::joint_count`]
-/// entries (O(1)) instead of every vertex (O(vertices)).
+/// loaded and name it in a [`SkinJob`] every frame; the job then checks
+/// only that the palettes have [`CheckedInfluences::joint_count`] entries
+/// (O(1)) instead of every vertex (O(vertices)).
 ///
 /// [`CheckedInfluences::new`] takes four influences per vertex;
 /// [`CheckedInfluences::new8`] takes eight, as two sets of four (glTF's
@@ -481,8 +495,10 @@ pub fn check_influences8(
 ///
 /// The handle borrows the slices immutably, so they cannot change while it
 /// lives; a mesh whose influences are rewritten (streaming, LOD swaps,
-/// editing) builds a new handle, or uses the plain-slice kernels (four
-/// influences).
+/// editing) builds a new handle (an O(vertices) check) before its next job.
+///
+/// For DQS, [`with_dqs_pairs`](Self::with_dqs_pairs) adds the mesh's pair
+/// table to the handle in one call.
 #[derive(Clone, Copy, Debug)]
 pub struct CheckedInfluences<'a> {
     pub(crate) joints: &'a [[u16; 4]],
@@ -680,15 +696,32 @@ impl<'a> CheckedInfluences<'a> {
         })
     }
 
-    /// These influences with a DQS pair table written to `buf`: the
-    /// distinct pairs of joints that a vertex blends (its slot 0 and each
-    /// other slot of non-zero weight), ordered for [`skin_dqs_checked`]
-    /// and the other `*_checked` DQS kernels.
+    /// These influences with their DQS pair table: the one call that
+    /// builds it, once per mesh, returning the handle that DQS and mixed
+    /// [`SkinJob`]s then read it from.
     ///
-    /// With the table, those kernels first try to give the palette's
+    /// The core does not allocate, so the caller supplies the table's
+    /// storage: `buf` of at least
+    /// [`dqs_pair_count`](Self::dqs_pair_count) entries (the exact size;
+    /// [`dqs_pair_bound`](Self::dqs_pair_bound) is an O(1) upper bound),
+    /// which the returned handle borrows:
+    ///
+    /// ```
+    /// # use sinew_core::skin::CheckedInfluences;
+    /// # let (joints, weights) = ([[0u16, 1, 2, 0]; 3], [[0.5f32, 0.25, 0.25, 0.0]; 3]);
+    /// let influences = CheckedInfluences::new(&joints, &weights, 3)?;
+    /// let mut buf = vec![[0u16; 2]; influences.dqs_pair_count()?];
+    /// let influences = influences.with_dqs_pairs(&mut buf)?;
+    /// assert_eq!(influences.dqs_pairs().len(), 2); // joints 0-1 and 0-2
+    /// # Ok::<(), sinew_core::Error>(())
+    /// ```
+    ///
+    /// The table lists the distinct pairs of joints that a vertex blends
+    /// (its slot 0 and each other slot of non-zero weight). With it, a
+    /// DQS or mixed job first tries to give the palette's
     /// entries signs under which every pair's real parts have a positive
     /// dot product — O(pairs + joints) per call, on an 8 KiB stack copy of
-    /// the palette — and if that succeeds they blend without the
+    /// the palette — and if that succeeds it blends without the
     /// per-vertex sign test (a third of the AVX2 DQS time on MakeHuman, a
     /// tenth of the portable one's). 32-bit targets (microcontrollers,
     /// whose stacks are small) ignore the table. The
@@ -696,9 +729,7 @@ impl<'a> CheckedInfluences<'a> {
     /// same transform, and negation commutes with rounding; at most the
     /// sign of an exact zero differs). Poses in which the signs cannot
     /// agree (a cycle of pairs whose rotations wrap around) take the
-    /// per-vertex test, as without a table. Build it once per mesh, with
-    /// `buf` of [`dqs_pair_count`](Self::dqs_pair_count) entries (or the
-    /// cheaper upper bound [`dqs_pair_bound`](Self::dqs_pair_bound)).
+    /// per-vertex test, as without a table.
     ///
     /// # Errors
     /// [`Error::CapacityExceeded`] (more than [`DQS_PAIR_MAX_JOINTS`]
@@ -756,8 +787,8 @@ impl<'a> CheckedInfluences<'a> {
         self.joints.is_empty()
     }
 
-    /// The palette size the influences were checked against; the
-    /// `*_checked` kernels require palettes of exactly this length.
+    /// The palette size the influences were checked against; a
+    /// [`SkinJob`] requires palettes of exactly this length.
     #[inline]
     #[must_use]
     pub fn joint_count(&self) -> usize {
@@ -864,7 +895,9 @@ fn normalize_sets(w0: &mut [[f32; 4]], w1: &mut [[f32; 4]]) -> Result<(), Error>
 /// glTF accessors and of `sinew_std::import::Mesh`).
 ///
 /// The vertex count is `joints.len()`; every present array has one entry
-/// per vertex.
+/// per vertex. A [`SkinJob`] takes the two halves apart:
+/// [`vertices`](Self::vertices) and a [`CheckedInfluences`] of `joints`
+/// and `weights`.
 #[derive(Clone, Copy, Debug)]
 pub struct SkinInput<'a> {
     /// Positions.
@@ -893,8 +926,9 @@ impl<'a> SkinInput<'a> {
     }
 }
 
-/// Bind-space vertex attributes without influences: the input of the
-/// `*_checked` kernels, whose influences come in a [`CheckedInfluences`].
+/// Bind-space vertex attributes without influences: the input of a
+/// [`SkinJob`] over separate arrays ([`SkinAttributes::Arrays`]), whose
+/// influences come in a [`CheckedInfluences`].
 ///
 /// The vertex count is the influences' length; every present array has one
 /// entry per vertex.
@@ -917,6 +951,20 @@ pub struct SkinOutput<'a> {
     pub normals: Option<&'a mut [[f32; 3]]>,
     /// Skinned tangents, one per vertex (requires input tangents).
     pub tangents: Option<&'a mut [[f32; 4]]>,
+}
+
+impl SkinOutput<'_> {
+    /// The same arrays, borrowed for a shorter time (e.g. to hand to a
+    /// [`SkinJob`] while keeping `self` for the next frame).
+    #[inline]
+    #[must_use]
+    pub fn reborrow(&mut self) -> SkinOutput<'_> {
+        SkinOutput {
+            positions: self.positions,
+            normals: self.normals.as_deref_mut(),
+            tangents: self.tangents.as_deref_mut(),
+        }
+    }
 }
 
 /// An interleaved (strided) vertex buffer to read: `stride` floats per
@@ -959,4 +1007,20 @@ pub struct StridedVerticesMut<'a> {
     pub normal: Option<usize>,
     /// Float offset of the tangent (4 floats), if it is to be written.
     pub tangent: Option<usize>,
+}
+
+impl StridedVerticesMut<'_> {
+    /// The same buffer and layout, borrowed for a shorter time (e.g. to
+    /// hand to a [`SkinJob`] while keeping `self` for the next frame).
+    #[inline]
+    #[must_use]
+    pub fn reborrow(&mut self) -> StridedVerticesMut<'_> {
+        StridedVerticesMut {
+            data: self.data,
+            stride: self.stride,
+            position: self.position,
+            normal: self.normal,
+            tangent: self.tangent,
+        }
+    }
 }

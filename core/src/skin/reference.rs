@@ -1,6 +1,11 @@
 //! Scalar reference implementations: the readable specification of the
-//! skinning kernels, one vertex (or joint) at a time. Same signatures, same
-//! validation and errors as the SIMD versions; results agree within 1e-5.
+//! skinning kernels, one vertex (or joint) at a time. The palette functions
+//! have the signatures of the SIMD ones; each vertex function is the scalar
+//! twin of one form of a [`super::SkinJob`] (a [`super::SkinMethod`] over
+//! one [`super::SkinAttributes`] layout, the `*_checked` ones with a
+//! [`super::CheckedInfluences`], the others checking four influences
+//! themselves), with the same validation and errors. Results agree with
+//! the SIMD kernels within 1e-5.
 
 use super::kernel::check_mix;
 use super::layout::{self, Plan, Sink, Source};
@@ -244,7 +249,7 @@ fn each<S: Source, D: Sink>(
     }
 }
 
-/// The checks of the `*_checked` kernels (the palette length, then the
+/// The checks of a [`super::SkinJob`] (the palette length, then the
 /// attributes), then [`each`].
 fn each_checked(
     palette_len: usize,
@@ -273,10 +278,13 @@ fn mix_vertex(a: Vertex, b: Vertex, s: f32) -> Vertex {
     }
 }
 
-/// Scalar twin of [`super::skin_lbs`].
+/// Scalar twin of a [`super::SkinJob`] of [`Lbs`](super::SkinMethod::Lbs) over [`Arrays`](super::SkinAttributes::Arrays)
+/// attributes, which checks the four influences of `input` itself.
 ///
 /// # Errors
-/// As [`super::skin_lbs`].
+/// The attribute errors of [`super::SkinJob::validate`] (the vertex count
+/// is `input.joints.len()`), then those of [`super::check_influences`]
+/// against the palette's length. On error the output is untouched.
 pub fn skin_lbs(
     palette: &[Mat3x4],
     input: &SkinInput<'_>,
@@ -287,10 +295,13 @@ pub fn skin_lbs(
     skin_lbs_checked(palette, &infl, &input.vertices(), out)
 }
 
-/// Scalar twin of [`super::skin_dqs`].
+/// Scalar twin of a [`super::SkinJob`] of [`Dqs`](super::SkinMethod::Dqs) over [`Arrays`](super::SkinAttributes::Arrays)
+/// attributes, which checks the four influences of `input` itself.
 ///
 /// # Errors
-/// As [`super::skin_dqs`].
+/// The attribute errors of [`super::SkinJob::validate`] (the vertex count
+/// is `input.joints.len()`), then those of [`super::check_influences`]
+/// against the palette's length. On error the output is untouched.
 pub fn skin_dqs(
     palette: &[DualQuat],
     input: &SkinInput<'_>,
@@ -301,10 +312,12 @@ pub fn skin_dqs(
     skin_dqs_checked(palette, &infl, &input.vertices(), out)
 }
 
-/// Scalar twin of [`super::skin_mixed`].
+/// Scalar twin of a [`super::SkinJob`] of [`Mixed`](super::SkinMethod::Mixed) over [`Arrays`](super::SkinAttributes::Arrays)
+/// attributes, which checks the four influences of `input` itself.
 ///
 /// # Errors
-/// As [`super::skin_mixed`].
+/// The `"dqs palette"` and mix errors of [`super::SkinJob::validate`],
+/// then as [`skin_lbs`].
 pub fn skin_mixed(
     lbs: &[Mat3x4],
     dqs: &[DualQuat],
@@ -319,10 +332,11 @@ pub fn skin_mixed(
     skin_mixed_checked(lbs, dqs, mix, &infl, &input.vertices(), out)
 }
 
-/// Scalar twin of [`super::skin_lbs_checked`] (four or eight influences).
+/// Scalar twin of a [`super::SkinJob`] of [`Lbs`](super::SkinMethod::Lbs) over [`Arrays`](super::SkinAttributes::Arrays)
+/// attributes (four or eight influences).
 ///
 /// # Errors
-/// As [`super::skin_lbs_checked`].
+/// As [`super::SkinJob::validate`].
 pub fn skin_lbs_checked(
     palette: &[Mat3x4],
     influences: &CheckedInfluences<'_>,
@@ -334,10 +348,11 @@ pub fn skin_lbs_checked(
     })
 }
 
-/// Scalar twin of [`super::skin_dqs_checked`] (four or eight influences).
+/// Scalar twin of a [`super::SkinJob`] of [`Dqs`](super::SkinMethod::Dqs) over [`Arrays`](super::SkinAttributes::Arrays)
+/// attributes (four or eight influences).
 ///
 /// # Errors
-/// As [`super::skin_dqs_checked`].
+/// As [`super::SkinJob::validate`].
 pub fn skin_dqs_checked(
     palette: &[DualQuat],
     influences: &CheckedInfluences<'_>,
@@ -349,10 +364,11 @@ pub fn skin_dqs_checked(
     })
 }
 
-/// Scalar twin of [`super::skin_mixed_checked`] (four or eight influences).
+/// Scalar twin of a [`super::SkinJob`] of [`Mixed`](super::SkinMethod::Mixed) over [`Arrays`](super::SkinAttributes::Arrays)
+/// attributes (four or eight influences).
 ///
 /// # Errors
-/// As [`super::skin_mixed_checked`].
+/// As [`super::SkinJob::validate`].
 pub fn skin_mixed_checked(
     lbs: &[Mat3x4],
     dqs: &[DualQuat],
@@ -372,10 +388,14 @@ pub fn skin_mixed_checked(
     Ok(())
 }
 
-/// Scalar twin of [`super::skin_lbs_strided`].
+/// Scalar twin of a [`super::SkinJob`] of [`Lbs`](super::SkinMethod::Lbs) over [`Strided`](super::SkinAttributes::Strided)
+/// attributes, which checks four influences itself.
 ///
 /// # Errors
-/// As [`super::skin_lbs_strided`].
+/// The layout and length errors of [`super::SkinJob::validate`] (the
+/// vertex count is `joints.len()`), then those of
+/// [`super::check_influences`] against the palette's length. On error
+/// `dst` is untouched.
 pub fn skin_lbs_strided(
     palette: &[Mat3x4],
     joints: &[[u16; 4]],
@@ -391,10 +411,14 @@ pub fn skin_lbs_strided(
     Ok(())
 }
 
-/// Scalar twin of [`super::skin_dqs_strided`].
+/// Scalar twin of a [`super::SkinJob`] of [`Dqs`](super::SkinMethod::Dqs) over [`Strided`](super::SkinAttributes::Strided)
+/// attributes, which checks four influences itself.
 ///
 /// # Errors
-/// As [`super::skin_dqs_strided`].
+/// The layout and length errors of [`super::SkinJob::validate`] (the
+/// vertex count is `joints.len()`), then those of
+/// [`super::check_influences`] against the palette's length. On error
+/// `dst` is untouched.
 pub fn skin_dqs_strided(
     palette: &[DualQuat],
     joints: &[[u16; 4]],
@@ -410,10 +434,12 @@ pub fn skin_dqs_strided(
     Ok(())
 }
 
-/// Scalar twin of [`super::skin_mixed_strided`].
+/// Scalar twin of a [`super::SkinJob`] of [`Mixed`](super::SkinMethod::Mixed) over [`Strided`](super::SkinAttributes::Strided)
+/// attributes, which checks four influences itself.
 ///
 /// # Errors
-/// As [`super::skin_mixed_strided`].
+/// The `"dqs palette"` and mix errors of [`super::SkinJob::validate`],
+/// then as [`skin_lbs_strided`].
 pub fn skin_mixed_strided(
     lbs: &[Mat3x4],
     dqs: &[DualQuat],

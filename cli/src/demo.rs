@@ -17,8 +17,7 @@ use sinew_core::soa::{get_joint, pack, unpack};
 use sinew_core::{f32x4, Quat, Skeleton, SoaTransform, Transform};
 use tiny_skia::{Color, LineCap, Paint, PathBuilder, Pixmap, Stroke, StrokeDash, Transform as Tf};
 
-use crate::assets::{OwnedClip, OwnedSkeleton};
-use crate::Humanoid;
+use sinew_std::{Humanoid, OwnedClip, OwnedSkeleton};
 
 type Res<T> = Result<T, Box<dyn StdError>>;
 
@@ -702,12 +701,12 @@ fn load(
             Vec::new(),
         ));
     }
-    let opts = crate::import::load::LoadOptions {
+    let opts = sinew_std::import::load::LoadOptions {
         sample_rate: rate,
         bvh_scale,
         ..Default::default()
     };
-    let assets = crate::import::load::load_files(files, &opts)?;
+    let assets = sinew_std::import::load::load_files(files, &opts)?;
     let first = assets.first().ok_or("no asset loaded")?;
     let skeleton = first.skeleton.clone();
     let mut clips = Vec::new();

@@ -1,0 +1,11 @@
+//! # sinew-cli
+//!
+//! The `sinew` command-line tool's library part: the glam baseline that the
+//! figures are compared with ([`baseline`]), the mixer and transition demos
+//! ([`demo`]) and the PNG drawing ([`render`]). Benches and tests reuse them;
+//! a program that only plays animation depends on `sinew-std` alone.
+#![deny(missing_docs)]
+
+pub mod baseline;
+pub mod demo;
+pub mod render;

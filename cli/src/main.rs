@@ -12,6 +12,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use sinew_cli::baseline::GlamBackend;
+use sinew_cli::chart;
 use sinew_cli::render::{self, FilmstripOptions, MeshOptions, SkinView};
 use sinew_std::crowd::{self, CrowdConfig, CrowdReport, SinewBackend};
 use sinew_std::import::load::{load_files, LoadOptions};
@@ -595,7 +596,17 @@ fn render_strip(args: &RenderArgs) -> Res {
                 cell: args.cell,
                 yaw_degrees: args.yaw.unwrap_or(60.0),
             };
-            render::filmstrip(&asset.skeleton.view(), &clip.view(), &opts)?
+            let strip = render::filmstrip(&asset.skeleton.view(), &clip.view(), &opts)?;
+            let title = format!(
+                "{:?} from {}: {} poses over {:.2} s, camera yaw {}°",
+                clip.name,
+                asset.source.display(),
+                opts.frames,
+                clip.duration(),
+                opts.yaw_degrees
+            );
+            let times = chart::cell_times(clip.duration(), opts.frames);
+            chart::label_filmstrip(&strip, &title, &times)?
         }
         Some(skin) => {
             if asset.meshes.is_empty() {
@@ -613,13 +624,30 @@ fn render_strip(args: &RenderArgs) -> Res {
                 yaw_degrees: args.yaw.unwrap_or(30.0),
                 time: args.time,
             };
-            render::skinned_mesh(
+            let panels = render::skinned_mesh(
                 &asset.skeleton.view(),
                 &clip.view(),
                 &asset.meshes,
                 view,
                 &opts,
-            )?
+            )?;
+            let (lbs, dqs) = (
+                "linear blend skinning (LBS)",
+                "dual-quaternion skinning (DQS)",
+            );
+            let captions: &[&str] = match skin {
+                SkinArg::Lbs => &[lbs],
+                SkinArg::Dqs => &[dqs],
+                SkinArg::Both => &[lbs, dqs],
+            };
+            let title = format!(
+                "{:?} from {} at t = {} s, camera yaw {}°",
+                clip.name,
+                asset.source.display(),
+                opts.time,
+                opts.yaw_degrees
+            );
+            chart::label_panels(&panels, &title, captions)?
         }
     };
     png.save_png(&args.output)

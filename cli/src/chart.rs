@@ -162,18 +162,24 @@ fn text_width(text: &str, size: u32) -> Res<i32> {
     raster(text, size, |_, _, _| {})
 }
 
+/// Inks `text` onto `area`, each glyph pixel at `place(x, y)` of its
+/// position in the line (see [`raster`]).
+fn ink(area: &Area<'_>, text: &str, size: u32, place: impl Fn(i32, i32) -> (i32, i32)) -> Res<()> {
+    let mut result = Ok(());
+    raster(text, size, |gx, gy, c| {
+        if result.is_ok() {
+            result = area.draw_pixel(place(gx, gy), &INK.mix(f64::from(c.min(1.0))));
+        }
+    })?;
+    Ok(result?)
+}
+
 /// Writes `text` with its top-left corner at `(x, y)` of `area`.
 ///
 /// # Errors
 /// A drawing error.
 pub fn text(area: &Area<'_>, text: &str, (x, y): (i32, i32), size: u32) -> Res<()> {
-    let mut result = Ok(());
-    raster(text, size, |gx, gy, c| {
-        if result.is_ok() {
-            result = area.draw_pixel((x + gx, y + gy), &INK.mix(f64::from(c.min(1.0))));
-        }
-    })?;
-    Ok(result?)
+    ink(area, text, size, |gx, gy| (x + gx, y + gy))
 }
 
 /// Writes `text` centred on `x`, its top at `y`.
@@ -191,13 +197,7 @@ pub fn text_centred(area: &Area<'_>, text: &str, (x, y): (i32, i32), size: u32) 
 /// A drawing error.
 pub fn text_up(area: &Area<'_>, text: &str, (x, y): (i32, i32), size: u32) -> Res<()> {
     let w = text_width(text, size)?;
-    let mut result = Ok(());
-    raster(text, size, |gx, gy, c| {
-        if result.is_ok() {
-            result = area.draw_pixel((x + gy, y + w / 2 - gx), &INK.mix(f64::from(c.min(1.0))));
-        }
-    })?;
-    Ok(result?)
+    ink(area, text, size, |gx, gy| (x + gy, y + w / 2 - gx))
 }
 
 /// Colours the filmstrip draws the character's left side, right side and

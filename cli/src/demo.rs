@@ -647,7 +647,7 @@ pub fn draw_mix(
     let axes = Axes {
         title: "mixer weights",
         x_name: "time (s)",
-        y_name: "weight",
+        y_name: "weight (0 to 1)",
         x: 0.0..t_end,
         y: 0.0..top * 1.05,
         decimals: (1, 1),

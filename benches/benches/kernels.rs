@@ -1,5 +1,5 @@
 //! Kernel benches: one criterion group per kernel, sinew side by side with the
-//! glam AoS baseline (`sinew_std::baseline`) on the same data.
+//! glam AoS baseline (`sinew_cli::baseline`) on the same data.
 //!
 //! Ids are `<group>/<skeleton>/<variant>`; throughput is in joints, so
 //! criterion's "thrpt" line reads as joints per second (invert for ns/joint).
@@ -14,11 +14,11 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use sinew_benches::{characters, random_times, WEIGHTS};
+use sinew_cli::baseline::{self, AosClip};
 use sinew_core::blend::{self, BlendJob, BlendLayer, JointWeights, DEFAULT_THRESHOLD};
 use sinew_core::clip::{RawClip, TimeMode};
 use sinew_core::fk::{self, FkJob};
 use sinew_core::{Mat4, SoaTransform};
-use sinew_std::baseline::{self, AosClip};
 use sinew_std::{Humanoid, OwnedClip};
 
 fn config() -> Criterion {

@@ -4,11 +4,11 @@
 //! Every input is built from fixed seeds with `sinew_std::synthetic` or is the
 //! procedural humanoid, so runs are comparable across machines and commits.
 //! Each [`Character`] carries the same data in both layouts: SoA for sinew and
-//! AoS for the glam baseline (`sinew_std::baseline`).
+//! AoS for the glam baseline (`sinew_cli::baseline`).
 #![deny(missing_docs)]
 
+use sinew_cli::baseline;
 use sinew_core::{f32x4, Quat, SoaTransform, Transform, Vec3};
-use sinew_std::baseline;
 use sinew_std::{synthetic, Humanoid, OwnedSkeleton};
 
 /// Largest rotation of a bench pose away from rest, in radians (30°).

@@ -18,7 +18,6 @@ use sinew_core::fk::{self, FkJob};
 use sinew_core::{Error, Mat4, Skeleton, SoaTransform};
 
 use crate::assets::{Humanoid, OwnedClip, OwnedSkeleton};
-use crate::baseline;
 
 /// Characters processed together so their buffers stay in cache.
 pub const BATCH: usize = 8;
@@ -200,6 +199,9 @@ fn fnv(hash: u64, v: f32) -> u64 {
 }
 
 /// One implementation of the per-frame pipeline, with its per-batch buffers.
+///
+/// sinew's own is [`SinewBackend`]; the `sinew-cli` crate implements it for
+/// the glam AoS baseline, so one crowd drives both and their figures compare.
 pub trait Backend: Sync {
     /// Buffers for [`BATCH`] characters.
     type Scratch: Send;
@@ -325,113 +327,6 @@ impl Backend for SinewBackend<'_> {
     }
 
     fn models<'s>(&self, s: &'s SinewScratch, k: usize) -> &'s [[f32; 16]] {
-        bytemuck::cast_slice(&s.models[k])
-    }
-}
-
-/// The glam AoS baseline on the same skeleton and clips.
-pub struct GlamBackend {
-    parents: Vec<u16>,
-    rest: Vec<baseline::Transform>,
-    clips: [baseline::AosClip; 3],
-}
-
-impl GlamBackend {
-    /// Converts the humanoid to the baseline's AoS data.
-    #[must_use]
-    pub fn new(h: &Humanoid) -> Self {
-        match GlamBackend::from_clips(&h.skeleton, &h.clips) {
-            Ok(b) => b,
-            Err(e) => unreachable!("the humanoid has three matching clips: {e}"),
-        }
-    }
-
-    /// Converts any skeleton and its first three clips (repeating when fewer).
-    ///
-    /// # Errors
-    /// As [`SinewBackend::from_clips`].
-    pub fn from_clips(skeleton: &OwnedSkeleton, clips: &[OwnedClip]) -> Result<Self, Error> {
-        let skel = skeleton.view();
-        let n = skel.joint_count();
-        let aos: Vec<baseline::AosClip> = clips
-            .iter()
-            .take(3)
-            .map(|c| {
-                crate::assets::check_clip(&skel, &c.view())?;
-                Ok(baseline::AosClip::from_raw(&c.view(), n))
-            })
-            .collect::<Result<_, Error>>()?;
-        let [a, b, c] = slots(&[0usize, 1, 2][..aos.len()]).ok_or(Error::BadLength {
-            buffer: "clips",
-            expected: 1,
-            actual: 0,
-        })?;
-        Ok(GlamBackend {
-            parents: skel.parents().to_vec(),
-            rest: baseline::to_aos(skel.rest_pose(), n),
-            clips: [aos[a].clone(), aos[b].clone(), aos[c].clone()],
-        })
-    }
-}
-
-/// Per-batch buffers of [`GlamBackend`].
-pub struct GlamScratch {
-    sampled: Vec<[Vec<baseline::Transform>; 3]>,
-    local: Vec<Vec<baseline::Transform>>,
-    models: Vec<Vec<glam::Mat4>>,
-}
-
-impl Backend for GlamBackend {
-    type Scratch = GlamScratch;
-
-    fn joints(&self) -> usize {
-        self.parents.len()
-    }
-
-    fn durations(&self) -> [f32; 3] {
-        [0, 1, 2].map(|i| self.clips[i].duration())
-    }
-
-    fn scratch(&self) -> GlamScratch {
-        let pose = vec![baseline::Transform::IDENTITY; self.parents.len()];
-        GlamScratch {
-            sampled: (0..BATCH)
-                .map(|_| [pose.clone(), pose.clone(), pose.clone()])
-                .collect(),
-            local: vec![pose.clone(); BATCH],
-            models: vec![vec![glam::Mat4::IDENTITY; self.parents.len()]; BATCH],
-        }
-    }
-
-    fn sample(&self, s: &mut GlamScratch, k: usize, d: &Drive) -> Result<(), Error> {
-        for ((clip, out), &t) in self.clips.iter().zip(s.sampled[k].iter_mut()).zip(&d.times) {
-            clip.sample(t, out);
-        }
-        Ok(())
-    }
-
-    fn blend(&self, s: &mut GlamScratch, k: usize, d: &Drive) -> Result<(), Error> {
-        let [a, b, c] = &s.sampled[k];
-        let layers = [
-            (a.as_slice(), d.weights[0]),
-            (b.as_slice(), d.weights[1]),
-            (c.as_slice(), d.weights[2]),
-        ];
-        baseline::blend(
-            &layers,
-            &self.rest,
-            blend::DEFAULT_THRESHOLD,
-            &mut s.local[k],
-        );
-        Ok(())
-    }
-
-    fn fk(&self, s: &mut GlamScratch, k: usize) -> Result<(), Error> {
-        baseline::local_to_model(&self.parents, &s.local[k], &mut s.models[k]);
-        Ok(())
-    }
-
-    fn models<'s>(&self, s: &'s GlamScratch, k: usize) -> &'s [[f32; 16]] {
         bytemuck::cast_slice(&s.models[k])
     }
 }

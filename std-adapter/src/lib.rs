@@ -1,20 +1,19 @@
 //! # sinew-std
 //!
 //! The hosted side of sinew: owned, aligned storage for the core's zero-copy
-//! views, the embedded procedural humanoid as ready-made assets, synthetic
-//! skeletons for benches, many characters across threads, the `sinew`
-//! command-line tool, and the glam baseline that figures are compared with.
+//! views, importers (glTF, BVH, ozz), the embedded procedural humanoid as
+//! ready-made assets, synthetic skeletons for benches and tests, the clip
+//! compressor, the 2D blend-space builder, and many characters across
+//! threads. The `sinew` tool and the glam baseline live in the `sinew-cli`
+//! crate, so a library user builds none of their dependencies.
 #![deny(missing_docs)]
 
 pub mod assets;
-pub mod baseline;
 pub mod blend_space;
 pub mod compress;
 pub mod crowd;
-pub mod demo;
 pub mod export;
 pub mod import;
-pub mod render;
 pub mod synthetic;
 
 pub use assets::{AlignedBytes, FloatTrack, Humanoid, OwnedClip, OwnedSkeleton};

@@ -2,7 +2,7 @@
 //! and assets with fewer than three clips.
 
 use sinew_core::{soa_count, Mat4, SoaTransform};
-use sinew_std::crowd::{self, Crowd, CrowdConfig, GlamBackend, SinewBackend};
+use sinew_std::crowd::{self, Crowd, CrowdConfig, SinewBackend};
 use sinew_std::{Humanoid, OwnedClip};
 
 fn cfg(characters: usize, threads: usize) -> CrowdConfig {
@@ -24,7 +24,6 @@ fn validity_no_clips_is_an_error() {
             ..
         })
     ));
-    assert!(GlamBackend::from_clips(&h.skeleton, &[]).is_err());
     // A clip of another skeleton's size.
     let small = OwnedClip::new("small", 30.0, 1, vec![SoaTransform::IDENTITY; 2]).unwrap();
     assert!(matches!(
@@ -97,31 +96,6 @@ fn crowd_owns_state_and_exposes_models_after_each_step() {
     // Pelvis of a walking character stays near its rest height.
     let pelvis = second[0][13];
     assert!((0.8..1.1).contains(&pelvis), "{pelvis}");
-}
-
-#[test]
-fn sinew_and_glam_backends_agree_on_the_pose() {
-    let h = Humanoid::default_rate();
-    let (s, g) = (SinewBackend::new(&h), GlamBackend::new(&h));
-    let mut cs = Crowd::new(&s, 3, Some(1)).unwrap();
-    let mut cg = Crowd::new(&g, 3, Some(1)).unwrap();
-    for _ in 0..20 {
-        cs.step(1.0 / 60.0, false).unwrap();
-        cg.step(1.0 / 60.0, false).unwrap();
-    }
-    // slerp vs nlerp differ slightly; positions agree to a few millimetres.
-    for k in 0..3 {
-        for (a, b) in cs.models(k).unwrap().iter().zip(cg.models(k).unwrap()) {
-            for i in 12..15 {
-                assert!(
-                    (a[i] - b[i]).abs() < 5e-3,
-                    "character {k}: {} vs {}",
-                    a[i],
-                    b[i]
-                );
-            }
-        }
-    }
 }
 
 #[test]

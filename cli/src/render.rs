@@ -67,7 +67,7 @@ pub fn sample_positions(
     clip: &RawClip<'_>,
     frames: usize,
 ) -> Result<Vec<Vec<Vec3>>, Error> {
-    crate::assets::check_clip(skeleton, clip)?;
+    sinew_std::assets::check_clip(skeleton, clip)?;
     let mut local = vec![SoaTransform::IDENTITY; skeleton.soa_count()];
     let mut models = vec![Mat4::IDENTITY; skeleton.joint_count()];
     let frames = frames.max(1);
@@ -213,7 +213,7 @@ mod tests {
 
     #[test]
     fn humanoid_walk_strip_has_ink_in_every_cell() {
-        let h = crate::Humanoid::default_rate();
+        let h = sinew_std::Humanoid::default_rate();
         let opts = FilmstripOptions::default();
         let png = filmstrip(&h.skeleton.view(), &h.clips[0].view(), &opts).unwrap();
         assert_eq!(png.width(), opts.cell * opts.frames as u32);
@@ -232,7 +232,7 @@ mod tests {
 
     #[test]
     fn rejects_bad_options() {
-        let h = crate::Humanoid::default_rate();
+        let h = sinew_std::Humanoid::default_rate();
         let bad = FilmstripOptions {
             frames: 0,
             ..FilmstripOptions::default()
@@ -292,7 +292,11 @@ struct ScreenTriangle {
 }
 
 /// Skins `mesh` (LBS, or DQS when `dqs`) at the pose `models`: posed positions.
-fn skin_positions(mesh: &crate::Mesh, models: &[Mat4], dqs: bool) -> Result<Vec<[f32; 3]>, Error> {
+fn skin_positions(
+    mesh: &sinew_std::Mesh,
+    models: &[Mat4],
+    dqs: bool,
+) -> Result<Vec<[f32; 3]>, Error> {
     use sinew_core::skin::{
         self, DualQuat, Mat3x4, SkinAttributes, SkinJob, SkinMethod, SkinOutput, SkinVertices,
     };
@@ -354,7 +358,7 @@ fn skin_positions(mesh: &crate::Mesh, models: &[Mat4], dqs: bool) -> Result<Vec<
 pub fn skinned_mesh(
     skeleton: &Skeleton<'_>,
     clip: &RawClip<'_>,
-    meshes: &[crate::Mesh],
+    meshes: &[sinew_std::Mesh],
     view: SkinView,
     opts: &MeshOptions,
 ) -> Result<Pixmap, Error> {
@@ -366,7 +370,7 @@ pub fn skinned_mesh(
     if !(64..=4096).contains(&opts.size) || !opts.time.is_finite() {
         return Err(bad(opts.size as usize));
     }
-    crate::assets::check_clip(skeleton, clip)?;
+    sinew_std::assets::check_clip(skeleton, clip)?;
     let mut local = vec![SoaTransform::IDENTITY; skeleton.soa_count()];
     let mut models = vec![Mat4::IDENTITY; skeleton.joint_count()];
     clip.sample(opts.time, TimeMode::Clamp, &mut local)?;

@@ -10,11 +10,16 @@
 //!
 //! The per-frame functions panic on mismatched slice lengths (documented per
 //! function); they are benchmark and test code, not a hardened API.
+//! [`GlamBackend`] runs them as a crowd [`Backend`] for `sinew bench`.
 
 use glam::{Mat4, Quat, Vec3};
+use sinew_core::blend::DEFAULT_THRESHOLD;
 use sinew_core::clip::RawClip;
 use sinew_core::soa::get_joint;
-use sinew_core::SoaTransform;
+use sinew_core::{Error, SoaTransform};
+use sinew_std::assets::check_clip;
+use sinew_std::crowd::{Backend, Drive, BATCH};
+use sinew_std::{Humanoid, OwnedClip, OwnedSkeleton};
 
 /// One joint's local transform in glam types (scale, then rotation, then translation).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -290,14 +295,121 @@ pub fn local_to_model_range(
     }
 }
 
+/// The baseline as a crowd [`Backend`]: the same skeleton and clips as
+/// [`sinew_std::crowd::SinewBackend`], run through the glam AoS code above,
+/// so `sinew bench` can put the two pipelines side by side.
+pub struct GlamBackend {
+    parents: Vec<u16>,
+    rest: Vec<Transform>,
+    clips: [AosClip; 3],
+}
+
+impl GlamBackend {
+    /// Converts the humanoid to the baseline's AoS data.
+    #[must_use]
+    pub fn new(h: &Humanoid) -> Self {
+        match GlamBackend::from_clips(&h.skeleton, &h.clips) {
+            Ok(b) => b,
+            Err(e) => unreachable!("the humanoid has three matching clips: {e}"),
+        }
+    }
+
+    /// Converts any skeleton and its first three clips (repeating when fewer).
+    ///
+    /// # Errors
+    /// As [`sinew_std::crowd::SinewBackend::from_clips`].
+    pub fn from_clips(skeleton: &OwnedSkeleton, clips: &[OwnedClip]) -> Result<Self, Error> {
+        let skel = skeleton.view();
+        let n = skel.joint_count();
+        let aos: Vec<AosClip> = clips
+            .iter()
+            .take(3)
+            .map(|c| {
+                check_clip(&skel, &c.view())?;
+                Ok(AosClip::from_raw(&c.view(), n))
+            })
+            .collect::<Result<_, Error>>()?;
+        if aos.is_empty() {
+            return Err(Error::BadLength {
+                buffer: "clips",
+                expected: 1,
+                actual: 0,
+            });
+        }
+        // Clip `k % clips` for slot `k`, as the sinew backend does.
+        let slot = |k: usize| aos[k % aos.len()].clone();
+        Ok(GlamBackend {
+            parents: skel.parents().to_vec(),
+            rest: to_aos(skel.rest_pose(), n),
+            clips: [slot(0), slot(1), slot(2)],
+        })
+    }
+}
+
+/// Per-batch buffers of [`GlamBackend`].
+pub struct GlamScratch {
+    sampled: Vec<[Vec<Transform>; 3]>,
+    local: Vec<Vec<Transform>>,
+    models: Vec<Vec<Mat4>>,
+}
+
+impl Backend for GlamBackend {
+    type Scratch = GlamScratch;
+
+    fn joints(&self) -> usize {
+        self.parents.len()
+    }
+
+    fn durations(&self) -> [f32; 3] {
+        [0, 1, 2].map(|i| self.clips[i].duration())
+    }
+
+    fn scratch(&self) -> GlamScratch {
+        let pose = vec![Transform::IDENTITY; self.parents.len()];
+        GlamScratch {
+            sampled: (0..BATCH)
+                .map(|_| [pose.clone(), pose.clone(), pose.clone()])
+                .collect(),
+            local: vec![pose.clone(); BATCH],
+            models: vec![vec![Mat4::IDENTITY; self.parents.len()]; BATCH],
+        }
+    }
+
+    fn sample(&self, s: &mut GlamScratch, k: usize, d: &Drive) -> Result<(), Error> {
+        for ((clip, out), &t) in self.clips.iter().zip(s.sampled[k].iter_mut()).zip(&d.times) {
+            clip.sample(t, out);
+        }
+        Ok(())
+    }
+
+    fn blend(&self, s: &mut GlamScratch, k: usize, d: &Drive) -> Result<(), Error> {
+        let [a, b, c] = &s.sampled[k];
+        let layers = [
+            (a.as_slice(), d.weights[0]),
+            (b.as_slice(), d.weights[1]),
+            (c.as_slice(), d.weights[2]),
+        ];
+        blend(&layers, &self.rest, DEFAULT_THRESHOLD, &mut s.local[k]);
+        Ok(())
+    }
+
+    fn fk(&self, s: &mut GlamScratch, k: usize) -> Result<(), Error> {
+        local_to_model(&self.parents, &s.local[k], &mut s.models[k]);
+        Ok(())
+    }
+
+    fn models<'s>(&self, s: &'s GlamScratch, k: usize) -> &'s [[f32; 16]] {
+        bytemuck::cast_slice(&s.models[k])
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::assets::Humanoid;
-    use crate::synthetic;
     use sinew_core::blend::{BlendJob, BlendLayer};
     use sinew_core::clip::TimeMode;
     use sinew_core::fk::FkJob;
+    use sinew_std::synthetic;
 
     fn max_quat_diff(a: Quat, b: Quat) -> f32 {
         let b = if a.dot(b) < 0.0 { -b } else { b };

@@ -172,6 +172,12 @@ fn render_writes_a_png_of_the_humanoid() {
     assert!(o.status.success(), "{}", stderr(&o));
     let bytes = std::fs::read(&out).unwrap();
     assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    // Four 220-pixel cells, with a title band above and a time axis below.
+    let (w, h) = png_size(&out);
+    assert_eq!(w, 4 * 220);
+    assert!(h > 220 + 40, "{h}");
+    assert!(has_ink(&out, 0..20), "no title");
+    assert!(has_ink(&out, h - 30..h), "no time axis");
     std::fs::remove_file(&out).ok();
 }
 
@@ -262,13 +268,34 @@ fn every_data_file_inspects_plays_and_renders() {
                 .concat(),
             );
             assert!(o.status.success(), "render {files:?}: {}", stderr(&o));
+            assert_eq!(png_size(&png).0, 3 * 64, "render {files:?}");
         }
     }
     std::fs::remove_file(&png).ok();
 }
 
-fn is_png(path: &Path) -> bool {
-    std::fs::read(path).is_ok_and(|b| b.starts_with(b"\x89PNG\r\n\x1a\n"))
+/// Decodes the PNG at `path` whole (signature, chunks, CRCs, pixels).
+fn png(path: &Path) -> tiny_skia::Pixmap {
+    match tiny_skia::Pixmap::load_png(path) {
+        Ok(p) => p,
+        Err(e) => panic!("{}: not a valid PNG: {e}", path.display()),
+    }
+}
+
+/// Width and height of the valid PNG at `path`.
+fn png_size(path: &Path) -> (u32, u32) {
+    let p = png(path);
+    (p.width(), p.height())
+}
+
+/// Whether rows `rows` of the PNG at `path` hold dark pixels (text or axes)
+/// on the light background.
+fn has_ink(path: &Path, rows: std::ops::Range<u32>) -> bool {
+    let p = png(path);
+    let w = p.width() as usize;
+    p.pixels()[rows.start as usize * w..rows.end as usize * w]
+        .iter()
+        .any(|c| c.red() < 120 && c.green() < 120 && c.blue() < 120)
 }
 
 #[test]
@@ -301,7 +328,11 @@ fn mix_demo_on_the_humanoid() {
         s.lines().any(|l| l.trim_start().starts_with("59    1.00")),
         "{s}"
     );
-    assert!(is_png(&png));
+    // Eight 220-pixel cells over a chart of the weights.
+    let (w, h) = png_size(&png);
+    assert_eq!(w, 8 * 220);
+    assert!(h > 220 + 300, "{h}");
+    assert!(has_ink(&png, h - 100..h), "no weight chart");
     let _ = std::fs::remove_file(&png);
     let o = sinew(&["mix", "--frames", "20", "--angles"]);
     assert!(
@@ -321,7 +352,8 @@ fn plot_draws_a_transition_chart() {
         s.contains("thigh_l") && s.contains("inertialization"),
         "{s}"
     );
-    assert!(is_png(&png));
+    assert_eq!(png_size(&png), (1000, 460));
+    assert!(has_ink(&png, 0..30), "no title");
     let _ = std::fs::remove_file(&png);
     let o = sinew(&["plot", "--joint", "tail", "-o", png.to_str().unwrap()]);
     assert_one_line_error(&o, "no joint named \"tail\"");
@@ -373,12 +405,12 @@ fn mix_and_plot_on_real_clips() {
         "{}",
         stdout(&o)
     );
-    assert!(is_png(&png));
+    assert_eq!(png_size(&png).0, 8 * 220);
     let mut args: Vec<&str> = vec!["plot", "--rate", "60", "-o", png.to_str().unwrap()];
     args.extend([bvh_files[0].as_str(), bvh_files[2].as_str()]);
     let o = sinew(&args);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(is_png(&png));
+    assert_eq!(png_size(&png), (1000, 460));
     let _ = std::fs::remove_file(&png);
 }
 
@@ -592,7 +624,10 @@ fn eight_influences_from_the_command_line() {
         png.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert!(is_png(&png));
+    // Two 64-pixel panels (LBS, DQS) with a title above and captions below.
+    let (w, h) = png_size(&png);
+    assert_eq!(w, 2 * 64);
+    assert!(h > 64 + 8, "{h}");
     let o = sinew(&["inspect", "--influences", "5", file]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("must be 4 or 8"), "{}", stderr(&o));

@@ -11,9 +11,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use sinew_std::crowd::{self, CrowdConfig, CrowdReport, GlamBackend, SinewBackend};
+use sinew_cli::baseline::GlamBackend;
+use sinew_cli::chart;
+use sinew_cli::render::{self, FilmstripOptions, MeshOptions, SkinView};
+use sinew_std::crowd::{self, CrowdConfig, CrowdReport, SinewBackend};
 use sinew_std::import::load::{load_files, LoadOptions};
-use sinew_std::render::{self, FilmstripOptions, MeshOptions, SkinView};
 use sinew_std::{Asset, Humanoid};
 
 #[derive(Parser, Debug)]
@@ -42,9 +44,9 @@ enum Command {
     /// Draw a clip's poses at evenly spaced times as a filmstrip PNG.
     Render(RenderArgs),
     /// Motion-unit mixer demo: an idle, units added mid-way, fatigue rising.
-    Mix(sinew_std::demo::MixArgs),
+    Mix(sinew_cli::demo::MixArgs),
     /// Chart one joint's angle across a transition (old, new, cross-fade, inertialization) as a PNG.
-    Plot(sinew_std::demo::PlotArgs),
+    Plot(sinew_cli::demo::PlotArgs),
     /// Compress clips under an object-space error bound (default: the procedural humanoid's clips).
     Compress(CompressArgs),
 }
@@ -237,8 +239,8 @@ fn main() -> ExitCode {
         Some(Command::Bench(b)) => bench(&b),
         Some(Command::Inspect(i)) => inspect(&i),
         Some(Command::Render(r)) => render_strip(&r),
-        Some(Command::Mix(m)) => sinew_std::demo::mix_command(&m, &emit),
-        Some(Command::Plot(p)) => sinew_std::demo::plot_command(&p, &emit),
+        Some(Command::Mix(m)) => sinew_cli::demo::mix_command(&m, &emit),
+        Some(Command::Plot(p)) => sinew_cli::demo::plot_command(&p, &emit),
         Some(Command::Compress(c)) => compress(&c),
     };
     match result {
@@ -594,7 +596,17 @@ fn render_strip(args: &RenderArgs) -> Res {
                 cell: args.cell,
                 yaw_degrees: args.yaw.unwrap_or(60.0),
             };
-            render::filmstrip(&asset.skeleton.view(), &clip.view(), &opts)?
+            let strip = render::filmstrip(&asset.skeleton.view(), &clip.view(), &opts)?;
+            let title = format!(
+                "{:?} from {}: {} poses over {:.2} s, camera yaw {}°",
+                clip.name,
+                asset.source.display(),
+                opts.frames,
+                clip.duration(),
+                opts.yaw_degrees
+            );
+            let times = chart::cell_times(clip.duration(), opts.frames);
+            chart::label_filmstrip(&strip, &title, &times)?
         }
         Some(skin) => {
             if asset.meshes.is_empty() {
@@ -612,13 +624,30 @@ fn render_strip(args: &RenderArgs) -> Res {
                 yaw_degrees: args.yaw.unwrap_or(30.0),
                 time: args.time,
             };
-            render::skinned_mesh(
+            let panels = render::skinned_mesh(
                 &asset.skeleton.view(),
                 &clip.view(),
                 &asset.meshes,
                 view,
                 &opts,
-            )?
+            )?;
+            let (lbs, dqs) = (
+                "linear blend skinning (LBS)",
+                "dual-quaternion skinning (DQS)",
+            );
+            let captions: &[&str] = match skin {
+                SkinArg::Lbs => &[lbs],
+                SkinArg::Dqs => &[dqs],
+                SkinArg::Both => &[lbs, dqs],
+            };
+            let title = format!(
+                "{:?} from {} at t = {} s, camera yaw {}°",
+                clip.name,
+                asset.source.display(),
+                opts.time,
+                opts.yaw_degrees
+            );
+            chart::label_panels(&panels, &title, captions)?
         }
     };
     png.save_png(&args.output)

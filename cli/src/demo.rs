@@ -4,6 +4,7 @@
 
 use std::error::Error as StdError;
 
+use plotters::style::RGBColor;
 use sinew_core::blend::JointWeights;
 use sinew_core::clip::{RawClip, TimeMode};
 use sinew_core::mix::mixer::MixMode;
@@ -15,10 +16,11 @@ use sinew_core::mix::{
 };
 use sinew_core::soa::{get_joint, pack, unpack};
 use sinew_core::{f32x4, Quat, Skeleton, SoaTransform, Transform};
-use tiny_skia::{Color, LineCap, Paint, PathBuilder, Pixmap, Stroke, StrokeDash, Transform as Tf};
+use tiny_skia::Pixmap;
 
-use crate::assets::{OwnedClip, OwnedSkeleton};
-use crate::Humanoid;
+use crate::chart::{self, Axes, Curve, Key};
+
+use sinew_std::{Humanoid, OwnedClip, OwnedSkeleton};
 
 type Res<T> = Result<T, Box<dyn StdError>>;
 
@@ -387,8 +389,8 @@ impl Default for PlotOptions {
             blend: 0.3,
             seconds: 1.5,
             rate: 120.0,
-            width: 900,
-            height: 420,
+            width: 1000,
+            height: 460,
         }
     }
 }
@@ -505,15 +507,14 @@ pub const CURVE_COLOURS: [(&str, [u8; 3]); 4] = [
     ("inertialization (green)", [30, 150, 70]),
 ];
 
-/// Draws the curves as a PNG chart: a light grid every 10° and 0.1 s, the
-/// switch and switch + T as vertical lines, a colour key at the top left.
+/// Draws the curves as a PNG chart titled `title`: time in seconds across,
+/// the joint's pitch in degrees up, both with tick values and a light grid;
+/// the switch and switch + T as vertical red lines; a legend naming every line.
 ///
 /// # Errors
-/// An image size out of range.
-pub fn draw_curves(c: &TransitionCurves, opts: &PlotOptions) -> Res<Pixmap> {
-    let (w, h) = (opts.width.clamp(200, 4096), opts.height.clamp(150, 4096));
-    let mut pm = Pixmap::new(w, h).ok_or("bad image size")?;
-    pm.fill(Color::from_rgba8(252, 252, 250, 255));
+/// A drawing error.
+pub fn draw_curves(c: &TransitionCurves, opts: &PlotOptions, title: &str) -> Res<Pixmap> {
+    let (w, h) = (opts.width.clamp(400, 4096), opts.height.clamp(200, 4096));
     let all = c
         .old
         .iter()
@@ -528,85 +529,135 @@ pub fn draw_curves(c: &TransitionCurves, opts: &PlotOptions) -> Res<Pixmap> {
     let pad = (hi - lo) * 0.08;
     let (lo, hi) = (lo - pad, hi + pad);
     let t_end = c.times.last().copied().unwrap_or(1.0).max(1e-3);
-    let (ml, mr, mt, mb) = (40.0, 15.0, 30.0, 25.0);
-    let x = |t: f32| ml + (w as f32 - ml - mr) * t / t_end;
-    let y = |v: f32| mt + (h as f32 - mt - mb) * (hi - v) / (hi - lo);
-    let mut paint = Paint {
-        anti_alias: true,
-        ..Paint::default()
+    let series = [&c.old, &c.new, &c.crossfade, &c.inertialized];
+    let mut curves: Vec<Curve<'_>> = CURVE_COLOURS
+        .iter()
+        .zip(series)
+        .enumerate()
+        .map(|(k, (&(text, [r, g, b]), values))| Curve {
+            key: Key {
+                text,
+                colour: RGBColor(r, g, b),
+                dashed: k < 2,
+            },
+            points: c
+                .times
+                .iter()
+                .copied()
+                .zip(values.iter().copied())
+                .collect(),
+            width: if k < 2 { 2 } else { 3 },
+        })
+        .collect();
+    for (t, text) in [
+        (opts.switch, "switch (new clip starts)"),
+        (opts.switch + opts.blend, "switch + T (blend ends)"),
+    ] {
+        curves.push(Curve {
+            key: Key {
+                text,
+                colour: RGBColor(200, 60, 60),
+                dashed: false,
+            },
+            points: vec![(t, lo), (t, hi)],
+            width: 1,
+        });
+    }
+    let axes = Axes {
+        title,
+        x_name: "time (s)",
+        y_name: "pitch θx (degrees)",
+        x: 0.0..t_end,
+        y: lo..hi,
+        decimals: (1, 0),
     };
-    let line = |pm: &mut Pixmap, paint: &Paint, x0: f32, y0: f32, x1: f32, y1: f32, width: f32| {
-        let mut pb = PathBuilder::new();
-        pb.move_to(x0, y0);
-        pb.line_to(x1, y1);
-        if let Some(p) = pb.finish() {
-            let s = Stroke {
-                width,
-                ..Stroke::default()
-            };
-            pm.stroke_path(&p, paint, &s, Tf::identity(), None);
-        }
-    };
-    // Grid.
-    paint.set_color_rgba8(228, 228, 224, 255);
-    let mut g = (lo / 10.0).ceil() * 10.0;
-    while g <= hi {
-        line(&mut pm, &paint, ml, y(g), w as f32 - mr, y(g), 1.0);
-        g += 10.0;
-    }
-    let mut t = 0.0;
-    while t <= t_end + 1e-4 {
-        line(&mut pm, &paint, x(t), mt, x(t), h as f32 - mb, 1.0);
-        t += 0.1;
-    }
-    // Axes, switch and switch + T.
-    paint.set_color_rgba8(90, 90, 90, 255);
-    line(
-        &mut pm,
-        &paint,
-        ml,
-        h as f32 - mb,
-        w as f32 - mr,
-        h as f32 - mb,
-        1.5,
-    );
-    line(&mut pm, &paint, ml, mt, ml, h as f32 - mb, 1.5);
-    paint.set_color_rgba8(200, 60, 60, 255);
-    for t in [opts.switch, opts.switch + opts.blend] {
-        line(&mut pm, &paint, x(t), mt, x(t), h as f32 - mb, 1.0);
-    }
-    // Curves.
-    let curves = [&c.old, &c.new, &c.crossfade, &c.inertialized];
-    // The blends first, the dashed source clips on top so they stay visible.
-    for k in [2, 3, 0, 1] {
-        let (values, (_, rgb)) = (curves[k], CURVE_COLOURS[k]);
-        let mut pb = PathBuilder::new();
-        for (i, (&t, &v)) in c.times.iter().zip(values.iter()).enumerate() {
-            if i == 0 {
-                pb.move_to(x(t), y(v));
-            } else {
-                pb.line_to(x(t), y(v));
+    chart::canvas(w, h, &[], |root| chart::line_chart(root, &axes, &curves))
+}
+
+/// Colours of the mixer chart's unit curves, in order of first appearance.
+const UNIT_COLOURS: [RGBColor; 6] = [
+    RGBColor(60, 110, 220),
+    RGBColor(235, 140, 30),
+    RGBColor(30, 150, 70),
+    RGBColor(150, 80, 190),
+    RGBColor(20, 160, 170),
+    RGBColor(190, 150, 20),
+];
+
+/// The picture `sinew mix -o` writes: the mixed output as a labelled
+/// filmstrip (`strip`, cells at `times` seconds) over a chart of the fatigue
+/// factor and every unit's weight wF against time (`rate` frames per second).
+///
+/// # Errors
+/// A drawing error.
+pub fn draw_mix(
+    strip: &Pixmap,
+    times: &[f32],
+    title: &str,
+    report: &MixReport,
+    rate: f32,
+) -> Res<Pixmap> {
+    let labelled = chart::label_filmstrip(strip, title, times)?;
+    let t = |frame: usize| frame as f32 / rate;
+    let mut names: Vec<&str> = Vec::new();
+    for r in &report.rows {
+        for (n, ..) in &r.units {
+            if !names.contains(&n.as_str()) {
+                names.push(n);
             }
         }
-        let Some(path) = pb.finish() else { continue };
-        paint.set_color_rgba8(rgb[0], rgb[1], rgb[2], 255);
-        let stroke = Stroke {
-            width: if k < 2 { 1.5 } else { 2.5 },
-            line_cap: LineCap::Round,
-            dash: if k < 2 {
-                StrokeDash::new(vec![6.0, 4.0], 0.0)
-            } else {
-                None
-            },
-            ..Stroke::default()
-        };
-        pm.stroke_path(&path, &paint, &stroke, Tf::identity(), None);
-        // Colour key.
-        let ky = 12.0;
-        let kx = ml + 10.0 + 40.0 * k as f32;
-        line(&mut pm, &paint, kx, ky, kx + 28.0, ky, 4.0);
     }
-    Ok(pm)
+    let mut curves = vec![Curve {
+        key: Key {
+            text: "fatigue (weight of the tired clip)",
+            colour: RGBColor(200, 60, 60),
+            dashed: true,
+        },
+        points: report
+            .rows
+            .iter()
+            .map(|r| (t(r.frame), r.fatigue))
+            .collect(),
+        width: 2,
+    }];
+    let labels: Vec<String> = names.iter().map(|n| format!("unit {n}, wF")).collect();
+    for (i, (name, text)) in names.iter().zip(&labels).enumerate() {
+        curves.push(Curve {
+            key: Key {
+                text,
+                colour: UNIT_COLOURS[i % UNIT_COLOURS.len()],
+                dashed: false,
+            },
+            points: report
+                .rows
+                .iter()
+                .map(|r| {
+                    let w = r.units.iter().find(|u| u.0 == *name).map_or(0.0, |u| u.3);
+                    (t(r.frame), w)
+                })
+                .collect(),
+            width: 3,
+        });
+    }
+    let top = curves
+        .iter()
+        .flat_map(|c| c.points.iter().map(|p| p.1))
+        .fold(1.0f32, f32::max);
+    let t_end = report.rows.last().map_or(1.0, |r| t(r.frame)).max(1e-3);
+    let axes = Axes {
+        title: "mixer weights",
+        x_name: "time (s)",
+        y_name: "weight (0 to 1)",
+        x: 0.0..t_end,
+        y: 0.0..top * 1.05,
+        decimals: (1, 1),
+    };
+    let chart_height = 320;
+    let (w, h) = (labelled.width(), labelled.height() + chart_height);
+    chart::canvas(w, h, &[(&labelled, (0, 0))], |root| {
+        let (_, below) = root.split_vertically(labelled.height());
+        chart::line_chart(&below, &axes, &curves)
+    })
 }
 
 /// Arguments of `sinew mix`.
@@ -702,12 +753,12 @@ fn load(
             Vec::new(),
         ));
     }
-    let opts = crate::import::load::LoadOptions {
+    let opts = sinew_std::import::load::LoadOptions {
         sample_rate: rate,
         bvh_scale,
         ..Default::default()
     };
-    let assets = crate::import::load::load_files(files, &opts)?;
+    let assets = sinew_std::import::load::load_files(files, &opts)?;
     let first = assets.first().ok_or("no asset loaded")?;
     let skeleton = first.skeleton.clone();
     let mut clips = Vec::new();
@@ -883,11 +934,23 @@ pub fn mix_command(args: &MixArgs, out: &dyn Fn(&str)) -> Res<()> {
             frames: args.cells as usize,
             ..crate::render::FilmstripOptions::default()
         };
-        let png = crate::render::filmstrip(&skel, &report.output.view(), &opts)?;
+        let output = report.output.view();
+        let strip = crate::render::filmstrip(&skel, &output, &opts)?;
+        let title = format!(
+            "sinew mix: {source}, {} mixing, {frames} frames at {:.0} Hz",
+            if args.angles {
+                "joint-angle"
+            } else {
+                "quaternion"
+            },
+            clips[0].sample_rate()
+        );
+        let times = chart::cell_times(output.duration(), opts.frames);
+        let png = draw_mix(&strip, &times, &title, &report, clips[0].sample_rate())?;
         png.save_png(path)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         out(&format!(
-            "wrote {} ({} poses of the mixed output, {}x{} px)",
+            "wrote {} ({} poses of the mixed output and its weights, {}x{} px)",
             path.display(),
             args.cells,
             png.width(),
@@ -958,10 +1021,14 @@ pub fn plot_command(args: &PlotArgs, out: &dyn Fn(&str)) -> Res<()> {
         ..PlotOptions::default()
     };
     let c = transition_curves(&skel, &clips[from].view(), &clips[to].view(), joint, &opts)?;
-    let png = draw_curves(&c, &opts)?;
+    let jn = skel.joint_name(joint).unwrap_or("?");
+    let title = format!(
+        "{jn} pitch, {:?} to {:?} at {} s, T = {} s ({source})",
+        clips[from].name, clips[to].name, args.switch, args.blend
+    );
+    let png = draw_curves(&c, &opts, &title)?;
     png.save_png(&args.output)
         .map_err(|e| format!("cannot write {}: {e}", args.output.display()))?;
-    let jn = skel.joint_name(joint).unwrap_or("?");
     out(&format!(
         "wrote {} ({source}: {jn} pitch, {:?} -> {:?} at {} s, T = {} s, {}x{} px)",
         args.output.display(),

@@ -127,7 +127,7 @@ pub enum Defaults {
     #[default]
     Identity,
     /// The skeleton's rest pose (bind-pose stripping): sample with
-    /// [`CompressedClip::sample_with_rest`].
+    /// [`super::CompressedClip::sample_with_rest`].
     RestPose,
 }
 

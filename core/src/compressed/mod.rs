@@ -61,7 +61,7 @@
 //! This module holds the view ([`CompressedClip`]) and its sampling API.
 //! `format` holds the layout constants, the header and the section
 //! offsets; `validate` the checks of [`CompressedClip::from_bytes`];
-//! `decode` the portable decoder and `avx2` its AVX2 twin; [`reference`]
+//! `decode` the portable decoder and `avx2` its AVX2 twin; [`reference`](mod@reference)
 //! the scalar reference decoder, the readable specification; [`codec`] the
 //! decoding arithmetic the compressor shares; [`writer`] the container
 //! writer.

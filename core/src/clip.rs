@@ -391,7 +391,7 @@ impl<'a> RawClip<'a> {
 /// # Rest pose
 ///
 /// A clip compressed with rest-pose stripping
-/// ([`Defaults::RestPose`](crate::compressed::Defaults::RestPose)) does not
+/// ([`Defaults::RestPose`]) does not
 /// store tracks equal to the skeleton's rest pose, so sampling it needs that
 /// pose. Every sampling method takes `rest`: the skeleton's rest pose
 /// (`soa_count()` blocks), or `&[]` when the caller has none. A clip that

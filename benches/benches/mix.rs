@@ -15,7 +15,7 @@ use sinew_benches::{Character, WEIGHTS};
 use sinew_core::blend::{self, BlendJob, BlendLayer, JointWeights};
 use sinew_core::clip::RawClip;
 use sinew_core::mix::additive;
-use sinew_core::mix::mixer::{self, smooth_step};
+use sinew_core::mix::mixer::{self, bspline_smooth};
 use sinew_core::mix::transition::{self, start, SwitchJob};
 use sinew_core::mix::{
     BlendSpace1D, BlendSpace2D, Decay, InertialBlock, MixInput, MixJob, MixMode, Mixer, MotionUnit,
@@ -87,24 +87,29 @@ fn bench_mix(c: &mut Criterion) {
         .iter()
         .map(|k| RawClip::new(30.0, n, k).unwrap())
         .collect();
-    let mut mx: Mixer<'_, 4> = Mixer::new(n, MixMode::Quaternion);
-    for (k, m) in jw.iter().enumerate() {
+    let mut mx: Mixer<4> = Mixer::new(n, MixMode::Quaternion);
+    for k in 0..jw.len() {
         let unit = MotionUnit::new(k, 16)
             .with_ramp(Ramp::Linear { frames: 4 })
-            .with_joint_weights(*m);
-        mx.add(unit, &clips).unwrap();
+            .with_joint_weights(k);
+        mx.add(unit, &clips, &jw).unwrap();
         mx.advance(); // started at different frames: different ramp weights
     }
     group.bench_function(id("mixer-4"), |b| {
-        b.iter(|| black_box(&mx).evaluate(black_box(&clips), rest, black_box(&mut out)))
+        b.iter(|| {
+            black_box(&mx).evaluate(black_box(&clips), &jw, rest, &mut [], black_box(&mut out))
+        })
     });
     let mut full = mx.clone();
-    full.set_idle(Some(MotionUnit::new(0, 16)), &clips).unwrap();
-    full.set_fatigue_unit(Some(MotionUnit::new(1, 16)), &clips)
+    full.set_idle(Some(MotionUnit::new(0, 16)), &clips, &jw)
+        .unwrap();
+    full.set_fatigue_unit(Some(MotionUnit::new(1, 16)), &clips, &jw)
         .unwrap();
     full.set_fatigue(0.4).unwrap();
     group.bench_function(id("mixer-4+idle+fatigue"), |b| {
-        b.iter(|| black_box(&full).evaluate(black_box(&clips), rest, black_box(&mut out)))
+        b.iter(|| {
+            black_box(&full).evaluate(black_box(&clips), &jw, rest, &mut [], black_box(&mut out))
+        })
     });
     let inputs: Vec<MixInput<'_>> = (0..4)
         .map(|k| MixInput {
@@ -136,7 +141,7 @@ fn bench_mix(c: &mut Criterion) {
     let mut history = [ch.poses[0].clone(), ch.poses[1].clone()].concat();
     let mut pose = ch.poses[2].clone();
     group.bench_function(id("bspline-smoothing"), |b| {
-        b.iter(|| smooth_step(black_box(&mut history), black_box(&mut pose)))
+        b.iter(|| bspline_smooth(black_box(&mut history), black_box(&mut pose)))
     });
     group.finish();
 }

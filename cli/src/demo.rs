@@ -101,37 +101,43 @@ pub fn run_mix(
     let skel = skeleton.view();
     let n = skel.soa_count();
     let views: Vec<RawClip<'_>> = clips.iter().map(OwnedClip::view).collect();
-    let mut mixer: Mixer<'_, DEMO_UNITS> = Mixer::new(n, mode);
-    let looping = |c: usize| -> Res<MotionUnit<'static>> {
+    let mut mixer: Mixer<DEMO_UNITS> = Mixer::new(n, mode);
+    let looping = |c: usize| -> Res<MotionUnit> {
         let clip = views.get(c).ok_or("no such clip")?;
         // A loop's last frame repeats its first: play one frame less.
         Ok(MotionUnit::new(c, (clip.frame_count() - 1).max(1)))
     };
     mixer
-        .set_idle(Some(looping(plan.idle)?), &views)
+        .set_idle(Some(looping(plan.idle)?), &views, &[])
         .map_err(|r| r.error)?;
     mixer
-        .set_fatigue_unit(Some(looping(plan.fatigue)?), &views)
+        .set_fatigue_unit(Some(looping(plan.fatigue)?), &views, &[])
         .map_err(|r| r.error)?;
-    let masks: Vec<Option<JointWeights<'_>>> = plan
+    let masks: Vec<JointWeights<'_>> = plan
         .units
         .iter()
-        .map(|u| u.priorities.as_deref().map(JointWeights::new).transpose())
+        .filter_map(|u| u.priorities.as_deref().map(JointWeights::new))
         .collect::<Result<_, _>>()?;
+    let mut next_mask = 0..;
+    let mask_of: Vec<Option<usize>> = plan
+        .units
+        .iter()
+        .map(|u| u.priorities.as_ref().and_then(|_| next_mask.next()))
+        .collect();
     let mut names: Vec<(sinew_core::mix::UnitId, String)> = Vec::new();
     let mut history = vec![SoaTransform::IDENTITY; 2 * n];
-    let mut smoother = BSplineSmoother::new(&mut history);
+    let mut smoother = BSplineSmoother::new();
     let mut pose = vec![SoaTransform::IDENTITY; n];
     let mut keys = Vec::with_capacity(plan.frames * n);
     let mut rows = Vec::with_capacity(plan.frames);
     for frame in 0..plan.frames {
-        for (u, mask) in plan.units.iter().zip(&masks) {
+        for (u, mask) in plan.units.iter().zip(&mask_of) {
             if u.at == frame {
                 let mut unit = MotionUnit::new(u.clip, u.length).with_ramp(u.ramp);
                 if let Some(m) = mask {
                     unit = unit.with_joint_weights(*m);
                 }
-                let id = mixer.add(unit, &views).map_err(|r| r.error)?;
+                let id = mixer.add(unit, &views, &masks).map_err(|r| r.error)?;
                 names.push((id, u.name.clone()));
             }
         }
@@ -141,18 +147,18 @@ pub fn run_mix(
             0.0
         };
         mixer.set_fatigue(fatigue)?;
-        mixer.evaluate(&views, skel.rest_pose(), &mut pose)?;
+        mixer.evaluate(&views, &masks, skel.rest_pose(), &mut [], &mut pose)?;
         if smooth {
-            smoother.apply(&mut pose)?;
+            smoother.apply(&mut history, &mut pose)?;
         }
         let units = mixer
             .units()
-            .map(|(id, _, cursor, length, w)| {
+            .map(|u| {
                 let name = names
                     .iter()
-                    .find(|(i, _)| *i == id)
+                    .find(|(i, _)| *i == u.id)
                     .map_or("?", |(_, s)| s.as_str());
-                (name.to_string(), cursor, length, w)
+                (name.to_string(), u.cursor, u.length, u.weight)
             })
             .collect();
         let angles = plan
@@ -828,7 +834,7 @@ pub fn mix_command(args: &MixArgs, out: &dyn Fn(&str)) -> Res<()> {
         // clips' different paths through the world do not fight.
         for c in &mut clips {
             let view = c.view();
-            let m = root_motion::root_motion(&view, 0, 0.0, view.duration())?;
+            let m = root_motion::root_motion(&view, 0, 0.0, view.duration(), &[], &mut [])?;
             root_lines.push(format!(
                 "  root motion of {}: {:.2} m forward, {:.2} m sideways, {:.0}° turn over {:.2} s (removed: clips mix in place)",
                 c.name,

@@ -8,6 +8,7 @@
 
 use wide::f32x4;
 
+use crate::compressed::{CompressedClip, Defaults};
 use crate::container::{check_preamble, le_u32};
 use crate::error::Error;
 use crate::skeleton::MAX_JOINTS;
@@ -370,6 +371,207 @@ impl<'a> RawClip<'a> {
         let b = &self.keys[i1 * n..(i1 + 1) * n];
         interpolate(a, b, alpha, out);
         Ok(())
+    }
+}
+
+/// A clip the animation features can play: a [`RawClip`] or a
+/// [`CompressedClip`].
+///
+/// # Design
+///
+/// One trait rather than an enum of clip kinds: the mixer, root motion,
+/// additive building, blend-space playback and the crowd are generic over
+/// `C: ClipSource`, so each is monomorphised per clip kind. A raw clip's
+/// frame is then a borrowed slice with no copy and no per-call `match`, and
+/// a compressed clip's is a decode into caller scratch; neither pays for the
+/// other. No `dyn`, no allocation: the trait is `no_std` like the rest of
+/// the core. The cost is that a table mixes one kind (`&[RawClip]` or
+/// `&[CompressedClip]`); a character that needs both keeps two tables.
+///
+/// # Rest pose
+///
+/// A clip compressed with rest-pose stripping
+/// ([`Defaults::RestPose`]) does not
+/// store tracks equal to the skeleton's rest pose, so sampling it needs that
+/// pose. Every sampling method takes `rest`: the skeleton's rest pose
+/// (`soa_count()` blocks), or `&[]` when the caller has none. A clip that
+/// needs it ([`ClipSource::needs_rest_pose`]) and gets `&[]` (or a pose of
+/// another length) fails with [`Error::BadLength`] naming the `"rest pose"`
+/// and the blocks it needs; clips that do not need it ignore `rest`.
+pub trait ClipSource {
+    /// `true` when [`ClipSource::frame`] returns stored frames without
+    /// writing `scratch` (raw clips): callers may then pass empty scratch.
+    const BORROWS_FRAMES: bool;
+
+    /// SoA blocks per pose.
+    fn soa_count(&self) -> usize;
+
+    /// Number of stored frames (`>= 1`).
+    fn frame_count(&self) -> usize;
+
+    /// Frames per second (finite, `> 0`).
+    fn sample_rate(&self) -> f32;
+
+    /// Duration in seconds: `(frame_count - 1) / sample_rate`.
+    #[inline]
+    fn duration(&self) -> f32 {
+        self.frame_count().saturating_sub(1) as f32 / self.sample_rate()
+    }
+
+    /// The clip's name (empty when it has none).
+    fn name(&self) -> &str;
+
+    /// `true` when sampling needs the skeleton's rest pose (see the trait docs).
+    fn needs_rest_pose(&self) -> bool;
+
+    /// Samples at time `t` (seconds) into `out` (`soa_count()` blocks), as
+    /// [`RawClip::sample`].
+    ///
+    /// # Errors
+    /// [`Error::BadLength`] for `out`, or for a missing `"rest pose"`;
+    /// [`Error::NonFinite`] for a non-finite `t`.
+    fn sample(
+        &self,
+        t: f32,
+        mode: TimeMode,
+        rest: &[SoaTransform],
+        out: &mut [SoaTransform],
+    ) -> Result<(), Error>;
+
+    /// Stored frame `i`: borrowed from the clip when
+    /// [`ClipSource::BORROWS_FRAMES`], else decoded into `scratch` (at least
+    /// `soa_count()` blocks; its first `soa_count()` are returned).
+    ///
+    /// # Errors
+    /// [`Error::Corrupt`] ("frame index past the clip's end") when
+    /// `i >= frame_count()`, [`Error::BadLength`] for short
+    /// `scratch` or a missing `"rest pose"`.
+    fn frame<'s>(
+        &'s self,
+        i: usize,
+        rest: &[SoaTransform],
+        scratch: &'s mut [SoaTransform],
+    ) -> Result<&'s [SoaTransform], Error>;
+}
+
+const FRAME_OUT_OF_RANGE: Error = Error::Corrupt {
+    what: "frame index past the clip's end",
+};
+
+impl ClipSource for RawClip<'_> {
+    const BORROWS_FRAMES: bool = true;
+
+    #[inline]
+    fn soa_count(&self) -> usize {
+        self.soa_count
+    }
+
+    #[inline]
+    fn frame_count(&self) -> usize {
+        self.frame_count
+    }
+
+    #[inline]
+    fn sample_rate(&self) -> f32 {
+        self.sample_rate
+    }
+
+    #[inline]
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    #[inline]
+    fn needs_rest_pose(&self) -> bool {
+        false
+    }
+
+    #[inline]
+    fn sample(
+        &self,
+        t: f32,
+        mode: TimeMode,
+        _rest: &[SoaTransform],
+        out: &mut [SoaTransform],
+    ) -> Result<(), Error> {
+        RawClip::sample(self, t, mode, out)
+    }
+
+    #[inline]
+    fn frame<'s>(
+        &'s self,
+        i: usize,
+        _rest: &[SoaTransform],
+        _scratch: &'s mut [SoaTransform],
+    ) -> Result<&'s [SoaTransform], Error> {
+        RawClip::frame(self, i).ok_or(FRAME_OUT_OF_RANGE)
+    }
+}
+
+impl ClipSource for CompressedClip<'_> {
+    const BORROWS_FRAMES: bool = false;
+
+    #[inline]
+    fn soa_count(&self) -> usize {
+        CompressedClip::soa_count(self)
+    }
+
+    #[inline]
+    fn frame_count(&self) -> usize {
+        CompressedClip::frame_count(self)
+    }
+
+    #[inline]
+    fn sample_rate(&self) -> f32 {
+        CompressedClip::sample_rate(self)
+    }
+
+    #[inline]
+    fn name(&self) -> &str {
+        CompressedClip::name(self)
+    }
+
+    #[inline]
+    fn needs_rest_pose(&self) -> bool {
+        self.defaults() == Defaults::RestPose
+    }
+
+    #[inline]
+    fn sample(
+        &self,
+        t: f32,
+        mode: TimeMode,
+        rest: &[SoaTransform],
+        out: &mut [SoaTransform],
+    ) -> Result<(), Error> {
+        if self.needs_rest_pose() {
+            self.sample_with_rest(t, mode, rest, out)
+        } else {
+            CompressedClip::sample(self, t, mode, out)
+        }
+    }
+
+    #[inline]
+    fn frame<'s>(
+        &'s self,
+        i: usize,
+        rest: &[SoaTransform],
+        scratch: &'s mut [SoaTransform],
+    ) -> Result<&'s [SoaTransform], Error> {
+        if i >= CompressedClip::frame_count(self) {
+            return Err(FRAME_OUT_OF_RANGE);
+        }
+        let n = CompressedClip::soa_count(self);
+        let actual = scratch.len();
+        let Some(out) = scratch.get_mut(..n) else {
+            return Err(Error::BadLength {
+                buffer: "clip scratch",
+                expected: n,
+                actual,
+            });
+        };
+        self.decode_frame(i, rest, out)?;
+        Ok(out)
     }
 }
 

@@ -148,6 +148,15 @@ pub enum Error {
         /// Frames in the clip.
         clip_frames: usize,
     },
+    /// A motion unit's clip has another sample rate than the clips already
+    /// in the mixer (units play one clip frame per mixer frame, so mixed
+    /// rates would play at different speeds).
+    SampleRateMismatch {
+        /// The clip the unit names.
+        clip: usize,
+        /// A clip already in the mixer, at the mixer's rate.
+        playing: usize,
+    },
     /// A fixed-capacity queue or table is full.
     CapacityExceeded {
         /// Its capacity.
@@ -250,6 +259,10 @@ impl fmt::Display for Error {
             } => write!(
                 f,
                 "motion unit needs {frames} frames but its clip has {clip_frames}"
+            ),
+            Error::SampleRateMismatch { clip, playing } => write!(
+                f,
+                "clip {clip} has another sample rate than clip {playing} in the mixer: resample it"
             ),
             Error::CapacityExceeded { capacity } => {
                 write!(f, "capacity of {capacity} exceeded")

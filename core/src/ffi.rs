@@ -197,6 +197,7 @@ impl From<Error> for sinew_status {
             Error::UnknownJoint { .. } => sinew_status::NotFound,
             Error::CapacityExceeded { .. } => sinew_status::CapacityExceeded,
             Error::UnitTooLong { .. }
+            | Error::SampleRateMismatch { .. }
             | Error::EmptyBlendSpace
             | Error::DuplicateSample { .. }
             | Error::DegenerateBlendSpace

@@ -1,6 +1,6 @@
 //! Owned storage for the core's views: aligned bytes, skeletons and clips.
 
-use sinew_core::clip::RawClip;
+use sinew_core::clip::{ClipSource, RawClip};
 use sinew_core::procedural::{self, Gait};
 use sinew_core::skeleton::{self, JointDef};
 use sinew_core::{Error, Skeleton, SoaTransform};
@@ -200,7 +200,7 @@ impl OwnedClip {
     #[must_use]
     pub fn view(&self) -> RawClip<'_> {
         match RawClip::new(self.sample_rate, self.soa_count, &self.keys) {
-            Ok(c) => c,
+            Ok(c) => c.with_name(&self.name),
             Err(e) => unreachable!("owned clip was validated at construction: {e}"),
         }
     }
@@ -253,7 +253,7 @@ fn clip_keys(clip: &RawClip<'_>) -> Vec<SoaTransform> {
 ///
 /// # Errors
 /// [`Error::BadLength`] naming the clip's pose size.
-pub fn check_clip(skeleton: &Skeleton<'_>, clip: &RawClip<'_>) -> Result<(), Error> {
+pub fn check_clip<C: ClipSource>(skeleton: &Skeleton<'_>, clip: &C) -> Result<(), Error> {
     if clip.soa_count() == skeleton.soa_count() {
         Ok(())
     } else {

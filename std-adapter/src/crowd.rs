@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use sinew_core::blend::{self, BlendJob, BlendLayer};
-use sinew_core::clip::{RawClip, TimeMode};
+use sinew_core::clip::{ClipSource, RawClip, TimeMode};
 use sinew_core::fk::{self, FkJob};
 use sinew_core::{Error, Mat4, Skeleton, SoaTransform};
 
@@ -237,10 +237,33 @@ fn slots<T: Copy>(clips: &[T]) -> Option<[T; 3]> {
     (n > 0).then(|| [clips[0], clips[1 % n], clips[2 % n]])
 }
 
-/// sinew's SIMD pipeline over a skeleton and up to three of its clips.
-pub struct SinewBackend<'a> {
+/// sinew's SIMD pipeline over a skeleton and up to three of its clips,
+/// raw ([`RawClip`], the default) or compressed
+/// (`sinew_core::compressed::CompressedClip`): any [`ClipSource`].
+pub struct SinewBackend<'a, C = RawClip<'a>> {
     skeleton: Skeleton<'a>,
-    clips: [RawClip<'a>; 3],
+    clips: [C; 3],
+}
+
+impl<'a, C: ClipSource + Copy> SinewBackend<'a, C> {
+    /// Views any skeleton and clip views (raw or compressed); characters
+    /// blend the first three (repeating clips when there are fewer). Clips
+    /// compressed with rest-pose stripping take the skeleton's rest pose.
+    ///
+    /// # Errors
+    /// [`Error::BadLength`] when there is no clip or a clip's pose size does
+    /// not match the skeleton.
+    pub fn with_clips(skeleton: Skeleton<'a>, clips: &[C]) -> Result<Self, Error> {
+        for c in clips {
+            crate::assets::check_clip(&skeleton, c)?;
+        }
+        let clips = slots(clips).ok_or(Error::BadLength {
+            buffer: "clips",
+            expected: 1,
+            actual: 0,
+        })?;
+        Ok(SinewBackend { skeleton, clips })
+    }
 }
 
 impl<'a> SinewBackend<'a> {
@@ -260,17 +283,8 @@ impl<'a> SinewBackend<'a> {
     /// [`Error::BadLength`] when there is no clip or a clip's pose size does
     /// not match the skeleton.
     pub fn from_clips(skeleton: &'a OwnedSkeleton, clips: &'a [OwnedClip]) -> Result<Self, Error> {
-        let skeleton = skeleton.view();
         let views: Vec<RawClip<'a>> = clips.iter().map(OwnedClip::view).collect();
-        for c in &views {
-            crate::assets::check_clip(&skeleton, c)?;
-        }
-        let clips = slots(&views).ok_or(Error::BadLength {
-            buffer: "clips",
-            expected: 1,
-            actual: 0,
-        })?;
-        Ok(SinewBackend { skeleton, clips })
+        SinewBackend::with_clips(skeleton.view(), &views)
     }
 }
 
@@ -281,7 +295,7 @@ pub struct SinewScratch {
     models: Vec<Vec<Mat4>>,
 }
 
-impl Backend for SinewBackend<'_> {
+impl<C: ClipSource + Sync> Backend for SinewBackend<'_, C> {
     type Scratch = SinewScratch;
 
     fn joints(&self) -> usize {
@@ -289,7 +303,7 @@ impl Backend for SinewBackend<'_> {
     }
 
     fn durations(&self) -> [f32; 3] {
-        self.clips.map(|c| c.duration())
+        [0, 1, 2].map(|i| self.clips[i].duration())
     }
 
     fn scratch(&self) -> SinewScratch {
@@ -305,7 +319,7 @@ impl Backend for SinewBackend<'_> {
 
     fn sample(&self, s: &mut SinewScratch, k: usize, d: &Drive) -> Result<(), Error> {
         for ((clip, out), &t) in self.clips.iter().zip(s.sampled[k].iter_mut()).zip(&d.times) {
-            clip.sample(t, TimeMode::Loop, out)?;
+            clip.sample(t, TimeMode::Loop, self.skeleton.rest_pose(), out)?;
         }
         Ok(())
     }

@@ -376,3 +376,49 @@ pub fn files_with_extension(dir: &Path, exts: &[&str]) -> Vec<PathBuf> {
     out.sort();
     out
 }
+
+// ---------------------------------------------------------------------------
+// Compressed twins of the humanoid's clips
+// ---------------------------------------------------------------------------
+
+/// The humanoid's clips compressed with the default options (rest-pose
+/// stripping on), built once per test binary, and those options.
+pub fn humanoid_compressed() -> (
+    &'static [sinew_std::compress::OwnedCompressedClip],
+    sinew_std::compress::CompressOptions,
+) {
+    use sinew_std::compress::{compress, CompressOptions, OwnedCompressedClip};
+    static C: OnceLock<Vec<OwnedCompressedClip>> = OnceLock::new();
+    let opts = CompressOptions::default();
+    let h = humanoid();
+    let clips = C.get_or_init(|| {
+        h.clips
+            .iter()
+            .map(|c| compress(&h.skeleton.view(), &c.view(), &opts).unwrap().0)
+            .collect()
+    });
+    (clips, opts)
+}
+
+/// Asserts that two local poses put every joint of `skel` within `tol` of
+/// each other in model space (the compressor's error is bounded there).
+pub fn assert_model_close(
+    skel: &sinew_core::Skeleton<'_>,
+    a: &[SoaTransform],
+    b: &[SoaTransform],
+    tol: f32,
+) {
+    use sinew_core::fk::{local_to_model, FkJob};
+    let model = |p: &[SoaTransform]| {
+        let mut m = vec![Mat4::IDENTITY; skel.joint_count()];
+        local_to_model(&FkJob::new(skel, p), &mut m).unwrap();
+        m
+    };
+    for (j, (x, y)) in model(a).iter().zip(&model(b)).enumerate() {
+        let d = (x.translation() - y.translation()).length();
+        assert!(
+            d <= tol,
+            "joint {j}: model positions {d} apart (bound {tol})"
+        );
+    }
+}

@@ -50,7 +50,7 @@ fn validity() {
     let clip = RawClip::new(30.0, B, &keys).unwrap();
     let mut out = vec![SoaTransform::IDENTITY; B * 2];
     assert!(matches!(
-        additive::make_additive_clip(&clip, &add, &mut out),
+        additive::make_additive_clip(&clip, &add, &[], &mut out),
         Err(Error::BadLength { .. })
     ));
 }
@@ -62,12 +62,44 @@ fn additive_clip_of_a_clip_on_its_reference_gives_the_clip_back() {
     let n = walk.soa_count();
     let reference_pose = h.skeleton.view().rest_pose();
     let mut add = vec![SoaTransform::IDENTITY; n * walk.frame_count()];
-    additive::make_additive_clip(&walk, reference_pose, &mut add).unwrap();
+    additive::make_additive_clip(&walk, reference_pose, &[], &mut add).unwrap();
     let joints = h.skeleton.joint_count();
     for f in [0, 7, walk.frame_count() - 1] {
         let mut pose = reference_pose.to_vec();
         additive::apply_additive(&mut pose, &add[f * n..(f + 1) * n], 1.0, None).unwrap();
         assert_poses_close(&pose, walk.frame(f).unwrap(), joints, 1e-4);
+    }
+}
+
+/// The additive clip of a compressed walk, applied on the rest pose, puts
+/// every joint where the raw walk's additive clip does, within the
+/// compressor's object-space bound; a rest-pose-stripped clip without the
+/// rest pose is refused, naming it.
+#[test]
+fn additive_clip_of_a_compressed_clip_agrees_with_the_raw_one() {
+    let h = humanoid();
+    let skel = h.skeleton.view();
+    let (compressed, opts) = humanoid_compressed();
+    let (raw, packed) = (h.clips[0].view(), compressed[0].view());
+    let n = raw.soa_count();
+    let rest = skel.rest_pose();
+    let mut a = vec![SoaTransform::IDENTITY; n * raw.frame_count()];
+    let mut b = a.clone();
+    additive::make_additive_clip(&raw, rest, &[], &mut a).unwrap();
+    assert!(matches!(
+        additive::make_additive_clip(&packed, rest, &[], &mut b),
+        Err(Error::BadLength {
+            buffer: "rest pose",
+            actual: 0,
+            ..
+        })
+    ));
+    additive::make_additive_clip(&packed, rest, rest, &mut b).unwrap();
+    for f in 0..raw.frame_count() {
+        let (mut x, mut y) = (rest.to_vec(), rest.to_vec());
+        additive::apply_additive(&mut x, &a[f * n..(f + 1) * n], 1.0, None).unwrap();
+        additive::apply_additive(&mut y, &b[f * n..(f + 1) * n], 1.0, None).unwrap();
+        assert_model_close(&skel, &x, &y, opts.error * 1.5);
     }
 }
 

@@ -188,29 +188,37 @@ fn mixer_blend_space_and_transitions_allocate_nothing() {
         },
     ];
     let space: BlendSpace1D<'_, 4> = BlendSpace1D::new(&samples).unwrap();
-    let mut mixer: Mixer<'_, 4> = Mixer::new(blocks, MixMode::Quaternion);
+    let mut mixer: Mixer<4> = Mixer::new(blocks, MixMode::Quaternion);
     mixer
-        .set_idle(Some(MotionUnit::new(0, clips[0].frame_count() - 1)), &clips)
+        .set_idle(
+            Some(MotionUnit::new(0, clips[0].frame_count() - 1)),
+            &clips,
+            &[],
+        )
         .unwrap();
     mixer
-        .set_fatigue_unit(Some(MotionUnit::new(2, clips[2].frame_count() - 1)), &clips)
+        .set_fatigue_unit(
+            Some(MotionUnit::new(2, clips[2].frame_count() - 1)),
+            &clips,
+            &[],
+        )
         .unwrap();
 
     let (count, result) = count_allocations(|| -> Result<f32, Error> {
-        let mut smoother = BSplineSmoother::new(&mut history);
+        let mut smoother = BSplineSmoother::new();
         let mut sync = PhaseSync::default();
         let mut checksum = 0.0f32;
         for frame in 0..300usize {
             if frame % 20 == 0 {
                 let unit = MotionUnit::new(1, 15)
                     .with_ramp(Ramp::Smooth { frames: 4 })
-                    .with_joint_weights(mask);
-                mixer.add(unit, &clips)?;
+                    .with_joint_weights(0);
+                mixer.add(unit, &clips, &[mask])?;
             }
             mixer.set_fatigue(frame as f32 / 300.0)?;
-            mixer.evaluate(&clips, skel.rest_pose(), &mut pose)?;
+            mixer.evaluate(&clips, &[mask], skel.rest_pose(), &mut [], &mut pose)?;
             mixer.advance();
-            smoother.apply(&mut pose)?;
+            smoother.apply(&mut history, &mut pose)?;
             let w = space.weights_for_speed(2.0)?;
             sync.advance(&space, &w, 1.0 / 30.0)?;
             clips[1].sample(sync.clip_time(&space, 1), TimeMode::Loop, &mut other)?;

@@ -4,9 +4,11 @@
 mod support;
 
 use proptest::prelude::*;
-use sinew_core::mix::{BlendSpace1D, BlendSpace2D, PhaseSync, Sample1D};
-use sinew_core::Error;
+use sinew_core::clip::{ClipSource, RawClip, TimeMode};
+use sinew_core::mix::{sample_blend, BlendSpace1D, BlendSpace2D, PhaseSync, Sample1D, Weights};
+use sinew_core::{Error, SoaTransform};
 use sinew_std::blend_space::{build_2d, delaunay};
+use support::*;
 
 fn s1(position: f32, clip: usize, duration: f32) -> Sample1D<'static> {
     Sample1D {
@@ -363,4 +365,101 @@ fn delaunay_covers_a_point_just_inside_a_hull_edge() {
     assert!((area - hull).abs() <= 1e-9 * hull, "{area} vs {hull}");
     // The sample just inside the edge is a vertex of the triangulation.
     assert!(tris.iter().flatten().any(|&k| k == 3));
+}
+
+/// Plays weights `w` at normalised time `phase` of each clip.
+fn play<C: ClipSource>(clips: &[C], w: &Weights, time: impl Fn(usize) -> f32) -> Vec<SoaTransform> {
+    let rest = humanoid().skeleton.view().rest_pose();
+    let mut scratch = vec![SoaTransform::IDENTITY; 3 * rest.len()];
+    let mut out = vec![SoaTransform::IDENTITY; rest.len()];
+    sample_blend(clips, w, time, TimeMode::Loop, rest, &mut scratch, &mut out).unwrap();
+    out
+}
+
+/// The humanoid's walk, jog and run in a synced 1D blend space and a 2D
+/// one, played from raw and from compressed clips: every joint within the
+/// compressor's object-space bound, over a second of play.
+#[test]
+fn blend_spaces_play_compressed_clips_like_raw_ones() {
+    let h = humanoid();
+    let skel = h.skeleton.view();
+    let raw: Vec<RawClip<'_>> = h.clips.iter().map(|c| c.view()).collect();
+    let (owned, opts) = humanoid_compressed();
+    let packed: Vec<_> = owned.iter().map(|c| c.view()).collect();
+    let samples: Vec<Sample1D<'static>> = raw
+        .iter()
+        .enumerate()
+        .map(|(k, c)| s1(1.0 + 1.5 * k as f32, k, c.duration()))
+        .collect();
+    let space = BlendSpace1D::<'_, 3>::new(&samples).unwrap();
+    let mut sync = PhaseSync::default();
+    let plane = build_2d::<4, 4>(
+        &[[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]],
+        &[0, 1, 2, 0],
+    )
+    .unwrap();
+    let tol = opts.error * 1.5;
+    for f in 0..30 {
+        let x = 1.0 + 0.1 * f as f32;
+        let w = space.weights(x).unwrap();
+        sync.advance(&space, &w, 1.0 / 30.0).unwrap();
+        let time = |s: usize| sync.clip_time(&space, s);
+        assert_model_close(&skel, &play(&raw, &w, time), &play(&packed, &w, time), tol);
+        let w2 = plane.weights([0.03 * f as f32, 0.5]).unwrap();
+        let t = f as f32 / 30.0;
+        let a = play(&raw, &w2, |_| t);
+        assert_model_close(&skel, &a, &play(&packed, &w2, |_| t), tol);
+    }
+    // Rest-pose-stripped clips need the rest pose.
+    let w = space.weights(2.0).unwrap();
+    let n = skel.soa_count();
+    let mut scratch = vec![SoaTransform::IDENTITY; 3 * n];
+    let mut out = vec![SoaTransform::IDENTITY; n];
+    let no_rest = sample_blend(
+        &packed,
+        &w,
+        |_| 0.0,
+        TimeMode::Loop,
+        &[],
+        &mut scratch[..0],
+        &mut out,
+    );
+    assert!(matches!(no_rest, Err(Error::BadLength { .. })));
+    assert_eq!(
+        sample_blend(
+            &packed,
+            &w,
+            |_| 0.0,
+            TimeMode::Loop,
+            skel.rest_pose(),
+            &mut scratch[1..],
+            &mut out
+        ),
+        Err(Error::BadLength {
+            buffer: "blend-space scratch",
+            expected: 3 * n,
+            actual: 3 * n - 1
+        })
+    );
+}
+
+/// Blend-space players are plain values: they sit in `static`s and run.
+#[test]
+fn blend_space_players_live_in_statics() {
+    use std::sync::Mutex;
+    fn assert_static_send<T: 'static + Send>() {}
+    assert_static_send::<PhaseSync>();
+    assert_static_send::<BlendSpace1D<'static, 4>>();
+    assert_static_send::<BlendSpace2D<4, 4>>();
+    static SYNC: Mutex<PhaseSync> = Mutex::new(PhaseSync { phase: 0.0 });
+    static PLANE: Mutex<Option<BlendSpace2D<3, 1>>> = Mutex::new(None);
+    let samples = [s1(0.0, 0, 1.0), s1(1.0, 1, 2.0)];
+    let space = BlendSpace1D::<'_, 2>::new(&samples).unwrap();
+    let w = space.weights(0.5).unwrap();
+    SYNC.lock().unwrap().advance(&space, &w, 0.75).unwrap();
+    assert!((SYNC.lock().unwrap().phase - 0.5).abs() < 1e-6);
+    let mut plane = PLANE.lock().unwrap();
+    *plane = Some(build_2d(&[[0.0, 4.5], [0.0, 1.5], [4.5, 0.0]], &[0, 1, 2]).unwrap());
+    let w = plane.as_ref().unwrap().weights([1.0, 2.5]).unwrap();
+    assert!((w.of_sample(0) - 0.444).abs() < 1e-3);
 }

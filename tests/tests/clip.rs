@@ -614,3 +614,73 @@ mod container {
         }
     }
 }
+
+/// One interface over raw and compressed clips. A clip compressed with
+/// rest-pose stripping either gets the rest pose or says exactly what is
+/// missing (the `"rest pose"`, `soa_count` blocks); one compressed without
+/// it, and a raw clip, need none.
+#[test]
+fn clip_source_takes_the_rest_pose_or_names_it() {
+    use sinew_core::clip::ClipSource;
+    use sinew_std::compress::{compress, CompressOptions};
+    let h = humanoid();
+    let skel = h.skeleton.view();
+    let n = skel.soa_count();
+    let rest = skel.rest_pose();
+    let raw = h.clips[0].view();
+    let (owned, opts) = humanoid_compressed();
+    let stripped = owned[0].view();
+    assert!(stripped.needs_rest_pose() && !ClipSource::needs_rest_pose(&raw));
+    let missing = Err(Error::BadLength {
+        buffer: "rest pose",
+        expected: n,
+        actual: 0,
+    });
+    let mut out = vec![SoaTransform::IDENTITY; n];
+    let mut scratch = vec![SoaTransform::IDENTITY; n];
+    assert_eq!(
+        ClipSource::sample(&stripped, 0.3, TimeMode::Loop, &[], &mut out),
+        missing
+    );
+    assert_eq!(stripped.frame(2, &[], &mut scratch).map(|_| ()), missing);
+    assert_eq!(
+        stripped.frame(2, rest, &mut scratch[..n - 1]).map(|_| ()),
+        Err(Error::BadLength {
+            buffer: "clip scratch",
+            expected: n,
+            actual: n - 1
+        })
+    );
+    assert!(stripped
+        .frame(raw.frame_count(), rest, &mut scratch)
+        .is_err());
+    let mut expect = out.clone();
+    for t in [0.0, 0.3, raw.duration()] {
+        ClipSource::sample(&stripped, t, TimeMode::Loop, rest, &mut out).unwrap();
+        ClipSource::sample(&raw, t, TimeMode::Loop, &[], &mut expect).unwrap();
+        assert_model_close(&skel, &out, &expect, opts.error * 1.5);
+    }
+    let frame = stripped.frame(5, rest, &mut scratch).unwrap().to_vec();
+    assert_model_close(&skel, &frame, raw.frame(5).unwrap(), opts.error * 1.5);
+    // Without stripping, no rest pose is needed.
+    let plain = CompressOptions {
+        rest_pose_stripping: false,
+        ..CompressOptions::default()
+    };
+    let (c, _) = compress(&skel, &raw, &plain).unwrap();
+    let c = c.view();
+    assert!(!c.needs_rest_pose());
+    ClipSource::sample(&c, 0.3, TimeMode::Loop, &[], &mut out).unwrap();
+    assert_eq!(ClipSource::duration(&c), raw.duration());
+    assert_eq!(ClipSource::name(&raw), raw.name());
+}
+
+/// An owned clip's view keeps the clip's name.
+#[test]
+fn owned_clip_view_keeps_the_name() {
+    let h = humanoid();
+    for c in &h.clips {
+        assert!(!c.name.is_empty());
+        assert_eq!(c.view().name(), c.name);
+    }
+}

@@ -1,6 +1,9 @@
 //! The threaded crowd runner: determinism across thread counts, owned state,
 //! and assets with fewer than three clips.
 
+#[path = "../support/mod.rs"]
+mod support;
+
 use sinew_core::{soa_count, Mat4, SoaTransform};
 use sinew_std::crowd::{self, Crowd, CrowdConfig, SinewBackend};
 use sinew_std::{Humanoid, OwnedClip};
@@ -116,4 +119,30 @@ fn one_clip_and_one_frame_assets_play() {
     let mut c = Crowd::new(&backend, 2, Some(1)).unwrap();
     c.step(1.0 / 60.0, true).unwrap();
     assert!(c.models(1).unwrap().iter().flatten().all(|v| v.is_finite()));
+}
+
+/// The crowd over compressed clips (rest-pose stripped: the backend hands
+/// the skeleton's rest pose to sampling) puts every joint within the
+/// compressor's object-space bound of the crowd over the raw clips.
+#[test]
+fn compressed_clips_drive_the_crowd_like_raw_ones() {
+    let h = support::humanoid();
+    let (owned, opts) = support::humanoid_compressed();
+    let packed: Vec<_> = owned.iter().map(|c| c.view()).collect();
+    let raw = SinewBackend::new(h);
+    let compressed = SinewBackend::with_clips(h.skeleton.view(), &packed).unwrap();
+    let mut cr = Crowd::new(&raw, 9, Some(2)).unwrap();
+    let mut cc = Crowd::new(&compressed, 9, Some(2)).unwrap();
+    for _ in 0..40 {
+        cr.step(1.0 / 60.0, false).unwrap();
+        cc.step(1.0 / 60.0, false).unwrap();
+        for k in 0..9 {
+            for (a, b) in cr.models(k).unwrap().iter().zip(cc.models(k).unwrap()) {
+                let d =
+                    ((a[12] - b[12]).powi(2) + (a[13] - b[13]).powi(2) + (a[14] - b[14]).powi(2))
+                        .sqrt();
+                assert!(d <= opts.error * 1.5, "character {k}: {d}");
+            }
+        }
+    }
 }

@@ -73,7 +73,7 @@ fn validity() {
             Err(Error::InvalidParameter { .. })
         ));
         assert!(matches!(
-            Inertializer::new(&mut state, Decay::Spring { half_life: h }),
+            Inertializer::new(Decay::Spring { half_life: h }),
             Err(Error::InvalidParameter { .. })
         ));
     }
@@ -92,9 +92,9 @@ fn validity() {
         crossfade(&p, &short, 0.5, &mut out),
         Err(Error::BadLength { .. })
     ));
-    let mut inert = Inertializer::new(&mut state, Decay::Quintic).unwrap();
+    let mut inert = Inertializer::new(Decay::Quintic).unwrap();
     assert!(matches!(
-        inert.update(f32::NAN, &mut pose),
+        inert.update(&state, f32::NAN, &mut pose),
         Err(Error::NonFinite { .. })
     ));
 }
@@ -131,29 +131,32 @@ fn inertializer_outputs_old_then_new() {
     let (old, oldp) = (linear_pose(0.8, axis), linear_pose(0.8 + 0.5 * dt, axis));
     let (new, newp) = (linear_pose(0.2, axis), linear_pose(0.2, axis));
     let mut state = vec![InertialBlock::default(); B];
-    let mut inert = Inertializer::new(&mut state, Decay::Quintic).unwrap();
+    let mut inert = Inertializer::new(Decay::Quintic).unwrap();
     assert!(!inert.is_active());
     inert
-        .switch(&SwitchJob {
-            old: &old,
-            old_prev: &oldp,
-            new: &new,
-            new_prev: &newp,
-            dt,
-            duration: 0.25,
-        })
+        .switch(
+            &mut state,
+            &SwitchJob {
+                old: &old,
+                old_prev: &oldp,
+                new: &new,
+                new_prev: &newp,
+                dt,
+                duration: 0.25,
+            },
+        )
         .unwrap();
     assert!(inert.is_active());
     let mut pose = new.clone();
-    inert.update(dt, &mut pose).unwrap();
+    inert.update(&state, dt, &mut pose).unwrap();
     assert_poses_close(&pose, &old, J, 1e-5);
     for _ in 0..20 {
         let mut pose = new.clone();
-        inert.update(dt, &mut pose).unwrap();
+        inert.update(&state, dt, &mut pose).unwrap();
     }
     assert!(!inert.is_active());
     let mut pose = new.clone();
-    inert.update(dt, &mut pose).unwrap();
+    inert.update(&state, dt, &mut pose).unwrap();
     assert_eq!(pose, new);
 }
 
@@ -244,5 +247,64 @@ proptest! {
         for i in 0..=50 {
             prop_assert!(transition::quintic(&c, t * i as f32 / 50.0) >= -1e-5 * x0.max(1.0));
         }
+    }
+}
+
+/// A signed float channel inertializes from either side of zero: a
+/// negative offset moving towards zero keeps its velocity and decays to 0,
+/// one moving away has its velocity clamped, as for positive offsets.
+#[test]
+fn negative_offsets_decay_like_positive_ones() {
+    for (x0, v0) in [(-0.4f32, 0.3f32), (-0.4, -2.0), (0.4, -0.3), (0.4, 2.0)] {
+        let (cx, cv, dur) = transition::clamp_channel(x0, v0, 0.5);
+        assert_eq!(cx, x0, "the offset is kept");
+        let away = x0 * v0 > 0.0;
+        assert_eq!(cv, if away { 0.0 } else { v0 });
+        let c = transition::quintic_coefficients(cx, cv, dur);
+        assert!((transition::quintic(&c, 0.0) - x0).abs() < 1e-6);
+        assert!(transition::quintic(&c, dur).abs() < 1e-5);
+        // Never past zero on the way.
+        for i in 0..=50 {
+            assert!(transition::quintic(&c, dur * i as f32 / 50.0) * x0.signum() >= -1e-6);
+        }
+        // Mirror images of each other.
+        let m = transition::clamp_channel(-x0, -v0, 0.5);
+        assert_eq!((m.0, m.1, m.2), (-cx, -cv, dur));
+    }
+}
+
+/// The inertializer is a plain value: it sits in a `static` and runs over a
+/// caller-owned state buffer.
+#[test]
+fn inertializer_lives_in_a_static() {
+    use std::sync::Mutex;
+    fn assert_static_send<T: 'static + Send>() {}
+    assert_static_send::<Inertializer>();
+    static INERT: Mutex<Option<Inertializer>> = Mutex::new(None);
+    let axis = Vec3::new(0.0, 0.6, 0.8);
+    let (old, new) = (linear_pose(0.8, axis), linear_pose(0.2, axis));
+    let mut state = vec![InertialBlock::default(); B];
+    let mut slot = INERT.lock().unwrap();
+    let inert = slot.insert(Inertializer::new(Decay::Quintic).unwrap());
+    inert
+        .switch(&mut state, &job_between(&old, &new, 0.25))
+        .unwrap();
+    let mut pose = new.clone();
+    inert.update(&state, 1.0 / 60.0, &mut pose).unwrap();
+    assert_poses_close(&pose, &old, J, 1e-5);
+}
+
+fn job_between<'a>(
+    old: &'a [SoaTransform],
+    new: &'a [SoaTransform],
+    duration: f32,
+) -> SwitchJob<'a> {
+    SwitchJob {
+        old,
+        old_prev: old,
+        new,
+        new_prev: new,
+        dt: 1.0 / 60.0,
+        duration,
     }
 }

@@ -38,7 +38,7 @@ fn worked_example_through_a_clip() {
     let keys = walk(0.0);
     let clip = RawClip::new(60.0, B, &keys).unwrap();
     let mut per_frame = vec![RootMotion::ZERO; clip.frame_count() - 1];
-    root_motion::extract(&clip, 0, &mut per_frame).unwrap();
+    root_motion::extract(&clip, 0, &[], &mut [], &mut per_frame).unwrap();
     assert!(per_frame
         .iter()
         .all(|m| (m.translation.z - 0.025).abs() < 1e-5 && m.yaw == 0.0));
@@ -57,12 +57,12 @@ fn worked_example_through_a_clip() {
 fn loops_wrap_and_accumulate_whole_cycles() {
     let keys = walk(0.0);
     let clip = RawClip::new(60.0, B, &keys).unwrap();
-    let m = root_motion::root_motion(&clip, 0, 1.0, 1.5).unwrap();
+    let m = root_motion::root_motion(&clip, 0, 1.0, 1.5, &[], &mut []).unwrap();
     assert!((m.translation.z - 0.75).abs() < 1e-4, "{m:?}");
     assert!(m.translation.y.abs() < 0.05);
-    let m = root_motion::root_motion(&clip, 0, 0.0, 3.6).unwrap();
+    let m = root_motion::root_motion(&clip, 0, 0.0, 3.6, &[], &mut []).unwrap();
     assert!((m.translation.z - 5.4).abs() < 1e-3, "{m:?}");
-    let m = root_motion::root_motion(&clip, 0, 0.3, 0.3).unwrap();
+    let m = root_motion::root_motion(&clip, 0, 0.3, 0.3, &[], &mut []).unwrap();
     assert_eq!(m.translation, Vec3::ZERO);
 }
 
@@ -70,8 +70,8 @@ fn loops_wrap_and_accumulate_whole_cycles() {
 fn turning_cycles_compose() {
     let keys = walk(std::f32::consts::FRAC_PI_2);
     let clip = RawClip::new(60.0, B, &keys).unwrap();
-    let one = root_motion::root_motion(&clip, 0, 0.0, 1.2).unwrap();
-    let two = root_motion::root_motion(&clip, 0, 0.0, 2.4).unwrap();
+    let one = root_motion::root_motion(&clip, 0, 0.0, 1.2, &[], &mut []).unwrap();
+    let two = root_motion::root_motion(&clip, 0, 0.0, 2.4, &[], &mut []).unwrap();
     let expect = one.then(one);
     assert!(
         vec_close(two.translation, expect.translation, 1e-4),
@@ -101,20 +101,20 @@ fn validity() {
     let keys = walk(0.0);
     let clip = RawClip::new(60.0, B, &keys).unwrap();
     assert!(matches!(
-        root_motion::root_motion(&clip, 0, 1.0, 0.5),
+        root_motion::root_motion(&clip, 0, 1.0, 0.5, &[], &mut []),
         Err(Error::InvalidParameter { .. })
     ));
     assert!(matches!(
-        root_motion::root_motion(&clip, 0, f32::NAN, 0.5),
+        root_motion::root_motion(&clip, 0, f32::NAN, 0.5, &[], &mut []),
         Err(Error::NonFinite { .. })
     ));
     assert_eq!(
-        root_motion::root_motion(&clip, 9, 0.0, 0.5),
+        root_motion::root_motion(&clip, 9, 0.0, 0.5, &[], &mut []),
         Err(Error::JointOutOfRange { joint: 9, count: 4 })
     );
     let mut out = vec![RootMotion::ZERO; 3];
     assert!(matches!(
-        root_motion::extract(&clip, 0, &mut out),
+        root_motion::extract(&clip, 0, &[], &mut [], &mut out),
         Err(Error::BadLength { .. })
     ));
     let mut k = keys.clone();
@@ -152,4 +152,56 @@ proptest! {
         prop_assert!(vec_close(acc.position, rotate_y(m.translation, facing), 1e-5));
         prop_assert!((acc.position.length() - m.translation.length()).abs() < 1e-4);
     }
+}
+
+/// Root motion of the compressed humanoid walk (per frame and over loops)
+/// matches the raw walk's within the compressor's bound: positions within
+/// twice the object-space error, yaw within twice the rotation error the
+/// bound allows at the shell distance. Without the rest pose it needs, a
+/// rest-pose-stripped clip says so; without scratch, too.
+#[test]
+fn compressed_clip_gives_the_raw_root_motion() {
+    let h = humanoid();
+    let skel = h.skeleton.view();
+    let rest = skel.rest_pose();
+    let (owned, opts) = humanoid_compressed();
+    let (raw, packed) = (h.clips[0].view(), owned[0].view());
+    let mut scratch = vec![SoaTransform::IDENTITY; skel.soa_count()];
+    let d = raw.duration();
+    let (pos_tol, yaw_tol) = (2.0 * opts.error, 2.0 * opts.error / opts.shell + 1e-5);
+    let close_motion = |a: RootMotion, b: RootMotion| {
+        assert!(
+            vec_close(a.translation, b.translation, pos_tol),
+            "{a:?} {b:?}"
+        );
+        assert!((a.yaw - b.yaw).abs() <= yaw_tol, "{a:?} {b:?}");
+    };
+    for (t0, t1) in [(0.0, d), (0.1, 0.4), (0.3, 2.5 * d)] {
+        let a = root_motion::root_motion(&raw, 0, t0, t1, &[], &mut []).unwrap();
+        let b = root_motion::root_motion(&packed, 0, t0, t1, rest, &mut scratch).unwrap();
+        close_motion(a, b);
+    }
+    let mut a = vec![RootMotion::ZERO; raw.frame_count() - 1];
+    let mut b = a.clone();
+    root_motion::extract(&raw, 0, &[], &mut [], &mut a).unwrap();
+    root_motion::extract(&packed, 0, rest, &mut scratch, &mut b).unwrap();
+    for (x, y) in a.iter().zip(&b) {
+        close_motion(*x, *y);
+    }
+    assert_eq!(
+        root_motion::root_motion(&packed, 0, 0.0, d, &[], &mut scratch),
+        Err(Error::BadLength {
+            buffer: "rest pose",
+            expected: skel.soa_count(),
+            actual: 0
+        })
+    );
+    assert_eq!(
+        root_motion::root_motion(&packed, 0, 0.0, d, rest, &mut []),
+        Err(Error::BadLength {
+            buffer: "clip scratch",
+            expected: skel.soa_count(),
+            actual: 0
+        })
+    );
 }

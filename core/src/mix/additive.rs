@@ -11,7 +11,7 @@
 use wide::f32x4;
 
 use crate::blend::JointWeights;
-use crate::clip::RawClip;
+use crate::clip::ClipSource;
 use crate::error::Error;
 use crate::soa::detail::{quat_flip_signs, quat_mul, vec_mul_add};
 use crate::soa::{check_len, SoaQuat, SoaTransform, SoaVec3};
@@ -55,19 +55,34 @@ pub fn make_additive(
 /// `out` (the clip's key count). View the result with [`RawClip::new`] at
 /// the clip's sample rate.
 ///
+/// `rest` is the skeleton's rest pose for clips compressed with rest-pose
+/// stripping (`&[]` otherwise, see [`ClipSource`]); compressed frames are
+/// decoded straight into `out`.
+///
 /// # Errors
-/// [`Error::BadLength`] (reference not one frame, `out` not the clip's key count).
-pub fn make_additive_clip(
-    clip: &RawClip<'_>,
+/// [`Error::BadLength`] (reference not one frame, `out` not the clip's key
+/// count, a missing `"rest pose"`).
+///
+/// [`RawClip::new`]: crate::clip::RawClip::new
+pub fn make_additive_clip<C: ClipSource>(
+    clip: &C,
     reference: &[SoaTransform],
+    rest: &[SoaTransform],
     out: &mut [SoaTransform],
 ) -> Result<(), Error> {
     let n = clip.soa_count();
     check_len("reference pose", n, reference.len())?;
     check_len("output", n * clip.frame_count(), out.len())?;
     for (f, o) in out.chunks_exact_mut(n).enumerate() {
-        if let Some(frame) = clip.frame(f) {
-            make_additive(reference, frame, o)?;
+        if C::BORROWS_FRAMES {
+            make_additive(reference, clip.frame(f, rest, &mut [])?, o)?;
+        } else {
+            clip.frame(f, rest, o)?;
+            // In place, one block at a time: each block depends only on itself.
+            for (r, x) in reference.iter().zip(o.iter_mut()) {
+                let pose = [*x];
+                make_additive(core::slice::from_ref(r), &pose, core::slice::from_mut(x))?;
+            }
         }
     }
     Ok(())

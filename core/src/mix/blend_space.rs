@@ -14,7 +14,10 @@
 
 use heapless::Vec as HVec;
 
+use crate::blend::{self, BlendJob, BlendLayer};
+use crate::clip::{ClipSource, TimeMode};
 use crate::error::Error;
+use crate::soa::{check_len, SoaTransform};
 
 /// Up to three `(sample, clip, weight)` triples; weights are `>= 0` and sum to 1.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -296,6 +299,50 @@ impl PhaseSync {
         let p = start + frac * span;
         (p - libm::floorf(p)) * x.duration
     }
+}
+
+/// Plays a blend space's weights: samples clip `w.clips[i]` at
+/// `time(w.samples[i])` seconds (e.g. [`PhaseSync::clip_time`]) for each
+/// used sample and blends the poses by `w.weights` into `out`.
+///
+/// Works with any [`ClipSource`] (raw or compressed). `rest` is the
+/// skeleton's rest pose: it fills joints where the weights vanish and
+/// supplies the tracks of rest-pose-stripped clips. `scratch` holds the
+/// sampled poses: `3 × rest.len()` blocks.
+///
+/// # Errors
+/// [`Error::UnknownClip`], [`Error::BadLength`] (`scratch`, `out`, a clip
+/// of another pose size), [`Error::NonFinite`] (a time), and the blend's
+/// errors.
+pub fn sample_blend<C: ClipSource>(
+    clips: &[C],
+    w: &Weights,
+    time: impl Fn(usize) -> f32,
+    mode: TimeMode,
+    rest: &[SoaTransform],
+    scratch: &mut [SoaTransform],
+    out: &mut [SoaTransform],
+) -> Result<(), Error> {
+    let n = rest.len();
+    check_len("blend-space scratch", 3 * n, scratch.len())?;
+    let (a, bc) = scratch.split_at_mut(n);
+    let (b, c) = bc.split_at_mut(n);
+    let poses = [a, b, c];
+    let used = w.count.min(3);
+    for (i, (sample, clip, _)) in w.iter().enumerate() {
+        let c = clips.get(clip).ok_or(Error::UnknownClip {
+            clip,
+            count: clips.len(),
+        })?;
+        c.sample(time(sample), mode, rest, poses[i])?;
+    }
+    let [a, b, c] = poses;
+    let layers = [
+        BlendLayer::new(a, w.weights[0]),
+        BlendLayer::new(b, w.weights[1]),
+        BlendLayer::new(c, w.weights[2]),
+    ];
+    blend::blend(&BlendJob::new(&layers[..used], &[], rest), out)
 }
 
 /// A precomputed triangle: vertex indices and the inverse of its edge matrix.

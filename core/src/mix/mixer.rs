@@ -23,14 +23,14 @@
 //!
 //! Units are added at any frame (while others run) and removed when their
 //! cursor passes their length. Optional inter-frame smoothing of the mixed
-//! output is [`BSplineSmoother`].
+//! output is [`BSplineSmoother`] ([`bspline_smooth`]).
 
 use heapless::Vec as HVec;
 use wide::f32x4;
 
 use super::detail::{euler_zxy, quat_zxy};
 use crate::blend::JointWeights;
-use crate::clip::RawClip;
+use crate::clip::ClipSource;
 use crate::error::Error;
 use crate::soa::detail::{dot4, normalize, quat_mul_add, vec_mul_add, vec_scale};
 use crate::soa::{check_len, SoaQuat, SoaTransform, SoaVec3};
@@ -91,8 +91,11 @@ impl Ramp {
 }
 
 /// One motion unit: a stretch of a clip with its ramp and per-joint priorities.
-#[derive(Clone, Copy, Debug)]
-pub struct MotionUnit<'a> {
+///
+/// A plain value: the clip and the joint weights are indices into tables
+/// the caller passes to each [`Mixer`] call, so a mixer borrows nothing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MotionUnit {
     /// Index of the clip in the clip table passed to the mixer.
     pub clip: usize,
     /// First clip frame played.
@@ -101,11 +104,12 @@ pub struct MotionUnit<'a> {
     pub length: usize,
     /// Frame-weight ramp (ignored for the idle and fatigue units).
     pub ramp: Ramp,
-    /// Per-joint priority weights `wJ` (all 1 when `None`).
-    pub joint_weights: Option<JointWeights<'a>>,
+    /// Index of the per-joint priority weights `wJ` in the mask table passed
+    /// to the mixer (all 1 when `None`).
+    pub joint_weights: Option<usize>,
 }
 
-impl<'a> MotionUnit<'a> {
+impl MotionUnit {
     /// A unit playing the first `length` frames of `clip`, no ramp, weight 1 everywhere.
     #[inline]
     #[must_use]
@@ -126,12 +130,13 @@ impl<'a> MotionUnit<'a> {
         MotionUnit { ramp, ..self }
     }
 
-    /// The same unit with per-joint priority weights.
+    /// The same unit with per-joint priority weights: entry `mask` of the
+    /// mask table passed to the mixer.
     #[inline]
     #[must_use]
-    pub fn with_joint_weights(self, weights: JointWeights<'a>) -> Self {
+    pub fn with_joint_weights(self, mask: usize) -> Self {
         MotionUnit {
-            joint_weights: Some(weights),
+            joint_weights: Some(mask),
             ..self
         }
     }
@@ -143,13 +148,20 @@ impl<'a> MotionUnit<'a> {
         MotionUnit { start, ..self }
     }
 
-    /// Checks the unit against a clip table for poses of `soa_count` blocks.
+    /// Checks the unit against a clip table and a mask table for poses of
+    /// `soa_count` blocks.
     ///
     /// # Errors
     /// [`Error::UnknownClip`], [`Error::InvalidParameter`] (zero length, ramp
-    /// longer than half the unit), [`Error::UnitTooLong`], [`Error::BadLength`]
-    /// (clip or joint weights not `soa_count` blocks).
-    pub fn validate(&self, clips: &[RawClip<'_>], soa_count: usize) -> Result<(), Error> {
+    /// longer than half the unit, mask index outside `masks`),
+    /// [`Error::UnitTooLong`], [`Error::BadLength`] (clip or joint weights
+    /// not `soa_count` blocks).
+    pub fn validate<C: ClipSource>(
+        &self,
+        clips: &[C],
+        masks: &[JointWeights<'_>],
+        soa_count: usize,
+    ) -> Result<(), Error> {
         let clip = clips.get(self.clip).ok_or(Error::UnknownClip {
             clip: self.clip,
             count: clips.len(),
@@ -172,10 +184,28 @@ impl<'a> MotionUnit<'a> {
             });
         }
         check_len("clip blocks", soa_count, clip.soa_count())?;
-        if let Some(jw) = self.joint_weights {
+        if let Some(jw) = mask_of(self.joint_weights, masks)? {
             check_len("joint weights", soa_count, jw.as_slice().len())?;
         }
         Ok(())
+    }
+}
+
+/// Entry `index` of the mask table.
+#[inline]
+fn mask_of<'m>(
+    index: Option<usize>,
+    masks: &[JointWeights<'m>],
+) -> Result<Option<JointWeights<'m>>, Error> {
+    match index {
+        None => Ok(None),
+        Some(i) => masks
+            .get(i)
+            .copied()
+            .map(Some)
+            .ok_or(Error::InvalidParameter {
+                what: "motion unit's joint-weight index is outside the mask table",
+            }),
     }
 }
 
@@ -449,14 +479,18 @@ fn mix_chunked<const ANGLES: bool>(job: &MixJob<'_>, out: &mut [SoaTransform]) {
 /// `½[(1−u)², −2u² + 2u + 1, u²]`.
 pub const BSPLINE_WEIGHTS: [f32; 3] = [0.03125, 0.6875, 0.28125];
 
-/// One smoothing step (SIMD): `pose` (the newest mixed frame `p₊₁`) becomes
+/// The patent's 3-point uniform B-spline smoothing, one frame (SIMD):
+/// `pose` (the newest mixed frame `p₊₁`) becomes
 /// `½[(1−u)² p₋₁ + (−2u²+2u+1) p₀ + u² p₊₁]` at `u = 0.75`, where `p₋₁, p₀`
 /// are `history[..n]` and `history[n..]`; the history then shifts to
 /// `(p₀, unsmoothed p₊₁)`. Rotations are sign-aligned and normalised.
 ///
 /// # Errors
 /// [`Error::BadLength`] unless `history.len() == 2 * pose.len()`.
-pub fn smooth_step(history: &mut [SoaTransform], pose: &mut [SoaTransform]) -> Result<(), Error> {
+pub fn bspline_smooth(
+    history: &mut [SoaTransform],
+    pose: &mut [SoaTransform],
+) -> Result<(), Error> {
     let n = pose.len();
     check_len("smoothing history", 2 * n, history.len())?;
     let (older, old) = history.split_at_mut(n);
@@ -474,22 +508,22 @@ pub fn smooth_step(history: &mut [SoaTransform], pose: &mut [SoaTransform]) -> R
     Ok(())
 }
 
-/// Inter-frame smoothing of a mixer's output over caller-owned history.
-#[derive(Debug)]
-pub struct BSplineSmoother<'s> {
-    history: &'s mut [SoaTransform],
+/// Inter-frame smoothing of a mixer's output ([`bspline_smooth`]).
+///
+/// A plain value (`Copy`, `'static`): the two history poses live in a
+/// buffer the caller owns (`2 × soa_count` blocks) and passes to every
+/// [`Self::apply`]; pass the same buffer each frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BSplineSmoother {
     primed: bool,
 }
 
-impl<'s> BSplineSmoother<'s> {
-    /// A smoother over `history`, which must hold two poses (`2 × soa_count` blocks).
+impl BSplineSmoother {
+    /// A smoother whose next frame fills the history.
     #[inline]
     #[must_use]
-    pub fn new(history: &'s mut [SoaTransform]) -> Self {
-        BSplineSmoother {
-            history,
-            primed: false,
-        }
+    pub const fn new() -> Self {
+        BSplineSmoother { primed: false }
     }
 
     /// Forgets the history (after a cut): the next frame passes unchanged.
@@ -498,68 +532,108 @@ impl<'s> BSplineSmoother<'s> {
         self.primed = false;
     }
 
-    /// Smooths `pose` in place with [`smooth_step`]; the first frame after
-    /// creation or [`Self::reset`] fills the history with itself.
+    /// Smooths `pose` in place with [`bspline_smooth`] over `history`; the
+    /// first frame after creation or [`Self::reset`] fills the history with
+    /// itself.
     ///
     /// # Errors
-    /// [`Error::BadLength`] unless the history holds `2 × pose.len()` blocks.
-    pub fn apply(&mut self, pose: &mut [SoaTransform]) -> Result<(), Error> {
+    /// [`Error::BadLength`] unless `history` holds `2 × pose.len()` blocks.
+    pub fn apply(
+        &mut self,
+        history: &mut [SoaTransform],
+        pose: &mut [SoaTransform],
+    ) -> Result<(), Error> {
         let n = pose.len();
-        check_len("smoothing history", 2 * n, self.history.len())?;
+        check_len("smoothing history", 2 * n, history.len())?;
         if !self.primed {
-            self.history[..n].copy_from_slice(pose);
-            self.history[n..].copy_from_slice(pose);
+            history[..n].copy_from_slice(pose);
+            history[n..].copy_from_slice(pose);
             self.primed = true;
         }
-        smooth_step(self.history, pose)
+        bspline_smooth(history, pose)
     }
 }
 
 #[derive(Clone, Copy, Debug)]
-struct Running<'a> {
+struct Running {
     id: UnitId,
-    unit: MotionUnit<'a>,
+    unit: MotionUnit,
     cursor: usize,
 }
 
-impl<'a> Running<'a> {
-    fn input(&self, clips: &[RawClip<'a>], weight: f32) -> Result<MixInput<'a>, Error> {
+impl Running {
+    /// The unit's pose this frame: a stored frame, or one decoded into `scratch`.
+    #[inline]
+    fn input<'x, C: ClipSource>(
+        &self,
+        clips: &'x [C],
+        masks: &[JointWeights<'x>],
+        rest: &[SoaTransform],
+        scratch: &'x mut [SoaTransform],
+        weight: f32,
+    ) -> Result<MixInput<'x>, Error> {
         let clip = clips.get(self.unit.clip).ok_or(Error::UnknownClip {
             clip: self.unit.clip,
             count: clips.len(),
         })?;
         let frame = self.unit.start + self.cursor.min(self.unit.length - 1);
-        let pose = clip.frame(frame).ok_or(Error::UnitTooLong {
-            frames: self.unit.start + self.unit.length,
-            clip_frames: clip.frame_count(),
-        })?;
+        let pose = clip.frame(frame, rest, scratch)?;
         Ok(MixInput {
             pose,
             weight,
-            joint_weights: self.unit.joint_weights,
+            joint_weights: mask_of(self.unit.joint_weights, masks)?,
         })
     }
 }
 
+/// What [`Mixer::units`] reports of one running unit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UnitState {
+    /// The unit's handle.
+    pub id: UnitId,
+    /// Index of its clip in the clip table.
+    pub clip: usize,
+    /// Frames played so far (`0..length`).
+    pub cursor: usize,
+    /// Frames it plays (`Nm`).
+    pub length: usize,
+    /// Its frame weight `wF` this frame.
+    pub weight: f32,
+}
+
 /// A fixed-capacity queue of up to `N` running units plus an idle and a
-/// fatigue unit, each with its own frame cursor. Per-character state: owns
-/// no pose memory, borrows clips only while evaluating.
+/// fatigue unit, each with its own frame cursor.
+///
+/// Per-character state and a plain value (`'static`, `Send`): it owns no
+/// pose memory and borrows nothing; the clip table, the mask table, the
+/// rest pose and decode scratch are passed to each call. Every clip a mixer
+/// plays has one sample rate: a unit advances one clip frame per mixer
+/// frame, so clips of different rates would play at different speeds and
+/// are refused ([`Error::SampleRateMismatch`]); resample them offline.
 #[derive(Clone, Debug)]
-pub struct Mixer<'a, const N: usize> {
-    running: HVec<Running<'a>, N>,
-    idle: Option<Running<'a>>,
-    fatigue: Option<Running<'a>>,
+pub struct Mixer<const N: usize> {
+    running: HVec<Running, N>,
+    idle: Option<Running>,
+    fatigue: Option<Running>,
     fatigue_factor: f32,
     soa_count: usize,
     mode: MixMode,
     next_id: u32,
 }
 
-impl<'a, const N: usize> Mixer<'a, N> {
+/// Which slot a unit is being put in (it is not compared with itself).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Running,
+    Idle,
+    Fatigue,
+}
+
+impl<const N: usize> Mixer<N> {
     /// An empty mixer for poses of `soa_count` blocks.
     #[inline]
     #[must_use]
-    pub fn new(soa_count: usize, mode: MixMode) -> Self {
+    pub const fn new(soa_count: usize, mode: MixMode) -> Self {
         Mixer {
             running: HVec::new(),
             idle: None,
@@ -571,7 +645,15 @@ impl<'a, const N: usize> Mixer<'a, N> {
         }
     }
 
-    fn make(&mut self, unit: MotionUnit<'a>) -> Running<'a> {
+    /// Scratch blocks [`Self::evaluate`] needs for clips that decode
+    /// (compressed): one pose per unit, `(N + 2) × soa_count`.
+    #[inline]
+    #[must_use]
+    pub const fn scratch_len(soa_count: usize) -> usize {
+        (N + 2) * soa_count
+    }
+
+    fn make(&mut self, unit: MotionUnit) -> Running {
         let id = UnitId(self.next_id);
         self.next_id = self.next_id.wrapping_add(1);
         Running {
@@ -581,17 +663,49 @@ impl<'a, const N: usize> Mixer<'a, N> {
         }
     }
 
+    /// The units in the queue other than the one in `skip` (idle, fatigue).
+    fn others(&self, skip: Slot) -> impl Iterator<Item = &Running> {
+        let idle = self.idle.iter().filter(move |_| skip != Slot::Idle);
+        let fatigue = self.fatigue.iter().filter(move |_| skip != Slot::Fatigue);
+        self.running.iter().chain(idle).chain(fatigue)
+    }
+
+    /// Checks `unit` and that its clip has the rate of the clips of the
+    /// units it will play with.
+    fn check<C: ClipSource>(
+        &self,
+        unit: &MotionUnit,
+        clips: &[C],
+        masks: &[JointWeights<'_>],
+        slot: Slot,
+    ) -> Result<(), Error> {
+        unit.validate(clips, masks, self.soa_count)?;
+        let rate = clips.get(unit.clip).map(ClipSource::sample_rate);
+        for r in self.others(slot) {
+            if clips.get(r.unit.clip).map(ClipSource::sample_rate) != rate {
+                return Err(Error::SampleRateMismatch {
+                    clip: unit.clip,
+                    playing: r.unit.clip,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// Starts `unit` now (cursor 0), whatever else is running.
     ///
     /// # Errors
-    /// The unit is handed back with [`MotionUnit::validate`]'s error, or with
-    /// [`Error::CapacityExceeded`] when `N` units already run.
-    pub fn add(
+    /// The unit is handed back with [`MotionUnit::validate`]'s error, with
+    /// [`Error::SampleRateMismatch`] when its clip's rate differs from the
+    /// clips already in the mixer, or with [`Error::CapacityExceeded`] when
+    /// `N` units already run.
+    pub fn add<C: ClipSource>(
         &mut self,
-        unit: MotionUnit<'a>,
-        clips: &[RawClip<'_>],
-    ) -> Result<UnitId, Rejected<MotionUnit<'a>>> {
-        if let Err(error) = unit.validate(clips, self.soa_count) {
+        unit: MotionUnit,
+        clips: &[C],
+        masks: &[JointWeights<'_>],
+    ) -> Result<UnitId, Rejected<MotionUnit>> {
+        if let Err(error) = self.check(&unit, clips, masks, Slot::Running) {
             return Err(Rejected { error, item: unit });
         }
         if self.running.is_full() {
@@ -610,37 +724,41 @@ impl<'a, const N: usize> Mixer<'a, N> {
     /// Sets (or clears) the idle unit, which loops over its `length` frames.
     ///
     /// # Errors
-    /// The unit is handed back with [`MotionUnit::validate`]'s error.
-    pub fn set_idle(
+    /// The unit is handed back with the errors of [`Self::add`] (but for capacity).
+    pub fn set_idle<C: ClipSource>(
         &mut self,
-        unit: Option<MotionUnit<'a>>,
-        clips: &[RawClip<'_>],
-    ) -> Result<(), Rejected<MotionUnit<'a>>> {
-        self.idle = self.looping(unit, clips)?;
+        unit: Option<MotionUnit>,
+        clips: &[C],
+        masks: &[JointWeights<'_>],
+    ) -> Result<(), Rejected<MotionUnit>> {
+        self.idle = self.looping(unit, clips, masks, Slot::Idle)?;
         Ok(())
     }
 
     /// Sets (or clears) the fatigue unit, which loops with weight [`Self::fatigue`].
     ///
     /// # Errors
-    /// The unit is handed back with [`MotionUnit::validate`]'s error.
-    pub fn set_fatigue_unit(
+    /// The unit is handed back with the errors of [`Self::add`] (but for capacity).
+    pub fn set_fatigue_unit<C: ClipSource>(
         &mut self,
-        unit: Option<MotionUnit<'a>>,
-        clips: &[RawClip<'_>],
-    ) -> Result<(), Rejected<MotionUnit<'a>>> {
-        self.fatigue = self.looping(unit, clips)?;
+        unit: Option<MotionUnit>,
+        clips: &[C],
+        masks: &[JointWeights<'_>],
+    ) -> Result<(), Rejected<MotionUnit>> {
+        self.fatigue = self.looping(unit, clips, masks, Slot::Fatigue)?;
         Ok(())
     }
 
-    fn looping(
+    fn looping<C: ClipSource>(
         &mut self,
-        unit: Option<MotionUnit<'a>>,
-        clips: &[RawClip<'_>],
-    ) -> Result<Option<Running<'a>>, Rejected<MotionUnit<'a>>> {
+        unit: Option<MotionUnit>,
+        clips: &[C],
+        masks: &[JointWeights<'_>],
+        slot: Slot,
+    ) -> Result<Option<Running>, Rejected<MotionUnit>> {
         match unit {
             None => Ok(None),
-            Some(u) => match u.validate(clips, self.soa_count) {
+            Some(u) => match self.check(&u, clips, masks, slot) {
                 Ok(()) => Ok(Some(self.make(u))),
                 Err(error) => Err(Rejected { error, item: u }),
             },
@@ -702,52 +820,69 @@ impl<'a, const N: usize> Mixer<'a, N> {
         self.running.is_empty()
     }
 
-    /// `(id, clip, cursor, length, wF)` of every running one-shot unit, oldest first.
-    pub fn units(&self) -> impl Iterator<Item = (UnitId, usize, usize, usize, f32)> + '_ {
-        self.running.iter().map(|r| {
-            (
-                r.id,
-                r.unit.clip,
-                r.cursor,
-                r.unit.length,
-                r.unit.ramp.weight(r.cursor, r.unit.length),
-            )
+    /// Every running one-shot unit, oldest first.
+    pub fn units(&self) -> impl Iterator<Item = UnitState> + '_ {
+        self.running.iter().map(|r| UnitState {
+            id: r.id,
+            clip: r.unit.clip,
+            cursor: r.cursor,
+            length: r.unit.length,
+            weight: r.unit.ramp.weight(r.cursor, r.unit.length),
         })
     }
 
     /// Mixes the current frame of every unit into `out`.
     ///
-    /// `clips` must be the table the units were added with (it is checked
-    /// again, O(units)); `rest` fills joints no unit drives.
+    /// `clips` and `masks` must be the tables the units were added with
+    /// (they are checked again, O(units)); `rest` fills joints no unit
+    /// drives and supplies the tracks of clips compressed with rest-pose
+    /// stripping. `scratch` holds the decoded frames of clips that decode:
+    /// [`Self::scratch_len`] blocks for compressed clips; raw clips' frames
+    /// are borrowed in place, so pass `&mut []` for them.
     ///
     /// # Errors
-    /// [`MotionUnit::validate`]'s errors if the table changed, and
+    /// [`MotionUnit::validate`]'s errors and [`Error::SampleRateMismatch`] if
+    /// the tables changed, [`Error::BadLength`] for `rest` or `scratch`, and
     /// [`MixJob::validate`]'s; on error `out` is untouched.
-    pub fn evaluate(
+    pub fn evaluate<C: ClipSource>(
         &self,
-        clips: &[RawClip<'a>],
+        clips: &[C],
+        masks: &[JointWeights<'_>],
         rest: &[SoaTransform],
+        scratch: &mut [SoaTransform],
         out: &mut [SoaTransform],
     ) -> Result<(), Error> {
-        check_len("rest pose", self.soa_count, rest.len())?;
-        let mut inputs: HVec<MixInput<'a>, N> = HVec::new();
-        for r in &self.running {
-            r.unit.validate(clips, self.soa_count)?;
-            let w = r.unit.ramp.weight(r.cursor, r.unit.length);
-            // Cannot fail: one input per running unit, both capacity N.
-            let _ = inputs.push(r.input(clips, w)?);
+        let n = self.soa_count;
+        check_len("rest pose", n, rest.len())?;
+        if !C::BORROWS_FRAMES {
+            check_len("mixer scratch", Self::scratch_len(n), scratch.len())?;
         }
-        let looped = |r: &Option<Running<'a>>, w: f32| -> Result<Option<MixInput<'a>>, Error> {
-            match r {
-                Some(r) => {
-                    r.unit.validate(clips, self.soa_count)?;
-                    Ok(Some(r.input(clips, w)?))
-                }
-                None => Ok(None),
-            }
+        let mut poses = scratch.chunks_mut(n.max(1));
+        let mut next = move || poses.next().unwrap_or(&mut []);
+        let mut inputs: HVec<MixInput<'_>, N> = HVec::new();
+        let mut rate = None;
+        for r in &self.running {
+            let w = r.unit.ramp.weight(r.cursor, r.unit.length);
+            let input = self.input(r, w, clips, masks, rest, next(), &mut rate)?;
+            // Cannot fail: one input per running unit, both capacity N.
+            let _ = inputs.push(input);
+        }
+        let fatigue = match &self.fatigue {
+            Some(r) => Some(self.input(
+                r,
+                self.fatigue_factor,
+                clips,
+                masks,
+                rest,
+                next(),
+                &mut rate,
+            )?),
+            None => None,
         };
-        let fatigue = looped(&self.fatigue, self.fatigue_factor)?;
-        let idle = looped(&self.idle, 1.0)?;
+        let idle = match &self.idle {
+            Some(r) => Some(self.input(r, 1.0, clips, masks, rest, next(), &mut rate)?),
+            None => None,
+        };
         mix(
             &MixJob {
                 units: &inputs,
@@ -758,6 +893,35 @@ impl<'a, const N: usize> Mixer<'a, N> {
             },
             out,
         )
+    }
+
+    /// Unit `r`'s input this frame, checked again against the tables and
+    /// against `rate`, the first unit's `(clip rate, clip)`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn input<'x, C: ClipSource>(
+        &self,
+        r: &Running,
+        weight: f32,
+        clips: &'x [C],
+        masks: &[JointWeights<'x>],
+        rest: &[SoaTransform],
+        pose: &'x mut [SoaTransform],
+        rate: &mut Option<(Option<f32>, usize)>,
+    ) -> Result<MixInput<'x>, Error> {
+        r.unit.validate(clips, masks, self.soa_count)?;
+        let clip_rate = clips.get(r.unit.clip).map(ClipSource::sample_rate);
+        match *rate {
+            None => *rate = Some((clip_rate, r.unit.clip)),
+            Some((first, playing)) if first != clip_rate => {
+                return Err(Error::SampleRateMismatch {
+                    clip: r.unit.clip,
+                    playing,
+                })
+            }
+            Some(_) => {}
+        }
+        r.input(clips, masks, rest, pose, weight)
     }
 
     /// Advances every cursor by one frame; one-shot units that pass their
@@ -849,11 +1013,11 @@ pub mod reference {
         Ok(())
     }
 
-    /// Scalar twin of [`super::smooth_step`].
+    /// Scalar twin of [`super::bspline_smooth`].
     ///
     /// # Errors
-    /// As [`super::smooth_step`].
-    pub fn smooth_step(
+    /// As [`super::bspline_smooth`].
+    pub fn bspline_smooth(
         history: &mut [SoaTransform],
         pose: &mut [SoaTransform],
     ) -> Result<(), Error> {

@@ -17,10 +17,11 @@ pub mod root_motion;
 pub mod transition;
 
 pub use additive::{apply_additive, make_additive, make_additive_clip};
-pub use blend_space::{BlendSpace1D, BlendSpace2D, PhaseSync, Sample1D, Weights};
+pub use blend_space::{sample_blend, BlendSpace1D, BlendSpace2D, PhaseSync, Sample1D, Weights};
 pub use mask::{build_mask, MaskOp};
 pub use mixer::{
-    mix, BSplineSmoother, MixInput, MixJob, MixMode, Mixer, MotionUnit, Ramp, Rejected, UnitId,
+    bspline_smooth, mix, BSplineSmoother, MixInput, MixJob, MixMode, Mixer, MotionUnit, Ramp,
+    Rejected, UnitId, UnitState,
 };
 pub use root_motion::{RootAccumulator, RootMotion};
 pub use transition::{crossfade, Decay, InertialBlock, Inertializer};

@@ -9,7 +9,7 @@
 
 use core::f32::consts::{PI, TAU};
 
-use crate::clip::{RawClip, TimeMode};
+use crate::clip::{locate_frames, ClipSource, TimeMode};
 use crate::error::Error;
 use crate::math::{Quat, Transform, Vec3};
 use crate::soa::{get_joint, set_joint, SoaTransform, LANES};
@@ -108,15 +108,29 @@ impl RootMotion {
     }
 }
 
-fn root_at(clip: &RawClip<'_>, root: usize, t: f32) -> Result<Transform, Error> {
-    let (i0, i1, a) = clip.locate(t, TimeMode::Clamp)?;
+/// The root joint of stored frame `i` (decoded into `scratch` for clips that decode).
+fn root_of<C: ClipSource>(
+    clip: &C,
+    root: usize,
+    i: usize,
+    rest: &[SoaTransform],
+    scratch: &mut [SoaTransform],
+) -> Result<Transform, Error> {
     let count = clip.soa_count() * LANES;
-    let get = |i| {
-        clip.frame(i)
-            .and_then(|f| get_joint(f, root))
-            .ok_or(Error::JointOutOfRange { joint: root, count })
-    };
-    let (x, y) = (get(i0)?, get(i1)?);
+    get_joint(clip.frame(i, rest, scratch)?, root)
+        .ok_or(Error::JointOutOfRange { joint: root, count })
+}
+
+fn root_at<C: ClipSource>(
+    clip: &C,
+    root: usize,
+    t: f32,
+    rest: &[SoaTransform],
+    scratch: &mut [SoaTransform],
+) -> Result<Transform, Error> {
+    let (i0, i1, a) = locate_frames(clip.frame_count(), clip.sample_rate(), t, TimeMode::Clamp)?;
+    let x = root_of(clip, root, i0, rest, scratch)?;
+    let y = root_of(clip, root, i1, rest, scratch)?;
     Ok(Transform::new(
         x.translation.lerp(y.translation, a),
         x.rotation.nlerp(y.rotation, a),
@@ -127,10 +141,22 @@ fn root_at(clip: &RawClip<'_>, root: usize, t: f32) -> Result<Transform, Error> 
 /// Root motion of a looping clip from time `t0` to `t1 >= t0` (seconds,
 /// any number of loops in between: each loop adds the whole cycle's motion).
 ///
+/// `rest` and `scratch` serve clips that decode (see [`ClipSource`]): the
+/// rest pose for rest-pose-stripped clips, and `soa_count()` blocks to
+/// decode a frame into; pass `&[]` and `&mut []` for raw clips.
+///
 /// # Errors
 /// [`Error::NonFinite`] (a time), [`Error::InvalidParameter`] (`t1 < t0`),
-/// [`Error::JointOutOfRange`] (root).
-pub fn root_motion(clip: &RawClip<'_>, root: usize, t0: f32, t1: f32) -> Result<RootMotion, Error> {
+/// [`Error::JointOutOfRange`] (root), [`Error::BadLength`] (`scratch` or a
+/// missing `"rest pose"`).
+pub fn root_motion<C: ClipSource>(
+    clip: &C,
+    root: usize,
+    t0: f32,
+    t1: f32,
+    rest: &[SoaTransform],
+    scratch: &mut [SoaTransform],
+) -> Result<RootMotion, Error> {
     if !(t0.is_finite() && t1.is_finite()) {
         return Err(Error::NonFinite { what: "time" });
     }
@@ -140,18 +166,19 @@ pub fn root_motion(clip: &RawClip<'_>, root: usize, t0: f32, t1: f32) -> Result<
         });
     }
     let d = clip.duration();
-    let first = root_at(clip, root, 0.0)?;
+    let first = root_at(clip, root, 0.0, rest, scratch)?;
     if d <= 0.0 {
         return Ok(RootMotion::ZERO);
     }
     let (c0, c1) = (libm::floorf(t0 / d), libm::floorf(t1 / d));
     let (r0, r1) = (t0 - c0 * d, t1 - c1 * d);
-    let (a, b) = (root_at(clip, root, r0)?, root_at(clip, root, r1)?);
+    let a = root_at(clip, root, r0, rest, scratch)?;
+    let b = root_at(clip, root, r1, rest, scratch)?;
     let loops = c1 - c0;
     if loops < 0.5 {
         return Ok(RootMotion::between(&a, &b));
     }
-    let last = root_at(clip, root, d)?;
+    let last = root_at(clip, root, d, rest, scratch)?;
     let cycle = RootMotion::between(&first, &last);
     // a → end, (loops − 1) whole cycles, start → b.
     let mut m = RootMotion::between(&a, &last);
@@ -172,21 +199,21 @@ pub fn root_motion(clip: &RawClip<'_>, root: usize, t0: f32, t1: f32) -> Result<
 /// Per-frame root motion of a clip: `out[i]` is the motion from frame `i`
 /// to frame `i + 1` (`out.len() == frame_count − 1`). For a looping clip,
 /// frame `frame_count − 1` equals frame 0, so playback wraps there with no
-/// extra step.
+/// extra step. `rest` and `scratch` as in [`root_motion`].
 ///
 /// # Errors
 /// [`Error::BadLength`], [`Error::JointOutOfRange`].
-pub fn extract(clip: &RawClip<'_>, root: usize, out: &mut [RootMotion]) -> Result<(), Error> {
+pub fn extract<C: ClipSource>(
+    clip: &C,
+    root: usize,
+    rest: &[SoaTransform],
+    scratch: &mut [SoaTransform],
+    out: &mut [RootMotion],
+) -> Result<(), Error> {
     crate::soa::check_len("root motion", clip.frame_count() - 1, out.len())?;
-    let count = clip.soa_count() * LANES;
-    let get = |i| {
-        clip.frame(i)
-            .and_then(|f| get_joint(f, root))
-            .ok_or(Error::JointOutOfRange { joint: root, count })
-    };
-    let mut prev = get(0)?;
+    let mut prev = root_of(clip, root, 0, rest, scratch)?;
     for (i, o) in out.iter_mut().enumerate() {
-        let next = get(i + 1)?;
+        let next = root_of(clip, root, i + 1, rest, scratch)?;
         *o = RootMotion::between(&prev, &next);
         prev = next;
     }

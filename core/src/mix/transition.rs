@@ -20,7 +20,8 @@
 //! - [`Decay::Spring`]: the critically damped spring
 //!   `x(t) = e^{−yt} (x0 + (v0 + y x0) t)`, `y = 2 ln 2 / half_life`.
 //!
-//! The state is one [`InertialBlock`] per SoA block, in memory the caller owns.
+//! The state is one [`InertialBlock`] per SoA block, in memory the caller
+//! owns; [`Inertializer`] is the per-character clock, a plain value.
 
 use wide::f32x4;
 
@@ -95,13 +96,19 @@ pub struct SwitchJob<'a> {
 }
 
 /// One channel of one joint: `(x0, v0, T)` after the clamps.
+///
+/// The channel is signed: a velocity moving the offset away from zero
+/// (same sign as `x0`) is clamped to 0, and a velocity towards zero shortens
+/// `T` to `−2.5 x0 / v0` so the offset cannot overshoot. A zero offset gives
+/// nothing to decay: `(0, 0, duration)`.
 #[must_use]
 pub fn clamp_channel(x0: f32, v0: f32, duration: f32) -> (f32, f32, f32) {
-    if x0 <= 0.0 {
+    if x0 == 0.0 {
         return (0.0, 0.0, duration);
     }
-    let v0 = v0.min(0.0); // moving away from zero: clamp to 0
-    let t = if v0 < 0.0 {
+    // Moving away from zero: clamp to 0.
+    let v0 = if x0 > 0.0 { v0.min(0.0) } else { v0.max(0.0) };
+    let t = if v0 != 0.0 {
         duration.min(-2.5 * x0 / v0)
     } else {
         duration
@@ -336,38 +343,45 @@ fn channel_is_zero(c: &[f32x4; 6]) -> bool {
     (c[0].simd_eq(f32x4::ZERO) & c[1].simd_eq(f32x4::ZERO)).all()
 }
 
-/// Per-character inertialization: the state blocks, the time since the
-/// switch and the decay.
-#[derive(Debug)]
-pub struct Inertializer<'s> {
-    state: &'s mut [InertialBlock],
+/// Per-character inertialization clock: the time since the switch, the
+/// longest per-joint duration and the decay.
+///
+/// A plain value (`Copy`, `'static`, no borrow): it lives in any struct or
+/// ECS component. The offsets themselves are one [`InertialBlock`] per pose
+/// block in a buffer the caller owns and passes to [`Self::switch`] and
+/// [`Self::update`]; pass the same buffer to both.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Inertializer {
     elapsed: f32,
     longest: f32,
     decay: Decay,
 }
 
-impl<'s> Inertializer<'s> {
-    /// An idle inertializer over caller-owned state (one block per pose block).
+impl Inertializer {
+    /// An idle inertializer.
     ///
     /// # Errors
     /// [`Error::InvalidParameter`] (bad half-life).
-    pub fn new(state: &'s mut [InertialBlock], decay: Decay) -> Result<Self, Error> {
+    pub fn new(decay: Decay) -> Result<Self, Error> {
         decay_rate(decay)?;
-        state.fill(InertialBlock::default());
         Ok(Inertializer {
-            state,
             elapsed: 0.0,
             longest: 0.0,
             decay,
         })
     }
 
-    /// Records a switch (see [`start`]); the next [`Self::update`] outputs the old pose.
+    /// Records a switch into `state` (one block per pose block, see
+    /// [`start`]); the next [`Self::update`] outputs the old pose.
     ///
     /// # Errors
     /// As [`start`]; on error the previous transition carries on.
-    pub fn switch(&mut self, job: &SwitchJob<'_>) -> Result<(), Error> {
-        self.longest = start(self.state, job)?;
+    pub fn switch(
+        &mut self,
+        state: &mut [InertialBlock],
+        job: &SwitchJob<'_>,
+    ) -> Result<(), Error> {
+        self.longest = start(state, job)?;
         self.elapsed = 0.0;
         Ok(())
     }
@@ -388,19 +402,25 @@ impl<'s> Inertializer<'s> {
         self.elapsed
     }
 
-    /// Adds the current offsets to `pose` (the new animation's pose), then
-    /// advances the clock by `dt`. Does nothing to `pose` once the
-    /// transition is over.
+    /// Adds the current offsets in `state` (written by [`Self::switch`]) to
+    /// `pose` (the new animation's pose), then advances the clock by `dt`.
+    /// Does nothing to `pose` once the transition is over.
     ///
     /// # Errors
-    /// [`Error::NonFinite`] (`dt` negative or not finite), [`Error::BadLength`].
-    pub fn update(&mut self, dt: f32, pose: &mut [SoaTransform]) -> Result<(), Error> {
+    /// [`Error::NonFinite`] (`dt` negative or not finite), [`Error::BadLength`]
+    /// unless `state` and `pose` have the same length.
+    pub fn update(
+        &mut self,
+        state: &[InertialBlock],
+        dt: f32,
+        pose: &mut [SoaTransform],
+    ) -> Result<(), Error> {
         if !(dt.is_finite() && dt >= 0.0) {
             return Err(Error::NonFinite { what: "dt" });
         }
-        check_len("pose", self.state.len(), pose.len())?;
+        check_len("pose", state.len(), pose.len())?;
         if self.is_active() {
-            apply(self.state, self.elapsed, self.decay, pose)?;
+            apply(state, self.elapsed, self.decay, pose)?;
         }
         self.elapsed += dt;
         Ok(())
@@ -497,6 +517,11 @@ mod tests {
     fn clamps() {
         // Moving away from zero: velocity clamped.
         assert_eq!(clamp_channel(1.0, 3.0, 0.5), (1.0, 0.0, 0.5));
+        assert_eq!(clamp_channel(-1.0, -3.0, 0.5), (-1.0, 0.0, 0.5));
+        // A negative offset moving towards zero keeps its velocity.
+        let (x0, v0, t) = clamp_channel(-1.0, 50.0, 0.5);
+        assert_eq!((x0, v0), (-1.0, 50.0));
+        assert!((t - 0.05).abs() < 1e-6);
         // Fast approach: duration shortened so it cannot overshoot.
         let (_, _, t) = clamp_channel(1.0, -50.0, 0.5);
         assert!((t - 0.05).abs() < 1e-6);

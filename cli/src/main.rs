@@ -47,7 +47,7 @@ enum Command {
     Mix(sinew_cli::demo::MixArgs),
     /// Chart one joint's angle across a transition (old, new, cross-fade, inertialization) as a PNG.
     Plot(sinew_cli::demo::PlotArgs),
-    /// Compress clips under an object-space error bound (default: the procedural humanoid's clips).
+    /// Compress clips under an object-space error bound (default: the procedural humanoid's clips), and write each file's skeleton (.sinewskl) and skinned meshes (.sinewmsh) beside them.
     Compress(CompressArgs),
 }
 
@@ -689,5 +689,13 @@ fn compress(args: &CompressArgs) -> Res {
         }
     }
     sinew_std::compress::run_cli(&assets, &opts, &mut |line| out!("{line}"))?;
+    // The skeleton and meshes beside the clips: what a C program or
+    // firmware needs to play and skin them without an importer.
+    for a in &assets {
+        let stem = sinew_std::export::asset_stem(a);
+        for path in sinew_std::export::write_containers(a, &opts.out_dir, &stem)? {
+            out!("wrote {}", path.display());
+        }
+    }
     Ok(())
 }

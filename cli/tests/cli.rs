@@ -428,11 +428,18 @@ fn compress_writes_clips_a_table_and_verifies() {
     );
     assert!(out.contains("total (3 clips)"), "{out}");
     assert!(out.contains("MB/s"), "{out}");
-    let files: Vec<_> = std::fs::read_dir(&dir)
+    let all: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
-    assert_eq!(files.len(), 3, "{files:?}");
+    let is = |p: &PathBuf, ext: &str| p.extension().is_some_and(|e| e == ext);
+    let files: Vec<_> = all.iter().filter(|p| is(p, "sinewcmp")).collect();
+    assert_eq!(files.len(), 3, "{all:?}");
+    // The skeleton beside the clips (the humanoid has no mesh).
+    let skeletons: Vec<_> = all.iter().filter(|p| is(p, "sinewskl")).collect();
+    assert_eq!(skeletons.len(), 1, "{all:?}");
+    let skeleton = sinew_std::OwnedSkeleton::from_bytes(&std::fs::read(skeletons[0]).unwrap());
+    assert_eq!(skeleton.unwrap().joint_count(), 70);
     for f in &files {
         let bytes = std::fs::read(f).unwrap();
         let c = sinew_std::compress::OwnedCompressedClip::from_bytes(&bytes).unwrap();
@@ -505,6 +512,34 @@ fn compress_cmu_bvh_within_the_bound() {
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(stdout(&o).contains("09_01"), "{}", stdout(&o));
     assert!(dir.join("09_01.sinewcmp").is_file());
+    assert!(dir.join("09_01.sinewskl").is_file());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn compress_writes_the_meshes_a_c_program_needs() {
+    let Some(d) = data() else { return };
+    let fox = d.join("gltf/khronos-gltf-samples/Fox.glb");
+    let dir = std::env::temp_dir().join(format!("sinew-compress-fox-{}", std::process::id()));
+    let o = sinew(&[
+        "compress",
+        fox.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let skeleton = std::fs::read(dir.join("Fox.sinewskl")).unwrap();
+    let skeleton = sinew_std::OwnedSkeleton::from_bytes(&skeleton).unwrap();
+    let meshes: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sinewmsh"))
+        .collect();
+    assert_eq!(meshes.len(), 1, "{meshes:?}");
+    let bytes = sinew_std::AlignedBytes::copy_from(&std::fs::read(&meshes[0]).unwrap());
+    let mesh = sinew_core::mesh::SkinnedMesh::from_bytes(bytes.as_slice()).unwrap();
+    assert_eq!(mesh.vertex_count(), 1728);
+    assert_eq!(mesh.joint_count(), skeleton.joint_count());
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -60,9 +60,23 @@ pub fn write_containers(
     Ok(paths)
 }
 
+/// The stem the compressor names an asset's clips after (its file's stem,
+/// made file-safe), for [`write_containers`] to put the skeleton and meshes
+/// beside them.
+#[must_use]
+pub fn asset_stem(asset: &Asset) -> String {
+    file_safe(
+        asset
+            .source
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("clip"),
+    )
+}
+
 /// `name` with every character but ASCII letters, digits, `-` and `_`
 /// replaced by `_`.
-fn file_safe(name: &str) -> String {
+pub(crate) fn file_safe(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {

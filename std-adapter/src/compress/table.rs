@@ -113,18 +113,7 @@ pub struct Row {
 }
 
 pub(super) fn file_stem(p: &Path) -> String {
-    p.file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("clip")
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    crate::export::file_safe(p.file_stem().and_then(|s| s.to_str()).unwrap_or("clip"))
 }
 
 pub(super) fn fmt_len(v: f32, mpu: Option<f32>) -> String {

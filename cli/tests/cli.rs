@@ -464,7 +464,7 @@ fn compress_writes_clips_a_table_and_verifies() {
     }
     // A damaged container: one line naming the file and the defect.
     let broken = dir.join("broken.sinewcmp");
-    let mut bytes = std::fs::read(&files[0]).unwrap();
+    let mut bytes = std::fs::read(files[0]).unwrap();
     bytes.truncate(100);
     std::fs::write(&broken, &bytes).unwrap();
     assert_one_line_error(

@@ -18,6 +18,11 @@ use crate::soa::{check_len, soa_count, SoaQuat, SoaTransform};
 /// Magic bytes that open a raw clip container.
 pub const CLIP_MAGIC: [u8; 8] = *b"SINEWCLP";
 
+/// The sample rate sinew uses when nothing better is known, in frames per
+/// second: the procedural clips' rate, the importers' rate for keys that
+/// are not uniformly spaced, and the ozz sample clips' rate.
+pub const DEFAULT_SAMPLE_RATE: f32 = 30.0;
+
 /// Raw clip container version written and read by this build.
 pub const CLIP_VERSION: u32 = 1;
 

@@ -35,6 +35,7 @@ pub mod fk;
 pub mod math;
 pub mod mesh;
 pub mod mix;
+pub mod prelude;
 pub mod procedural;
 pub mod skeleton;
 pub mod skin;

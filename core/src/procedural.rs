@@ -19,8 +19,8 @@ pub const HUMANOID_JOINT_COUNT: usize = 70;
 /// Bytes of the humanoid's skeleton container (for a static buffer).
 pub const HUMANOID_SKELETON_BYTES: usize = 8_496;
 
-/// Sample rate of the default clips, in frames per second.
-pub const DEFAULT_SAMPLE_RATE: f32 = 30.0;
+/// Sample rate of the default clips (the one [`crate::clip::DEFAULT_SAMPLE_RATE`]).
+pub use crate::clip::DEFAULT_SAMPLE_RATE;
 
 const FINGERS: [(&str, f32); 4] = [
     ("index", 0.03),

@@ -1,12 +1,9 @@
 //! Fox.glb walks, switches to a run through inertialization at 1 s, and is
 //! skinned with dual quaternions every frame.
 //! `cargo run -p sinew-std --example fox [FILE.glb]`
-use sinew_core::clip::TimeMode::Loop;
-use sinew_core::fk::{local_to_model, FkJob};
-use sinew_core::mix::transition::{Decay, InertialBlock, Inertializer, SwitchJob};
-use sinew_core::skin::{dqs_palette, DualQuat, SkinAttributes::Arrays, SkinJob, SkinMethod::Dqs};
-use sinew_core::skin::{SkinOutput, SkinVertices};
-use sinew_core::{Mat4, SoaTransform};
+use sinew_core::mix::transition::SwitchJob;
+use sinew_core::prelude::*;
+use sinew_core::{clip::TimeMode::Loop, skin::SkinAttributes::Arrays, skin::SkinMethod::Dqs};
 
 const FOX: &str = "../shared/data/gltf/khronos-gltf-samples/Fox.glb";
 

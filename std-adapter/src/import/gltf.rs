@@ -71,8 +71,9 @@ pub struct GltfOptions {
     pub eight_influences: bool,
 }
 
-/// Rate used for clips whose keys are not uniformly spaced (frames per second).
-pub const DEFAULT_SAMPLE_RATE: f32 = 30.0;
+/// Rate used for clips whose keys are not uniformly spaced: the one
+/// [`sinew_core::clip::DEFAULT_SAMPLE_RATE`].
+pub use sinew_core::clip::DEFAULT_SAMPLE_RATE;
 
 /// Most frames one imported clip may have.
 pub const MAX_FRAMES: usize = 1_000_000;

@@ -62,8 +62,9 @@ pub const SKELETON_VERSION: u32 = 2;
 /// Animation archive version this importer reads (ozz-animation 0.16).
 pub const ANIMATION_VERSION: u32 = 7;
 
-/// Sample rate used when callers have no better one (the ozz sample clips are 30 Hz).
-pub const DEFAULT_SAMPLE_RATE: f32 = 30.0;
+/// Sample rate used when callers have no better one (the ozz sample clips
+/// are 30 Hz): the one [`sinew_core::clip::DEFAULT_SAMPLE_RATE`].
+pub use sinew_core::clip::DEFAULT_SAMPLE_RATE;
 
 /// Largest resampled clip, in bytes of keys, an animation may expand to
 /// (guards against a corrupt duration asking for billions of frames).

@@ -115,8 +115,8 @@ pub fn build_2d<const S: usize, const T: usize>(
 /// sliver along the hull (a point just inside a long hull edge) can have a
 /// super vertex inside its circumcircle and be lost with the super
 /// triangle's fan, leaving a thin gap at the hull that no query would
-/// find (a random seed of `delaunay_tiles_the_hull` found one 4e-5 deep
-/// under an 8.7-long edge). Every reflex corner `u → v → w` of the
+/// find (the test `delaunay_covers_a_point_just_inside_a_hull_edge` holds
+/// such a point). Every reflex corner `u → v → w` of the
 /// outline (counter-clockwise) whose triangle holds no other point is
 /// closed with the triangle `u w v`, until the outline is convex.
 fn fill_to_hull(p: &[[f64; 2]], tris: &mut Vec<[usize; 3]>, extent: f64) {

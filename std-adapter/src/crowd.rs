@@ -5,9 +5,9 @@
 //! synchronised by normalised phase). A [`Crowd`] owns every character's
 //! state and buffers and steps them one frame at a time, as a game does.
 //! Within a frame, characters go in batches of [`BATCH`]: each stage of a
-//! batch is timed as a whole, so the clock costs about 1% of the work. Each
-//! character's checksum depends only on that character, so the combined
-//! checksum is the same for any thread count.
+//! batch is timed as a whole, so reading the clock is a negligible share of
+//! the work. Each character's checksum depends only on that character, so
+//! the combined checksum is the same for any thread count.
 
 use std::time::{Duration, Instant};
 

@@ -322,8 +322,8 @@ proptest! {
 }
 
 /// Total area of `tris` over `pts`, in f64 from the f32 coordinates (the
-/// differences too: a sliver's area taken from f32 differences was off by
-/// 3e-6 relative, which a random seed of the test above found).
+/// differences too: a sliver's area taken from f32 differences can be off
+/// by more than the test above tolerates).
 fn triangles_area(pts: &[[f32; 2]], tris: &[[u16; 3]]) -> f64 {
     tris.iter()
         .map(|t| {
@@ -333,8 +333,8 @@ fn triangles_area(pts: &[[f32; 2]], tris: &[[u16; 3]]) -> f64 {
         .sum()
 }
 
-/// The sliver the property test's random seed found: one triangle whose
-/// area (0.35) is a small difference of products near 11.
+/// A sliver for the property test above: one triangle whose area (0.35) is
+/// a small difference of products near 11.
 #[test]
 fn delaunay_tiles_a_sliver() {
     let pts = [
@@ -347,11 +347,10 @@ fn delaunay_tiles_a_sliver() {
     assert!((area - hull).abs() <= 1e-9 * hull, "{area} vs {hull}");
 }
 
-/// Another seed's find: a point 4e-5 inside an 8.7-long hull edge. The
-/// sliver between them has a circumcircle wider than Bowyer–Watson's super
-/// triangle, so it was lost with the super triangle's fan, and queries in
-/// it fell outside every triangle; the builder now closes the outline over
-/// the hull.
+/// A point 4e-5 inside an 8.7-long hull edge. The sliver between them has a
+/// circumcircle wider than Bowyer–Watson's super triangle, so it goes with
+/// the super triangle's fan, and queries in it would fall outside every
+/// triangle unless the builder closes the outline over the hull.
 #[test]
 fn delaunay_covers_a_point_just_inside_a_hull_edge() {
     let pts = [

@@ -528,9 +528,9 @@ unsafe fn track<const S3: bool, const ROT: bool>(
         let (min, unit) = (both(cv[2 * c]), both(cv[2 * c + 1]));
         // The code mask, and 1 / (2^rate − 1) (0 for rate 0) from a table:
         // the same correctly rounded quotients as the portable division,
-        // without occupying the divider (three divisions per track were a
-        // fifth of the divider's work per pose, which the square roots of
-        // `w` and of the nlerp also need).
+        // without occupying the divider (three divisions per track would
+        // be a sizeable share of the divider's work per pose, and the
+        // square roots of `w` and of the nlerp also need it).
         let code_mask = _mm256_sub_epi32(
             _mm256_sllv_epi32(_mm256_set1_epi32(1), k[c]),
             _mm256_set1_epi32(1),

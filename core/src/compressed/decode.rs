@@ -148,8 +148,8 @@ fn dequant_params(d: &[[u32; 4]; 4], rates: &[u32x4; 3], clip: &[f32x4; 6]) -> D
     };
     for c in 0..3 {
         // 2^rate as an f32 built from its exponent gives the code mask;
-        // 1 / (2^rate − 1) is looked up (a division per component was the
-        // slowest operation of the track setup, on NEON most of all).
+        // 1 / (2^rate − 1) is looked up (a division per component would be
+        // the slowest operation of the track setup, on NEON most of all).
         // (Verbatim lanes are patched after decoding: clamp them.)
         let r = rates[c].min(u32x4::splat(u32::from(MAX_QUANTIZED_BITS)));
         let pow2: f32x4 = bytemuck::cast((r + u32x4::splat(127)) << 23u32);

@@ -302,7 +302,7 @@ fn lerp(a: V8, b: V8, t: F8) -> V8 {
 /// Palette entry `j`, without a bounds check: [`run`] skins only when every
 /// palette it reads has at least `influences.joint_count()` entries, and a
 /// [`CheckedInfluences`](super::CheckedInfluences) names only joints below
-/// that count (a check at this point costs 3 of the ~9 instructions of each
+/// that count (a check at this point would be a large share of each
 /// influence's lookup).
 ///
 /// # Safety
@@ -332,11 +332,10 @@ type Second<'a> = Option<(&'a [[u16; 4]; 8], &'a [[f32; 4]; 8], usize)>;
 /// A palette entry on a cache line of its own: the entry's 12 floats, then
 /// 4 zeros. A 48-byte [`Mat3x4`] palette puts a quarter of its entries'
 /// 32-byte row pairs (and half of whole 48-byte entries) across two cache
-/// lines, and on this kind of machine those split loads were the largest
-/// cost of the LBS kernels after the arithmetic: copying the palette to
-/// lines first took MakeHuman from 3.48-3.63 to 3.03-3.07 ns per vertex
-/// here (the AVX-512 kernel, which loads whole entries, from 3.55 with
-/// masked loads from the palette to 2.77).
+/// lines, and those split loads are the largest cost of the LBS kernels
+/// after the arithmetic; copying the palette to lines first removes them
+/// (for the AVX2 kernel's row pairs and even more for the AVX-512 kernel,
+/// which loads whole entries).
 #[derive(Clone, Copy)]
 #[repr(C, align(64))]
 pub(super) struct Line(pub(super) [f32; 16]);
@@ -373,7 +372,7 @@ impl Entries {
 
     /// Entry `j`, without a bounds check (see [`entry`]), `LINES` saying
     /// whether the entries are [`Line`]s (a compile-time stride: a
-    /// run-time one cost a multiplication per influence).
+    /// run-time one would cost a multiplication per influence).
     ///
     /// # Safety
     /// `j < self.len`, `LINES == self.lines`, and the entries are still
@@ -389,10 +388,10 @@ impl Entries {
 }
 
 /// The palette copied to `buf`, one entry per line, when it is worth it:
-/// at most [`LINES`] entries and at least 8 vertices per entry (the copy
-/// then costs a few percent of the call at most: about 2 cycles per entry
-/// against about 8 vertices' skinning, and 0.5% on MakeHuman, 82 vertices
-/// per entry).
+/// at most [`LINES`] entries and at least 8 vertices per entry (copying an
+/// entry costs a small fraction of skinning 8 vertices, so the copy stays a
+/// small share of the call, and a smaller one the more vertices each entry
+/// serves).
 pub(super) fn copy_to_lines<'a>(
     palette: &[Mat3x4],
     vertices: usize,
@@ -415,8 +414,8 @@ pub(super) fn copy_to_lines<'a>(
 /// then the used slots of the `second` set) and transposes them into
 /// lanes. The slot loop is outside the vertex loop: one copy of the code
 /// serves every slot count, with one branch per slot per block
-/// (specialising on the slot count measured no fewer instructions, and
-/// four copies were too large to inline).
+/// (specialising on the slot count saves no instructions, and four copies
+/// are too large to inline).
 ///
 /// # Safety
 /// Every joint index of the first `k` slots of `joints`, and of the used
@@ -779,8 +778,8 @@ struct Verts {
 
 /// A distinct type per instantiation of [`run_avx2`]: the helpers it calls
 /// take it as a type parameter, so each of their copies has one caller and
-/// is inlined into it (shared between a dozen callers they were not, and
-/// every block paid a call and its spills).
+/// is inlined into it (shared between a dozen callers they would not be,
+/// and every block would pay a call and its spills).
 struct Site<P, S, D, const N: bool, const T: bool, const E: bool>(
     core::marker::PhantomData<(P, S, D)>,
 );
@@ -884,7 +883,7 @@ pub(crate) fn run<P: Palettes, S: Source, D: Sink, const N: bool, const T: bool,
         };
         // Plain LBS of positions and normals over arrays on AVX-512 CPUs
         // (over interleaved buffers, an AVX-512 kernel that reads vertices
-        // as 4-float vectors measured no faster than this AVX2 one).
+        // as 4-float vectors is no faster than this AVX2 one).
         if let (Some(lines), true) = (
             lines,
             P::LBS && !P::DQS && !T && !E && !S::INTERLEAVED && !D::INTERLEAVED,
@@ -1038,12 +1037,12 @@ fn mat4_col_lanes(m: &[Mat4; 8], c: usize) -> [F8; 3] {
 /// fused multiply-adds of the model matrix's columns by inverse bind
 /// elements broadcast straight from memory (load-port work only), and one
 /// 3-row transpose (7 shuffles) turns them into rows. The lane-wise form
-/// (eight joints transposed in, multiplied, transposed out) takes a third
-/// of the instructions but 16 shuffles per joint on the one shuffle port,
-/// and measured no faster than the portable kernel. Two further forms
-/// measured slower (see [`lbs_prepared`]): 41 instructions per joint at
-/// about 5 per cycle; [`lbs_palette_prepared`](super::lbs_palette_prepared)
-/// halves the work by laying out the inverse binds once per mesh.
+/// (eight joints transposed in, multiplied, transposed out) takes fewer
+/// instructions but many more shuffles per joint, all on the one shuffle
+/// port, so it is no faster than the portable kernel; the other forms
+/// without a prepared layout are slower (see [`lbs_prepared`]).
+/// [`lbs_palette_prepared`](super::lbs_palette_prepared) does less work per
+/// joint by laying out the inverse binds once per mesh.
 pub(crate) fn lbs_palette(models: &[Mat4], ibm: &[Mat4], out: &mut [Mat3x4]) -> usize {
     if !available() {
         return 0;
@@ -1091,15 +1090,13 @@ fn lbs_palette_avx2(models: &[Mat4], ibm: &[Mat4], out: &mut [Mat3x4]) -> usize 
 /// load; column 3 of `m`, in the high half, is the second sum's addend) by
 /// the prepared `[b_k0 ×4 | b_k2 ×4]` and `[b_k1 ×4 | b_k3 ×4]` as memory
 /// operands, then two unpacks and two 64-bit permutes give rows 0-1 and
-/// row 2. 20 instructions per joint; the earlier pairing (`[c0 | c1]`,
-/// `[c3 | c2]`) needed three 32-bit lane permutes and two blends per joint
-/// (23 instructions, and the FMA pipes, which also take the permutes,
-/// were the limit: llvm-mca puts it at 8.8 cycles per joint on Zen 3,
-/// this one at 7.6). Without the preparation the spread
-/// elements cost two broadcasts and a blend each, which measured 1.25x
+/// row 2. The pairing `[c0 | c1]`, `[c3 | c2]` would need three 32-bit
+/// lane permutes and two blends per joint more, and the FMA pipes, which
+/// also take the permutes, are the limit. Without the preparation the
+/// spread elements cost two broadcasts and a blend each, which makes it
 /// slower than [`lbs_palette`]; computing rows directly needs `m`'s
-/// elements spread over each half instead, a shuffle each, and measured
-/// slower too (the shuffle port limits it).
+/// elements spread over each half instead, a shuffle each, which the
+/// shuffle port makes slower too.
 pub(crate) fn lbs_prepared(models: &[Mat4], binds: &[LbsBind], out: &mut [Mat3x4]) -> usize {
     if !available() {
         return 0;
@@ -1155,9 +1152,9 @@ fn lbs_rows(a: F8, b: F8) -> (F8, F8) {
 /// Writes a palette from the columns that `cols` yields per joint (see
 /// [`lbs_cols`]; at most `out.len()` are taken): rows 0-1 as one 32-byte
 /// store, row 2 as a 16-byte one (left to itself the compiler splits the
-/// first into two 16-byte stores, which costs one more permute). Writing
-/// `[row 2 | row 3]` whole into the next entry (which then overwrites it)
-/// measured 1.8x slower.
+/// first into two 16-byte stores, which costs one more permute). Row 2 is
+/// not written as a whole `[row 2 | row 3]` into the next entry (which
+/// would then overwrite it): that is much slower.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn lbs_store_all(out: &mut [Mat3x4], cols: impl Iterator<Item = (F8, F8)>) -> usize {
@@ -1299,8 +1296,8 @@ fn dqs_first<const S: bool>(m: &[Mat4; 8], b: &Lanes, h: &mut Half) {
     // sum is normalised at the end anyway): in those units x = c0 and
     // yi = y' need no reciprocal, the unit terms become |c0|, and w's
     // terms are scaled by |c0|. Two square roots side by side and no
-    // division on the chain (a reciprocal of |c0| cost a division, which
-    // shares the divider with the square roots).
+    // division on the chain (a reciprocal of |c0| would cost a division,
+    // which shares the divider with the square roots).
     let s0 = _mm256_sqrt_ps(n0);
     let sw = _mm256_sqrt_ps(nw);
     let (x, yi) = (c0, yu);
@@ -1389,11 +1386,11 @@ fn store_scale(s: [F8; 3], o: &mut [[f32; 3]; 8]) {
 ///
 /// A block's dependency chain (transposes, product, Gram–Schmidt, two
 /// reciprocal square roots, the candidates' sum, a third, the stores) is
-/// about 150 cycles, twice its work, and one block after another left the
+/// about twice as long as its work, and one block after another leaves the
 /// scheduler full of instructions waiting on it: the first halves of four
 /// blocks, then their second halves, are two shorter chains each with
-/// independent neighbours. (Four blocks in registers side by side, the
-/// previous form, spilled: 4457 instructions per 67 joints, against 2528.)
+/// independent neighbours. (Four whole blocks side by side would not fit
+/// in the registers, and their spills cost more than they save.)
 const CHUNK: usize = 4;
 
 /// Runs `first` on blocks `k .. k + CHUNK`, then `second` on them, for

@@ -308,8 +308,8 @@ fn dqs_transform<const K: usize>(
     let mut br = r0.map(|c| c * w[0]);
     let mut bd = d0.map(|c| c * w[0]);
     // Adds slot `k` of `joints` with weights `wk`, sign-aligned with slot 0.
-    // (A macro: the same code as a function measured 4% more instructions
-    // in the portable kernel, whichever way the blend was passed.)
+    // (A macro: as a function, the same code costs the portable kernel more
+    // instructions, whichever way the blend is passed.)
     macro_rules! add_aligned {
         ($joints:expr, $k:expr, $wk:expr) => {
             let (r, d) = gather_dq(palette, $joints, $k);

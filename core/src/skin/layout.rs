@@ -30,7 +30,8 @@ pub(crate) trait Source {
     /// How many vertices every attribute array holds at least
     /// (`usize::MAX` when the source does not say). The kernels bound their
     /// block loops by it, so that the block accessors below need no check
-    /// of their own (one cost 8% of the AVX2 LBS kernel's instructions).
+    /// of their own (a check per block would be a noticeable share of the
+    /// AVX2 LBS kernel's instructions).
     #[inline(always)]
     fn len_bound(&self) -> usize {
         usize::MAX
@@ -288,8 +289,8 @@ impl Source for SkinVertices<'_> {
         self.tangents
             .map_or([[0.0; 4]; 4], |t| unsafe { load_block(t, b) })
     }
-    // One test of the option for both blocks (the default's two cost 2% of
-    // the AVX2 LBS kernel's instructions).
+    // One test of the option for both blocks (the default's two tests show
+    // up in the AVX2 LBS kernel's instruction count).
     #[inline(always)]
     #[allow(unsafe_code)]
     unsafe fn block8_normals(&self, b: usize) -> (Block3, Block3) {

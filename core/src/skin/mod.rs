@@ -90,18 +90,20 @@
 //!
 //! # DQS pair tables
 //! DQS negates an influence whose real part has a negative dot product
-//! with the vertex's first influence's, and on x86-64 that test is a third
-//! of the DQS kernel's time (a tenth of the portable kernel's). [`CheckedInfluences::with_dqs_pairs`] lists,
-//! once per mesh, the distinct pairs of joints its vertices blend (322 on
-//! MakeHuman), ordered as a spanning forest, in a buffer of
+//! with the vertex's first influence's, and that test is a large share of
+//! the AVX2 DQS kernel's time (a smaller one of the portable kernel's).
+//! [`CheckedInfluences::with_dqs_pairs`] lists, once per mesh, the
+//! distinct pairs of joints its vertices blend (few, since a vertex blends
+//! neighbouring joints), ordered as a spanning forest, in a buffer of
 //! [`dqs_pair_count`](CheckedInfluences::dqs_pair_count) entries that the
 //! caller supplies. Each DQS or mixed job over those influences then
 //! negates palette entries (on a copy) along the forest and
 //! checks every pair; when all of them are in one hemisphere — every pose
-//! in which no cycle of pairs wraps past 180°, which held for every
-//! MakeHuman pose with up to 30° per joint that was tried — the blend
-//! needs no per-vertex test, and its result is the same, bit for bit. The
-//! copy is 8 KiB of stack, so 32-bit targets do without it.
+//! in which no cycle of pairs wraps past 180°, as in ordinary character
+//! poses, where the joints a vertex blends turn little relative to each
+//! other — the blend needs no per-vertex test, and its result is the same,
+//! bit for bit. The copy is 8 KiB of stack, so 32-bit targets do without
+//! it.
 //!
 //! # Normals and tangents
 //! LBS transforms normals and tangent directions by the blended 3x3 part
@@ -722,9 +724,9 @@ impl<'a> CheckedInfluences<'a> {
     /// entries signs under which every pair's real parts have a positive
     /// dot product — O(pairs + joints) per call, on an 8 KiB stack copy of
     /// the palette — and if that succeeds it blends without the
-    /// per-vertex sign test (a third of the AVX2 DQS time on MakeHuman, a
-    /// tenth of the portable one's). 32-bit targets (microcontrollers,
-    /// whose stacks are small) ignore the table. The
+    /// per-vertex sign test (a large share of the AVX2 DQS kernel's time,
+    /// a smaller one of the portable kernel's). 32-bit targets
+    /// (microcontrollers, whose stacks are small) ignore the table. The
     /// result is the same, bit for bit (an entry and its negation are the
     /// same transform, and negation commutes with rounding; at most the
     /// sign of an exact zero differs). Poses in which the signs cannot
@@ -753,9 +755,10 @@ impl<'a> CheckedInfluences<'a> {
     }
 
     /// The exact size of [`with_dqs_pairs`](Self::with_dqs_pairs)'s table:
-    /// the number of distinct pairs of joints the vertices blend (322 on
-    /// MakeHuman, against a bound of 13,203). One pass over the
-    /// influences, with 4 KiB of stack.
+    /// the number of distinct pairs of joints the vertices blend (usually
+    /// far below [`dqs_pair_bound`](Self::dqs_pair_bound), since vertices
+    /// blend neighbouring joints). One pass over the influences, with 4 KiB
+    /// of stack.
     ///
     /// # Errors
     /// [`Error::CapacityExceeded`] (more than [`DQS_PAIR_MAX_JOINTS`]

@@ -48,9 +48,10 @@ pub(super) fn bound(infl: &Influences<'_>) -> usize {
 
 /// Whether aligning a palette of `n` entries is worth trying: the
 /// influences have a pair table, the palette fits the copy, and there are
-/// at least half as many vertices as joints and pairs together (the copy
-/// and the pair tests cost about 0.5 ns per joint or pair with AVX2, the
-/// sign tests they save 1.1-1.4 ns per vertex).
+/// at least half as many vertices as joints and pairs together (copying
+/// one entry or testing one pair costs less than half of the per-vertex
+/// sign tests that the alignment saves, so below that ratio the copy does
+/// not pay for itself).
 pub(crate) fn worth_aligning(n: usize, infl: &Influences<'_>) -> bool {
     let pairs = infl.pairs.len();
     pairs > 0 && n <= DQS_PAIR_MAX_JOINTS && 2 * infl.len() >= n + pairs

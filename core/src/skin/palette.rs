@@ -5,16 +5,15 @@
 //! `0 0 0 1`), like everywhere else in sinew. The LBS palette computes the
 //! product per joint with the model matrix's columns in registers and the
 //! inverse bind elements broadcast (12 multiply-adds), then transposes the
-//! columns into rows and stores them: a 4-joint lane-wise product measured
-//! 15% more instructions (transposing both inputs and the output costs more
-//! than the broadcasts it saves). The DQS palette works on 4 joints at a
-//! time: the four model and four inverse bind matrices are transposed into
-//! lanes (one joint per lane) and multiplied lane-wise (as many
-//! instructions as four per-joint products and their transposes into lanes,
-//! under callgrind, and no per-element broadcasts), and the
-//! orthonormalisation (one reciprocal per axis), the branch-free
-//! matrix-to-quaternion conversion and the dual part run lane-wise on the
-//! result.
+//! columns into rows and stores them: a 4-joint lane-wise product would
+//! take more instructions (transposing both inputs and the output costs
+//! more than the broadcasts it saves). The DQS palette works on 4 joints at
+//! a time: the four model and four inverse bind matrices are transposed
+//! into lanes (one joint per lane) and multiplied lane-wise (no more
+//! instructions than four per-joint products and their transposes into
+//! lanes, and no per-element broadcasts), and the orthonormalisation (one
+//! reciprocal per axis), the branch-free matrix-to-quaternion conversion
+//! and the dual part run lane-wise on the result.
 //!
 //! On x86-64 CPUs with AVX2 and FMA both palettes run in the AVX2 module
 //! instead (the same formulation: per joint with broadcasts from memory for
@@ -152,7 +151,8 @@ pub fn prepare_lbs_binds(inverse_bind: &[Mat4], out: &mut [LbsBind]) -> Result<(
 
 /// [`lbs_palette`] with the inverse binds prepared once per mesh
 /// ([`prepare_lbs_binds`]): the same products (within rounding of the
-/// fused multiply-adds), in about half the time.
+/// fused multiply-adds), with less work per joint, because the layout of
+/// the inverse binds is done once.
 ///
 /// # Errors
 /// [`Error::BadLength`] (`"inverse binds"` or `"palette"` not as long as

@@ -42,7 +42,8 @@ pub const CLIP_FRAMES: usize = 34 + 24 + 20;
 #[repr(C, align(16))]
 pub struct SkeletonBytes(pub [u8; procedural::HUMANOID_SKELETON_BYTES]);
 
-/// All memory [`run`] uses: 249,136 bytes (243 KiB), 90% of it clip keys.
+/// All memory [`run`] uses (`size_of::<Buffers>()` bytes), most of it clip
+/// keys.
 ///
 /// [`Buffers::ZERO`] is all-zero bytes, so a `static` of it lands in `.bss`
 /// and costs no flash.

@@ -357,7 +357,7 @@ impl<'a> RawClip<'a> {
     ///
     /// # Errors
     /// [`Error::NonFinite`] when `t` is NaN or infinite.
-    pub fn locate(&self, t: f32, mode: TimeMode) -> Result<(usize, usize, f32), Error> {
+    pub fn locate(&self, t: f32, mode: TimeMode) -> Result<Bracket, Error> {
         locate_frames(self.frame_count, self.sample_rate, t, mode)
     }
 
@@ -370,7 +370,11 @@ impl<'a> RawClip<'a> {
     /// [`Error::NonFinite`] for a non-finite `t`.
     pub fn sample(&self, t: f32, mode: TimeMode, out: &mut [SoaTransform]) -> Result<(), Error> {
         check_len("output", self.soa_count, out.len())?;
-        let (i0, i1, alpha) = self.locate(t, mode)?;
+        let Bracket {
+            before: i0,
+            after: i1,
+            alpha,
+        } = self.locate(t, mode)?;
         let n = self.soa_count;
         let a = &self.keys[i0 * n..(i0 + 1) * n];
         let b = &self.keys[i1 * n..(i1 + 1) * n];
@@ -590,18 +594,34 @@ pub(crate) fn rate_is_valid(frame_count: usize, rate: f32) -> bool {
     rate.is_finite() && rate > 0.0 && (frame_count.saturating_sub(1) as f32 / rate).is_finite()
 }
 
+/// Where a time falls in a uniformly sampled clip: the stored frames
+/// before and after it and the interpolation factor between them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Bracket {
+    /// The frame at or before the time.
+    pub before: usize,
+    /// The next frame (`before` itself at the last frame).
+    pub after: usize,
+    /// The weight of `after`, in `[0, 1)`.
+    pub alpha: f32,
+}
+
 pub(crate) fn locate_frames(
     frame_count: usize,
     sample_rate: f32,
     t: f32,
     mode: TimeMode,
-) -> Result<(usize, usize, f32), Error> {
+) -> Result<Bracket, Error> {
     if !t.is_finite() {
         return Err(Error::NonFinite { what: "time" });
     }
     let last = frame_count - 1;
     if last == 0 {
-        return Ok((0, 0, 0.0));
+        return Ok(Bracket {
+            before: 0,
+            after: 0,
+            alpha: 0.0,
+        });
     }
     let d = (frame_count - 1) as f32 / sample_rate;
     let t = match mode {
@@ -618,7 +638,11 @@ pub(crate) fn locate_frames(
     let f = (t * sample_rate).clamp(0.0, last as f32);
     let i0 = (f as usize).min(last);
     let i1 = (i0 + 1).min(last);
-    Ok((i0, i1, f - i0 as f32))
+    Ok(Bracket {
+        before: i0,
+        after: i1,
+        alpha: f - i0 as f32,
+    })
 }
 
 /// Lerps translations/scales and nlerps rotations between two poses of equal length.
@@ -669,7 +693,11 @@ pub mod reference {
         out: &mut [SoaTransform],
     ) -> Result<(), Error> {
         check_len("output", clip.soa_count(), out.len())?;
-        let (i0, i1, alpha) = clip.locate(t, mode)?;
+        let crate::clip::Bracket {
+            before: i0,
+            after: i1,
+            alpha,
+        } = clip.locate(t, mode)?;
         let (fa, fb) = match (clip.frame(i0), clip.frame(i1)) {
             (Some(a), Some(b)) => (a, b),
             _ => {

@@ -195,7 +195,7 @@ impl<'a> CompressedClip<'a> {
     ///
     /// # Errors
     /// [`Error::NonFinite`] when `t` is NaN or infinite.
-    pub fn locate(&self, t: f32, mode: TimeMode) -> Result<(usize, usize, f32), Error> {
+    pub fn locate(&self, t: f32, mode: TimeMode) -> Result<crate::clip::Bracket, Error> {
         locate_frames(self.frame_count, self.sample_rate, t, mode)
     }
 
@@ -207,7 +207,11 @@ impl<'a> CompressedClip<'a> {
         out: &mut [SoaTransform],
     ) -> Result<(), Error> {
         check_len("output", self.soa_count(), out.len())?;
-        let (i0, i1, alpha) = self.locate(t, mode)?;
+        let crate::clip::Bracket {
+            before: i0,
+            after: i1,
+            alpha,
+        } = self.locate(t, mode)?;
         self.decode_blend(i0, i1, alpha, rest, out);
         Ok(())
     }

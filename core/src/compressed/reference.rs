@@ -136,7 +136,11 @@ pub fn sample(
 ) -> Result<(), Error> {
     check_len("rest pose", clip.soa_count(), rest.len())?;
     check_len("output", clip.soa_count(), out.len())?;
-    let (i0, i1, alpha) = clip.locate(t, mode)?;
+    let crate::clip::Bracket {
+        before: i0,
+        after: i1,
+        alpha,
+    } = clip.locate(t, mode)?;
     let rest = (clip.defaults() == Defaults::RestPose).then_some(rest);
     for j in 0..out.len() * LANES {
         let (b, l) = (j / LANES, j % LANES);

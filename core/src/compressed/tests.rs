@@ -205,7 +205,11 @@ fn constant_tracks_store_and_decode_their_constants() {
             clip.sample(t, crate::clip::TimeMode::Clamp, &mut out)
                 .unwrap();
             assert_eq!(bits(&out[0]), bits(&want), "{rotation:?} t {t}");
-            let (i0, i1, alpha) = clip.locate(t, crate::clip::TimeMode::Clamp).unwrap();
+            let crate::clip::Bracket {
+                before: i0,
+                after: i1,
+                alpha,
+            } = clip.locate(t, crate::clip::TimeMode::Clamp).unwrap();
             let mut portable = [SoaTransform::IDENTITY];
             let at = [clip.frame_at(i0), clip.frame_at(i1)];
             match rotation {

@@ -128,7 +128,11 @@ fn root_at<C: ClipSource>(
     rest: &[SoaTransform],
     scratch: &mut [SoaTransform],
 ) -> Result<Transform, Error> {
-    let (i0, i1, a) = locate_frames(clip.frame_count(), clip.sample_rate(), t, TimeMode::Clamp)?;
+    let crate::clip::Bracket {
+        before: i0,
+        after: i1,
+        alpha: a,
+    } = locate_frames(clip.frame_count(), clip.sample_rate(), t, TimeMode::Clamp)?;
     let x = root_of(clip, root, i0, rest, scratch)?;
     let y = root_of(clip, root, i1, rest, scratch)?;
     Ok(Transform::new(

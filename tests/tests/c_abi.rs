@@ -53,12 +53,20 @@ fn sum(floats: &[f32]) -> f64 {
     floats.iter().map(|&f| f64::from(f)).sum()
 }
 
+/// The procedural humanoid's skeleton container, 16-byte aligned (the C
+/// program writes the same bytes with `sinew_humanoid_skeleton_write`).
+#[repr(C, align(16))]
+struct SkeletonBytes([u8; procedural::HUMANOID_SKELETON_BYTES]);
+
+fn humanoid_skeleton() -> Box<SkeletonBytes> {
+    let mut bytes = Box::new(SkeletonBytes([0; procedural::HUMANOID_SKELETON_BYTES]));
+    procedural::write_humanoid_skeleton(&mut bytes.0).unwrap();
+    bytes
+}
+
 /// The C program's frame, through the Rust API.
 fn expected() -> HashMap<&'static str, f64> {
-    #[repr(C, align(16))]
-    struct Bytes([u8; procedural::HUMANOID_SKELETON_BYTES]);
-    let mut bytes = Bytes([0; procedural::HUMANOID_SKELETON_BYTES]);
-    procedural::write_humanoid_skeleton(&mut bytes.0).unwrap();
+    let bytes = humanoid_skeleton();
     let skel = Skeleton::from_bytes(&bytes.0).unwrap();
     let n = skel.soa_count();
     let sample = |g: Gait, t: f32| {
@@ -224,10 +232,7 @@ fn c_program_runs_a_frame_and_checks_every_status() {
 /// triangles, as a mesh container for the C program, and what it must
 /// report about it.
 fn mesh_container() -> (PathBuf, [(&'static str, f64); 4]) {
-    #[repr(C, align(16))]
-    struct Bytes([u8; procedural::HUMANOID_SKELETON_BYTES]);
-    let mut bytes = Bytes([0; procedural::HUMANOID_SKELETON_BYTES]);
-    procedural::write_humanoid_skeleton(&mut bytes.0).unwrap();
+    let bytes = humanoid_skeleton();
     let skel = Skeleton::from_bytes(&bytes.0).unwrap();
     let (p, n, j, w) = mesh();
     let indices: Vec<u32> = (0..p.len() as u32).collect();
@@ -258,10 +263,7 @@ fn mesh_container() -> (PathBuf, [(&'static str, f64); 4]) {
 /// The humanoid's walk compressed with the default options, written for the
 /// C program, and what sampling it at 0.37 s gives through the Rust API.
 fn compressed_walk() -> (PathBuf, [(&'static str, f64); 2]) {
-    #[repr(C, align(16))]
-    struct Bytes([u8; procedural::HUMANOID_SKELETON_BYTES]);
-    let mut bytes = Bytes([0; procedural::HUMANOID_SKELETON_BYTES]);
-    procedural::write_humanoid_skeleton(&mut bytes.0).unwrap();
+    let bytes = humanoid_skeleton();
     let skel = Skeleton::from_bytes(&bytes.0).unwrap();
     let n = skel.soa_count();
     let mut keys =

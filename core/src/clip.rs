@@ -214,31 +214,21 @@ impl<'a> RawClip<'a> {
         )
     }
 
-    /// Byte offset of the keys in a container.
-    pub(crate) const KEYS_OFFSET: usize = CLIP_HEADER;
-
-    /// A view of keys that were validated before (by [`RawClip::from_bytes`]),
-    /// without the finiteness scan: the C ABI's handles.
-    pub(crate) fn from_trusted_parts(
-        sample_rate: f32,
-        soa_count: usize,
-        keys: &'a [SoaTransform],
-    ) -> Result<Self, Error> {
-        if soa_count == 0 || keys.is_empty() {
-            return Err(Error::InvalidSampleRate);
-        }
-        let frame_count = keys.len() / soa_count;
-        if !rate_is_valid(frame_count, sample_rate) {
-            return Err(Error::InvalidSampleRate);
-        }
-        check_len("clip keys", frame_count * soa_count, keys.len())?;
-        Ok(RawClip {
-            sample_rate,
-            frame_count,
-            soa_count,
-            keys,
-            name: "",
-        })
+    /// Views a container that [`RawClip::from_bytes`] accepted before,
+    /// checking only its header and layout (O(1): no finiteness scan): for
+    /// views re-created from bytes validated once at load time (the C
+    /// library's handles). On bytes that changed since, sampling computes
+    /// unspecified values but never reads out of bounds.
+    ///
+    /// # Errors
+    /// As [`RawClip::from_bytes`], for the header and layout checks only.
+    pub fn from_validated_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+        let clip = RawClip::parse_layout(bytes)?;
+        // `parse_layout` checked that the name fits inside `bytes`.
+        let keys_end = CLIP_HEADER + BLOCK_BYTES * clip.keys.len();
+        let name_len = le_u32(bytes, 28) as usize;
+        let name = core::str::from_utf8(&bytes[keys_end..keys_end + name_len]).unwrap_or("");
+        Ok(clip.with_name(name))
     }
 
     /// The O(1) header and layout checks of [`RawClip::from_bytes`], before

@@ -30,7 +30,6 @@ mod container;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod cpu;
 mod error;
-pub mod ffi;
 pub mod fk;
 pub mod math;
 pub mod mesh;

@@ -315,17 +315,20 @@ impl<'a> Skeleton<'a> {
     /// [`Error::Corrupt`], [`Error::InvalidParent`], [`Error::NonFinite`],
     /// [`Error::InvalidName`], [`Error::UnsupportedPlatform`].
     pub fn from_bytes(bytes: &'a [u8]) -> Result<Skeleton<'a>, Error> {
-        let skeleton = Skeleton::view_trusted(bytes)?;
+        let skeleton = Skeleton::from_validated_bytes(bytes)?;
         skeleton.validate()?;
         Ok(skeleton)
     }
 
-    /// Views a container after checking only what memory safety and the
-    /// layout need (header, sizes, alignment): O(1). Used for bytes that
-    /// [`Skeleton::from_bytes`] already accepted (the C ABI's handles); a
-    /// container that was altered since can make kernels compute garbage
-    /// or panic on an out-of-range parent, never read out of bounds.
-    pub(crate) fn view_trusted(bytes: &'a [u8]) -> Result<Skeleton<'a>, Error> {
+    /// Views a container that [`Skeleton::from_bytes`] accepted before,
+    /// checking only its header and layout: O(1), for views re-created from
+    /// bytes validated once at load time (the C library's handles do this
+    /// on every call). On bytes that changed since, kernels compute
+    /// unspecified results but never read out of bounds.
+    ///
+    /// # Errors
+    /// As [`Skeleton::from_bytes`], for the header and layout checks only.
+    pub fn from_validated_bytes(bytes: &'a [u8]) -> Result<Skeleton<'a>, Error> {
         check_preamble(bytes, &SKELETON_MAGIC, SKELETON_VERSION, HEADER_SIZE)?;
         let n = le_u32(bytes, 12) as usize;
         if n == 0 {

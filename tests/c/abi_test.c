@@ -27,6 +27,16 @@
 
 static unsigned checks = 0;
 
+/* Palettes, interleaved meshes and targets for sinew_skin / sinew_skin_strided
+ * (C99 compound literals: each call gets its own struct). */
+#define LBS(p, n) (&(sinew_skin_palette){SINEW_SKIN_LBS, (n), (p), NULL, NULL, 0})
+#define DQS(p, n) (&(sinew_skin_palette){SINEW_SKIN_DQS, (n), NULL, (p), NULL, 0})
+#define MIXED(l, d, n, m, mn) (&(sinew_skin_palette){SINEW_SKIN_MIXED, (n), (l), (d), (m), (mn)})
+#define STRIDED(j, w, j1, w1, v, data, len, layout) \
+  (&(sinew_strided_mesh){(v), (data), (len), *(layout), (j), (w), (j1), (w1)})
+#define TARGET(data, len, layout) (&(sinew_strided_target){(data), (len), *(layout)})
+#define INFLUENCES(j, w, j1, w1, v) (&(sinew_skin_mesh){(v), NULL, NULL, NULL, (j), (w), (j1), (w1)})
+
 enum { VERTICES = 24, MAX_CLIP = 1 << 20 };
 
 static alignas(16) uint8_t skeleton_bytes[SINEW_HUMANOID_SKELETON_SIZE];
@@ -148,15 +158,18 @@ static void frame(void) {
   printf("dqs_prepared_sum %.17g\n", sum_floats(&dqs_prepared[0].real[0], 8 * skel.joint_count));
 
   make_mesh();
-  CHECK(sinew_skin_check_influences(&joints[0][0], &weights[0][0], VERTICES, skel.joint_count),
+  CHECK(sinew_skin_check_influences(INFLUENCES(&joints[0][0], &weights[0][0], NULL, NULL, VERTICES), skel.joint_count),
         SINEW_STATUS_OK);
   sinew_skin_mesh mesh = {VERTICES, &positions[0][0], &normals[0][0], NULL,
                           &joints[0][0], &weights[0][0], NULL, NULL};
   sinew_skin_target target = {&out_positions[0][0], &out_normals[0][0], NULL};
-  CHECK(sinew_skin_lbs(lbs, skel.joint_count, &mesh, &target), SINEW_STATUS_OK);
+  sinew_skin_palette unknown = {7, skel.joint_count, lbs, dqs, NULL, 0};
+  CHECK(sinew_skin(&unknown, &mesh, &target), SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_skin(NULL, &mesh, &target), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_skin(LBS(lbs, skel.joint_count), &mesh, &target), SINEW_STATUS_OK);
   printf("lbs_positions %.17g\nlbs_normals %.17g\n", sum_floats(&out_positions[0][0], 3 * VERTICES),
          sum_floats(&out_normals[0][0], 3 * VERTICES));
-  CHECK(sinew_skin_dqs(dqs, skel.joint_count, &mesh, &target), SINEW_STATUS_OK);
+  CHECK(sinew_skin(DQS(dqs, skel.joint_count), &mesh, &target), SINEW_STATUS_OK);
   printf("dqs_positions %.17g\ndqs_normals %.17g\n", sum_floats(&out_positions[0][0], 3 * VERTICES),
          sum_floats(&out_normals[0][0], 3 * VERTICES));
 
@@ -173,7 +186,7 @@ static void frame(void) {
   sinew_skin_mesh mesh8 = {VERTICES,        &positions[0][0], &normals[0][0], NULL,
                            &joints[0][0],   &weights8[0][0],  &joints1[0][0], &weights1[0][0]};
   sinew_skin_target target8 = {&out8[0][0], NULL, NULL};
-  CHECK(sinew_skin_dqs(dqs, skel.joint_count, &mesh8, &target8), SINEW_STATUS_OK);
+  CHECK(sinew_skin(DQS(dqs, skel.joint_count), &mesh8, &target8), SINEW_STATUS_OK);
   for (int v = 0; v < VERTICES; v++) {
     for (int c = 0; c < 3; c++) {
       if (fabsf(out8[v][c] - out_positions[v][c]) > 1e-5f * (1.0f + fabsf(out_positions[v][c]))) {
@@ -183,22 +196,19 @@ static void frame(void) {
       }
     }
   }
-  CHECK(sinew_skin_check_influences8(&joints[0][0], &weights8[0][0], &joints1[0][0],
-                                     &weights1[0][0], VERTICES, skel.joint_count),
+  CHECK(sinew_skin_check_influences(INFLUENCES(&joints[0][0], &weights8[0][0], &joints1[0][0], &weights1[0][0], VERTICES), skel.joint_count),
         SINEW_STATUS_OK);
-  CHECK(sinew_skin_check_influences8(&joints[0][0], &weights8[0][0], &joints1[0][0], NULL,
-                                     VERTICES, skel.joint_count),
+  CHECK(sinew_skin_check_influences(INFLUENCES(&joints[0][0], &weights8[0][0], &joints1[0][0], NULL, VERTICES), skel.joint_count),
         SINEW_STATUS_NULL_PARAMETER);
   /* Slots 0-3 alone no longer sum to 1; a slot-4 index past the palette. */
-  CHECK(sinew_skin_check_influences(&joints[0][0], &weights8[0][0], VERTICES, skel.joint_count),
+  CHECK(sinew_skin_check_influences(INFLUENCES(&joints[0][0], &weights8[0][0], NULL, NULL, VERTICES), skel.joint_count),
         SINEW_STATUS_INVALID_INFLUENCE);
   joints1[5][0] = (uint16_t)skel.joint_count;
-  CHECK(sinew_skin_check_influences8(&joints[0][0], &weights8[0][0], &joints1[0][0],
-                                     &weights1[0][0], VERTICES, skel.joint_count),
+  CHECK(sinew_skin_check_influences(INFLUENCES(&joints[0][0], &weights8[0][0], &joints1[0][0], &weights1[0][0], VERTICES), skel.joint_count),
         SINEW_STATUS_INVALID_INFLUENCE);
-  CHECK(sinew_skin_dqs(dqs, skel.joint_count, &mesh8, &target8), SINEW_STATUS_INVALID_INFLUENCE);
+  CHECK(sinew_skin(DQS(dqs, skel.joint_count), &mesh8, &target8), SINEW_STATUS_INVALID_INFLUENCE);
   mesh8.weights1 = NULL;
-  CHECK(sinew_skin_dqs(dqs, skel.joint_count, &mesh8, &target8), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_skin(DQS(dqs, skel.joint_count), &mesh8, &target8), SINEW_STATUS_NULL_PARAMETER);
 
   /* Mixing: walk as a ramped one-shot unit, jog at fatigue 0.3, the rest
    * pose as idle; then a cross-fade and an inertialized switch. */
@@ -283,21 +293,21 @@ static void frame(void) {
   /* LBS/DQS mix: 0 everywhere is LBS exactly, 1 is DQS within rounding. */
   static float mix[VERTICES], mixed_positions[VERTICES][3];
   sinew_skin_target mixed_target = {&mixed_positions[0][0], NULL, NULL};
-  CHECK(sinew_skin_mixed(lbs, dqs, skel.joint_count, mix, VERTICES, &mesh, &mixed_target),
+  CHECK(sinew_skin(MIXED(lbs, dqs, skel.joint_count, mix, VERTICES), &mesh, &mixed_target),
         SINEW_STATUS_OK);
-  CHECK(sinew_skin_lbs(lbs, skel.joint_count, &mesh, &target), SINEW_STATUS_OK);
+  CHECK(sinew_skin(LBS(lbs, skel.joint_count), &mesh, &target), SINEW_STATUS_OK);
   if (memcmp(mixed_positions, out_positions, sizeof mixed_positions) != 0) exit(1);
   for (int v = 0; v < VERTICES; v++) mix[v] = 1.0f;
-  CHECK(sinew_skin_mixed(lbs, dqs, skel.joint_count, mix, VERTICES, &mesh, &mixed_target),
+  CHECK(sinew_skin(MIXED(lbs, dqs, skel.joint_count, mix, VERTICES), &mesh, &mixed_target),
         SINEW_STATUS_OK);
-  CHECK(sinew_skin_dqs(dqs, skel.joint_count, &mesh, &target), SINEW_STATUS_OK);
+  CHECK(sinew_skin(DQS(dqs, skel.joint_count), &mesh, &target), SINEW_STATUS_OK);
   for (int v = 0; v < VERTICES; v++)
     for (int k = 0; k < 3; k++)
       if (fabsf(mixed_positions[v][k] - out_positions[v][k]) > 1e-5f) exit(1);
   mix[7] = 1.5f;
-  CHECK(sinew_skin_mixed(lbs, dqs, skel.joint_count, mix, VERTICES, &mesh, &mixed_target),
+  CHECK(sinew_skin(MIXED(lbs, dqs, skel.joint_count, mix, VERTICES), &mesh, &mixed_target),
         SINEW_STATUS_INVALID_ARGUMENT);
-  CHECK(sinew_skin_mixed(lbs, dqs, skel.joint_count, mix, VERTICES - 1, &mesh, &mixed_target),
+  CHECK(sinew_skin(MIXED(lbs, dqs, skel.joint_count, mix, VERTICES - 1), &mesh, &mixed_target),
         SINEW_STATUS_BAD_LENGTH);
 
   /* The same DQS skin over an interleaved buffer: position, normal, uv. */
@@ -309,16 +319,14 @@ static void frame(void) {
     src[v * 8 + 7] = dst[v * 8 + 7] = -1.0f;
   }
   sinew_vertex_layout layout = {8, 0, 3, SINEW_NO_ATTRIBUTE};
-  CHECK(sinew_skin_dqs_strided(dqs, skel.joint_count, &joints[0][0], &weights[0][0], VERTICES, src,
-                               VERTICES * 8, &layout, dst, VERTICES * 8, &layout),
+  CHECK(sinew_skin_strided(DQS(dqs, skel.joint_count), STRIDED(&joints[0][0], &weights[0][0], NULL, NULL, VERTICES, src, VERTICES * 8, &layout), TARGET(dst, VERTICES * 8, &layout)),
         SINEW_STATUS_OK);
   for (int v = 0; v < VERTICES; v++)
     if (memcmp(&dst[v * 8], out_positions[v], sizeof out_positions[v]) != 0 ||
         memcmp(&dst[v * 8 + 3], out_normals[v], sizeof out_normals[v]) != 0 ||
         dst[v * 8 + 6] != 0.25f * (float)v || dst[v * 8 + 7] != -1.0f)
       exit(1);
-  CHECK(sinew_skin_lbs_strided(lbs, skel.joint_count, &joints[0][0], &weights[0][0], VERTICES, src,
-                               VERTICES * 8, &layout, dst, VERTICES * 8, &layout),
+  CHECK(sinew_skin_strided(LBS(lbs, skel.joint_count), STRIDED(&joints[0][0], &weights[0][0], NULL, NULL, VERTICES, src, VERTICES * 8, &layout), TARGET(dst, VERTICES * 8, &layout)),
         SINEW_STATUS_OK);
   printf("strided_lbs_positions_0 %.9g\n", (double)dst[0]);
 
@@ -331,18 +339,13 @@ static void frame(void) {
   for (int d = 0; d < 2; d++) {
     memcpy(dst8, dst, sizeof dst8);
     sinew_status s8 =
-        d == 0 ? sinew_skin_lbs_strided8(lbs, skel.joint_count, &joints[0][0], &weights8[0][0],
-                                         &joints1[0][0], &weights1[0][0], VERTICES, src,
-                                         VERTICES * 8, &layout, dst8, VERTICES * 8, &layout)
-               : sinew_skin_dqs_strided8(dqs, skel.joint_count, &joints[0][0], &weights8[0][0],
-                                         &joints1[0][0], &weights1[0][0], VERTICES, src,
-                                         VERTICES * 8, &layout, dst8, VERTICES * 8, &layout);
+        d == 0 ? sinew_skin_strided(LBS(lbs, skel.joint_count), STRIDED(&joints[0][0], &weights8[0][0], &joints1[0][0], &weights1[0][0], VERTICES, src, VERTICES * 8, &layout), TARGET(dst8, VERTICES * 8, &layout))
+               : sinew_skin_strided(DQS(dqs, skel.joint_count), STRIDED(&joints[0][0], &weights8[0][0], &joints1[0][0], &weights1[0][0], VERTICES, src, VERTICES * 8, &layout), TARGET(dst8, VERTICES * 8, &layout));
     CHECK(s8, SINEW_STATUS_OK);
     static float four[VERTICES * 8];
     memcpy(four, dst, sizeof four);
     if (d == 1)
-      CHECK(sinew_skin_dqs_strided(dqs, skel.joint_count, &joints[0][0], &weights[0][0], VERTICES,
-                                   src, VERTICES * 8, &layout, four, VERTICES * 8, &layout),
+      CHECK(sinew_skin_strided(DQS(dqs, skel.joint_count), STRIDED(&joints[0][0], &weights[0][0], NULL, NULL, VERTICES, src, VERTICES * 8, &layout), TARGET(four, VERTICES * 8, &layout)),
             SINEW_STATUS_OK);
     for (int i = 0; i < VERTICES * 8; i++)
       if (fabsf(dst8[i] - four[i]) > 1e-5f * (1.0f + fabsf(four[i]))) {
@@ -352,39 +355,29 @@ static void frame(void) {
       }
   }
   memcpy(dst8, dst, sizeof dst8);
-  CHECK(sinew_skin_lbs_strided8(lbs, skel.joint_count, &joints[0][0], &weights8[0][0],
-                                &joints1[0][0], NULL, VERTICES, src, VERTICES * 8, &layout, dst8,
-                                VERTICES * 8, &layout),
+  CHECK(sinew_skin_strided(LBS(lbs, skel.joint_count), STRIDED(&joints[0][0], &weights8[0][0], &joints1[0][0], NULL, VERTICES, src, VERTICES * 8, &layout), TARGET(dst8, VERTICES * 8, &layout)),
         SINEW_STATUS_NULL_PARAMETER);
   joints1[5][0] = (uint16_t)skel.joint_count;
-  CHECK(sinew_skin_dqs_strided8(dqs, skel.joint_count, &joints[0][0], &weights8[0][0],
-                                &joints1[0][0], &weights1[0][0], VERTICES, src, VERTICES * 8,
-                                &layout, dst8, VERTICES * 8, &layout),
+  CHECK(sinew_skin_strided(DQS(dqs, skel.joint_count), STRIDED(&joints[0][0], &weights8[0][0], &joints1[0][0], &weights1[0][0], VERTICES, src, VERTICES * 8, &layout), TARGET(dst8, VERTICES * 8, &layout)),
         SINEW_STATUS_INVALID_INFLUENCE);
   joints1[5][0] = joints[5][3];
   if (memcmp(dst8, dst, sizeof dst8) != 0) exit(1);
   static float weights1_before[VERTICES][4];
   memcpy(weights1_before, weights1, sizeof weights1);
   sinew_vertex_layout positions_only = {4, 0, SINEW_NO_ATTRIBUTE, SINEW_NO_ATTRIBUTE};
-  CHECK(sinew_skin_lbs_strided8(lbs, skel.joint_count, &joints[0][0], &weights8[0][0],
-                                &joints1[0][0], &weights1[0][0], VERTICES, src, VERTICES * 8,
-                                &layout, &weights1[0][0], VERTICES * 4, &positions_only),
+  CHECK(sinew_skin_strided(LBS(lbs, skel.joint_count), STRIDED(&joints[0][0], &weights8[0][0], &joints1[0][0], &weights1[0][0], VERTICES, src, VERTICES * 8, &layout), TARGET(&weights1[0][0], VERTICES * 4, &positions_only)),
         SINEW_STATUS_OVERLAPPING_BUFFERS);
   if (memcmp(weights1_before, weights1, sizeof weights1) != 0) exit(1);
   sinew_vertex_layout bad = {0, 0, 3, SINEW_NO_ATTRIBUTE};
-  CHECK(sinew_skin_lbs_strided(lbs, skel.joint_count, &joints[0][0], &weights[0][0], VERTICES, src,
-                               VERTICES * 8, &layout, dst, VERTICES * 8, &bad),
+  CHECK(sinew_skin_strided(LBS(lbs, skel.joint_count), STRIDED(&joints[0][0], &weights[0][0], NULL, NULL, VERTICES, src, VERTICES * 8, &layout), TARGET(dst, VERTICES * 8, &bad)),
         SINEW_STATUS_BAD_LENGTH);
   bad.stride = 8;
   bad.normal = 1; /* overlaps the position */
-  CHECK(sinew_skin_lbs_strided(lbs, skel.joint_count, &joints[0][0], &weights[0][0], VERTICES, src,
-                               VERTICES * 8, &layout, dst, VERTICES * 8, &bad),
+  CHECK(sinew_skin_strided(LBS(lbs, skel.joint_count), STRIDED(&joints[0][0], &weights[0][0], NULL, NULL, VERTICES, src, VERTICES * 8, &layout), TARGET(dst, VERTICES * 8, &bad)),
         SINEW_STATUS_BAD_LENGTH);
-  CHECK(sinew_skin_lbs_strided(lbs, skel.joint_count, &joints[0][0], &weights[0][0], VERTICES, src,
-                               VERTICES * 8 - 1, &layout, dst, VERTICES * 8, &layout),
+  CHECK(sinew_skin_strided(LBS(lbs, skel.joint_count), STRIDED(&joints[0][0], &weights[0][0], NULL, NULL, VERTICES, src, VERTICES * 8 - 1, &layout), TARGET(dst, VERTICES * 8, &layout)),
         SINEW_STATUS_BAD_LENGTH);
-  CHECK(sinew_skin_lbs_strided(lbs, skel.joint_count, &joints[0][0], &weights[0][0], VERTICES, src,
-                               VERTICES * 8, &layout, src, VERTICES * 8, &layout),
+  CHECK(sinew_skin_strided(LBS(lbs, skel.joint_count), STRIDED(&joints[0][0], &weights[0][0], NULL, NULL, VERTICES, src, VERTICES * 8, &layout), TARGET(src, VERTICES * 8, &layout)),
         SINEW_STATUS_OVERLAPPING_BUFFERS);
 
   /* The range update after the whole-skeleton pass changes nothing. */
@@ -583,19 +576,19 @@ static void bad_input(void) {
   sinew_skin_mesh mesh = {VERTICES, &positions[0][0], &normals[0][0], NULL,
                           &joints[0][0], &weights[0][0], NULL, NULL};
   sinew_skin_target in_place = {&positions[0][0], NULL, NULL};
-  CHECK(sinew_skin_lbs(lbs, 70, &mesh, &in_place), SINEW_STATUS_OVERLAPPING_BUFFERS);
+  CHECK(sinew_skin(LBS(lbs, 70), &mesh, &in_place), SINEW_STATUS_OVERLAPPING_BUFFERS);
 
   /* Bad influences. */
   sinew_skin_target target = {&out_positions[0][0], &out_normals[0][0], NULL};
   joints[3][2] = 70;
-  CHECK(sinew_skin_lbs(lbs, 70, &mesh, &target), SINEW_STATUS_INVALID_INFLUENCE);
+  CHECK(sinew_skin(LBS(lbs, 70), &mesh, &target), SINEW_STATUS_INVALID_INFLUENCE);
   joints[3][2] = 0;
   weights[5][1] = -0.3f;
-  CHECK(sinew_skin_dqs(dqs, 70, &mesh, &target), SINEW_STATUS_INVALID_INFLUENCE);
+  CHECK(sinew_skin(DQS(dqs, 70), &mesh, &target), SINEW_STATUS_INVALID_INFLUENCE);
   weights[5][1] = 0.3f;
   sinew_skin_target no_normals_in = {&out_positions[0][0], &out_normals[0][0], NULL};
   mesh.normals = NULL;
-  CHECK(sinew_skin_lbs(lbs, 70, &mesh, &no_normals_in), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_skin(LBS(lbs, 70), &mesh, &no_normals_in), SINEW_STATUS_NULL_PARAMETER);
 
   /* Every status has a description. */
   for (unsigned s = 0; s < 8000; s++)
@@ -706,8 +699,8 @@ static void mesh_file(const char *path) {
   sinew_skin_target a = {&from_file[0][0], NULL, NULL}, b = {&from_arrays[0][0], NULL, NULL};
   sinew_skin_mesh arrays = {VERTICES, &positions[0][0], &normals[0][0], NULL,
                             &joints[0][0], &weights[0][0], NULL, NULL};
-  CHECK(sinew_skin_lbs(lbs, m.joint_count, &m.mesh, &a), SINEW_STATUS_OK);
-  CHECK(sinew_skin_lbs(lbs, SINEW_HUMANOID_JOINT_COUNT, &arrays, &b), SINEW_STATUS_OK);
+  CHECK(sinew_skin(LBS(lbs, m.joint_count), &m.mesh, &a), SINEW_STATUS_OK);
+  CHECK(sinew_skin(LBS(lbs, SINEW_HUMANOID_JOINT_COUNT), &arrays, &b), SINEW_STATUS_OK);
   if (memcmp(from_file, from_arrays, sizeof from_file) != 0) {
     fprintf(stderr, "the loaded mesh skins differently from its arrays\n");
     exit(1);

@@ -36,6 +36,7 @@ int main(int argc, char **argv) {
   const size_t n = s ? 0 : skel.soa_count, joints = s ? 0 : skel.joint_count;
   const float dt = 1.0f / 60.0f;
   sinew_skin_target target = {&skinned[0][0], NULL, NULL};
+  sinew_skin_palette skin = {SINEW_SKIN_DQS, joints, NULL, palette, NULL, 0};
   for (int frame = 0; frame < 120 && !s; frame++) {
     float t = (float)frame * dt;
     s = sinew_compressed_clip_sample(frame < 60 ? &walk : &run, t, SINEW_TIME_LOOP, skel.rest_pose,
@@ -54,7 +55,7 @@ int main(int argc, char **argv) {
     if (!s)
       s = sinew_skin_dqs_palette(models, joints, mesh.inverse_bind, mesh.joint_count, palette,
                                  joints);
-    if (!s) s = sinew_skin_dqs(palette, joints, &mesh.mesh, &target);
+    if (!s) s = sinew_skin(&skin, &mesh.mesh, &target);
   }
   if (s) {
     fprintf(stderr, "sinew: %s\n", sinew_status_string(s));

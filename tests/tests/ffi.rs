@@ -363,25 +363,11 @@ fn eight_influences_through_the_c_abi() {
             normals: std::ptr::null_mut(),
             tangents: std::ptr::null_mut(),
         };
+        let mix = vec![1.0f32; n];
+        let method = [SINEW_SKIN_LBS, SINEW_SKIN_DQS, SINEW_SKIN_MIXED][k];
+        let palette = skin_palette(method, &lbs, &dqs, &mix);
         // SAFETY: every array has `n` entries and the palettes 5.
-        unsafe {
-            match k {
-                0 => sinew_skin_lbs(lbs.as_ptr().cast(), 5, m, &target),
-                1 => sinew_skin_dqs(dqs.as_ptr().cast(), 5, m, &target),
-                _ => {
-                    let mix = vec![1.0f32; n];
-                    sinew_skin_mixed(
-                        lbs.as_ptr().cast(),
-                        dqs.as_ptr().cast(),
-                        5,
-                        mix.as_ptr(),
-                        n,
-                        m,
-                        &target,
-                    )
-                }
-            }
-        }
+        unsafe { sinew_skin(&palette, m, &target) }
     };
     let m = mesh(&j1, &w1);
     for k in 0..3 {
@@ -414,7 +400,22 @@ fn eight_influences_through_the_c_abi() {
         normals: std::ptr::null_mut(),
         tangents: std::ptr::null_mut(),
     };
+    let palette = skin_palette(SINEW_SKIN_LBS, &lbs, &dqs, &[]);
     // SAFETY: `w1_out` holds 12 x 4 floats, more than 12 positions.
-    let s = unsafe { sinew_skin_lbs(lbs.as_ptr().cast(), 5, &m, &target) };
+    let s = unsafe { sinew_skin(&palette, &m, &target) };
     assert_eq!(s, sinew_status::OverlappingBuffers);
+}
+
+/// A `sinew_skin_palette` of `method` over the two palettes (one entry per
+/// palette element) and the per-vertex mix.
+fn skin_palette<L, D>(method: u32, lbs: &[L], dqs: &[D], mix: &[f32]) -> sinew_skin_palette {
+    assert_eq!(lbs.len(), dqs.len());
+    sinew_skin_palette {
+        method,
+        len: lbs.len(),
+        lbs: lbs.as_ptr().cast(),
+        dqs: dqs.as_ptr().cast(),
+        mix: mix.as_ptr(),
+        mix_len: mix.len(),
+    }
 }

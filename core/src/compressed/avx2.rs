@@ -31,7 +31,7 @@
 //! above [`ONE_WINDOW_BITS`] (including verbatim lanes) go to the portable
 //! track decoder. Every load is bounded once per call (metadata) or clamped
 //! (bit-stream windows), so even a container edited after validation (a
-//! [`CompressedClip::view_trusted`] view) decodes garbage, never reads out
+//! [`CompressedClip::from_validated_bytes`] view) decodes garbage, never reads out
 //! of bounds.
 #![allow(unsafe_code)]
 
@@ -788,7 +788,7 @@ mod tests {
                 bytes[at] = rng.next() as u8;
             }
             let bytes: &[u8] = bytemuck::cast_slice(&aligned);
-            if let Ok(clip) = CompressedClip::view_trusted(bytes) {
+            if let Ok(clip) = CompressedClip::from_validated_bytes(bytes) {
                 let mut out = vec![SoaTransform::IDENTITY; clip.soa_count()];
                 for _ in 0..4 {
                     let t = rng.unit() * clip.duration();

@@ -134,13 +134,18 @@ impl<'a> CompressedClip<'a> {
         Self::open(bytes, true)
     }
 
-    /// Views a container that [`CompressedClip::from_bytes`] accepted before
-    /// and that has not changed since: the header and the layout are read
-    /// again (O(1)), the per-segment and per-value checks are not. For the C
-    /// ABI's handles, whose contract is that the bytes stay unchanged; on
-    /// bytes that did change, sampling stays memory-safe (every read is
-    /// bounds-checked) but its results are unspecified.
-    pub(crate) fn view_trusted(bytes: &'a [u8]) -> Result<Self, Error> {
+    /// Views a container that [`CompressedClip::from_bytes`] accepted
+    /// before and that has not changed since: the header and the layout are
+    /// read again (O(1)), the per-segment and per-value checks are not. For
+    /// views re-created from bytes validated once at load time (the C
+    /// library's handles); on bytes that did change, sampling stays
+    /// memory-safe (every read is bounds-checked) but its results are
+    /// unspecified.
+    ///
+    /// # Errors
+    /// As [`CompressedClip::from_bytes`], for the header and layout checks
+    /// only.
+    pub fn from_validated_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
         Self::open(bytes, false)
     }
 

@@ -292,7 +292,7 @@ fn one_lane(rate_byte: u8) -> alloc::vec::Vec<u128> {
     };
     let words = written(header(1, 1, RotationFormat::DropW), &tracks, &[lane]);
     let bits = lane_frame_bits(true, RotationFormat::DropW, component_rates(rate_byte));
-    let clip = CompressedClip::view_trusted(bytemuck::cast_slice(&words)).unwrap();
+    let clip = CompressedClip::from_validated_bytes(bytemuck::cast_slice(&words)).unwrap();
     assert_eq!(clip.data_bytes(), (bits as usize).div_ceil(8) + 8);
     words
 }

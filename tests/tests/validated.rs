@@ -75,7 +75,7 @@ fn raw_clip_skips_the_finiteness_scan_only() {
     // A NaN written into the keys after validation: `from_bytes` refuses it,
     // the re-view reads it (documented) and sampling stays in bounds.
     let mut changed = AlignedBytes::copy_from(bytes.as_slice());
-    let at = changed.len() / 2 & !3;
+    let at = (changed.len() / 2) & !3;
     changed.as_mut_slice()[at..at + 4].copy_from_slice(&f32::NAN.to_le_bytes());
     assert!(matches!(
         RawClip::from_bytes(changed.as_slice()),

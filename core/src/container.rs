@@ -4,6 +4,32 @@
 
 use crate::error::Error;
 
+/// `T` placed at a 16-byte aligned address: the storage a container
+/// (skeleton, clip, compressed clip, mesh) is viewed from, since views read
+/// it in place and return [`Error::Misaligned`] otherwise.
+///
+/// On the stack or in a `static`, around a byte array:
+///
+/// ```
+/// use sinew_core::procedural::{self, HUMANOID_SKELETON_BYTES};
+/// use sinew_core::{Align16, Skeleton};
+///
+/// let mut bytes = Align16([0; HUMANOID_SKELETON_BYTES]);
+/// let len = procedural::write_humanoid_skeleton(&mut bytes.0)?;
+/// let skeleton = Skeleton::from_bytes(&bytes.0[..len])?;
+/// assert_eq!(skeleton.joint_count(), procedural::HUMANOID_JOINT_COUNT);
+///
+/// // A container in flash or read-only data keeps its alignment the same way,
+/// // e.g. `&Align16(*include_bytes!("humanoid.sinewskl"))`; the unsized form
+/// // `Align16<[u8]>` takes any length.
+/// static ZEROS: &Align16<[u8]> = &Align16([0; 64]);
+/// assert_eq!(ZEROS.0.as_ptr().align_offset(16), 0);
+/// # Ok::<(), sinew_core::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C, align(16))]
+pub struct Align16<T: ?Sized>(pub T);
+
 /// The little-endian `u32` at byte `at` (0 when it lies outside `bytes`;
 /// callers read only inside a header whose length they checked).
 #[inline]

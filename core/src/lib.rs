@@ -40,6 +40,7 @@ pub mod skeleton;
 pub mod skin;
 pub mod soa;
 
+pub use container::Align16;
 pub use error::Error;
 pub use math::{Mat4, Quat, Transform, Vec3};
 pub use skeleton::{JointDef, Skeleton, MAX_JOINTS, NO_PARENT};

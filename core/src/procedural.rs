@@ -8,6 +8,7 @@
 use core::f32::consts::{PI, TAU};
 
 use crate::clip::RawClip;
+use crate::container::Align16;
 use crate::error::Error;
 use crate::math::{Quat, Transform, Vec3};
 use crate::skeleton::{JointDef, Skeleton};
@@ -267,6 +268,34 @@ pub fn write_humanoid_skeleton(out: &mut [u8]) -> Result<usize, Error> {
     crate::skeleton::build(&humanoid_joints(), out, None)
 }
 
+/// The humanoid's skeleton container in a 16-byte aligned array of exactly
+/// its size, ready for [`Skeleton::from_bytes`]: [`write_humanoid_skeleton`]
+/// into a fresh [`Align16`]. The array is returned by value; to keep it in a
+/// `static` (e.g. on a microcontroller), call [`write_humanoid_skeleton`]
+/// on the static instead.
+///
+/// ```
+/// use sinew_core::procedural::{humanoid_skeleton_bytes, HUMANOID_JOINT_COUNT};
+/// use sinew_core::Skeleton;
+///
+/// let bytes = humanoid_skeleton_bytes()?;
+/// let skeleton = Skeleton::from_bytes(&bytes.0)?;
+/// assert_eq!(skeleton.joint_count(), HUMANOID_JOINT_COUNT);
+/// # Ok::<(), sinew_core::Error>(())
+/// ```
+///
+/// # Errors
+/// Those of [`write_humanoid_skeleton`], which this buffer's size and
+/// alignment rule out.
+pub fn humanoid_skeleton_bytes() -> Result<Align16<[u8; HUMANOID_SKELETON_BYTES]>, Error> {
+    let mut bytes = Align16([0; HUMANOID_SKELETON_BYTES]);
+    let len = write_humanoid_skeleton(&mut bytes.0)?;
+    // The container fills the array, so `bytes.0` is exactly the container
+    // (`humanoid_builds_and_fk_of_rest_is_bind` checks the size).
+    debug_assert_eq!(len, HUMANOID_SKELETON_BYTES);
+    Ok(bytes)
+}
+
 /// A locomotion style of the procedural clips.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Gait {
@@ -474,17 +503,16 @@ mod tests {
     use crate::fk::{self, FkJob};
     use crate::math::Mat4;
 
-    #[repr(C, align(16))]
-    struct Buf([u8; HUMANOID_SKELETON_BYTES]);
-
     #[test]
     fn humanoid_builds_and_fk_of_rest_is_bind() {
         assert_eq!(
             crate::skeleton::required_size(&humanoid_joints()),
             HUMANOID_SKELETON_BYTES
         );
-        let mut buf = Buf([0; HUMANOID_SKELETON_BYTES]);
+        let mut buf = Align16([0; HUMANOID_SKELETON_BYTES]);
         let n = write_humanoid_skeleton(&mut buf.0).unwrap();
+        assert_eq!(n, HUMANOID_SKELETON_BYTES);
+        assert_eq!(humanoid_skeleton_bytes().unwrap(), buf);
         let skel = Skeleton::from_bytes(&buf.0[..n]).unwrap();
         assert_eq!(skel.joint_count(), HUMANOID_JOINT_COUNT);
         let mut models = [Mat4::IDENTITY; HUMANOID_JOINT_COUNT];

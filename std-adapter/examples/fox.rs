@@ -1,9 +1,7 @@
 //! Fox.glb walks, switches to a run through inertialization at 1 s, and is
 //! skinned with dual quaternions every frame.
 //! `cargo run -p sinew-std --example fox [FILE.glb]`
-use sinew_core::mix::transition::SwitchJob;
-use sinew_core::prelude::*;
-use sinew_core::{clip::TimeMode::Loop, skin::SkinAttributes::Arrays, skin::SkinMethod::Dqs};
+use sinew_core::{clip::TimeMode::Loop, prelude::*};
 
 const FOX: &str = "../shared/data/gltf/khronos-gltf-samples/Fox.glb";
 
@@ -11,8 +9,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args().nth(1).unwrap_or_else(|| FOX.into());
     let fox = sinew_std::import::gltf::load(path.as_ref(), &Default::default())?;
     let (skeleton, mesh) = (fox.skeleton.view(), &fox.meshes[0]);
-    let clip = |name| fox.clips.iter().find(|c| c.name == name).ok_or("no clip");
-    let (walk, run) = (clip("Walk")?.view(), clip("Run")?.view());
+    let (walk, run) = (fox.clip("Walk")?.view(), fox.clip("Run")?.view());
     let influences = mesh.influences(skeleton.joint_count())?;
     let pose = || vec![SoaTransform::IDENTITY; skeleton.soa_count()];
     let (mut out, mut old, mut old_prev, dt) = (pose(), pose(), pose(), 1.0 / 60.0);
@@ -27,42 +24,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         if frame == 60 {
             walk.sample(t, Loop, &mut old)?;
             walk.sample(t - dt, Loop, &mut old_prev)?;
-            let (old, old_prev, new, duration) = (&old, &old_prev, &out, 0.3);
-            let job = SwitchJob {
-                old,
-                old_prev,
-                new,
-                new_prev: new,
-                dt,
-                duration,
-            };
+            let job = SwitchJob::new(&old, &old_prev, &out, &out, dt, 0.3);
             inertializer.switch(&mut offsets, &job)?;
         }
         inertializer.update(&offsets, dt, &mut out)?;
         local_to_model(&FkJob::new(&skeleton, &out), &mut models)?;
         dqs_palette(&models, &mesh.inverse_bind, &mut palette)?;
-        let input = SkinVertices {
-            positions: &mesh.positions,
-            normals: None,
-            tangents: None,
-        };
-        let output = SkinOutput {
-            positions: &mut skinned,
-            normals: None,
-            tangents: None,
-        };
-        let attributes = Arrays { input, output };
-        SkinJob {
-            method: Dqs { palette: &palette },
-            influences: &influences,
-            attributes,
-        }
-        .run()?;
+        let attributes = SkinAttributes::positions(&mesh.positions, &mut skinned);
+        SkinJob::dqs(&palette, &influences, attributes).run()?;
     }
-    println!(
-        "{} vertices skinned; vertex 0 at {:?}",
-        skinned.len(),
-        skinned[0]
-    );
+    let (n, vertex0) = (skinned.len(), skinned[0]);
+    println!("{n} vertices skinned; vertex 0 at {vertex0:?}");
     Ok(())
 }

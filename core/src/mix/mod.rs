@@ -24,7 +24,7 @@ pub use mixer::{
     Rejected, UnitId, UnitState,
 };
 pub use root_motion::{RootAccumulator, RootMotion};
-pub use transition::{crossfade, Decay, InertialBlock, Inertializer};
+pub use transition::{crossfade, Decay, InertialBlock, Inertializer, SwitchJob};
 
 use crate::math::{Quat, Vec3};
 

@@ -95,6 +95,43 @@ pub struct SwitchJob<'a> {
     pub duration: f32,
 }
 
+impl<'a> SwitchJob<'a> {
+    /// The job from its fields, in the order they are declared: the old
+    /// animation's pose now and `dt` earlier, the new animation's pose now
+    /// and `dt` earlier (pass `new` again if unknown), `dt`, and the blend
+    /// time `duration`. Nothing is checked here; [`start`] checks.
+    ///
+    /// ```
+    /// use sinew_core::mix::transition::SwitchJob;
+    /// use sinew_core::SoaTransform;
+    ///
+    /// let pose = [SoaTransform::IDENTITY; 2];
+    /// let (old, old_prev, new) = (pose, pose, pose);
+    /// let job = SwitchJob::new(&old, &old_prev, &new, &new, 1.0 / 60.0, 0.3);
+    /// assert_eq!((job.dt, job.duration), (1.0 / 60.0, 0.3));
+    /// assert!(core::ptr::eq(job.new_prev, &new[..]));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn new(
+        old: &'a [SoaTransform],
+        old_prev: &'a [SoaTransform],
+        new: &'a [SoaTransform],
+        new_prev: &'a [SoaTransform],
+        dt: f32,
+        duration: f32,
+    ) -> Self {
+        SwitchJob {
+            old,
+            old_prev,
+            new,
+            new_prev,
+            dt,
+            duration,
+        }
+    }
+}
+
 /// One channel of one joint: `(x0, v0, T)` after the clamps.
 ///
 /// The channel is signed: a velocity moving the offset away from zero

@@ -87,6 +87,30 @@ pub enum SkinAttributes<'a> {
     },
 }
 
+impl<'a> SkinAttributes<'a> {
+    /// Positions only, as separate arrays: `input` bind-space positions
+    /// skinned into `output` ([`SkinAttributes::Arrays`] of
+    /// [`SkinVertices::positions`] and [`SkinOutput::positions`]).
+    ///
+    /// ```
+    /// use sinew_core::skin::SkinAttributes;
+    ///
+    /// let positions = [[0.0, 1.0, 0.0]; 3];
+    /// let mut skinned = [[0.0; 3]; 3];
+    /// let attributes = SkinAttributes::positions(&positions, &mut skinned);
+    /// let SkinAttributes::Arrays { input, output } = attributes else { unreachable!() };
+    /// assert!(input.normals.is_none() && output.normals.is_none());
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn positions(input: &'a [[f32; 3]], output: &'a mut [[f32; 3]]) -> Self {
+        SkinAttributes::Arrays {
+            input: SkinVertices::positions(input),
+            output: SkinOutput::positions(output),
+        }
+    }
+}
+
 /// One skinning call: a [`SkinMethod`] applied through a mesh's
 /// [`CheckedInfluences`] to its [`SkinAttributes`], in the manner of
 /// ozz-animation's `SkinningJob` (build it, then [`run`](Self::run) it).
@@ -100,10 +124,7 @@ pub enum SkinAttributes<'a> {
 /// for the mix weights of [`SkinMethod::Mixed`].
 ///
 /// ```
-/// use sinew_core::skin::{
-///     CheckedInfluences, Mat3x4, SkinAttributes, SkinJob, SkinMethod, SkinOutput,
-///     SkinVertices,
-/// };
+/// use sinew_core::skin::{CheckedInfluences, Mat3x4, SkinAttributes, SkinJob, SkinMethod};
 ///
 /// let positions = [[1.0, 2.0, 3.0]; 5];
 /// let joints = [[0, 1, 0, 0]; 5];
@@ -116,13 +137,13 @@ pub enum SkinAttributes<'a> {
 /// SkinJob {
 ///     method: SkinMethod::Lbs { palette: &palette },
 ///     influences: &influences,
-///     attributes: SkinAttributes::Arrays {
-///         input: SkinVertices { positions: &positions, normals: None, tangents: None },
-///         output: SkinOutput { positions: &mut skinned, normals: None, tangents: None },
-///     },
+///     attributes: SkinAttributes::positions(&positions, &mut skinned),
 /// }
 /// .run()?;
 /// assert_eq!(skinned, positions);
+/// // The same job, built by the method's constructor:
+/// let attributes = SkinAttributes::positions(&positions, &mut skinned);
+/// SkinJob::lbs(&palette, &influences, attributes).run()?;
 /// # Ok::<(), sinew_core::Error>(())
 /// ```
 #[derive(Debug)]
@@ -134,6 +155,56 @@ pub struct SkinJob<'a> {
     pub influences: &'a CheckedInfluences<'a>,
     /// The attributes read and written.
     pub attributes: SkinAttributes<'a>,
+}
+
+impl<'a> SkinJob<'a> {
+    /// Linear blend skinning ([`SkinMethod::Lbs`]) with `palette` (an
+    /// [`lbs_palette`](super::lbs_palette)); see the type's example.
+    #[inline]
+    #[must_use]
+    pub fn lbs(
+        palette: &'a [Mat3x4],
+        influences: &'a CheckedInfluences<'a>,
+        attributes: SkinAttributes<'a>,
+    ) -> Self {
+        SkinJob {
+            method: SkinMethod::Lbs { palette },
+            influences,
+            attributes,
+        }
+    }
+
+    /// Dual quaternion skinning ([`SkinMethod::Dqs`]) with `palette` (a
+    /// [`dqs_palette`](super::dqs_palette)).
+    ///
+    /// ```
+    /// use sinew_core::skin::{CheckedInfluences, DualQuat, SkinAttributes, SkinJob};
+    /// use sinew_core::{Quat, Vec3};
+    ///
+    /// let positions = [[1.0, 0.0, 0.0]; 2];
+    /// let (joints, weights) = ([[0, 0, 0, 0]; 2], [[1.0, 0.0, 0.0, 0.0]; 2]);
+    /// let up = Vec3::new(0.0, 2.0, 0.0);
+    /// let palette = [DualQuat::from_rotation_translation(Quat::IDENTITY, up)]; // one joint
+    /// let influences = CheckedInfluences::new(&joints, &weights, palette.len())?;
+    /// let mut skinned = [[0.0; 3]; 2];
+    /// let attributes = SkinAttributes::positions(&positions, &mut skinned);
+    /// SkinJob::dqs(&palette, &influences, attributes).run()?;
+    /// assert!(skinned.iter().all(|p| (p[0] - 1.0).abs() < 1e-6 && (p[1] - 2.0).abs() < 1e-6));
+    /// # Ok::<(), sinew_core::Error>(())
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn dqs(
+        palette: &'a [DualQuat],
+        influences: &'a CheckedInfluences<'a>,
+        attributes: SkinAttributes<'a>,
+    ) -> Self {
+        SkinJob {
+            method: SkinMethod::Dqs { palette },
+            influences,
+            attributes,
+        }
+    }
 }
 
 impl SkinJob<'_> {

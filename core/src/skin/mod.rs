@@ -945,6 +945,27 @@ pub struct SkinVertices<'a> {
     pub tangents: Option<&'a [[f32; 4]]>,
 }
 
+impl<'a> SkinVertices<'a> {
+    /// Positions only: no normals, no tangents.
+    ///
+    /// ```
+    /// use sinew_core::skin::SkinVertices;
+    ///
+    /// let positions = [[0.0, 1.0, 0.0]; 3];
+    /// let input = SkinVertices::positions(&positions);
+    /// assert!(input.normals.is_none() && input.tangents.is_none());
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn positions(positions: &'a [[f32; 3]]) -> Self {
+        SkinVertices {
+            positions,
+            normals: None,
+            tangents: None,
+        }
+    }
+}
+
 /// Skinned vertex attributes; `None` attributes are not computed.
 #[derive(Debug)]
 pub struct SkinOutput<'a> {
@@ -954,6 +975,27 @@ pub struct SkinOutput<'a> {
     pub normals: Option<&'a mut [[f32; 3]]>,
     /// Skinned tangents, one per vertex (requires input tangents).
     pub tangents: Option<&'a mut [[f32; 4]]>,
+}
+
+impl<'a> SkinOutput<'a> {
+    /// Positions only: normals and tangents are not computed.
+    ///
+    /// ```
+    /// use sinew_core::skin::SkinOutput;
+    ///
+    /// let mut skinned = [[0.0; 3]; 3];
+    /// let output = SkinOutput::positions(&mut skinned);
+    /// assert!(output.normals.is_none() && output.tangents.is_none());
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn positions(positions: &'a mut [[f32; 3]]) -> Self {
+        SkinOutput {
+            positions,
+            normals: None,
+            tangents: None,
+        }
+    }
 }
 
 impl SkinOutput<'_> {

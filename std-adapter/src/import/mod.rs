@@ -189,6 +189,29 @@ pub struct Asset {
     pub units: &'static str,
 }
 
+impl Asset {
+    /// The first clip called `name` (names compare exactly, case included).
+    ///
+    /// ```
+    /// let asset = sinew_std::import::Asset::from(sinew_std::Humanoid::default_rate());
+    /// assert_eq!(asset.clip("run")?.name, "run");
+    /// let Err(missing) = asset.clip("Run") else { panic!("names compare exactly") };
+    /// assert_eq!(missing.message, r#"no clip named "Run" (clips: "walk", "jog", "run")"#);
+    /// # Ok::<(), sinew_std::ImportError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// An [`ImportError`] at [`Location::File`] of [`Asset::source`] that
+    /// lists the clip names, when no clip has that name.
+    pub fn clip(&self, name: &str) -> Result<&OwnedClip, ImportError> {
+        self.clips.iter().find(|c| c.name == name).ok_or_else(|| {
+            let names: Vec<String> = self.clips.iter().map(|c| format!("{:?}", c.name)).collect();
+            let message = format!("no clip named {name:?} (clips: {})", names.join(", "));
+            ImportError::new(&self.source, Location::File, message)
+        })
+    }
+}
+
 /// Reads a whole file, mapping IO errors to an [`ImportError`].
 ///
 /// # Errors

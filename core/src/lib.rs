@@ -31,6 +31,7 @@ mod container;
 mod cpu;
 mod error;
 pub mod fk;
+pub mod ik;
 pub mod math;
 pub mod mesh;
 pub mod mix;

@@ -78,6 +78,56 @@ impl Mat4 {
         Vec3::new(self.cols[3][0], self.cols[3][1], self.cols[3][2])
     }
 
+    /// The rotation of the 3x3 part and its scale along the rotated axes:
+    /// Gram-Schmidt on the columns (x from column 0, y from column 1 made
+    /// orthogonal to it, z = x × y; the z scale takes the sign of a
+    /// reflection), then the unit quaternion (`w >= 0`) built around its
+    /// largest component (Shepperd). Shear is dropped.
+    #[must_use]
+    pub fn rotation_and_scale(&self) -> (Quat, Vec3) {
+        let col = |c: usize| Vec3::new(self.cols[c][0], self.cols[c][1], self.cols[c][2]);
+        let (c0, c1, c2) = (col(0), col(1), col(2));
+        let s0 = c0.length();
+        let x = c0 * (1.0 / s0);
+        let y1 = c1 - x * x.dot(c1);
+        let s1 = y1.length();
+        let y = y1 * (1.0 / s1);
+        let z = x.cross(y);
+        let s2 = z.dot(c2);
+        let (m00, m10, m20) = (x.x, x.y, x.z);
+        let (m01, m11, m21) = (y.x, y.y, y.z);
+        let (m02, m12, m22) = (z.x, z.y, z.z);
+        let tw = 1.0 + m00 + m11 + m22;
+        let tx = 1.0 + m00 - m11 - m22;
+        let ty = 1.0 - m00 + m11 - m22;
+        let tz = 1.0 - m00 - m11 + m22;
+        let mut v = Quat::new(m21 - m12, m02 - m20, m10 - m01, tw);
+        let mut best = tw;
+        if tx > best {
+            v = Quat::new(tx, m01 + m10, m02 + m20, m21 - m12);
+            best = tx;
+        }
+        if ty > best {
+            v = Quat::new(m01 + m10, ty, m12 + m21, m02 - m20);
+            best = ty;
+        }
+        if tz > best {
+            v = Quat::new(m02 + m20, m12 + m21, tz, m10 - m01);
+        }
+        let mut q = v.normalize();
+        if q.w < 0.0 {
+            q = -q;
+        }
+        (q, Vec3::new(s0, s1, s2))
+    }
+
+    /// The rotation of the 3x3 part (see [`Mat4::rotation_and_scale`]).
+    #[inline]
+    #[must_use]
+    pub fn rotation(&self) -> Quat {
+        self.rotation_and_scale().0
+    }
+
     /// Element at row `r`, column `c`.
     #[inline]
     #[must_use]

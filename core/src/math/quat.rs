@@ -41,6 +41,29 @@ impl Quat {
         Quat::new(axis.x * s, axis.y * s, axis.z * s, c)
     }
 
+    /// The shortest rotation that turns unit vector `from` onto unit vector
+    /// `to`. For opposite vectors (no unique shortest arc) it turns by π
+    /// about an axis perpendicular to `from`.
+    #[must_use]
+    pub fn from_rotation_arc(from: Vec3, to: Vec3) -> Self {
+        let d = from.dot(to);
+        if d < -1.0 + 1e-6 {
+            // Any axis perpendicular to `from`: cross with the basis axis it is
+            // least aligned with.
+            let other = if libm::fabsf(from.x) < 0.9 {
+                Vec3::X
+            } else {
+                Vec3::Y
+            };
+            let axis = from.cross(other).try_normalize().unwrap_or(Vec3::Z);
+            return Quat::new(axis.x, axis.y, axis.z, 0.0);
+        }
+        // q = (from × to, 1 + from · to), normalised: half the angle without
+        // trigonometry.
+        let c = from.cross(to);
+        Quat::new(c.x, c.y, c.z, 1.0 + d).normalize()
+    }
+
     /// Rotation about +X by `angle` radians.
     #[inline]
     #[must_use]

@@ -56,6 +56,22 @@ impl Vec3 {
         )
     }
 
+    /// The unit vector along `self`, or `None` when its length is below
+    /// `1e-12` or not finite (so callers choose their own fallback).
+    #[inline]
+    #[must_use]
+    pub fn try_normalize(self) -> Option<Vec3> {
+        let len = self.length();
+        (len.is_finite() && len > 1e-12).then(|| self * (1.0 / len))
+    }
+
+    /// Squared Euclidean length.
+    #[inline]
+    #[must_use]
+    pub fn length_squared(self) -> f32 {
+        self.dot(self)
+    }
+
     /// Euclidean length.
     #[inline]
     #[must_use]

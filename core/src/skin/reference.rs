@@ -14,7 +14,7 @@ use super::{
     StridedVertices, StridedVerticesMut,
 };
 use crate::error::Error;
-use crate::math::{Mat4, Quat, Vec3};
+use crate::math::{Mat4, Vec3};
 use crate::soa::check_len;
 
 /// Scalar twin of [`super::lbs_palette`].
@@ -38,42 +38,12 @@ pub fn lbs_palette(
 /// and the scale that was dropped; see [`super::dqs_palette`].
 #[must_use]
 pub fn rigid_part(m: &Mat4) -> (DualQuat, [f32; 3]) {
-    let col = |c: usize| Vec3::new(m.cols[c][0], m.cols[c][1], m.cols[c][2]);
-    let (c0, c1, c2) = (col(0), col(1), col(2));
-    let s0 = c0.length();
-    let x = c0 * (1.0 / s0);
-    let y1 = c1 - x * x.dot(c1);
-    let s1 = y1.length();
-    let y = y1 * (1.0 / s1);
-    let z = x.cross(y);
-    let s2 = z.dot(c2);
-    let (m00, m10, m20) = (x.x, x.y, x.z);
-    let (m01, m11, m21) = (y.x, y.y, y.z);
-    let (m02, m12, m22) = (z.x, z.y, z.z);
-    // Shepperd: build the quaternion around its largest component.
-    let tw = 1.0 + m00 + m11 + m22;
-    let tx = 1.0 + m00 - m11 - m22;
-    let ty = 1.0 - m00 + m11 - m22;
-    let tz = 1.0 - m00 - m11 + m22;
-    let mut v = Quat::new(m21 - m12, m02 - m20, m10 - m01, tw);
-    let mut best = tw;
-    if tx > best {
-        v = Quat::new(tx, m01 + m10, m02 + m20, m21 - m12);
-        best = tx;
-    }
-    if ty > best {
-        v = Quat::new(m01 + m10, ty, m12 + m21, m02 - m20);
-        best = ty;
-    }
-    if tz > best {
-        v = Quat::new(m02 + m20, m12 + m21, tz, m10 - m01);
-    }
-    let mut q = v.normalize();
-    if q.w < 0.0 {
-        q = -q;
-    }
+    let (q, scale) = m.rotation_and_scale();
     let t = m.translation();
-    (DualQuat::from_rotation_translation(q, t), [s0, s1, s2])
+    (
+        DualQuat::from_rotation_translation(q, t),
+        [scale.x, scale.y, scale.z],
+    )
 }
 
 /// Scalar twin of [`super::dqs_palette`].

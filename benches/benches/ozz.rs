@@ -1,0 +1,157 @@
+//! sinew on ozz-animation's own sample data, for same-run comparisons with
+//! ozz-animation: the 67-joint `pab_skeleton` and its walk, jog and run from
+//! `../shared/data/ozz`, imported at 30 Hz (the clips' rate) and compressed
+//! with the default settings (0.01 cm bound, 3 cm shell), as a game ships
+//! them; ozz's own animation format is quantised too.
+//!
+//! Ids are `ozz_pab/<stage>`; every stage is one call on one character:
+//!
+//! - `sample-compressed-seq` / `-random`: the walk at sequential times (one
+//!   60 Hz frame apart, looping) or at pseudo-random times;
+//! - `sample-raw-seq`: the same on the uncompressed clip;
+//! - `blend-3`: walk, jog and run poses (sampled once) blended with weights
+//!   0.45 / 0.3 / 0.15;
+//! - `local-to-model`: the blended pose to 67 model matrices;
+//! - `frame-compressed`: sample the three compressed clips at sequential
+//!   times, blend them, local-to-model.
+//!
+//! The peer harness and `scripts/perf-tables` (see docs/performance.md)
+//! rely on these ids and on the data each one sees.
+//!
+//! ```text
+//! cargo bench -p sinew-benches --bench ozz -- --noplot
+//! ```
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use sinew_benches::{random_times, WEIGHTS};
+use sinew_core::blend::{self, BlendJob, BlendLayer};
+use sinew_core::clip::TimeMode;
+use sinew_core::compressed::CompressedClip;
+use sinew_core::fk::{self, FkJob};
+use sinew_core::{Mat4, SoaTransform};
+use sinew_std::compress::{compress, CompressOptions};
+
+fn config() -> Criterion {
+    Criterion::default()
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(2))
+        .sample_size(30)
+}
+
+/// Frame step of the sequential variants: a 60 Hz game frame.
+const DT: f32 = 1.0 / 60.0;
+
+/// Seed of the random times; the peer harness draws the same times.
+const RANDOM_SEED: u64 = 9;
+
+/// Time at which the blend and local-to-model inputs are sampled, as a
+/// fraction of each clip's duration.
+const POSE_RATIO: f32 = 0.3;
+
+fn bench_pab(c: &mut Criterion) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/ozz");
+    let names = ["pab_walk.ozz", "pab_jog.ozz", "pab_run.ozz"];
+    let paths: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
+    let refs: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
+    let asset = match sinew_std::import::ozz::load(&dir.join("pab_skeleton.ozz"), &refs, 30.0) {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("ozz bench skipped: {e}");
+            return;
+        }
+    };
+    let skel = asset.skeleton.view();
+    let rest = skel.rest_pose();
+    let n = skel.joint_count();
+    let raws: Vec<_> = asset.clips.iter().map(|c| c.view()).collect();
+    let owned: Vec<_> = raws
+        .iter()
+        .map(|r| {
+            compress(&skel, r, &CompressOptions::default())
+                .expect("pab clips compress")
+                .0
+        })
+        .collect();
+    let comp: Vec<CompressedClip<'_>> = owned.iter().map(|c| c.view()).collect();
+    let walk = &comp[0];
+    let d = raws[0].duration();
+    let times = random_times(4096, d, RANDOM_SEED);
+
+    let mut out = vec![SoaTransform::IDENTITY; skel.soa_count()];
+    let mut sampled = vec![vec![SoaTransform::IDENTITY; skel.soa_count()]; 3];
+    let mut local = vec![SoaTransform::IDENTITY; skel.soa_count()];
+    let mut models = vec![Mat4::IDENTITY; n];
+
+    let mut group = c.benchmark_group("ozz_pab");
+    group.throughput(Throughput::Elements(n as u64));
+    group.bench_function("sample-compressed-seq", |b| {
+        let mut t = 0.0f32;
+        b.iter(|| {
+            t = (t + DT) % d;
+            walk.sample_with_rest(black_box(t), TimeMode::Loop, rest, black_box(&mut out))
+        })
+    });
+    group.bench_function("sample-compressed-random", |b| {
+        let mut i = 0usize;
+        b.iter(|| {
+            i = (i + 1) % times.len();
+            walk.sample_with_rest(
+                black_box(times[i]),
+                TimeMode::Loop,
+                rest,
+                black_box(&mut out),
+            )
+        })
+    });
+    group.bench_function("sample-raw-seq", |b| {
+        let mut t = 0.0f32;
+        b.iter(|| {
+            t = (t + DT) % d;
+            raws[0].sample(black_box(t), TimeMode::Loop, black_box(&mut out))
+        })
+    });
+
+    for ((clip, raw), pose) in comp.iter().zip(&raws).zip(sampled.iter_mut()) {
+        clip.sample_with_rest(raw.duration() * POSE_RATIO, TimeMode::Clamp, rest, pose)
+            .expect("valid time");
+    }
+    let layers: [BlendLayer<'_>; 3] =
+        core::array::from_fn(|i| BlendLayer::new(&sampled[i], WEIGHTS[i]));
+    let job = BlendJob::new(&layers, &[], rest);
+    group.bench_function("blend-3", |b| {
+        b.iter(|| blend::blend(black_box(&job), black_box(&mut local)))
+    });
+    blend::blend(&job, &mut local).expect("blends");
+    let job = FkJob::new(&skel, &local);
+    group.bench_function("local-to-model", |b| {
+        b.iter(|| fk::local_to_model(black_box(&job), black_box(&mut models)))
+    });
+
+    let durations: Vec<f32> = raws.iter().map(|r| r.duration()).collect();
+    let mut frame = vec![vec![SoaTransform::IDENTITY; skel.soa_count()]; 3];
+    group.bench_function("frame-compressed", |b| {
+        let mut t = 0.0f32;
+        b.iter(|| {
+            t += DT;
+            for ((clip, &dur), pose) in comp.iter().zip(&durations).zip(frame.iter_mut()) {
+                clip.sample_with_rest(black_box(t % dur), TimeMode::Loop, rest, pose)?;
+            }
+            let layers: [BlendLayer<'_>; 3] =
+                core::array::from_fn(|i| BlendLayer::new(&frame[i], WEIGHTS[i]));
+            blend::blend(&BlendJob::new(&layers, &[], rest), &mut local)?;
+            fk::local_to_model(&FkJob::new(&skel, &local), black_box(&mut models))
+        })
+    });
+    group.finish();
+}
+
+criterion_group! {
+    name = ozz;
+    config = config();
+    targets = bench_pab
+}
+criterion_main!(ozz);

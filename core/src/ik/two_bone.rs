@@ -149,9 +149,11 @@ pub struct TwoBoneGoal {
     /// parallel to start→target) keeps the plane the aim leaves.
     pub pole: Vec3,
     /// The mid joint's hinge axis in its own (local) frame, any non-zero
-    /// length; turning about it by a positive angle (right-hand rule) opens
-    /// the joint. For exact pole-plane placement it should be perpendicular
-    /// to both bones, as knee and elbow axes are.
+    /// length. Turning about it by a positive angle (right-hand rule) opens
+    /// the joint; folding swings the end joint towards
+    /// `(mid − start) × axis` (axis in model space), and that is the side
+    /// the solve bends to. For exact pole-plane placement it should be
+    /// perpendicular to both bones, as knee and elbow axes are.
     pub mid_axis: Vec3,
     /// Blend between no correction (0) and the full solve (1), in `[0, 1]`.
     pub weight: f32,
@@ -163,15 +165,15 @@ pub struct TwoBoneGoal {
 }
 
 impl TwoBoneGoal {
-    /// A goal at `target` with the defaults: pole +Z (knees forward in
-    /// sinew's procedural data), mid axis +X, weight 1, no softening, no
-    /// twist.
+    /// A goal at `target` with the defaults: pole +Z and mid axis −X (a
+    /// knee of sinew's procedural humanoid: +Y up, +Z forward, the shin
+    /// folding backwards), weight 1, no softening, no twist.
     #[must_use]
     pub const fn new(target: Vec3) -> Self {
         TwoBoneGoal {
             target,
             pole: Vec3::Z,
-            mid_axis: Vec3::X,
+            mid_axis: Vec3::new(-1.0, 0.0, 0.0),
             weight: 1.0,
             soften: 1.0,
             twist: 0.0,
@@ -336,9 +338,12 @@ fn validate(limb: &Limb, goal: &TwoBoneGoal) -> Result<Vec3, Error> {
             what: "two-bone IK soften must be in [0, 1]",
         });
     }
-    let axis = goal.mid_axis.try_normalize().ok_or(Error::InvalidParameter {
-        what: "two-bone IK mid axis must be finite and non-zero",
-    })?;
+    let axis = goal
+        .mid_axis
+        .try_normalize()
+        .ok_or(Error::InvalidParameter {
+            what: "two-bone IK mid axis must be finite and non-zero",
+        })?;
     let (l1, l2) = (
         (limb.mid - limb.start).length(),
         (limb.end - limb.mid).length(),
@@ -367,7 +372,8 @@ pub fn reference(limb: &Limb, goal: &TwoBoneGoal) -> Result<TwoBoneReport, Error
     }
     let u = limb.mid - limb.start;
     let v = limb.end - limb.mid;
-    let (l1, l2) = (u.length(), v.length());
+    let (l1s, l2s) = (u.length_squared(), v.length_squared());
+    let (l1, l2) = (sqrt_f32(l1s), sqrt_f32(l2s));
     let chain = l1 + l2;
 
     // Softening: the distance aimed at, along the start→target direction.
@@ -385,8 +391,7 @@ pub fn reference(limb: &Limb, goal: &TwoBoneGoal) -> Result<TwoBoneReport, Error
         (d0, dist0)
     };
     let tol = REACH_TOLERANCE * chain;
-    let reached =
-        goal.weight >= 1.0 && dist0 <= soft_start + tol && dist0 + tol >= (l1 - l2).abs();
+    let reached = goal.weight >= 1.0 && dist0 <= soft_start + tol && dist0 + tol >= (l1 - l2).abs();
 
     // 1. Mid joint: θ = α − β about the model-space axis `a`.
     let a = limb.mid_rotation.rotate(axis);
@@ -395,7 +400,7 @@ pub fn reference(limb: &Limb, goal: &TwoBoneGoal) -> Result<TwoBoneReport, Error
     let big_b = u.dot(a.cross(v));
     let c0 = u.dot(a) * av;
     let r = sqrt_f32(big_a * big_a + big_b * big_b);
-    let k = 0.5 * (dist * dist - l1 * l1 - l2 * l2);
+    let k = 0.5 * (dist * dist - l1s - l2s);
     let (cos_t, sin_t) = if r > HINGE_EPSILON * l1 * l2 {
         let (ca, sa) = (big_a / r, big_b / r);
         let cb = ((k - c0) / r).clamp(-1.0, 1.0);
@@ -454,10 +459,14 @@ fn half_angle(c: f32, s: f32) -> (f32, f32) {
     }
 }
 
-/// The shortest rotation turning the direction of `from` onto that of
-/// `to` (any lengths): `(from × to, |from||to| + from·to)` normalised; π
-/// about an axis perpendicular to `from` for opposite vectors; identity
-/// when either is zero.
+/// A rotation turning the direction of `from` onto that of `to` (any
+/// lengths; identity when either is zero). For an acute or right angle it
+/// is the shortest arc, `(from × to, |from||to| + from·to)` normalised.
+/// For an obtuse angle that formula loses its digits (both parts shrink
+/// towards zero near opposite vectors), so it turns by π about an axis
+/// `p ⊥ from` first, then by the short, well-conditioned arc from that
+/// image onto `to`: `p` is `from × to` (the shortest arc again) unless that
+/// is too short to give a direction, then `from × X` (or `× Y`).
 #[inline]
 fn arc(from: Vec3, to: Vec3) -> Quat {
     let m = sqrt_f32(from.length_squared() * to.length_squared());
@@ -465,18 +474,41 @@ fn arc(from: Vec3, to: Vec3) -> Quat {
         return Quat::IDENTITY;
     }
     let dot = from.dot(to);
-    if dot < -(1.0 - 1e-6) * m {
+    if dot >= 0.0 {
+        return short_arc(from, to, m);
+    }
+    let c = from.cross(to);
+    let lc = c.length();
+    let p = if lc > ARC_AXIS_EPSILON * m {
+        c * (1.0 / lc)
+    } else {
         let other = if libm::fabsf(from.x) < 0.9 * sqrt_f32(from.length_squared()) {
             Vec3::X
         } else {
             Vec3::Y
         };
         let c = from.cross(other);
-        let lc = c.length();
-        return Quat::new(c.x / lc, c.y / lc, c.z / lc, 0.0);
-    }
+        c * (1.0 / c.length())
+    };
+    let image = p * (2.0 * p.dot(from)) - from;
+    let half = Quat::new(p.x, p.y, p.z, 0.0);
+    short_arc(
+        image,
+        to,
+        sqrt_f32(image.length_squared() * to.length_squared()),
+    ) * half
+}
+
+/// Below this fraction of `|from||to|`, `from × to` is too short to be
+/// the axis of [`arc`]'s half turn.
+const ARC_AXIS_EPSILON: f32 = 1e-3;
+
+/// `(from × to, m + from·to)` normalised, `m = |from||to|`: the shortest
+/// arc for vectors at most a right angle apart.
+#[inline]
+fn short_arc(from: Vec3, to: Vec3, m: f32) -> Quat {
     let c = from.cross(to);
-    Quat::new(c.x, c.y, c.z, m + dot).normalize()
+    Quat::new(c.x, c.y, c.z, m + from.dot(to)).normalize()
 }
 
 /// `nlerp(identity, q, weight)` on the `w ≥ 0` hemisphere.
@@ -612,7 +644,8 @@ impl<const N: usize> TwoBoneLanesOut<N> {
         if lane >= N || self.valid & (1 << lane) == 0 {
             return None;
         }
-        let q = |src: &[[f32; N]; 4]| Quat::new(src[0][lane], src[1][lane], src[2][lane], src[3][lane]);
+        let q =
+            |src: &[[f32; N]; 4]| Quat::new(src[0][lane], src[1][lane], src[2][lane], src[3][lane]);
         Some(TwoBoneReport {
             reached: self.reached & (1 << lane) != 0,
             start_correction: q(&self.start_correction),
@@ -665,7 +698,11 @@ pub fn solve_many(
     {
         lanes.weight = [0.0; 8];
         for (i, (pose, ik)) in poses.iter().zip(iks).enumerate() {
-            lanes.set_lane(i, &Limb::from_pose(pose, ik.start, ik.mid, ik.end)?, &ik.goal);
+            lanes.set_lane(
+                i,
+                &Limb::from_pose(pose, ik.start, ik.mid, ik.end)?,
+                &ik.goal,
+            );
         }
         solve_lanes8(&lanes, &mut out);
         for (i, ((pose, ik), report)) in poses.iter_mut().zip(iks).zip(reports).enumerate() {
@@ -711,7 +748,7 @@ trait Lane<const N: usize>:
 }
 
 macro_rules! impl_lane {
-    ($t:ty, $n:literal) => {
+    ($t:ty, $n:literal, $sqrt:path) => {
         impl Lane<$n> for $t {
             #[inline(always)]
             fn load(a: [f32; $n]) -> Self {
@@ -727,7 +764,7 @@ macro_rules! impl_lane {
             }
             #[inline(always)]
             fn sqrt(self) -> Self {
-                <$t>::sqrt(self)
+                $sqrt(self)
             }
             #[inline(always)]
             fn abs(self) -> Self {
@@ -777,8 +814,9 @@ macro_rules! impl_lane {
     };
 }
 
-impl_lane!(f32x4, 4);
-impl_lane!(f32x8, 8);
+// `sqrt4`: the hardware square root on 32-bit ARM too (see there).
+impl_lane!(f32x4, 4, crate::math::sqrt4);
+impl_lane!(f32x8, 8, f32x8::sqrt);
 
 #[derive(Clone, Copy)]
 struct V<F> {
@@ -979,6 +1017,20 @@ fn weigh_l<F: Lane<N>, const N: usize>(q: Q<F>, weight: F) -> Q<F> {
     }
 }
 
+/// Lane version of [`short_arc`].
+#[inline(always)]
+fn short_arc_l<F: Lane<N>, const N: usize>(from: V<F>, to: V<F>, m: F) -> Q<F> {
+    let c = from.cross(to);
+    let w = m + from.dot(to);
+    let inv = F::splat(1.0) / (c.x * c.x + c.y * c.y + c.z * c.z + w * w).sqrt();
+    Q {
+        x: c.x * inv,
+        y: c.y * inv,
+        z: c.z * inv,
+        w: w * inv,
+    }
+}
+
 /// Lane version of [`arc`].
 #[inline(always)]
 fn arc_l<F: Lane<N>, const N: usize>(from: V<F>, to: V<F>) -> Q<F> {
@@ -987,21 +1039,10 @@ fn arc_l<F: Lane<N>, const N: usize>(from: V<F>, to: V<F>) -> Q<F> {
     let ff = from.dot(from);
     let m = (ff * to.dot(to)).sqrt();
     let dot = from.dot(to);
+    let acute = short_arc_l::<F, N>(from, to, m);
+    // Obtuse: a half turn about `p`, then the short arc.
     let c = from.cross(to);
-    let q = Q {
-        x: c.x,
-        y: c.y,
-        z: c.z,
-        w: m + dot,
-    };
-    let inv = one / (q.x * q.x + q.y * q.y + q.z * q.z + q.w * q.w).sqrt();
-    let regular = Q {
-        x: q.x * inv,
-        y: q.y * inv,
-        z: q.z * inv,
-        w: q.w * inv,
-    };
-    // Opposite vectors: π about `from × (X or Y)`.
+    let lc = length(c);
     let use_x = from.x.abs().lt(F::splat(0.9) * ff.sqrt());
     let other = V {
         x: use_x.select(one, zero),
@@ -1009,21 +1050,27 @@ fn arc_l<F: Lane<N>, const N: usize>(from: V<F>, to: V<F>) -> Q<F> {
         z: zero,
     };
     let cp = from.cross(other);
-    let lc = length(cp);
-    let opposite = Q {
-        x: cp.x / lc,
-        y: cp.y / lc,
-        z: cp.z / lc,
+    let p = select_v(
+        lc.gt(F::splat(ARC_AXIS_EPSILON) * m),
+        c.scale(one / lc),
+        cp.scale(one / length(cp)),
+    );
+    let image = p.scale(F::splat(2.0) * p.dot(from)).sub(from);
+    let mi = (image.dot(image) * to.dot(to)).sqrt();
+    let half = Q {
+        x: p.x,
+        y: p.y,
+        z: p.z,
         w: zero,
     };
+    let obtuse = short_arc_l::<F, N>(image, to, mi).mul(half);
     let identity = Q {
         x: zero,
         y: zero,
         z: zero,
         w: one,
     };
-    let is_opp = dot.lt(-(F::splat(1.0 - 1e-6) * m));
-    let q = select_q(is_opp, opposite, regular);
+    let q = select_q(dot.ge(zero), acute, obtuse);
     select_q(m.gt(zero), q, identity)
 }
 
@@ -1052,7 +1099,15 @@ fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLa
     let axis = axis_raw.scale(one / axis_len);
     let pole_len = length(pole);
     let pole_ok = pole_len.finite() & pole_len.gt(F::splat(1e-12));
-    let pole_n = select_v(pole_ok, pole.scale(one / pole_len), V { x: zero, y: zero, z: zero });
+    let pole_n = select_v(
+        pole_ok,
+        pole.scale(one / pole_len),
+        V {
+            x: zero,
+            y: zero,
+            z: zero,
+        },
+    );
 
     // Validity, as `validate`.
     let min_bone = F::splat(MIN_BONE_LENGTH);
@@ -1089,9 +1144,7 @@ fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLa
     let dist = softened.select(dist_soft, dist0);
     let d = select_v(softened, d0.scale(dist_soft / dist0), d0);
     let tol = F::splat(REACH_TOLERANCE) * chain;
-    let reached = weight.ge(one)
-        & dist0.le(soft_start + tol)
-        & (dist0 + tol).ge((l1 - l2).abs());
+    let reached = weight.ge(one) & dist0.le(soft_start + tol) & (dist0 + tol).ge((l1 - l2).abs());
 
     // 1. Mid joint.
     let a = qm.rotate(axis);

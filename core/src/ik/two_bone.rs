@@ -62,7 +62,7 @@ use core::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Sub};
 use wide::{f32x4, f32x8};
 
 use super::IkPose;
-use crate::math::{sqrt_f32, Quat, Vec3};
+use crate::math::{sqrt_f32, Mat4, Quat, Vec3};
 use crate::Error;
 
 /// Bones shorter than this (in the data's length unit) are rejected:
@@ -104,7 +104,7 @@ pub struct Limb {
 
 impl Limb {
     /// Reads a limb out of a pose: the positions of `start`, `mid` and
-    /// `end` and the rotations ([`crate::Mat4::rotation`]) of the first two.
+    /// `end` and the rotations ([`Mat4::rotation`]) of the first two.
     ///
     /// # Errors
     /// [`Error::JointOutOfRange`] for a joint past the skeleton;
@@ -128,14 +128,25 @@ impl Limb {
                 what: "two-bone IK: mid must be a child of start and end a child of mid",
             });
         }
-        let (ms, mm) = (pose.model(start)?, pose.model(mid)?);
-        Ok(Limb {
-            start: ms.translation(),
-            mid: mm.translation(),
-            end: pose.position(end)?,
-            start_rotation: ms.rotation(),
-            mid_rotation: mm.rotation(),
-        })
+        Ok(Limb::from_models(
+            pose.model(start)?,
+            pose.model(mid)?,
+            pose.model(end)?,
+        ))
+    }
+
+    /// A limb from the three joints' model matrices: their translations
+    /// and the rotations ([`Mat4::rotation`]) of the first two.
+    /// What a caller gathering lanes from its own matrices calls.
+    #[must_use]
+    pub fn from_models(start: &Mat4, mid: &Mat4, end: &Mat4) -> Limb {
+        Limb {
+            start: start.translation(),
+            mid: mid.translation(),
+            end: end.translation(),
+            start_rotation: start.rotation(),
+            mid_rotation: mid.rotation(),
+        }
     }
 }
 
@@ -289,7 +300,7 @@ impl TwoBoneIk {
     /// matrices of `start`'s subtree. With weight 0 nothing is written.
     ///
     /// # Errors
-    /// As [`Limb::from_pose`] and [`reference`]; on error the pose is
+    /// As [`Limb::from_pose`] and [`reference()`]; on error the pose is
     /// untouched.
     pub fn solve(&self, pose: &mut IkPose<'_, '_>) -> Result<TwoBoneReport, Error> {
         let limb = Limb::from_pose(pose, self.start, self.mid, self.end)?;
@@ -382,8 +393,8 @@ pub fn reference(limb: &Limb, goal: &TwoBoneGoal) -> Result<TwoBoneReport, Error
     let soft_start = chain * goal.soften;
     let soft_span = chain - soft_start;
     let (d, dist) = if dist0 > soft_start && soft_span > 0.0 {
-        let x = (dist0 - soft_start) / soft_span;
-        let t = 4.0 / (x + 4.0);
+        // t = 1 / (1 + x/4), x = (dist0 − soft_start) / soft_span.
+        let t = 4.0 * soft_span / (dist0 - soft_start + 4.0 * soft_span);
         let t2 = t * t;
         let dist = soft_start + soft_span * (1.0 - t2 * t2);
         (d0 * (dist / dist0), dist)
@@ -402,8 +413,9 @@ pub fn reference(limb: &Limb, goal: &TwoBoneGoal) -> Result<TwoBoneReport, Error
     let r = sqrt_f32(big_a * big_a + big_b * big_b);
     let k = 0.5 * (dist * dist - l1s - l2s);
     let (cos_t, sin_t) = if r > HINGE_EPSILON * l1 * l2 {
-        let (ca, sa) = (big_a / r, big_b / r);
-        let cb = ((k - c0) / r).clamp(-1.0, 1.0);
+        let inv_r = 1.0 / r;
+        let (ca, sa) = (big_a * inv_r, big_b * inv_r);
+        let cb = ((k - c0) * inv_r).clamp(-1.0, 1.0);
         let sb = sqrt_f32((1.0 - cb * cb).max(0.0));
         (ca * cb + sa * sb, sa * cb - ca * sb)
     } else {
@@ -470,7 +482,7 @@ fn half_angle(c: f32, s: f32) -> (f32, f32) {
 #[inline]
 fn arc(from: Vec3, to: Vec3) -> Quat {
     let m = sqrt_f32(from.length_squared() * to.length_squared());
-    if !(m > 0.0) {
+    if m.is_nan() || m <= 0.0 {
         return Quat::IDENTITY;
     }
     let dot = from.dot(to);
@@ -511,12 +523,13 @@ fn short_arc(from: Vec3, to: Vec3, m: f32) -> Quat {
     Quat::new(c.x, c.y, c.z, m + from.dot(to)).normalize()
 }
 
-/// `nlerp(identity, q, weight)` on the `w ≥ 0` hemisphere.
+/// `nlerp(identity, q, weight)` on the `w ≥ 0` hemisphere (`q` itself,
+/// already unit, at full weight).
 #[inline]
 fn weigh(q: Quat, weight: f32) -> Quat {
     let q = if q.w < 0.0 { -q } else { q };
     if weight >= 1.0 {
-        return q.normalize();
+        return q;
     }
     Quat::new(
         q.x * weight,
@@ -619,7 +632,7 @@ pub struct TwoBoneLanesOut<const N: usize> {
     pub mid_correction: [[f32; N]; 4],
     /// Bit `i` set when lane `i` reached its target.
     pub reached: u32,
-    /// Bit `i` set when lane `i`'s input was valid (what [`reference`]
+    /// Bit `i` set when lane `i`'s input was valid (what [`reference()`]
     /// would accept).
     pub valid: u32,
 }
@@ -655,8 +668,8 @@ impl<const N: usize> TwoBoneLanesOut<N> {
 }
 
 /// Solves 4 limbs, one per lane of `f32x4`: lane by lane the result of
-/// [`reference`] (within float rounding, about 1e-6), with invalid lanes
-/// (inputs [`reference`] rejects) left at identity and cleared in
+/// [`reference()`] (within float rounding, about 1e-6), with invalid lanes
+/// (inputs [`reference()`] rejects) left at identity and cleared in
 /// [`TwoBoneLanesOut::valid`]. No branches on the data.
 pub fn solve_lanes4(input: &TwoBoneLanes<4>, out: &mut TwoBoneLanesOut<4>) {
     kernel::<f32x4, 4>(input, out);
@@ -1000,21 +1013,24 @@ fn weigh_l<F: Lane<N>, const N: usize>(q: Q<F>, weight: F) -> Q<F> {
         w: q.w ^ flip,
     };
     let full = weight.ge(one);
-    let wv = full.select(one, weight);
-    let wid = full.select(zero, one - weight);
+    // Most calls run every lane at full weight: skip the blend then.
+    if full.bitmask() == (1 << N) - 1 {
+        return q;
+    }
     let r = Q {
-        x: q.x * wv,
-        y: q.y * wv,
-        z: q.z * wv,
-        w: wid + q.w * wv,
+        x: q.x * weight,
+        y: q.y * weight,
+        z: q.z * weight,
+        w: one - weight + q.w * weight,
     };
     let inv = one / (r.x * r.x + r.y * r.y + r.z * r.z + r.w * r.w).sqrt();
-    Q {
+    let blended = Q {
         x: r.x * inv,
         y: r.y * inv,
         z: r.z * inv,
         w: r.w * inv,
-    }
+    };
+    select_q(full, q, blended)
 }
 
 /// Lane version of [`short_arc`].
@@ -1040,6 +1056,16 @@ fn arc_l<F: Lane<N>, const N: usize>(from: V<F>, to: V<F>) -> Q<F> {
     let m = (ff * to.dot(to)).sqrt();
     let dot = from.dot(to);
     let acute = short_arc_l::<F, N>(from, to, m);
+    let identity = Q {
+        x: zero,
+        y: zero,
+        z: zero,
+        w: one,
+    };
+    let obtuse_mask = dot.lt(zero);
+    if obtuse_mask.bitmask() == 0 {
+        return select_q(m.gt(zero), acute, identity);
+    }
     // Obtuse: a half turn about `p`, then the short arc.
     let c = from.cross(to);
     let lc = length(c);
@@ -1064,17 +1090,11 @@ fn arc_l<F: Lane<N>, const N: usize>(from: V<F>, to: V<F>) -> Q<F> {
         w: zero,
     };
     let obtuse = short_arc_l::<F, N>(image, to, mi).mul(half);
-    let identity = Q {
-        x: zero,
-        y: zero,
-        z: zero,
-        w: one,
-    };
-    let q = select_q(dot.ge(zero), acute, obtuse);
+    let q = select_q(obtuse_mask, obtuse, acute);
     select_q(m.gt(zero), q, identity)
 }
 
-/// The lane kernel: [`reference`] with every branch computed and selected.
+/// The lane kernel: [`reference()`] with every branch computed and selected.
 #[inline(always)]
 fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLanesOut<N>) {
     let zero = F::splat(0.0);
@@ -1137,8 +1157,8 @@ fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLa
     let soft_start = chain * soften;
     let soft_span = chain - soft_start;
     let softened = dist0.gt(soft_start) & soft_span.gt(zero);
-    let x = (dist0 - soft_start) / soft_span;
-    let t = F::splat(4.0) / (x + F::splat(4.0));
+    let four_span = F::splat(4.0) * soft_span;
+    let t = four_span / (dist0 - soft_start + four_span);
     let t2 = t * t;
     let dist_soft = soft_start + soft_span * (one - t2 * t2);
     let dist = softened.select(dist_soft, dist0);
@@ -1155,8 +1175,9 @@ fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLa
     let r = (big_a * big_a + big_b * big_b).sqrt();
     let k = F::splat(0.5) * (dist * dist - l1s - l2s);
     let hinge = r.gt(F::splat(HINGE_EPSILON) * l1 * l2);
-    let (ca, sa) = (big_a / r, big_b / r);
-    let cb = ((k - c0) / r).max(-one).min(one);
+    let inv_r = one / r;
+    let (ca, sa) = (big_a * inv_r, big_b * inv_r);
+    let cb = ((k - c0) * inv_r).max(-one).min(one);
     let sb = (one - cb * cb).max(zero).sqrt();
     let cos_t = hinge.select(ca * cb + sa * sb, one);
     let sin_t = hinge.select(sa * cb - ca * sb, zero);
@@ -1179,9 +1200,16 @@ fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLa
     let (phs, phc) = half_angle_l::<F, N>(np.dot(rf) * inv, np.cross(rf).dot(dn) * inv);
     let planed = Q::from_axis(dn, phs, phc).mul(aim);
     let delta = select_q(plane_ok, planed, aim);
-    let (ts, tc) = (twist * F::splat(0.5)).sin_cos();
-    let twisted = Q::from_axis(dn, ts, tc).mul(delta);
-    let delta = select_q(has_dir & (twist.gt(zero) | twist.lt(zero)), twisted, delta);
+    // The twist's sine and cosine are the kernel's most expensive step:
+    // skipped when no lane twists.
+    let twisting = has_dir & (twist.gt(zero) | twist.lt(zero));
+    let delta = if twisting.bitmask() != 0 {
+        let (ts, tc) = (twist * F::splat(0.5)).sin_cos();
+        let twisted = Q::from_axis(dn, ts, tc).mul(delta);
+        select_q(twisting, twisted, delta)
+    } else {
+        delta
+    };
     let start_local = qs.conjugate().mul(delta).mul(qs);
 
     let sc = weigh_l::<F, N>(start_local, weight);

@@ -313,7 +313,7 @@ impl TwoBoneIk {
 }
 
 /// Checks a limb and goal; returns the unit mid axis.
-fn validate(limb: &Limb, goal: &TwoBoneGoal) -> Result<Vec3, Error> {
+pub(crate) fn validate(limb: &Limb, goal: &TwoBoneGoal) -> Result<Vec3, Error> {
     let finite = limb.start.is_finite()
         && limb.mid.is_finite()
         && limb.end.is_finite()

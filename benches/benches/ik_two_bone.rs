@@ -1,7 +1,7 @@
-//! Two-bone IK benches: one solve (corrections from model matrices, as
+//! Two-bone IK and foot placement benches: one solve (corrections from model matrices, as
 //! ozz-animation's `IKTwoBoneJob` computes them), the full solve on an
 //! `IkPose` (corrections written, subtree FK), the 4- and 8-lane kernels,
-//! and the batch over many poses. Throughput is in solves (limbs), so
+//! the batch over many poses, and foot placement per character. Throughput is in solves (limbs), so
 //! criterion's "thrpt" line inverts to ns per solve.
 //!
 //! Data: the procedural humanoid's left leg (thigh → calf → foot) in 64
@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use sinew_core::fk::{local_to_model, FkJob};
+use sinew_core::ik::foot::{FootLeg, FootPlacement, FootState};
 use sinew_core::ik::two_bone::{
     self, solve_lanes4, solve_lanes8, solve_many, Limb, TwoBoneGoal, TwoBoneIk, TwoBoneLanes,
     TwoBoneLanesOut, TwoBoneReport,
@@ -230,9 +231,63 @@ fn bench_two_bone(c: &mut Criterion) {
     group.finish();
 }
 
+/// Foot placement per character: the humanoid (70 joints) with bent
+/// knees, on a 20° slope, both legs, springs running; each iteration
+/// restores the animated pose first (as a new frame would), so the figure
+/// includes that copy and the FK of the pelvis's subtree (the whole body).
+fn bench_foot(c: &mut Criterion) {
+    let bytes = procedural::humanoid_skeleton_bytes().unwrap();
+    let skel = Skeleton::from_bytes(&bytes.0).unwrap();
+    let d = data(&skel);
+    let j = |n: &str| skel.find_joint(n).unwrap();
+    let leg = |side: &str| FootLeg {
+        hip: j(&format!("thigh_{side}")),
+        knee: j(&format!("calf_{side}")),
+        ankle: j(&format!("foot_{side}")),
+        knee_axis: Vec3::new(-1.0, 0.0, 0.0),
+    };
+    let placement = FootPlacement {
+        pelvis: j("pelvis"),
+        legs: [leg("l"), leg("r")],
+        foot_height: 0.02,
+        max_tilt: 0.5,
+        max_pelvis_offset: 0.3,
+        half_life: 0.1,
+        soften: 0.97,
+    };
+    let grade = 20f32.to_radians().tan();
+    let normal = Vec3::new(0.0, 1.0, -grade).try_normalize().unwrap();
+    let slope = move |_x: f32, z: f32| Some((grade * z, normal));
+    let mut locals = d.locals.clone();
+    let mut models = d.models.clone();
+    let mut states = vec![FootState::<2>::new(); COUNT];
+    let mut group = c.benchmark_group("ik_foot");
+    group.throughput(Throughput::Elements(COUNT as u64));
+    group.bench_function("humanoid_slope", |b| {
+        b.iter(|| {
+            for (((local, model), state), (bl, bm)) in locals
+                .iter_mut()
+                .zip(models.iter_mut())
+                .zip(states.iter_mut())
+                .zip(d.locals.iter().zip(&d.models))
+            {
+                local.copy_from_slice(bl);
+                model.copy_from_slice(bm);
+                let mut pose = IkPose::new(&skel, local, model, None).unwrap();
+                black_box(
+                    placement
+                        .solve(&mut pose, &slope, 0.0, 1.0 / 60.0, state)
+                        .unwrap(),
+                );
+            }
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_two_bone
+    targets = bench_two_bone, bench_foot
 }
 criterion_main!(benches);

@@ -17,7 +17,8 @@
 //!    contact changes do not pop. A smoothed foot target is then raised to
 //!    `h + foot_height` if it lags below it: feet never sink into the
 //!    ground.
-//! 4. **Legs.** Two-bone IK ([`super::two_bone`]) moves each grounded ankle
+//! 4. **Legs.** Two-bone IK ([`super::two_bone`], four legs per call of
+//!    [`solve_lanes4`]) moves each grounded ankle
 //!    to its target, bending in the plane the animated leg bends in: the
 //!    knee's hinge axis is `shin × thigh` of the current pose (the
 //!    configured [`FootLeg::knee_axis`] when the leg is straight), the
@@ -28,7 +29,7 @@
 //! Legs with no ground under them ([`Ground::probe`] returns `None`) keep
 //! their animated pose relative to the pelvis.
 
-use super::two_bone::{self, Limb, TwoBoneGoal, TwoBoneIk};
+use super::two_bone::{self, solve_lanes4, Limb, TwoBoneGoal, TwoBoneLanes, TwoBoneLanesOut};
 use super::IkPose;
 use crate::math::{Mat4, Quat, Vec3};
 use crate::Error;
@@ -229,8 +230,9 @@ impl<const N: usize> FootPlacement<N> {
     /// pelvis that is not an ancestor of every hip, a leg that is not a
     /// parent → child → child chain or has a zero-length bone or knee axis;
     /// [`Error::JointOutOfRange`]; [`Error::NonFinite`] for a non-finite
-    /// `floor`, ground height or normal (or a zero normal). On error the
-    /// pose and `state` are untouched.
+    /// `floor`, ground height or normal (or a zero normal);
+    /// [`Error::SingularTransform`] when the pelvis's parent frame cannot be
+    /// inverted. On error the pose and `state` are untouched.
     pub fn solve<G: Ground + ?Sized>(
         &self,
         pose: &mut IkPose<'_, '_>,
@@ -306,40 +308,62 @@ impl<const N: usize> FootPlacement<N> {
             grounded: [false; N],
             reached: [false; N],
         };
-        for (i, leg) in self.legs.iter().enumerate() {
-            let Some((h, _)) = hits[i] else { continue };
-            report.grounded[i] = true;
-            let a = pose.position(leg.ankle)?;
-            let y = (anim[i].y + state.feet[i].value).max(h + self.foot_height);
-            let target = Vec3::new(a.x, y, a.z);
-            let (hip, knee) = (pose.position(leg.hip)?, pose.position(leg.knee)?);
-            let (u, v) = (knee - hip, a - knee);
-            let knee_rot = pose.model(leg.knee)?.rotation();
-            // The bend plane of the animated leg: hinge `shin × thigh`,
-            // pole the knee's offset from the hip→ankle line.
-            let bent = v.cross(u);
-            let axis = if bent.length() > 1e-3 * u.length() * v.length() {
-                knee_rot.conjugate().rotate(bent)
-            } else {
-                leg.knee_axis
-            };
-            let w = (a - hip).try_normalize().unwrap_or(Vec3::ZERO);
-            let pole = u - w * u.dot(w);
-            let goal = TwoBoneGoal::new(target)
-                .with_pole(pole)
-                .with_mid_axis(axis)
-                .with_soften(self.soften);
-            let r = TwoBoneIk::new(leg.hip, leg.knee, leg.ankle, goal).solve(pose)?;
-            report.reached[i] = r.reached;
-            // Foot on the ground normal, at most `max_tilt`.
-            let n = normals[i];
-            let c = Vec3::Y.cross(n);
-            let sin = c.length();
-            let angle = libm::atan2f(sin, n.y).min(self.max_tilt);
-            if sin > 1e-7 && angle > 0.0 {
-                pose.rotate_model(leg.ankle, Quat::from_axis_angle(c * (1.0 / sin), angle))?;
-                pose.update_models(leg.ankle)?;
+        // The legs are solved four at a time in the lane kernel; each
+        // leg's subtree is disjoint from the others', so they can be read
+        // together and written one by one.
+        let mut lanes = TwoBoneLanes::<4>::EMPTY;
+        let mut out = TwoBoneLanesOut::<4>::EMPTY;
+        let mut first = 0;
+        while first < N {
+            let end = (first + 4).min(N);
+            lanes.weight = [0.0; 4];
+            for i in first..end {
+                let Some((h, _)) = hits[i] else { continue };
+                let leg = &self.legs[i];
+                let limb = Limb::from_pose(pose, leg.hip, leg.knee, leg.ankle)?;
+                let y = (anim[i].y + state.feet[i].value).max(h + self.foot_height);
+                let target = Vec3::new(limb.end.x, y, limb.end.z);
+                // The bend plane of the animated leg: hinge `shin × thigh`,
+                // pole the knee's offset from the hip→ankle line.
+                let (u, v) = (limb.mid - limb.start, limb.end - limb.mid);
+                let bent = v.cross(u);
+                let axis = if bent.length() > 1e-3 * u.length() * v.length() {
+                    limb.mid_rotation.conjugate().rotate(bent)
+                } else {
+                    leg.knee_axis
+                };
+                let w = (limb.end - limb.start)
+                    .try_normalize()
+                    .unwrap_or(Vec3::ZERO);
+                let goal = TwoBoneGoal::new(target)
+                    .with_pole(u - w * u.dot(w))
+                    .with_mid_axis(axis)
+                    .with_soften(self.soften);
+                lanes.set_lane(i - first, &limb, &goal);
             }
+            solve_lanes4(&lanes, &mut out);
+            for i in first..end {
+                let Some(r) = out.lane(i - first) else {
+                    continue;
+                };
+                if hits[i].is_none() {
+                    continue;
+                }
+                let leg = &self.legs[i];
+                r.apply(pose, leg.hip, leg.knee)?;
+                report.grounded[i] = true;
+                report.reached[i] = r.reached;
+                // Foot on the ground normal, at most `max_tilt`.
+                let n = normals[i];
+                let c = Vec3::Y.cross(n);
+                let sin = c.length();
+                let angle = libm::atan2f(sin, n.y).min(self.max_tilt);
+                if sin > 1e-7 && angle > 0.0 {
+                    pose.rotate_model(leg.ankle, Quat::from_axis_angle(c * (1.0 / sin), angle))?;
+                    pose.update_models(leg.ankle)?;
+                }
+            }
+            first = end;
         }
         Ok(report)
     }

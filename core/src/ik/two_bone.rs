@@ -989,14 +989,15 @@ fn copysign<F: Lane<N>, const N: usize>(x: F, s: F) -> F {
 /// Lane version of [`half_angle`].
 #[inline(always)]
 fn half_angle_l<F: Lane<N>, const N: usize>(c: F, s: F) -> (F, F) {
-    let half = F::splat(0.5);
-    let two = F::splat(2.0);
-    let one = F::splat(1.0);
+    // One square root and one division for both branches: `root` is
+    // cos θ/2 (c ≥ 0) or |sin θ/2| (c < 0), `q = s / 2·root` the other
+    // (its magnitude, for c < 0, as `s / 2·hs` gives in the scalar twin).
     let pos = c.ge(F::splat(0.0));
-    let hc_p = ((one + c) * half).sqrt();
-    let hs_n = copysign(((one - c) * half).sqrt(), s);
-    let hs = pos.select(s / (two * hc_p), hs_n);
-    let hc = pos.select(hc_p, s / (two * hs_n));
+    let one = F::splat(1.0);
+    let root = (pos.select(one + c, one - c) * F::splat(0.5)).sqrt();
+    let q = s / (F::splat(2.0) * root);
+    let hs = pos.select(q, copysign(root, s));
+    let hc = pos.select(root, q.abs());
     (hs, hc)
 }
 

@@ -230,14 +230,38 @@ fn the_reference_rejects_non_finite_limbs() {
     bad[0].start.x = f32::NAN;
     bad[1].mid.y = f32::INFINITY;
     bad[2].end.z = f32::NAN;
-    bad[3].start_rotation.w = f32::NAN;
-    bad[4].mid_rotation.x = f32::NAN;
+    bad[3].start_frame[0].x = f32::NAN;
+    bad[4].mid_frame[2].y = f32::INFINITY;
     for l in bad {
         assert!(
             matches!(two_bone::reference(&l, &goal), Err(Error::NonFinite { .. })),
             "{l:?}"
         );
     }
+}
+
+#[test]
+fn singular_frames_are_rejected() {
+    let limb = Leg::new().limb();
+    let goal = TwoBoneGoal::new(Vec3::new(0.0, 0.3, 0.2));
+    let mut zero = limb;
+    zero.start_frame = [Vec3::ZERO; 3];
+    let mut flat = limb;
+    flat.mid_frame[1] = flat.mid_frame[0] * -3.0;
+    for l in [zero, flat] {
+        assert!(matches!(
+            two_bone::reference(&l, &goal),
+            Err(Error::InvalidParameter { .. })
+        ));
+    }
+    // Scaled frames are fine: only their rotation counts.
+    let mut scaled = limb;
+    scaled.start_frame = scaled.start_frame.map(|c| c * 2.5);
+    scaled.mid_frame = scaled.mid_frame.map(|c| c * 0.1);
+    let a = two_bone::reference(&limb, &goal).unwrap();
+    let b = two_bone::reference(&scaled, &goal).unwrap();
+    assert!(quat_close(a.start_correction, b.start_correction, 1e-6));
+    assert!(quat_close(a.mid_correction, b.mid_correction, 1e-6));
 }
 
 #[test]
@@ -590,13 +614,7 @@ fn limb_strategy() -> impl Strategy<Value = Limb> {
     )
         .prop_map(|(start, d1, l1, d2, l2, qs, qm)| {
             let mid = start + d1 * l1;
-            Limb {
-                start,
-                mid,
-                end: mid + d2 * l2,
-                start_rotation: qs,
-                mid_rotation: qm,
-            }
+            Limb::from_rotations(start, mid, mid + d2 * l2, qs, qm)
         })
 }
 
@@ -622,14 +640,15 @@ fn goal_strategy() -> impl Strategy<Value = TwoBoneGoal> {
 /// A lane input, sometimes made invalid in one of the ways `reference`
 /// rejects.
 fn lane_strategy() -> impl Strategy<Value = (Limb, TwoBoneGoal)> {
-    (limb_strategy(), goal_strategy(), 0u8..12).prop_map(|(mut l, mut g, bad)| {
+    (limb_strategy(), goal_strategy(), 0u8..14).prop_map(|(mut l, mut g, bad)| {
         match bad {
             0 => g.weight = 1.5,
             1 => g.target.x = f32::NAN,
             2 => l.end = l.mid,
             3 => g.mid_axis = Vec3::ZERO,
             4 => g.soften = -0.5,
-            5 => l.mid_rotation.w = f32::INFINITY,
+            5 => l.mid_frame[1].z = f32::INFINITY,
+            6 => l.start_frame[1] = l.start_frame[0] * 2.0,
             _ => {}
         }
         (l, g)

@@ -327,8 +327,11 @@ impl<const N: usize> FootPlacement<N> {
                 // pole the knee's offset from the hip→ankle line.
                 let (u, v) = (limb.mid - limb.start, limb.end - limb.mid);
                 let bent = v.cross(u);
+                // Validated above, so the mid frame is not singular.
+                let rm =
+                    two_bone::orthonormal(&limb.mid_frame).unwrap_or([Vec3::X, Vec3::Y, Vec3::Z]);
                 let axis = if bent.length() > 1e-3 * u.length() * v.length() {
-                    limb.mid_rotation.conjugate().rotate(bent)
+                    Vec3::new(rm[0].dot(bent), rm[1].dot(bent), rm[2].dot(bent))
                 } else {
                     leg.knee_axis
                 };

@@ -87,7 +87,13 @@ const DIRECTION_EPSILON: f32 = 1e-6;
 const PLANE_EPSILON: f32 = 1e-6;
 
 /// Where a limb is: model-space positions of its three joints and the
-/// model-space rotations of the first two.
+/// frames (model-space axes) of the first two.
+///
+/// A frame is the three columns of the joint's model matrix's 3x3 part:
+/// its local X, Y and Z axes in model space, scale included. The solve
+/// takes their rotation by Gram-Schmidt (as [`Mat4::rotation`] does), so a
+/// frame needs no normalisation, and gathering one from a matrix is a
+/// copy.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Limb {
     /// Start joint position (hip, shoulder).
@@ -96,15 +102,15 @@ pub struct Limb {
     pub mid: Vec3,
     /// End joint position (ankle, wrist).
     pub end: Vec3,
-    /// Start joint's model-space rotation (unit quaternion).
-    pub start_rotation: Quat,
-    /// Mid joint's model-space rotation (unit quaternion).
-    pub mid_rotation: Quat,
+    /// Start joint's frame: its local X, Y, Z axes in model space.
+    pub start_frame: [Vec3; 3],
+    /// Mid joint's frame.
+    pub mid_frame: [Vec3; 3],
 }
 
 impl Limb {
     /// Reads a limb out of a pose: the positions of `start`, `mid` and
-    /// `end` and the rotations ([`Mat4::rotation`]) of the first two.
+    /// `end` and the frames of the first two ([`Limb::from_models`]).
     ///
     /// # Errors
     /// [`Error::JointOutOfRange`] for a joint past the skeleton;
@@ -136,16 +142,40 @@ impl Limb {
     }
 
     /// A limb from the three joints' model matrices: their translations
-    /// and the rotations ([`Mat4::rotation`]) of the first two.
-    /// What a caller gathering lanes from its own matrices calls.
+    /// and the 3x3 columns of the first two (copies, no arithmetic). What a
+    /// caller gathering lanes from its own matrices calls.
     #[must_use]
     pub fn from_models(start: &Mat4, mid: &Mat4, end: &Mat4) -> Limb {
+        let frame = |m: &Mat4| {
+            let c = |i: usize| Vec3::new(m.cols[i][0], m.cols[i][1], m.cols[i][2]);
+            [c(0), c(1), c(2)]
+        };
         Limb {
             start: start.translation(),
             mid: mid.translation(),
             end: end.translation(),
-            start_rotation: start.rotation(),
-            mid_rotation: mid.rotation(),
+            start_frame: frame(start),
+            mid_frame: frame(mid),
+        }
+    }
+
+    /// A limb from positions and model-space rotations (unit quaternions)
+    /// of the start and mid joints.
+    #[must_use]
+    pub fn from_rotations(
+        start: Vec3,
+        mid: Vec3,
+        end: Vec3,
+        start_rotation: Quat,
+        mid_rotation: Quat,
+    ) -> Limb {
+        let frame = |q: Quat| [q.rotate(Vec3::X), q.rotate(Vec3::Y), q.rotate(Vec3::Z)];
+        Limb {
+            start,
+            mid,
+            end,
+            start_frame: frame(start_rotation),
+            mid_frame: frame(mid_rotation),
         }
     }
 }
@@ -312,16 +342,40 @@ impl TwoBoneIk {
     }
 }
 
-/// Checks a limb and goal; returns the unit mid axis.
-pub(crate) fn validate(limb: &Limb, goal: &TwoBoneGoal) -> Result<Vec3, Error> {
+/// The rotation of a frame by Gram-Schmidt (x from column 0, y from
+/// column 1 made orthogonal to it, z = x × y), or `None` when a column
+/// it divides by is shorter than 1e-12 (or not finite).
+#[inline]
+pub(crate) fn orthonormal(f: &[Vec3; 3]) -> Option<[Vec3; 3]> {
+    let s0 = f[0].length();
+    let x = f[0] * (1.0 / s0);
+    let y1 = f[1] - x * x.dot(f[1]);
+    let s1 = y1.length();
+    let y = y1 * (1.0 / s1);
+    let ok = s0.is_finite() && s0 > 1e-12 && s1.is_finite() && s1 > 1e-12;
+    ok.then(|| [x, y, x.cross(y)])
+}
+
+/// What validation hands on: the unit mid axis (local) and the start and
+/// mid rotations.
+pub(crate) struct Checked {
+    pub(crate) axis: Vec3,
+    pub(crate) start: [Vec3; 3],
+    pub(crate) mid: [Vec3; 3],
+}
+
+/// Checks a limb and goal.
+#[inline]
+pub(crate) fn validate(limb: &Limb, goal: &TwoBoneGoal) -> Result<Checked, Error> {
+    let frame_finite = |f: &[Vec3; 3]| f.iter().all(|c| c.is_finite());
     let finite = limb.start.is_finite()
         && limb.mid.is_finite()
         && limb.end.is_finite()
-        && limb.start_rotation.is_finite()
-        && limb.mid_rotation.is_finite();
+        && frame_finite(&limb.start_frame)
+        && frame_finite(&limb.mid_frame);
     if !finite {
         return Err(Error::NonFinite {
-            what: "two-bone IK joint position or rotation",
+            what: "two-bone IK joint position or frame",
         });
     }
     if !goal.target.is_finite() {
@@ -364,7 +418,12 @@ pub(crate) fn validate(limb: &Limb, goal: &TwoBoneGoal) -> Result<Vec3, Error> {
             what: "two-bone IK bones must be longer than MIN_BONE_LENGTH",
         });
     }
-    Ok(axis)
+    match (orthonormal(&limb.start_frame), orthonormal(&limb.mid_frame)) {
+        (Some(start), Some(mid)) => Ok(Checked { axis, start, mid }),
+        _ => Err(Error::InvalidParameter {
+            what: "two-bone IK: a start or mid frame is singular",
+        }),
+    }
 }
 
 /// The two corrections for `limb` to reach `goal`: the readable scalar
@@ -372,12 +431,17 @@ pub(crate) fn validate(limb: &Limb, goal: &TwoBoneGoal) -> Result<Vec3, Error> {
 /// against (see the [module docs](self) for the method).
 ///
 /// # Errors
-/// [`Error::NonFinite`] for a non-finite position, rotation, target, pole
+/// [`Error::NonFinite`] for a non-finite position, frame, target, pole
 /// or twist; [`Error::InvalidParameter`] for a weight or soften outside
-/// `[0, 1]` (or NaN), a zero mid axis, or a bone shorter than
-/// [`MIN_BONE_LENGTH`].
+/// `[0, 1]` (or NaN), a zero mid axis, a bone shorter than
+/// [`MIN_BONE_LENGTH`], or a singular frame (a zero first column, or a
+/// second column along the first).
 pub fn reference(limb: &Limb, goal: &TwoBoneGoal) -> Result<TwoBoneReport, Error> {
-    let axis = validate(limb, goal)?;
+    let Checked {
+        axis,
+        start: rs,
+        mid: rm,
+    } = validate(limb, goal)?;
     if goal.weight <= 0.0 {
         return Ok(TwoBoneReport::IDENTITY);
     }
@@ -405,7 +469,7 @@ pub fn reference(limb: &Limb, goal: &TwoBoneGoal) -> Result<TwoBoneReport, Error
     let reached = goal.weight >= 1.0 && dist0 <= soft_start + tol && dist0 + tol >= (l1 - l2).abs();
 
     // 1. Mid joint: θ = α − β about the model-space axis `a`.
-    let a = limb.mid_rotation.rotate(axis);
+    let a = rm[0] * axis.x + rm[1] * axis.y + rm[2] * axis.z;
     let av = a.dot(v);
     let big_a = u.dot(v - a * av);
     let big_b = u.dot(a.cross(v));
@@ -444,9 +508,9 @@ pub fn reference(limb: &Limb, goal: &TwoBoneGoal) -> Result<TwoBoneReport, Error
         }
     }
     // The model-space turn `delta` about the start joint, as a local
-    // correction: R⁻¹ · delta · R.
-    let q = limb.start_rotation;
-    let start_local = q.conjugate() * delta * q;
+    // correction R⁻¹ · delta · R: its axis taken into the start frame.
+    let dv = Vec3::new(delta.x, delta.y, delta.z);
+    let start_local = Quat::new(rs[0].dot(dv), rs[1].dot(dv), rs[2].dot(dv), delta.w);
 
     Ok(TwoBoneReport {
         reached,
@@ -558,10 +622,11 @@ pub struct TwoBoneLanes<const N: usize> {
     pub mid: [[f32; N]; 3],
     /// End joint positions.
     pub end: [[f32; N]; 3],
-    /// Start joint model rotations, `[x, y, z, w][lane]`.
-    pub start_rotation: [[f32; N]; 4],
-    /// Mid joint model rotations.
-    pub mid_rotation: [[f32; N]; 4],
+    /// Start joint frames, column-major `[x0, y0, z0, x1, …, z2][lane]`
+    /// ([`Limb::start_frame`]).
+    pub start_frame: [[f32; N]; 9],
+    /// Mid joint frames.
+    pub mid_frame: [[f32; N]; 9],
     /// Targets.
     pub target: [[f32; N]; 3],
     /// Pole vectors.
@@ -582,8 +647,8 @@ impl<const N: usize> TwoBoneLanes<N> {
         start: [[0.0; N]; 3],
         mid: [[0.0; N]; 3],
         end: [[0.0; N]; 3],
-        start_rotation: [[0.0; N]; 4],
-        mid_rotation: [[0.0; N]; 4],
+        start_frame: [[0.0; N]; 9],
+        mid_frame: [[0.0; N]; 9],
         target: [[0.0; N]; 3],
         pole: [[0.0; N]; 3],
         mid_axis: [[0.0; N]; 3],
@@ -603,16 +668,18 @@ impl<const N: usize> TwoBoneLanes<N> {
             dst[1][lane] = v.y;
             dst[2][lane] = v.z;
         };
-        let q4 = |dst: &mut [[f32; N]; 4], q: Quat| {
-            for (c, x) in q.to_array().into_iter().enumerate() {
-                dst[c][lane] = x;
+        let f9 = |dst: &mut [[f32; N]; 9], f: &[Vec3; 3]| {
+            for (c, col) in f.iter().enumerate() {
+                dst[3 * c][lane] = col.x;
+                dst[3 * c + 1][lane] = col.y;
+                dst[3 * c + 2][lane] = col.z;
             }
         };
         v3(&mut self.start, limb.start);
         v3(&mut self.mid, limb.mid);
         v3(&mut self.end, limb.end);
-        q4(&mut self.start_rotation, limb.start_rotation);
-        q4(&mut self.mid_rotation, limb.mid_rotation);
+        f9(&mut self.start_frame, &limb.start_frame);
+        f9(&mut self.mid_frame, &limb.mid_frame);
         v3(&mut self.target, goal.target);
         v3(&mut self.pole, goal.pole);
         v3(&mut self.mid_axis, goal.mid_axis);
@@ -914,15 +981,6 @@ impl<F: Copy + Add<Output = F> + Sub<Output = F> + Mul<Output = F> + Neg<Output 
         }
     }
     #[inline(always)]
-    fn conjugate(self) -> Self {
-        Q {
-            x: -self.x,
-            y: -self.y,
-            z: -self.z,
-            w: self.w,
-        }
-    }
-    #[inline(always)]
     fn rotate(self, v: V<F>) -> V<F> {
         let u = self.v();
         let uv = u.cross(v);
@@ -937,16 +995,6 @@ fn load3<F: Lane<N>, const N: usize>(a: &[[f32; N]; 3]) -> V<F> {
         x: F::load(a[0]),
         y: F::load(a[1]),
         z: F::load(a[2]),
-    }
-}
-
-#[inline(always)]
-fn load4<F: Lane<N>, const N: usize>(a: &[[f32; N]; 4]) -> Q<F> {
-    Q {
-        x: F::load(a[0]),
-        y: F::load(a[1]),
-        z: F::load(a[2]),
-        w: F::load(a[3]),
     }
 }
 
@@ -984,6 +1032,28 @@ fn length<F: Lane<N>, const N: usize>(v: V<F>) -> F {
 fn copysign<F: Lane<N>, const N: usize>(x: F, s: F) -> F {
     let sign = F::splat(-0.0);
     x.abs() | (s & sign)
+}
+
+/// Lane version of [`orthonormal`]: the rotation and a mask of the lanes
+/// whose frame is finite and non-singular.
+#[inline(always)]
+fn orthonormal_l<F: Lane<N>, const N: usize>(f: &[[f32; N]; 9]) -> ([V<F>; 3], F) {
+    let one = F::splat(1.0);
+    let tiny = F::splat(1e-12);
+    let c = |i: usize| V {
+        x: F::load(f[3 * i]),
+        y: F::load(f[3 * i + 1]),
+        z: F::load(f[3 * i + 2]),
+    };
+    let (c0, c1, c2) = (c(0), c(1), c(2));
+    let s0 = length(c0);
+    let x = c0.scale(one / s0);
+    let y1 = c1.sub(x.scale(x.dot(c1)));
+    let s1 = length(y1);
+    let y = y1.scale(one / s1);
+    // Column 2 only has to be finite (as in the scalar check).
+    let ok = s0.finite() & s0.gt(tiny) & s1.finite() & s1.gt(tiny) & finite_v(c2);
+    ([x, y, x.cross(y)], ok)
 }
 
 /// Lane version of [`half_angle`].
@@ -1103,8 +1173,8 @@ fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLa
     let start = load3::<F, N>(&inp.start);
     let mid = load3::<F, N>(&inp.mid);
     let end = load3::<F, N>(&inp.end);
-    let qs = load4::<F, N>(&inp.start_rotation);
-    let qm = load4::<F, N>(&inp.mid_rotation);
+    let (rs, rs_ok) = orthonormal_l::<F, N>(&inp.start_frame);
+    let (rm, rm_ok) = orthonormal_l::<F, N>(&inp.mid_frame);
     let target = load3::<F, N>(&inp.target);
     let pole = load3::<F, N>(&inp.pole);
     let axis_raw = load3::<F, N>(&inp.mid_axis);
@@ -1135,10 +1205,8 @@ fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLa
     let valid = finite_v(start)
         & finite_v(mid)
         & finite_v(end)
-        & finite_v(qs.v())
-        & qs.w.finite()
-        & finite_v(qm.v())
-        & qm.w.finite()
+        & rs_ok
+        & rm_ok
         & finite_v(target)
         & finite_v(pole)
         & twist.finite()
@@ -1168,7 +1236,10 @@ fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLa
     let reached = weight.ge(one) & dist0.le(soft_start + tol) & (dist0 + tol).ge((l1 - l2).abs());
 
     // 1. Mid joint.
-    let a = qm.rotate(axis);
+    let a = rm[0]
+        .scale(axis.x)
+        .add(rm[1].scale(axis.y))
+        .add(rm[2].scale(axis.z));
     let av = a.dot(v);
     let big_a = u.dot(v.sub(a.scale(av)));
     let big_b = u.dot(a.cross(v));
@@ -1211,7 +1282,13 @@ fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLa
     } else {
         delta
     };
-    let start_local = qs.conjugate().mul(delta).mul(qs);
+    let dv = delta.v();
+    let start_local = Q {
+        x: rs[0].dot(dv),
+        y: rs[1].dot(dv),
+        z: rs[2].dot(dv),
+        w: delta.w,
+    };
 
     let sc = weigh_l::<F, N>(start_local, weight);
     let mc = weigh_l::<F, N>(mid_local, weight);

@@ -82,8 +82,8 @@ const HINGE_EPSILON: f32 = 1e-6;
 /// the start joint: there is no start→target direction to aim at.
 const DIRECTION_EPSILON: f32 = 1e-6;
 
-/// Below this, a bend-plane normal (a cross product of unit vectors) is
-/// taken as undefined.
+/// Below this length (relative to the pole's, for start→target × pole), a
+/// bend-plane normal is taken as undefined.
 const PLANE_EPSILON: f32 = 1e-6;
 
 /// Where a limb is: model-space positions of its three joints and the
@@ -186,8 +186,8 @@ pub struct TwoBoneGoal {
     /// Where the end joint should be, in model space.
     pub target: Vec3,
     /// Model-space direction the mid joint should bend towards; it and the
-    /// start→target line span the limb's plane. Any length; zero (or
-    /// parallel to start→target) keeps the plane the aim leaves.
+    /// start→target line span the limb's plane. Any length up to 1e18;
+    /// zero (or parallel to start→target) keeps the plane the aim leaves.
     pub pole: Vec3,
     /// The mid joint's hinge axis in its own (local) frame, any non-zero
     /// length. Turning about it by a positive angle (right-hand rule) opens
@@ -496,10 +496,13 @@ pub fn reference(limb: &Limb, goal: &TwoBoneGoal) -> Result<TwoBoneReport, Error
         let dn = d * (1.0 / dist);
         let n = delta.rotate(a);
         let np = n - dn * n.dot(dn);
-        let rf = dn.cross(goal.pole.try_normalize().unwrap_or(Vec3::ZERO));
-        let (lnp, lrf) = (np.length(), rf.length());
-        if lnp > PLANE_EPSILON && lrf > PLANE_EPSILON {
-            let inv = 1.0 / (lnp * lrf);
+        // Compared squared and against the pole's length, so the pole
+        // needs no normalising.
+        let rf = dn.cross(goal.pole);
+        let (np2, rf2) = (np.length_squared(), rf.length_squared());
+        let eps2 = PLANE_EPSILON * PLANE_EPSILON;
+        if np2 > eps2 && rf2 > eps2 * goal.pole.length_squared() {
+            let inv = 1.0 / sqrt_f32(np2 * rf2);
             let (hs, hc) = half_angle(np.dot(rf) * inv, np.cross(rf).dot(dn) * inv);
             delta = Quat::new(dn.x * hs, dn.y * hs, dn.z * hs, hc) * delta;
         }
@@ -1188,17 +1191,6 @@ fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLa
     let (l1, l2) = (l1s.sqrt(), l2s.sqrt());
     let axis_len = length(axis_raw);
     let axis = axis_raw.scale(one / axis_len);
-    let pole_len = length(pole);
-    let pole_ok = pole_len.finite() & pole_len.gt(F::splat(1e-12));
-    let pole_n = select_v(
-        pole_ok,
-        pole.scale(one / pole_len),
-        V {
-            x: zero,
-            y: zero,
-            z: zero,
-        },
-    );
 
     // Validity, as `validate`.
     let min_bone = F::splat(MIN_BONE_LENGTH);
@@ -1264,11 +1256,11 @@ fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLa
     let dn = d.scale(one / dist);
     let n = aim.rotate(a);
     let np = n.sub(dn.scale(n.dot(dn)));
-    let rf = dn.cross(pole_n);
-    let (lnp, lrf) = (length(np), length(rf));
-    let eps = F::splat(PLANE_EPSILON);
-    let plane_ok = has_dir & lnp.gt(eps) & lrf.gt(eps);
-    let inv = one / (lnp * lrf);
+    let rf = dn.cross(pole);
+    let (np2, rf2) = (np.dot(np), rf.dot(rf));
+    let eps2 = F::splat(PLANE_EPSILON * PLANE_EPSILON);
+    let plane_ok = has_dir & np2.gt(eps2) & rf2.gt(eps2 * pole.dot(pole));
+    let inv = one / (np2 * rf2).sqrt();
     let (phs, phc) = half_angle_l::<F, N>(np.dot(rf) * inv, np.cross(rf).dot(dn) * inv);
     let planed = Q::from_axis(dn, phs, phc).mul(aim);
     let delta = select_q(plane_ok, planed, aim);

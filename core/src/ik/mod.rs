@@ -14,6 +14,9 @@
 //! rotation part ([`Mat4::rotation`]) and is exact for uniform scale.
 //! On error nothing is written: the pose and the matrices are untouched.
 
+pub mod foot;
+pub mod two_bone;
+
 use crate::fk::{local_to_model, FkJob};
 use crate::math::{Mat4, Quat, Vec3};
 use crate::skeleton::Skeleton;

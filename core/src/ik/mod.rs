@@ -7,12 +7,15 @@
 //! joint's own frame, as ozz-animation's IK jobs do) and recomputes the model
 //! matrices of the affected subtree, so that skinning sees the result. The
 //! shared plumbing is [`IkPose`]; chains of joints come from [`chain`].
+//! Solvers: [`aim`] (single-joint aim and look-at chains).
 //!
 //! Conventions: positions and directions are model space (the space of the
 //! matrices); rotations are unit quaternions; lengths are the data's unit.
 //! Model matrices may carry scale; a correction is computed from their
 //! rotation part ([`Mat4::rotation`]) and is exact for uniform scale.
 //! On error nothing is written: the pose and the matrices are untouched.
+
+pub mod aim;
 
 use crate::fk::{local_to_model, FkJob};
 use crate::math::{Mat4, Quat, Vec3};

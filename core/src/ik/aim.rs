@@ -50,9 +50,9 @@ const DET_MIN: f32 = 1e-12;
 /// Below this squared distance (joint-frame units²) the target sits on the
 /// joint and has no direction.
 const R2_MIN: f32 = 1e-20;
-/// `1 + cos` of the aim arc below which the two directions are opposite
-/// and the arc's axis is chosen instead of computed.
-const OPPOSITE: f32 = 1e-6;
+/// Squared sine of the aim arc's angle below which the forward direction
+/// and the target's are opposite, and the arc's plane is chosen.
+const PERP_MIN: f32 = 1e-12;
 /// Squared sine of the angle between the up vector (or the pole) and the
 /// aim axis below which the pole plane is undefined (about 1e-5 rad).
 const PLANE_EPS: f32 = 1e-10;
@@ -132,12 +132,13 @@ impl Aim {
         Aim { weight, ..self }
     }
 
-    /// Checks the aim: everything finite, `forward` non-zero, `weight` in
-    /// `0..=1`.
+    /// Checks the aim: everything finite, `forward` neither zero (squared
+    /// length at most 1e-20) nor so long that its squared length overflows,
+    /// `weight` in `0..=1`.
     ///
     /// # Errors
     /// [`Error::NonFinite`] naming the first non-finite field;
-    /// [`Error::InvalidParameter`] for a zero `forward` or a weight outside
+    /// [`Error::InvalidParameter`] for a zero (or overflowing) `forward` or a weight outside
     /// `0..=1` (NaN included).
     pub fn validate(&self) -> Result<(), Error> {
         let fields = [
@@ -160,7 +161,9 @@ impl Aim {
                 what: "aim weight must be in 0..=1",
             });
         }
-        if !(self.forward.length_squared() > R2_MIN) {
+        let l = self.forward.length_squared();
+        let usable = l > R2_MIN && l.is_finite();
+        if !usable {
             return Err(Error::InvalidParameter {
                 what: "aim forward axis must not be zero",
             });
@@ -407,7 +410,7 @@ fn validate_chain(skeleton: &crate::Skeleton<'_>, chain: &[LookAtJoint]) -> Resu
                 what: "look-at joint weight must be in 0..=1",
             });
         }
-        if !(cj.max_angle >= 0.0) {
+        if cj.max_angle.is_nan() || cj.max_angle < 0.0 {
             return Err(Error::InvalidParameter {
                 what: "look-at max_angle must be >= 0 (radians)",
             });
@@ -551,6 +554,31 @@ impl JointFrame {
     }
 }
 
+/// The shortest rotation from `a` to `b`, two vectors of squared length
+/// `r2`, at most a quarter turn apart: `(a × b, r2 + a · b)` normalised.
+#[inline]
+fn arc(a: Vec3, b: Vec3, r2: f32) -> Quat {
+    let c = a.cross(b);
+    Quat::new(c.x, c.y, c.z, r2 + a.dot(b)).normalize()
+}
+
+/// `(cos θ/2, sin θ/2)` of the angle θ in (-π, π] whose cosine and sine
+/// are `c` and `s`. The larger of the two comes from its square-root
+/// formula and the smaller from `sin θ = 2 sin θ/2 cos θ/2`, which keeps
+/// both accurate (the square root of `1 - c` alone loses half the digits
+/// near θ = 0).
+#[inline]
+fn half_angle(c: f32, s: f32) -> (f32, f32) {
+    if c >= 0.0 {
+        let ch = sqrt_f32((1.0 + c) * 0.5);
+        (ch, s / (2.0 * ch))
+    } else {
+        let m = sqrt_f32((1.0 - c) * 0.5);
+        let sh = if s < 0.0 { -m } else { m };
+        (s / (2.0 * sh), sh)
+    }
+}
+
 struct Solved {
     correction: AimCorrection,
     clamped: bool,
@@ -573,36 +601,46 @@ fn solve(t: Vec3, p: Vec3, g: &Goal, limit: &Limit) -> Solved {
         return NOT;
     }
     let from = o + f * k;
-    // 2. Shortest arc from `from` onto `t` (both of length |t|).
+    // 2. The shortest arc from `from` onto `t` (both of length |t|): up to
+    // a quarter turn directly; beyond, through the direction `m` a quarter
+    // turn from `from` towards `t`. Each arc is then well conditioned, so
+    // `from` lands on `t` to rounding even when the two are nearly
+    // opposite (where `1 + cos` alone would have lost the digits).
     let d = from.dot(t);
-    let q1 = if r2 + d < OPPOSITE * r2 {
-        let e = if libm::fabsf(from.x) < libm::fabsf(from.y) {
-            Vec3::X
-        } else {
-            Vec3::Y
-        };
-        let a = from.cross(e);
-        Quat::new(a.x, a.y, a.z, 0.0)
+    let q1 = if d >= 0.0 {
+        arc(from, t, r2)
     } else {
-        let a = from.cross(t);
-        Quat::new(a.x, a.y, a.z, r2 + d)
-    }
-    .normalize();
-    // 3. Half of the turn about the aim axis that brings the up vector
-    // into the pole's half-plane: cos and sin from the angle between the
-    // planes' normals, sign from the side of the pole.
+        let perp = t - from * (d / r2);
+        let lp = perp.length_squared();
+        let m = if lp > PERP_MIN * r2 {
+            perp * sqrt_f32(r2 / lp)
+        } else {
+            // Opposite: any direction perpendicular to `from`.
+            let e = if libm::fabsf(from.x) < libm::fabsf(from.y) {
+                Vec3::X
+            } else {
+                Vec3::Y
+            };
+            let c = from.cross(e);
+            c * sqrt_f32(r2 / c.length_squared())
+        };
+        arc(m, t, r2) * arc(from, m, r2)
+    };
+    // 3. The turn about the aim axis that brings the up vector into the
+    // pole's half-plane, by the angle θ between the planes' normals.
     let u1 = q1.rotate(u);
     let n = u1.cross(t);
     let nr = p.cross(t);
     let (ln, lr) = (n.length_squared(), nr.length_squared());
     let (mut ch, mut sh) = (1.0, 0.0);
     if ln > PLANE_EPS * u1.length_squared() * r2 && lr > PLANE_EPS * p.length_squared() * r2 {
-        let c = (n.dot(nr) / sqrt_f32(ln * lr)).clamp(-1.0, 1.0);
-        ch = sqrt_f32((1.0 + c) * 0.5);
-        sh = sqrt_f32((1.0 - c) * 0.5);
-        if nr.dot(u1) < 0.0 {
-            sh = -sh;
-        }
+        // cos θ = n̂ · n̂r; sin θ = (n̂ × n̂r) · t̂ = |t| (u1 · nr) / (|n| |nr|)
+        // (as (n × nr) · t = |t|² (u1 · nr)). The two are renormalised: near
+        // the degenerate limit they drift apart.
+        let c = n.dot(nr);
+        let s = sqrt_f32(r2) * u1.dot(nr);
+        let k = 1.0 / sqrt_f32(c * c + s * s);
+        (ch, sh) = half_angle((c * k).clamp(-1.0, 1.0), s * k);
     }
     // 4. Plus the twist: the half angles add.
     let (tc, ts) = (g.twist_cos, g.twist_sin);
@@ -704,6 +742,7 @@ mod lanes {
         /// Lanes of `t` where `self` (a mask) is set, of `f` elsewhere.
         fn select(self, t: Self, f: Self) -> Self;
         fn all(self) -> bool;
+        fn any(self) -> bool;
         fn atan2(self, x: Self) -> Self;
         fn sin_cos(self) -> (Self, Self);
     }
@@ -766,6 +805,10 @@ mod lanes {
                 #[inline(always)]
                 fn all(self) -> bool {
                     <$t>::all(self)
+                }
+                #[inline(always)]
+                fn any(self) -> bool {
+                    <$t>::any(self)
                 }
                 #[inline(always)]
                 fn atan2(self, x: Self) -> Self {
@@ -866,19 +909,35 @@ mod lanes {
     }
 
     impl<F: Lane> Q<F> {
+        /// The Hamilton product, in the scalar `Quat`'s operation order.
         #[inline(always)]
         fn mul(self, b: Self) -> Self {
-            // (a.w b.v + b.w a.v + a.v × b.v, a.w b.w - a.v · b.v)
-            let c = self.v.cross(b.v);
+            let (a, av, bv) = (self, self.v, b.v);
             Q {
-                v: b.v.scale(self.w).add(self.v.scale(b.w)).add(c),
-                w: self.w * b.w - self.v.dot(b.v),
+                v: V {
+                    x: a.w * bv.x + av.x * b.w + av.y * bv.z - av.z * bv.y,
+                    y: a.w * bv.y - av.x * bv.z + av.y * b.w + av.z * bv.x,
+                    z: a.w * bv.z + av.x * bv.y - av.y * bv.x + av.z * b.w,
+                },
+                w: a.w * b.w - av.x * bv.x - av.y * bv.y - av.z * bv.z,
             }
         }
         #[inline(always)]
         fn rotate(self, v: V<F>) -> V<F> {
             let t = self.v.cross(v).scale(F::splat(2.0));
             v.add(t.scale(self.w)).add(self.v.cross(t))
+        }
+    }
+
+    /// `super::arc` in lanes.
+    #[inline(always)]
+    fn arc<F: Lane>(a: V<F>, b: V<F>, rr: F) -> Q<F> {
+        let c = a.cross(b);
+        let w = rr + a.dot(b);
+        let n = F::splat(1.0) / (c.dot(c) + w * w).sqrt();
+        Q {
+            v: c.scale(n),
+            w: w * n,
         }
     }
 
@@ -905,10 +964,11 @@ mod lanes {
         let det = c0.dot(r0);
         let mut ok = det.abs().ge(F::splat(DET_MIN)) & det.is_finite();
         let inv = one / det;
+        let (r0, r1, r2) = (r0.scale(inv), r1.scale(inv), r2.scale(inv));
         let to_joint = |v: V<F>| V {
-            x: r0.dot(v) * inv,
-            y: r1.dot(v) * inv,
-            z: r2.dot(v) * inv,
+            x: r0.dot(v),
+            y: r1.dot(v),
+            z: r2.dot(v),
         };
         let t = to_joint(V::gather::<N>(|i| aims[i].target).sub(c3));
         let p = to_joint(V::gather::<N>(|i| aims[i].pole));
@@ -925,22 +985,32 @@ mod lanes {
         let k = disc.max(zero).sqrt() - fo;
         ok = ok & disc.ge(zero) & k.gt(zero) & rr.gt(F::splat(R2_MIN));
         let from = o.add(f.scale(k));
-        // 2. Shortest arc.
+        // 2. Shortest arc, as `solve` (`arc` directly, or through `m`).
         let d = from.dot(t);
-        let opposite = (rr + d).lt(F::splat(OPPOSITE) * rr);
-        let x_smaller = from.x.abs().lt(from.y.abs());
-        let e = V {
-            x: x_smaller.select(one, zero),
-            y: x_smaller.select(zero, one),
-            z: zero,
-        };
-        let v1 = V::select(opposite, from.cross(e), from.cross(t));
-        let w1 = opposite.select(zero, rr + d);
-        let n1 = one / (v1.dot(v1) + w1 * w1).sqrt();
-        let q1 = Q {
-            v: v1.scale(n1),
-            w: w1 * n1,
-        };
+        let mut q1 = arc(from, t, rr);
+        let obtuse = d.lt(zero);
+        if obtuse.any() {
+            let perp = t.sub(from.scale(d / rr));
+            let lp = perp.dot(perp);
+            let x_smaller = from.x.abs().lt(from.y.abs());
+            let e = V {
+                x: x_smaller.select(one, zero),
+                y: x_smaller.select(zero, one),
+                z: zero,
+            };
+            let c = from.cross(e);
+            let side = lp.gt(F::splat(PERP_MIN) * rr);
+            let m = V::select(
+                side,
+                perp.scale((rr / lp).sqrt()),
+                c.scale((rr / c.dot(c)).sqrt()),
+            );
+            let q = arc(m, t, rr).mul(arc(from, m, rr));
+            q1 = Q {
+                v: V::select(obtuse, q.v, q1.v),
+                w: obtuse.select(q.w, q1.w),
+            };
+        }
         // 3. Pole plane.
         let u1 = q1.rotate(u);
         let n = u1.cross(t);
@@ -948,10 +1018,20 @@ mod lanes {
         let (ln, lr) = (n.dot(n), nr.dot(nr));
         let eps = F::splat(PLANE_EPS);
         let plane = ln.gt(eps * u1.dot(u1) * rr) & lr.gt(eps * p.dot(p) * rr);
-        let c = (n.dot(nr) / (ln * lr).sqrt()).max(-one).min(one);
-        let ch = plane.select(((one + c) * half).max(zero).sqrt(), one);
-        let sh = ((one - c) * half).max(zero).sqrt();
-        let sh = plane.select(nr.dot(u1).lt(zero).select(-sh, sh), zero);
+        let c = n.dot(nr);
+        let s = rr.sqrt() * u1.dot(nr);
+        let k = one / (c * c + s * s).sqrt();
+        let (c, s) = ((c * k).max(-one).min(one), s * k);
+        // `half_angle`, both sides computed.
+        let two = F::splat(2.0);
+        let ch_pos = ((one + c) * half).sqrt();
+        let m = ((one - c) * half).sqrt();
+        let sh_neg = s.lt(zero).select(-m, m);
+        let positive = c.ge(zero);
+        let ch = positive.select(ch_pos, s / (two * sh_neg));
+        let sh = positive.select(s / (two * ch_pos), sh_neg);
+        let ch = plane.select(ch, one);
+        let sh = plane.select(sh, zero);
         // 4. Twist.
         let twist = F::gather(|i| aims[i].twist);
         let (ts, tc) = if twist.eq(zero).all() {

@@ -141,6 +141,31 @@ impl Aim {
     /// [`Error::InvalidParameter`] for a zero (or overflowing) `forward` or a weight outside
     /// `0..=1` (NaN included).
     pub fn validate(&self) -> Result<(), Error> {
+        if self.is_valid() {
+            return Ok(());
+        }
+        self.error()
+    }
+
+    /// The checks of [`Aim::validate`] at once: the finite test by the
+    /// exponent bits of every field, no branch per field.
+    #[inline]
+    fn is_valid(&self) -> bool {
+        let (t, f, u, o, p) = (self.target, self.forward, self.up, self.offset, self.pole);
+        let fields = [
+            t.x, t.y, t.z, f.x, f.y, f.z, u.x, u.y, u.z, o.x, o.y, o.z, p.x, p.y, p.z, self.twist,
+        ];
+        let l = f.length_squared();
+        crate::soa::all_finite(&fields)
+            && self.weight >= 0.0
+            && self.weight <= 1.0
+            && l > R2_MIN
+            && l.is_finite()
+    }
+
+    /// The first error of an invalid aim, field by field.
+    #[cold]
+    fn error(&self) -> Result<(), Error> {
         let fields = [
             (self.target, "aim target"),
             (self.forward, "aim forward axis"),
@@ -554,29 +579,21 @@ impl JointFrame {
     }
 }
 
-/// The shortest rotation from `a` to `b`, two vectors of squared length
-/// `r2`, at most a quarter turn apart: `(a × b, r2 + a · b)` normalised.
+/// The rotation from unit `a` to unit `b`, at most a quarter turn apart,
+/// unnormalised: `(a × b, 1 + a · b)`, which is `2 cos(θ/2)` (between √2
+/// and 2) times the unit quaternion.
 #[inline]
-fn arc(a: Vec3, b: Vec3, r2: f32) -> Quat {
+fn arc(a: Vec3, b: Vec3) -> Quat {
     let c = a.cross(b);
-    Quat::new(c.x, c.y, c.z, r2 + a.dot(b)).normalize()
+    Quat::new(c.x, c.y, c.z, 1.0 + a.dot(b))
 }
 
-/// `(cos θ/2, sin θ/2)` of the angle θ in (-π, π] whose cosine and sine
-/// are `c` and `s`. The larger of the two comes from its square-root
-/// formula and the smaller from `sin θ = 2 sin θ/2 cos θ/2`, which keeps
-/// both accurate (the square root of `1 - c` alone loses half the digits
-/// near θ = 0).
+/// `q v q*` for any quaternion `q`: `v` turned by `q`'s rotation and
+/// scaled by `|q|²`.
 #[inline]
-fn half_angle(c: f32, s: f32) -> (f32, f32) {
-    if c >= 0.0 {
-        let ch = sqrt_f32((1.0 + c) * 0.5);
-        (ch, s / (2.0 * ch))
-    } else {
-        let m = sqrt_f32((1.0 - c) * 0.5);
-        let sh = if s < 0.0 { -m } else { m };
-        (s / (2.0 * sh), sh)
-    }
+fn rotate_scaled(q: Quat, v: Vec3) -> Vec3 {
+    let u = Vec3::new(q.x, q.y, q.z);
+    v * (q.w * q.w - u.dot(u)) + u * (2.0 * u.dot(v)) + u.cross(v) * (2.0 * q.w)
 }
 
 struct Solved {
@@ -586,6 +603,11 @@ struct Solved {
 
 /// The scalar solver (the reference the lane kernel is tested against):
 /// the aim of `g` at `t` with pole `p`, everything in the joint's frame.
+///
+/// Quaternions stay unnormalised until the end (each step scales them by
+/// a bounded factor), so the chain of dependent square roots and divisions
+/// is short: the division of the frame, the sphere's square root, `1/|t|`,
+/// one square root for the pole's angle and the final normalisation.
 fn solve(t: Vec3, p: Vec3, g: &Goal, limit: &Limit) -> Solved {
     const NOT: Solved = Solved {
         correction: AimCorrection::UNREACHED,
@@ -600,20 +622,23 @@ fn solve(t: Vec3, p: Vec3, g: &Goal, limit: &Limit) -> Solved {
     if !(disc >= 0.0 && k > 0.0 && r2 > R2_MIN) {
         return NOT;
     }
-    let from = o + f * k;
-    // 2. The shortest arc from `from` onto `t` (both of length |t|): up to
-    // a quarter turn directly; beyond, through the direction `m` a quarter
-    // turn from `from` towards `t`. Each arc is then well conditioned, so
-    // `from` lands on `t` to rounding even when the two are nearly
-    // opposite (where `1 + cos` alone would have lost the digits).
-    let d = from.dot(t);
+    // Only directions matter from here: scale by 1/|t| (both unit).
+    let inv_len = 1.0 / sqrt_f32(r2);
+    let tn = t * inv_len;
+    let from = (o + f * k) * inv_len;
+    // 2. The shortest arc from `from` onto `tn`: up to a quarter turn
+    // directly; beyond, through the direction `m` a quarter turn from
+    // `from` towards `tn`. Each arc is then well conditioned, so `from`
+    // lands on `tn` to rounding even when the two are nearly opposite
+    // (where `1 + cos` alone would have lost the digits).
+    let d = from.dot(tn);
     let q1 = if d >= 0.0 {
-        arc(from, t, r2)
+        arc(from, tn)
     } else {
-        let perp = t - from * (d / r2);
+        let perp = tn - from * d;
         let lp = perp.length_squared();
-        let m = if lp > PERP_MIN * r2 {
-            perp * sqrt_f32(r2 / lp)
+        let m = if lp > PERP_MIN {
+            perp * (1.0 / sqrt_f32(lp))
         } else {
             // Opposite: any direction perpendicular to `from`.
             let e = if libm::fabsf(from.x) < libm::fabsf(from.y) {
@@ -622,34 +647,35 @@ fn solve(t: Vec3, p: Vec3, g: &Goal, limit: &Limit) -> Solved {
                 Vec3::Y
             };
             let c = from.cross(e);
-            c * sqrt_f32(r2 / c.length_squared())
+            c * (1.0 / sqrt_f32(c.length_squared()))
         };
-        arc(m, t, r2) * arc(from, m, r2)
+        arc(m, tn) * arc(from, m)
     };
-    // 3. The turn about the aim axis that brings the up vector into the
-    // pole's half-plane, by the angle θ between the planes' normals.
-    let u1 = q1.rotate(u);
-    let n = u1.cross(t);
-    let nr = p.cross(t);
-    let (ln, lr) = (n.length_squared(), nr.length_squared());
-    let (mut ch, mut sh) = (1.0, 0.0);
-    if ln > PLANE_EPS * u1.length_squared() * r2 && lr > PLANE_EPS * p.length_squared() * r2 {
-        // cos θ = n̂ · n̂r; sin θ = (n̂ × n̂r) · t̂ = |t| (u1 · nr) / (|n| |nr|)
-        // (as (n × nr) · t = |t|² (u1 · nr)). The two are renormalised: near
-        // the degenerate limit they drift apart.
-        let c = n.dot(nr);
-        let s = sqrt_f32(r2) * u1.dot(nr);
-        let k = 1.0 / sqrt_f32(c * c + s * s);
-        (ch, sh) = half_angle((c * k).clamp(-1.0, 1.0), s * k);
+    // 3. The turn θ about the aim axis that brings the up vector into the
+    // pole's half-plane: the angle between the normals n = u1 × t̂ and
+    // nr = p × t̂, with |n| |nr| cos θ = n · nr and |n| |nr| sin θ =
+    // (n × nr) · t̂ = u1 · nr. Its half angle's cosine and sine are
+    // proportional to (R + C, S), or to (S, R − C) past a quarter turn,
+    // where the first loses digits (R = √(C² + S²)).
+    let u1 = rotate_scaled(q1, u);
+    let n = u1.cross(tn);
+    let nr = p.cross(tn);
+    let (mut hc, mut hs) = (1.0, 0.0);
+    if n.length_squared() > PLANE_EPS * u1.length_squared()
+        && nr.length_squared() > PLANE_EPS * p.length_squared()
+    {
+        let (c, s) = (n.dot(nr), u1.dot(nr));
+        let r = sqrt_f32(c * c + s * s);
+        (hc, hs) = if c >= 0.0 { (r + c, s) } else { (s, r - c) };
     }
     // 4. Plus the twist: the half angles add.
     let (tc, ts) = (g.twist_cos, g.twist_sin);
-    let (cw, sw) = (ch * tc - sh * ts, sh * tc + ch * ts);
-    let axis = t * (sw / sqrt_f32(r2));
-    let mut q = Quat::new(axis.x, axis.y, axis.z, cw) * q1;
-    if q.w < 0.0 {
-        q = -q;
-    }
+    let (cw, sw) = (hc * tc - hs * ts, hs * tc + hc * ts);
+    let axis = tn * sw;
+    let q = Quat::new(axis.x, axis.y, axis.z, cw) * q1;
+    // Unit, with w >= 0.
+    let inv = 1.0 / q.length();
+    let mut q = q.scale(if q.w < 0.0 { -inv } else { inv });
     // 5. Weight, then the cone.
     let v = Vec3::new(q.x, q.y, q.z);
     let mut clamped = false;
@@ -689,10 +715,7 @@ pub fn aim_corrections_x4(
     models: [&Mat4; 4],
     aims: &[Aim; 4],
 ) -> Result<[AimCorrection; 4], Error> {
-    for a in aims {
-        a.validate()?;
-    }
-    Ok(lanes::solve::<f32x4, 4>(&models, aims))
+    lanes::solve::<f32x4, 4>(&models, aims)
 }
 
 /// [`aim_correction`] for the same joint of eight characters, one per lane
@@ -705,10 +728,7 @@ pub fn aim_corrections_x8(
     models: [&Mat4; 8],
     aims: &[Aim; 8],
 ) -> Result<[AimCorrection; 8], Error> {
-    for a in aims {
-        a.validate()?;
-    }
-    Ok(lanes::solve::<f32x8, 8>(&models, aims))
+    lanes::solve::<f32x8, 8>(&models, aims)
 }
 
 /// The lane kernel: [`solve`] without branches on the data, one character
@@ -732,10 +752,10 @@ mod lanes {
         fn lane(self, i: usize) -> f32;
         fn sqrt(self) -> Self;
         fn max(self, o: Self) -> Self;
-        fn min(self, o: Self) -> Self;
         fn abs(self) -> Self;
         fn lt(self, o: Self) -> Self;
         fn ge(self, o: Self) -> Self;
+        fn le(self, o: Self) -> Self;
         fn gt(self, o: Self) -> Self;
         fn eq(self, o: Self) -> Self;
         fn is_finite(self) -> Self;
@@ -771,10 +791,6 @@ mod lanes {
                     <$t>::max(self, o)
                 }
                 #[inline(always)]
-                fn min(self, o: Self) -> Self {
-                    <$t>::min(self, o)
-                }
-                #[inline(always)]
                 fn abs(self) -> Self {
                     <$t>::abs(self)
                 }
@@ -785,6 +801,10 @@ mod lanes {
                 #[inline(always)]
                 fn ge(self, o: Self) -> Self {
                     self.simd_ge(o)
+                }
+                #[inline(always)]
+                fn le(self, o: Self) -> Self {
+                    self.simd_le(o)
                 }
                 #[inline(always)]
                 fn gt(self, o: Self) -> Self {
@@ -922,33 +942,59 @@ mod lanes {
                 w: a.w * b.w - av.x * bv.x - av.y * bv.y - av.z * bv.z,
             }
         }
-        #[inline(always)]
-        fn rotate(self, v: V<F>) -> V<F> {
-            let t = self.v.cross(v).scale(F::splat(2.0));
-            v.add(t.scale(self.w)).add(self.v.cross(t))
-        }
     }
 
     /// `super::arc` in lanes.
     #[inline(always)]
-    fn arc<F: Lane>(a: V<F>, b: V<F>, rr: F) -> Q<F> {
-        let c = a.cross(b);
-        let w = rr + a.dot(b);
-        let n = F::splat(1.0) / (c.dot(c) + w * w).sqrt();
+    fn arc<F: Lane>(a: V<F>, b: V<F>) -> Q<F> {
         Q {
-            v: c.scale(n),
-            w: w * n,
+            v: a.cross(b),
+            w: F::splat(1.0) + a.dot(b),
         }
+    }
+
+    /// `super::rotate_scaled` in lanes.
+    #[inline(always)]
+    fn rotate_scaled<F: Lane>(q: Q<F>, v: V<F>) -> V<F> {
+        let two = F::splat(2.0);
+        let u = q.v;
+        v.scale(q.w * q.w - u.dot(u))
+            .add(u.scale(two * u.dot(v)))
+            .add(u.cross(v).scale(two * q.w))
     }
 
     #[inline(always)]
     pub(super) fn solve<F: Lane, const N: usize>(
         models: &[&Mat4; N],
         aims: &[Aim; N],
-    ) -> [AimCorrection; N] {
+    ) -> Result<[AimCorrection; N], Error> {
         let zero = F::splat(0.0);
         let one = F::splat(1.0);
         let half = F::splat(0.5);
+        let target = V::gather::<N>(|i| aims[i].target);
+        let pole = V::gather::<N>(|i| aims[i].pole);
+        let f = V::<F>::gather::<N>(|i| aims[i].forward);
+        let o = V::<F>::gather::<N>(|i| aims[i].offset);
+        let u = V::<F>::gather::<N>(|i| aims[i].up);
+        let weight = F::gather(|i| aims[i].weight);
+        let twist = F::gather(|i| aims[i].twist);
+        // `Aim::validate` on the lanes: `x · 0` is zero for finite `x`
+        // and NaN otherwise. The precise error comes from the scalar check.
+        let probe = |v: V<F>| v.x * zero + v.y * zero + v.z * zero;
+        let finite =
+            ((probe(target) + probe(pole)) + (probe(f) + probe(o))) + (probe(u) + twist * zero);
+        let fl = f.dot(f);
+        let valid = finite.eq(zero)
+            & weight.ge(zero)
+            & weight.le(one)
+            & fl.gt(F::splat(R2_MIN))
+            & fl.is_finite();
+        if !valid.all() {
+            for a in aims {
+                a.validate()?;
+            }
+        }
+        let f = f.scale(one / fl.sqrt());
         let col = |c: usize| {
             V::<F>::gather::<N>(|i| {
                 Vec3::new(
@@ -970,27 +1016,24 @@ mod lanes {
             y: r1.dot(v),
             z: r2.dot(v),
         };
-        let t = to_joint(V::gather::<N>(|i| aims[i].target).sub(c3));
-        let p = to_joint(V::gather::<N>(|i| aims[i].pole));
-        let f = V::<F>::gather::<N>(|i| aims[i].forward);
-        let f = f.scale(one / f.dot(f).sqrt());
-        let o = V::<F>::gather::<N>(|i| aims[i].offset);
-        let u = V::<F>::gather::<N>(|i| aims[i].up);
-        let weight = F::gather(|i| aims[i].weight);
+        let t = to_joint(target.sub(c3));
+        let p = to_joint(pole);
 
-        // 1. The offset ray.
+        // 1. The offset ray, then directions only.
         let rr = t.dot(t);
         let fo = f.dot(o);
         let disc = rr - (o.dot(o) - fo * fo);
         let k = disc.max(zero).sqrt() - fo;
         ok = ok & disc.ge(zero) & k.gt(zero) & rr.gt(F::splat(R2_MIN));
-        let from = o.add(f.scale(k));
+        let inv_len = one / rr.sqrt();
+        let tn = t.scale(inv_len);
+        let from = o.add(f.scale(k)).scale(inv_len);
         // 2. Shortest arc, as `solve` (`arc` directly, or through `m`).
-        let d = from.dot(t);
-        let mut q1 = arc(from, t, rr);
+        let d = from.dot(tn);
+        let mut q1 = arc(from, tn);
         let obtuse = d.lt(zero);
         if obtuse.any() {
-            let perp = t.sub(from.scale(d / rr));
+            let perp = tn.sub(from.scale(d));
             let lp = perp.dot(perp);
             let x_smaller = from.x.abs().lt(from.y.abs());
             let e = V {
@@ -999,56 +1042,46 @@ mod lanes {
                 z: zero,
             };
             let c = from.cross(e);
-            let side = lp.gt(F::splat(PERP_MIN) * rr);
+            let side = lp.gt(F::splat(PERP_MIN));
             let m = V::select(
                 side,
-                perp.scale((rr / lp).sqrt()),
-                c.scale((rr / c.dot(c)).sqrt()),
+                perp.scale(one / lp.sqrt()),
+                c.scale(one / c.dot(c).sqrt()),
             );
-            let q = arc(m, t, rr).mul(arc(from, m, rr));
+            let q = arc(m, tn).mul(arc(from, m));
             q1 = Q {
                 v: V::select(obtuse, q.v, q1.v),
                 w: obtuse.select(q.w, q1.w),
             };
         }
         // 3. Pole plane.
-        let u1 = q1.rotate(u);
-        let n = u1.cross(t);
-        let nr = p.cross(t);
-        let (ln, lr) = (n.dot(n), nr.dot(nr));
+        let u1 = rotate_scaled(q1, u);
+        let n = u1.cross(tn);
+        let nr = p.cross(tn);
         let eps = F::splat(PLANE_EPS);
-        let plane = ln.gt(eps * u1.dot(u1) * rr) & lr.gt(eps * p.dot(p) * rr);
-        let c = n.dot(nr);
-        let s = rr.sqrt() * u1.dot(nr);
-        let k = one / (c * c + s * s).sqrt();
-        let (c, s) = ((c * k).max(-one).min(one), s * k);
-        // `half_angle`, both sides computed.
-        let two = F::splat(2.0);
-        let ch_pos = ((one + c) * half).sqrt();
-        let m = ((one - c) * half).sqrt();
-        let sh_neg = s.lt(zero).select(-m, m);
+        let plane = n.dot(n).gt(eps * u1.dot(u1)) & nr.dot(nr).gt(eps * p.dot(p));
+        let (c, s) = (n.dot(nr), u1.dot(nr));
+        let r = (c * c + s * s).sqrt();
         let positive = c.ge(zero);
-        let ch = positive.select(ch_pos, s / (two * sh_neg));
-        let sh = positive.select(s / (two * ch_pos), sh_neg);
-        let ch = plane.select(ch, one);
-        let sh = plane.select(sh, zero);
+        let hc = plane.select(positive.select(r + c, s), one);
+        let hs = plane.select(positive.select(s, r - c), zero);
         // 4. Twist.
-        let twist = F::gather(|i| aims[i].twist);
         let (ts, tc) = if twist.eq(zero).all() {
             (zero, one)
         } else {
             (twist * half).sin_cos()
         };
-        let (cw, sw) = (ch * tc - sh * ts, sh * tc + ch * ts);
+        let (cw, sw) = (hc * tc - hs * ts, hs * tc + hc * ts);
         let q = Q {
-            v: t.scale(sw / rr.sqrt()),
+            v: tn.scale(sw),
             w: cw,
         }
         .mul(q1);
-        let flip = q.w.lt(zero);
+        let inv = one / (q.v.dot(q.v) + q.w * q.w).sqrt();
+        let inv = q.w.lt(zero).select(-inv, inv);
         let mut q = Q {
-            v: V::select(flip, q.v.scale(-one), q.v),
-            w: flip.select(-q.w, q.w),
+            v: q.v.scale(inv),
+            w: q.w * inv,
         };
         // 5. Weight (no cone for a single aim).
         let full = weight.eq(one);
@@ -1075,10 +1108,10 @@ mod lanes {
             ),
             w: ok.select(q.w, one),
         };
-        core::array::from_fn(|i| AimCorrection {
+        Ok(core::array::from_fn(|i| AimCorrection {
             rotation: Quat::new(q.v.x.lane(i), q.v.y.lane(i), q.v.z.lane(i), q.w.lane(i)),
             reached: ok.lane(i).to_bits() != 0,
-        })
+        }))
     }
 }
 

@@ -27,11 +27,14 @@
 //!    (an exact slerp from the identity: weight ½ turns half the angle)
 //!    and, in a look-at chain, clamped to the joint's maximum angle.
 //!
-//! Degenerate up vectors: when the turned up vector or the pole is
-//! parallel to the aim axis (or zero), the plane in step 3 is undefined and
-//! that step is skipped (the aim is the shortest arc, plus the twist). The
-//! result is finite whatever the pose, as long as the model matrix is:
-//! a singular or non-finite matrix gives the identity, not reached.
+//! Degenerate cases: when the turned up vector or the pole is parallel to
+//! the aim axis (within about 1e-5 rad) or zero, the plane in step 3 is
+//! undefined and that step is skipped (the aim is the shortest arc, plus
+//! the twist). A target exactly behind the aiming ray turns it half a turn
+//! about an axis perpendicular to it. The result is finite whatever the
+//! pose: a singular or non-finite model matrix gives the identity, not
+//! reached. Like every solver here, the correction is exact for matrices
+//! with uniform scale (see [`super`]).
 //!
 //! [`aim_corrections_x4`] and [`aim_corrections_x8`] solve one joint of
 //! four or eight characters per call, one character per SIMD lane; they

@@ -685,7 +685,8 @@ fn solve(t: Vec3, p: Vec3, g: &Goal, limit: &Limit) -> Solved {
     if g.weight == 1.0 {
         if q.w < limit.cos {
             clamped = true;
-            let s = limit.sin / v.length();
+            let lv = v.length();
+            let s = if lv > 0.0 { limit.sin / lv } else { 0.0 };
             q = Quat::new(v.x * s, v.y * s, v.z * s, limit.cos);
         }
     } else {

@@ -1,12 +1,13 @@
 //! Inverse kinematics over a local pose and its model matrices.
 //!
 //! Every solver reads the model-space matrices that
-//! [`local_to_model`](crate::fk::local_to_model) wrote, computes a rotation
+//! [`local_to_model`] wrote, computes a rotation
 //! correction per joint, multiplies it into the joint's local rotation
 //! (`local' = local · correction`, so the correction is expressed in the
 //! joint's own frame, as ozz-animation's IK jobs do) and recomputes the model
 //! matrices of the affected subtree, so that skinning sees the result. The
 //! shared plumbing is [`IkPose`]; chains of joints come from [`chain`].
+//! Solvers: [`aim`] (single-joint aim and look-at chains).
 //!
 //! Conventions: positions and directions are model space (the space of the
 //! matrices); rotations are unit quaternions; lengths are the data's unit.
@@ -16,6 +17,7 @@
 
 pub mod foot;
 pub mod two_bone;
+pub mod aim;
 
 use crate::fk::{local_to_model, FkJob};
 use crate::math::{Mat4, Quat, Vec3};

@@ -14,6 +14,10 @@
 //! rotation part ([`Mat4::rotation`]) and is exact for uniform scale.
 //! On error nothing is written: the pose and the matrices are untouched.
 
+pub mod limits;
+
+pub use limits::JointLimit;
+
 use crate::fk::{local_to_model, FkJob};
 use crate::math::{Mat4, Quat, Vec3};
 use crate::skeleton::Skeleton;

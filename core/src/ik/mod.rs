@@ -14,9 +14,12 @@
 //! rotation part ([`Mat4::rotation`]) and is exact for uniform scale.
 //! On error nothing is written: the pose and the matrices are untouched.
 
+pub mod ccd;
 pub mod limits;
+mod solve;
 
 pub use limits::JointLimit;
+pub use solve::{ChainJob, IkReport, MAX_CHAIN};
 
 use crate::fk::{local_to_model, FkJob};
 use crate::math::{Mat4, Quat, Vec3};

@@ -15,6 +15,7 @@
 //! On error nothing is written: the pose and the matrices are untouched.
 
 pub mod ccd;
+pub mod fabrik;
 pub mod limits;
 mod solve;
 

@@ -8,6 +8,10 @@
 //! matrices of the affected subtree, so that skinning sees the result. The
 //! shared plumbing is [`IkPose`]; chains of joints come from [`chain`].
 //!
+//! Chain solvers: [`ccd`], [`fabrik`] and [`jacobian`] take a [`ChainJob`]
+//! (a chain, a target, an optional effector offset and [`limits`]) and
+//! return an [`IkReport`]; chains hold up to [`MAX_CHAIN`] joints.
+//!
 //! Conventions: positions and directions are model space (the space of the
 //! matrices); rotations are unit quaternions; lengths are the data's unit.
 //! Model matrices may carry scale; a correction is computed from their
@@ -16,6 +20,7 @@
 
 pub mod ccd;
 pub mod fabrik;
+pub mod jacobian;
 pub mod limits;
 mod solve;
 

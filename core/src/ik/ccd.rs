@@ -7,7 +7,9 @@
 //! one iteration is one sweep over the chain, last joint first. CCD handles
 //! any chain length and limits at every step, converges quickly near the
 //! target, and tends to curl the joints near the tip first. An unreachable
-//! target makes the chain stretch out towards it.
+//! target makes the chain stretch out towards it. A chain stuck on the line
+//! to its target (straight past a nearer target, or folded) gets a small
+//! bend so that the next sweep can make progress.
 
 use super::solve::{limit_of, ChainJob, ChainState, IkReport};
 use super::IkPose;
@@ -35,7 +37,9 @@ pub fn solve(pose: &mut IkPose<'_, '_>, job: &ChainJob<'_>) -> Result<IkReport, 
     let n = s.n;
     let target = job.target;
     let mut iterations = 0;
-    while iterations < job.max_iterations && (s.pos[n] - target).length() > job.tolerance {
+    let mut distance = (s.pos[n] - target).length();
+    let stalled = 1e-6 * s.reach();
+    while iterations < job.max_iterations && distance > job.tolerance {
         for i in (0..n).rev() {
             let joint = s.pos[i];
             let (Some(from), Some(to)) = (
@@ -48,6 +52,11 @@ pub fn solve(pose: &mut IkPose<'_, '_>, job: &ChainJob<'_>) -> Result<IkReport, 
             s.rotate_model(i, delta, limit_of(job.limits, i));
         }
         iterations += 1;
+        let last = distance;
+        distance = (s.pos[n] - target).length();
+        if last - distance <= stalled && s.unstall(target, job.limits) {
+            distance = (s.pos[n] - target).length();
+        }
     }
     s.commit(pose, job, iterations)
 }

@@ -11,7 +11,10 @@
 //! and places the next joint where the limited bone ends; the solved
 //! positions and the local rotations are therefore always consistent and
 //! within the limits. A target beyond the chain's reach gives the straight
-//! chain pointing at it (one iteration, then limited).
+//! chain pointing at it (one iteration, then limited). A chain stuck on the
+//! line to its target (folded, or straight past a nearer target, where the
+//! passes reproduce the same collinear positions) gets a small bend so that
+//! the next iteration can make progress.
 
 use super::solve::{limit_of, ChainJob, ChainState, IkReport, MAX_CHAIN};
 use super::IkPose;
@@ -37,6 +40,8 @@ pub fn solve(pose: &mut IkPose<'_, '_>, job: &ChainJob<'_>) -> Result<IkReport, 
     let base = s.pos[0];
     let mut p = s.pos;
     let mut iterations = 0;
+    // `p` holds the pass's positions; each backward pass starts from the
+    // chain as the last forward pass left it.
     if job.max_iterations > 0 && (target - base).length() >= s.reach() {
         // Unreachable (or just reachable): the straight chain. `reach > 0`
         // (checked when the state was made), so the direction exists.
@@ -47,10 +52,18 @@ pub fn solve(pose: &mut IkPose<'_, '_>, job: &ChainJob<'_>) -> Result<IkReport, 
         forward(&mut s, &p, job);
         iterations = 1;
     } else {
-        while iterations < job.max_iterations && (s.pos[n] - target).length() > job.tolerance {
+        let mut distance = (s.pos[n] - target).length();
+        let stalled = 1e-6 * s.reach();
+        while iterations < job.max_iterations && distance > job.tolerance {
+            p = s.pos;
             backward(&s, &mut p, target);
             forward(&mut s, &p, job);
             iterations += 1;
+            let last = distance;
+            distance = (s.pos[n] - target).length();
+            if last - distance <= stalled && s.unstall(target, job.limits) {
+                distance = (s.pos[n] - target).length();
+            }
         }
     }
     s.commit(pose, job, iterations)

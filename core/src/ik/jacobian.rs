@@ -13,7 +13,7 @@
 //!   linearised error, `α = ⟨e, J Jᵀ e⟩ / ⟨J Jᵀ e, J Jᵀ e⟩`;
 //! - [`Method::PseudoInverse`]: `Δθ = Jᵀ (J Jᵀ)⁺ e`, the Moore-Penrose
 //!   pseudo-inverse through the eigen-decomposition of the (at most 6 × 6)
-//!   matrix `J Jᵀ`, eigenvalues below 1e-5 of the largest treated as zero;
+//!   matrix `J Jᵀ`, eigenvalues below 1e-6 of the largest treated as zero;
 //! - [`Method::DampedLeastSquares`]: `Δθ = Jᵀ (J Jᵀ + λ² I)⁻¹ e` by
 //!   Cholesky, with `λ` given or adapted to the error ([`Damping`]).
 //!
@@ -116,11 +116,19 @@ pub enum Method {
 pub enum Damping {
     /// A fixed `λ > 0`.
     Fixed(f32),
-    /// `λ = max(min, factor · |e|)`: heavy damping far from the target,
-    /// where the linearisation is poor, little near it, where it is good
-    /// (`factor > 0`, `min >= 0`).
+    /// `λ² = max(min², factor · |e| · tr(J Jᵀ) / L)`, `L` the chain's reach
+    /// (the sum of its bone lengths and the offset): damping that grows with
+    /// the error, as in Levenberg-Marquardt, and with the size of `J`. Far
+    /// from the target, where the linearisation is poor, it keeps steps
+    /// short; in particular a nearly straight chain reaching past its length
+    /// (where `J` misses the first-order effect of the large error along the
+    /// chain) is pulled towards the target with a gain of at most
+    /// `1 / factor` (hinges; `1 / (2 factor)` with ball joints), and it
+    /// settles instead of swinging from side to side while the gain is below
+    /// 2. Near the target the damping fades to `min` and steps become those
+    /// of the pseudo-inverse (`factor > 0`, `min >= 0`; 0.5 to 1 works well).
     Adaptive {
-        /// `λ` per unit of error.
+        /// The factor on `|e| · tr(J Jᵀ) / L`.
         factor: f32,
         /// The smallest `λ`.
         min: f32,
@@ -262,9 +270,16 @@ pub fn solve(
         }
         let mut jac = Jacobian::new(&s, settings, goal.is_some());
         let mut step = [0.0f32; MAX_COLS];
-        jac.step(&e, norm, settings.method, &mut step);
+        jac.step(&e, norm, s.reach(), settings.method, &mut step);
         let len = sqrt_f32(step[..jac.cols].iter().map(|v| v * v).sum::<f32>());
-        if !len.is_finite() || len == 0.0 {
+        if !len.is_finite() || len <= 1e-7 {
+            // No first-order progress: a collinear dead end gets a bend,
+            // anything else (a minimum, the straight chain pointing at an
+            // unreachable target) is the answer.
+            if s.unstall(job.target, job.limits) {
+                iterations += 1;
+                continue;
+            }
             break;
         }
         let scale = if len > settings.max_step {
@@ -286,12 +301,7 @@ pub fn solve(
         iterations += 1;
     }
     let mut report = s.commit(pose, job, iterations)?;
-    if let Some(goal) = goal {
-        let last = usize::from(s.joints[s.n - 1]);
-        let angle = pose.models[last].rotation().angle_between(goal);
-        let err = sqrt_f32(report.distance * report.distance + (weight * angle) * (weight * angle));
-        report.reached = err <= job.tolerance;
-    }
+    report.reached = length(&error(&s, job.target, goal, weight)) <= job.tolerance;
     Ok(report)
 }
 
@@ -372,7 +382,14 @@ impl Jacobian {
     }
 
     /// One step `Δθ` (unbounded) for error `e` of length `norm`.
-    fn step(&mut self, e: &[f32; 6], norm: f32, method: Method, out: &mut [f32; MAX_COLS]) {
+    fn step(
+        &mut self,
+        e: &[f32; 6],
+        norm: f32,
+        reach: f32,
+        method: Method,
+        out: &mut [f32; MAX_COLS],
+    ) {
         let m = self.rows;
         match method {
             Method::Transpose => {
@@ -395,16 +412,19 @@ impl Jacobian {
                 self.transpose_times(&y, out);
             }
             Method::DampedLeastSquares(d) => {
-                let lambda = match d {
-                    Damping::Fixed(l) => l,
-                    Damping::Adaptive { factor, min } => (factor * norm).max(min),
-                };
-                let l2 = lambda * lambda;
                 let mut a = self.jjt();
+                let trace: f32 = (0..m).map(|r| a[r][r]).sum();
+                let l2 = match d {
+                    Damping::Fixed(l) => l * l,
+                    Damping::Adaptive { factor, min } => {
+                        (factor * norm * trace / reach).max(min * min)
+                    }
+                };
                 for (r, row) in a.iter_mut().enumerate().take(m) {
                     row[r] += l2;
                 }
-                let y = cholesky_solve(&a, m, e).unwrap_or_else(|| eigen_solve(self.jjt(), m, e, l2));
+                let y =
+                    cholesky_solve(&a, m, e).unwrap_or_else(|| eigen_solve(self.jjt(), m, e, l2));
                 self.transpose_times(&y, out);
             }
         }
@@ -454,7 +474,7 @@ fn cholesky_solve(a: &[[f32; 6]; 6], m: usize, b: &[f32; 6]) -> Option<[f32; 6]>
 
 /// `(a + shift I)⁺ b` for symmetric positive semi-definite `a` (`m × m`,
 /// `m <= 6`) through its eigen-decomposition (cyclic Jacobi), eigenvalues
-/// below 1e-5 of the largest treated as zero.
+/// below 1e-6 of the largest treated as zero.
 fn eigen_solve(mut a: [[f32; 6]; 6], m: usize, b: &[f32; 6], shift: f32) -> [f32; 6] {
     let mut v = [[0.0f32; 6]; 6];
     for (i, row) in v.iter_mut().enumerate() {
@@ -462,7 +482,7 @@ fn eigen_solve(mut a: [[f32; 6]; 6], m: usize, b: &[f32; 6], shift: f32) -> [f32
     }
     jacobi(&mut a, &mut v, m);
     let largest = (0..m).map(|k| a[k][k] + shift).fold(0.0f32, f32::max);
-    let floor = 1e-5 * largest;
+    let floor = 1e-6 * largest;
     let mut y = [0.0f32; 6];
     for k in 0..m {
         let sigma = a[k][k] + shift;
@@ -574,7 +594,11 @@ mod tests {
         for r in 0..6 {
             for c in 0..6 {
                 let s: f32 = (0..6).map(|k| v[r][k] * a[k][k] * v[c][k]).sum();
-                assert!((s - orig[r][c]).abs() < 1e-5, "{r} {c}: {s} vs {}", orig[r][c]);
+                assert!(
+                    (s - orig[r][c]).abs() < 1e-5,
+                    "{r} {c}: {s} vs {}",
+                    orig[r][c]
+                );
             }
         }
     }

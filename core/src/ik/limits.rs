@@ -217,10 +217,8 @@ impl JointLimit {
             JointLimit::None => d,
             JointLimit::Hinge(h) => Quat::from_axis_angle(axis, clamp_angle(angle, h.min, h.max)),
             JointLimit::SwingTwist(s) => {
-                let twist = Quat::from_axis_angle(
-                    axis,
-                    clamp_angle(angle, s.twist_min, s.twist_max),
-                );
+                let twist =
+                    Quat::from_axis_angle(axis, clamp_angle(angle, s.twist_min, s.twist_max));
                 clamp_swing(swing, s.cone) * twist
             }
         };

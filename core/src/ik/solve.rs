@@ -97,7 +97,12 @@ pub struct IkReport {
     /// Distance from the end effector to the target after the solve, read
     /// from the updated model matrices (model units).
     pub distance: f32,
-    /// True when the goal is met within the tolerance.
+    /// True when the solver's stop test passed: the goal met within the
+    /// tolerance as measured on the solver's own copy of the chain. That
+    /// measure and `distance` agree to float rounding (exactly in real
+    /// arithmetic for uniform scale), so right at the tolerance `distance`
+    /// may exceed it by a few ulps; under non-uniform scale along the chain
+    /// they can differ more.
     pub reached: bool,
 }
 
@@ -217,8 +222,8 @@ impl ChainState {
         s.pos[n] = pose.models[last].transform_point(job.offset);
         // The parent frame from the first joint's matrix, so that the
         // chain's own FK reproduces the matrices' positions exactly.
-        s.parent = (pose.models[usize::from(chain[0])].rotation() * s.local[0].conjugate())
-            .normalize();
+        s.parent =
+            (pose.models[usize::from(chain[0])].rotation() * s.local[0].conjugate()).normalize();
         let mut parent = s.parent;
         let mut total = 0.0;
         for i in 0..n {
@@ -261,11 +266,7 @@ impl ChainState {
     /// Chain-only FK from joint `i`: model rotations of `i..n` and
     /// positions of `i + 1 ..= n`.
     pub fn fk_from(&mut self, i: usize) {
-        let mut parent = if i == 0 {
-            self.parent
-        } else {
-            self.rot[i - 1]
-        };
+        let mut parent = if i == 0 { self.parent } else { self.rot[i - 1] };
         for k in i..self.n {
             self.rot[k] = parent * self.local[k];
             self.pos[k + 1] = self.pos[k] + self.rot[k].rotate(self.bone[k]);
@@ -291,6 +292,57 @@ impl ChainState {
         };
     }
 
+    /// Bends the chain out of a collinear dead end: when every bone lies on
+    /// the line from the first joint to the target, no joint's shortest arc
+    /// (nor any Jacobian column along that line) can move the effector along
+    /// it, and the solvers would stall folded, or straight past a target
+    /// inside the reach. Then the middle joint of those with bones (short of
+    /// the last) turns by 0.1 rad about an axis perpendicular to the line,
+    /// which moves a joint off the line; returns whether it did. The straight chain pointing at a target beyond its reach is the
+    /// answer, not a dead end, and is left alone.
+    pub fn unstall(&mut self, target: Vec3, limits: &[JointLimit]) -> bool {
+        let n = self.n;
+        let first = self.pos[0];
+        let Some(line) = (target - first)
+            .try_normalize()
+            .or_else(|| (self.pos[n] - first).try_normalize())
+        else {
+            return false;
+        };
+        let mut forward = true;
+        let mut bones = [0u8; MAX_CHAIN];
+        let mut count = 0;
+        for i in 0..n {
+            if self.len[i] == 0.0 {
+                continue;
+            }
+            let dir = self.rot[i].rotate(self.bone[i]) * (1.0 / self.len[i]);
+            if dir.cross(line).length() > 1e-3 {
+                return false;
+            }
+            forward &= dir.dot(line) > 0.0;
+            bones[count] = i as u8;
+            count += 1;
+        }
+        let beyond = (target - first).length() >= self.reach() * (1.0 - 1e-6);
+        if count < 2 || (forward && beyond) {
+            return false;
+        }
+        // Not the last joint with a bone: turning it would move only the
+        // effector, which FABRIK's backward pass puts back on the line.
+        let k = usize::from(bones[(count - 1) / 2]);
+        let other = if libm::fabsf(line.x) < 0.9 {
+            Vec3::X
+        } else {
+            Vec3::Y
+        };
+        let Some(axis) = line.cross(other).try_normalize() else {
+            return false;
+        };
+        self.rotate_model(k, Quat::from_axis_angle(axis, 0.1), limit_of(limits, k));
+        true
+    }
+
     /// Writes the local rotations into the pose, updates the model matrices
     /// of the chain's subtree and reports the effector's distance from the
     /// matrices.
@@ -311,11 +363,10 @@ impl ChainState {
         }
         pose.update_models(usize::from(self.joints[0]))?;
         let end = pose.models[usize::from(self.joints[n - 1])].transform_point(job.offset);
-        let distance = (end - job.target).length();
         Ok(IkReport {
             iterations,
-            distance,
-            reached: distance <= job.tolerance,
+            distance: (end - job.target).length(),
+            reached: (self.pos[n] - job.target).length() <= job.tolerance,
         })
     }
 }

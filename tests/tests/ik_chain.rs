@@ -260,7 +260,7 @@ fn every_solver_rejects_bad_jobs_without_writing() {
         // Longer than the capacity: a precise error; at the capacity: solves.
         let long: Vec<u16> = (0..=MAX_CHAIN as u16).collect();
         let long: &'static [u16] = Box::leak(long.into_boxed_slice());
-        let mut rig_long = Rig::new(planar(&vec![0.1; MAX_CHAIN]));
+        let mut rig_long = Rig::new(planar(&[0.1; MAX_CHAIN]));
         expect_error(
             &mut rig_long,
             run(ChainJob::new(long, Vec3::new(1.0, 1.0, 0.0))),
@@ -370,6 +370,7 @@ fn ccd_two_links_turns_only_the_elbow() {
 ///   a turn of 0.553574; effector (1, 1.051462);
 /// - joint 0: from atan2(1.051462, 1) = 0.810449 to atan2(2, 1) = 1.107149,
 ///   a turn of 0.296670; effector 1.451022 · (1, 2)/√5 = (0.648933, 1.297867).
+///
 /// A second sweep gives (0.318878, 0.602087, 1.292925), effector
 /// (0.954966, 1.909931) (the same steps, repeated).
 #[test]
@@ -525,7 +526,9 @@ fn solvers_write_only_the_chain_and_keep_matrices_consistent() {
         let before = to_transforms(&rig.local, v.joint_count());
         let shoulder = rig.position(arm);
         let reach = (rig.position(hand) - shoulder).length();
-        let target = shoulder + Vec3::new(0.3, -0.4, 0.5) * (0.8 * reach / 0.707_106_8);
+        // A direction of length 1/√2, scaled to 80 % of the arm's reach.
+        let dir = Vec3::new(0.3, -0.4, 0.5);
+        let target = shoulder + dir * (0.8 * reach / dir.length());
         let job = ChainJob::new(&chain, target).with_iterations(300, 1e-3);
         let r = rig.run(solver, &job).unwrap();
         assert!(r.reached, "{solver:?}: {r:?}");

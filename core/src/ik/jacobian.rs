@@ -23,6 +23,9 @@
 //! bounded, finite step with every method. The joint limits are applied
 //! after each step.
 
+// Small dense matrices read best with explicit row and column indices.
+#![allow(clippy::needless_range_loop)]
+
 use super::solve::{exp, limit_of, log, ChainJob, ChainState, IkReport, MAX_CHAIN};
 use super::IkPose;
 use crate::math::{sqrt_f32, Quat, Vec3};
@@ -211,7 +214,7 @@ impl<'a> Settings<'a> {
                     what: "IK orientation target",
                 });
             }
-            if !(q.length() > 1e-6) {
+            if q.length() <= 1e-6 {
                 return Err(Error::InvalidParameter {
                     what: "IK Jacobian: the orientation target must be a non-zero quaternion",
                 });
@@ -441,7 +444,7 @@ fn cholesky_solve(a: &[[f32; 6]; 6], m: usize, b: &[f32; 6]) -> Option<[f32; 6]>
         for k in 0..j {
             d -= l[j][k] * l[j][k];
         }
-        if !(d > 1e-6 * a[j][j]) || !(d > 0.0) {
+        if d.is_nan() || d <= 1e-6 * a[j][j] || d <= 0.0 {
             return None;
         }
         l[j][j] = sqrt_f32(d);
@@ -486,7 +489,7 @@ fn eigen_solve(mut a: [[f32; 6]; 6], m: usize, b: &[f32; 6], shift: f32) -> [f32
     let mut y = [0.0f32; 6];
     for k in 0..m {
         let sigma = a[k][k] + shift;
-        if !(sigma > floor) {
+        if sigma.is_nan() || sigma <= floor {
             continue;
         }
         let proj: f32 = (0..m).map(|r| v[r][k] * b[r]).sum::<f32>() / sigma;
@@ -509,7 +512,7 @@ fn jacobi(a: &mut [[f32; 6]; 6], v: &mut [[f32; 6]; 6], m: usize) {
                 off += a[p][q] * a[p][q];
             }
         }
-        if !(off > 1e-14 * diag) {
+        if off.is_nan() || off <= 1e-14 * diag {
             return;
         }
         for p in 0..m {

@@ -58,7 +58,7 @@ pub struct SwingTwist {
 
 fn unit_reference(reference: Quat) -> Result<Quat, Error> {
     let len = reference.length();
-    if !reference.is_finite() || !(len > 1e-6) {
+    if !reference.is_finite() || len <= 1e-6 {
         return Err(Error::InvalidParameter {
             what: "joint limit: the reference rotation must be a finite, non-zero quaternion",
         });

@@ -1,7 +1,7 @@
 //! Inverse kinematics over a local pose and its model matrices.
 //!
 //! Every solver reads the model-space matrices that
-//! [`local_to_model`](crate::fk::local_to_model) wrote, computes a rotation
+//! [`local_to_model`] wrote, computes a rotation
 //! correction per joint, multiplies it into the joint's local rotation
 //! (`local' = local · correction`, so the correction is expressed in the
 //! joint's own frame, as ozz-animation's IK jobs do) and recomputes the model

@@ -373,7 +373,7 @@ impl ChainState {
 
 /// The limit of chain joint `i`, if the job has limits.
 #[inline]
-pub(crate) fn limit_of<'l>(limits: &'l [JointLimit], i: usize) -> Option<&'l JointLimit> {
+pub(crate) fn limit_of(limits: &[JointLimit], i: usize) -> Option<&JointLimit> {
     limits.get(i)
 }
 

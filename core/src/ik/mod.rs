@@ -9,6 +9,10 @@
 //! shared plumbing is [`IkPose`]; chains of joints come from [`chain`].
 //! Solvers: [`aim`] (single-joint aim and look-at chains).
 //!
+//! Chain solvers: [`ccd`], [`fabrik`] and [`jacobian`] take a [`ChainJob`]
+//! (a chain, a target, an optional effector offset and [`limits`]) and
+//! return an [`IkReport`]; chains hold up to [`MAX_CHAIN`] joints.
+//!
 //! Conventions: positions and directions are model space (the space of the
 //! matrices); rotations are unit quaternions; lengths are the data's unit.
 //! Model matrices may carry scale; a correction is computed from their
@@ -18,6 +22,14 @@
 pub mod foot;
 pub mod two_bone;
 pub mod aim;
+pub mod ccd;
+pub mod fabrik;
+pub mod jacobian;
+pub mod limits;
+mod solve;
+
+pub use limits::JointLimit;
+pub use solve::{ChainJob, IkReport, MAX_CHAIN};
 
 use crate::fk::{local_to_model, FkJob};
 use crate::math::{Mat4, Quat, Vec3};

@@ -19,14 +19,14 @@
 //! rotation part ([`Mat4::rotation`]) and is exact for uniform scale.
 //! On error nothing is written: the pose and the matrices are untouched.
 
-pub mod foot;
-pub mod two_bone;
 pub mod aim;
 pub mod ccd;
 pub mod fabrik;
+pub mod foot;
 pub mod jacobian;
 pub mod limits;
 mod solve;
+pub mod two_bone;
 
 pub use limits::JointLimit;
 pub use solve::{ChainJob, IkReport, MAX_CHAIN};

@@ -59,11 +59,7 @@ pub fn solve(pose: &mut IkPose<'_, '_>, job: &ChainJob<'_>) -> Result<IkReport, 
             backward(&s, &mut p, target);
             forward(&mut s, &p, job);
             iterations += 1;
-            let last = distance;
-            distance = (s.pos[n] - target).length();
-            if last - distance <= stalled && s.unstall(target, job.limits) {
-                distance = (s.pos[n] - target).length();
-            }
+            distance = s.distance_after_step(n, distance, stalled, target, job.limits);
         }
     }
     s.commit(pose, job, iterations)

@@ -291,6 +291,24 @@ impl ChainState {
             None => q,
         };
     }
+    /// The distance of the end effector (`pos[end]`) to `target` after an
+    /// iteration that started at distance `last`: when the iteration gained no more than
+    /// `stalled`, the chain is first moved off a collinear dead end
+    /// ([`ChainState::unstall`]).
+    pub fn distance_after_step(
+        &mut self,
+        end: usize,
+        last: f32,
+        stalled: f32,
+        target: Vec3,
+        limits: &[JointLimit],
+    ) -> f32 {
+        let distance = (self.pos[end] - target).length();
+        if last - distance <= stalled && self.unstall(target, limits) {
+            return (self.pos[end] - target).length();
+        }
+        distance
+    }
 
     /// Bends the chain out of a collinear dead end: when every bone lies on
     /// the line from the first joint to the target, no joint's shortest arc

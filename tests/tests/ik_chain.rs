@@ -590,14 +590,15 @@ fn reachable_target(joints: &[(Vec3, Quat)], dir: Vec3, f: f32, outer: f32) -> V
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
-    /// Ball joints, no limits: CCD within 64 sweeps reaches targets out to
-    /// 80 % of the chain's length that are not behind it, FABRIK within 64
-    /// iterations any target out to 90 %, to 1e-3. (CCD slows down as the
-    /// chain nears full extension, where each joint corrects a little of
-    /// what the joint before undid, and when a nearly straight chain must
-    /// turn round to a target behind it, where from the first joint the
-    /// effector and the target look nearly aligned: both can take over a
-    /// hundred sweeps.)
+    /// Ball joints, no limits: CCD within 256 sweeps reaches targets out to
+    /// 80 % of the chain's length that are not behind it, FABRIK within 256
+    /// iterations any target out to 90 %, to 1e-3. Most take a few dozen;
+    /// both slow down where a chain must unfold from a zigzag on the
+    /// target's line. (CCD also slows down as the chain nears full
+    /// extension, where each joint corrects a little of what the joint
+    /// before undid, and when a nearly straight chain must turn round to a
+    /// target behind it, where from the first joint the effector and the
+    /// target look nearly aligned.)
     #[test]
     fn ccd_and_fabrik_converge_on_reachable_targets(
         joints in random_chain(2..=6),
@@ -605,7 +606,7 @@ proptest! {
         f in 0.0f32..1.0,
     ) {
         let chain: Vec<u16> = (0..joints.len() as u16).collect();
-        for (solver, iterations, outer) in [(Solver::Ccd, 64, 0.8), (Solver::Fabrik, 64, 0.9)] {
+        for (solver, iterations, outer) in [(Solver::Ccd, 256, 0.8), (Solver::Fabrik, 256, 0.9)] {
             let target = reachable_target(&joints, dir, f, outer);
             let rest = Rig::new(chain_skeleton(&joints));
             let along = (rest.position(chain.len() - 1) - rest.position(0)).try_normalize();
@@ -617,8 +618,10 @@ proptest! {
             let r = rig.run(solver, &job).unwrap();
             prop_assert!(r.reached, "{:?}: {:?}", solver, r);
             prop_assert!(r.iterations <= iterations);
-            // The matrices agree with the solver's own measure to rounding.
-            prop_assert!((rig.position(chain.len() - 1) - target).length() <= 1.0001e-3);
+            // The matrices agree with the solver's own measure to rounding
+            // (the FK of a chain a few units long, in f32).
+            let d = (rig.position(chain.len() - 1) - target).length();
+            prop_assert!(d <= 1e-3 + 1e-5 && (d - r.distance).abs() <= 1e-5, "{} vs {:?}", d, r);
         }
     }
 

@@ -11,9 +11,9 @@
 //!
 //! - [`Method::Transpose`]: `Δθ = α Jᵀ e` with the step that minimises the
 //!   linearised error, `α = ⟨e, J Jᵀ e⟩ / ⟨J Jᵀ e, J Jᵀ e⟩`;
-//! - [`Method::PseudoInverse`]: `Δθ = Jᵀ (J Jᵀ)⁺ e`, the Moore-Penrose
-//!   pseudo-inverse through the eigen-decomposition of the (at most 6 × 6)
-//!   matrix `J Jᵀ`, eigenvalues below 1e-6 of the largest treated as zero;
+//! - [`Method::PseudoInverse`]: `Δθ = J⁺ e`, the Moore-Penrose
+//!   pseudo-inverse through the singular value decomposition of `J` (one-sided
+//!   Jacobi), singular values below 1e-5 of the largest treated as zero;
 //! - [`Method::DampedLeastSquares`]: `Δθ = Jᵀ (J Jᵀ + λ² I)⁻¹ e` by
 //!   Cholesky, with `λ` given or adapted to the error ([`Damping`]).
 //!
@@ -384,6 +384,81 @@ impl Jacobian {
         }
     }
 
+    /// `Δθ = Jᵀ (J Jᵀ + shift I)⁺ e` into `out`, through the singular value
+    /// decomposition of `J` itself by one-sided (Hestenes) Jacobi rotations
+    /// of its rows. Working on `J` rather than on `J Jᵀ` keeps singular
+    /// values down to about 1e-6 of the largest in `f32`: squaring them
+    /// would lose everything below 1e-3, which is where a chain near full
+    /// extension lives. Without a shift, singular values below 1e-5 of the
+    /// largest count as zero.
+    fn svd_solve(&self, e: &[f32; 6], shift: f32, out: &mut [f32; MAX_COLS]) {
+        let (m, n) = (self.rows, self.cols);
+        // w[r] starts as row r of J; v accumulates the rotations, so that
+        // J = V Wᵀ with W's rows orthogonal at the end.
+        let mut w = [[0.0f32; MAX_COLS]; 6];
+        for (c, col) in self.col[..n].iter().enumerate() {
+            for r in 0..m {
+                w[r][c] = col[r];
+            }
+        }
+        let mut v = [[0.0f32; 6]; 6];
+        for (i, row) in v.iter_mut().enumerate() {
+            row[i] = 1.0;
+        }
+        for _sweep in 0..30 {
+            let mut rotated = false;
+            for p in 0..m {
+                for q in p + 1..m {
+                    let (mut a, mut b, mut g) = (0.0f32, 0.0f32, 0.0f32);
+                    for c in 0..n {
+                        a += w[p][c] * w[p][c];
+                        b += w[q][c] * w[q][c];
+                        g += w[p][c] * w[q][c];
+                    }
+                    if !(libm::fabsf(g) > 1e-7 * sqrt_f32(a * b)) {
+                        continue;
+                    }
+                    rotated = true;
+                    let zeta = (b - a) / (2.0 * g);
+                    let t = libm::copysignf(1.0, zeta)
+                        / (libm::fabsf(zeta) + sqrt_f32(zeta * zeta + 1.0));
+                    let cs = 1.0 / sqrt_f32(t * t + 1.0);
+                    let sn = t * cs;
+                    for c in 0..n {
+                        let (x, y) = (w[p][c], w[q][c]);
+                        w[p][c] = cs * x - sn * y;
+                        w[q][c] = sn * x + cs * y;
+                    }
+                    for row in v.iter_mut().take(m) {
+                        let (x, y) = (row[p], row[q]);
+                        row[p] = cs * x - sn * y;
+                        row[q] = sn * x + cs * y;
+                    }
+                }
+            }
+            if !rotated {
+                break;
+            }
+        }
+        let mut sigma2 = [0.0f32; 6];
+        for k in 0..m {
+            sigma2[k] = w[k][..n].iter().map(|x| x * x).sum();
+        }
+        let largest = sigma2[..m].iter().copied().fold(0.0f32, f32::max);
+        let floor = if shift > 0.0 { 0.0 } else { 1e-10 * largest };
+        out[..n].fill(0.0);
+        for k in 0..m {
+            let d = sigma2[k] + shift;
+            if d.is_nan() || d <= floor || d <= 0.0 {
+                continue;
+            }
+            let proj: f32 = (0..m).map(|r| v[r][k] * e[r]).sum::<f32>() / d;
+            for c in 0..n {
+                out[c] += proj * w[k][c];
+            }
+        }
+    }
+
     /// One step `Δθ` (unbounded) for error `e` of length `norm`.
     fn step(
         &mut self,
@@ -411,8 +486,7 @@ impl Jacobian {
                 }
             }
             Method::PseudoInverse => {
-                let y = eigen_solve(self.jjt(), m, e, 0.0);
-                self.transpose_times(&y, out);
+                self.svd_solve(e, 0.0, out);
             }
             Method::DampedLeastSquares(d) => {
                 let mut a = self.jjt();
@@ -426,9 +500,10 @@ impl Jacobian {
                 for (r, row) in a.iter_mut().enumerate().take(m) {
                     row[r] += l2;
                 }
-                let y =
-                    cholesky_solve(&a, m, e).unwrap_or_else(|| eigen_solve(self.jjt(), m, e, l2));
-                self.transpose_times(&y, out);
+                match cholesky_solve(&a, m, e) {
+                    Some(y) => self.transpose_times(&y, out),
+                    None => self.svd_solve(e, l2, out),
+                }
             }
         }
     }
@@ -475,134 +550,87 @@ fn cholesky_solve(a: &[[f32; 6]; 6], m: usize, b: &[f32; 6]) -> Option<[f32; 6]>
     x.iter().all(|v| v.is_finite()).then_some(x)
 }
 
-/// `(a + shift I)⁺ b` for symmetric positive semi-definite `a` (`m × m`,
-/// `m <= 6`) through its eigen-decomposition (cyclic Jacobi), eigenvalues
-/// below 1e-6 of the largest treated as zero.
-fn eigen_solve(mut a: [[f32; 6]; 6], m: usize, b: &[f32; 6], shift: f32) -> [f32; 6] {
-    let mut v = [[0.0f32; 6]; 6];
-    for (i, row) in v.iter_mut().enumerate() {
-        row[i] = 1.0;
-    }
-    jacobi(&mut a, &mut v, m);
-    let largest = (0..m).map(|k| a[k][k] + shift).fold(0.0f32, f32::max);
-    let floor = 1e-6 * largest;
-    let mut y = [0.0f32; 6];
-    for k in 0..m {
-        let sigma = a[k][k] + shift;
-        if sigma.is_nan() || sigma <= floor {
-            continue;
-        }
-        let proj: f32 = (0..m).map(|r| v[r][k] * b[r]).sum::<f32>() / sigma;
-        for r in 0..m {
-            y[r] += proj * v[r][k];
-        }
-    }
-    y
-}
-
-/// Diagonalises symmetric `a` in place by cyclic Jacobi rotations,
-/// accumulating the eigenvectors as the columns of `v`.
-fn jacobi(a: &mut [[f32; 6]; 6], v: &mut [[f32; 6]; 6], m: usize) {
-    for _sweep in 0..12 {
-        let mut off = 0.0f32;
-        let mut diag = 0.0f32;
-        for p in 0..m {
-            diag += a[p][p] * a[p][p];
-            for q in p + 1..m {
-                off += a[p][q] * a[p][q];
-            }
-        }
-        if off.is_nan() || off <= 1e-14 * diag {
-            return;
-        }
-        for p in 0..m {
-            for q in p + 1..m {
-                let apq = a[p][q];
-                if libm::fabsf(apq) <= 1e-12 * (libm::fabsf(a[p][p]) + libm::fabsf(a[q][q])) {
-                    a[p][q] = 0.0;
-                    a[q][p] = 0.0;
-                    continue;
-                }
-                let theta = (a[q][q] - a[p][p]) / (2.0 * apq);
-                let t = libm::copysignf(1.0, theta)
-                    / (libm::fabsf(theta) + sqrt_f32(theta * theta + 1.0));
-                let c = 1.0 / sqrt_f32(t * t + 1.0);
-                let s = t * c;
-                for row in a.iter_mut().take(m) {
-                    let (kp, kq) = (row[p], row[q]);
-                    row[p] = c * kp - s * kq;
-                    row[q] = s * kp + c * kq;
-                }
-                for k in 0..m {
-                    let (pk, qk) = (a[p][k], a[q][k]);
-                    a[p][k] = c * pk - s * qk;
-                    a[q][k] = s * pk + c * qk;
-                }
-                for row in v.iter_mut().take(m) {
-                    let (kp, kq) = (row[p], row[q]);
-                    row[p] = c * kp - s * kq;
-                    row[q] = s * kp + c * kq;
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn eigen_solve_inverts_and_pseudo_inverts() {
-        // A = [[4, 1, 0], [1, 3, 0], [0, 0, 0]]: the third direction is null.
-        let mut a = [[0.0f32; 6]; 6];
-        a[0][0] = 4.0;
-        a[0][1] = 1.0;
-        a[1][0] = 1.0;
-        a[1][1] = 3.0;
-        let b = [1.0, 2.0, 5.0, 0.0, 0.0, 0.0];
-        let y = eigen_solve(a, 3, &b, 0.0);
-        // [[4,1],[1,3]]⁻¹ (1, 2) = (1/11)(3 - 2, -1 + 8) = (1/11, 7/11).
-        assert!((y[0] - 1.0 / 11.0).abs() < 1e-5, "{y:?}");
-        assert!((y[1] - 7.0 / 11.0).abs() < 1e-5, "{y:?}");
-        assert_eq!(y[2], 0.0);
-        let mut d = a;
-        for (r, row) in d.iter_mut().enumerate().take(3) {
-            row[r] += 1.0;
+    /// A Jacobian from explicit rows (`m` rows, `n` columns).
+    fn jac(rows: &[&[f32]]) -> Jacobian {
+        let mut j = Jacobian {
+            rows: rows.len(),
+            cols: rows[0].len(),
+            col: [[0.0; 6]; MAX_COLS],
+            joint: [0; MAX_COLS],
+            local_axis: [Vec3::ZERO; MAX_COLS],
+        };
+        for (r, row) in rows.iter().enumerate() {
+            for (c, v) in row.iter().enumerate() {
+                j.col[c][r] = *v;
+            }
         }
-        let x = cholesky_solve(&d, 3, &b).unwrap();
-        let z = eigen_solve(a, 3, &b, 1.0);
-        for k in 0..3 {
-            assert!((x[k] - z[k]).abs() < 1e-5, "{x:?} vs {z:?}");
+        j
+    }
+
+    fn times(j: &Jacobian, x: &[f32; MAX_COLS]) -> [f32; 6] {
+        let mut y = [0.0f32; 6];
+        for c in 0..j.cols {
+            for r in 0..j.rows {
+                y[r] += j.col[c][r] * x[c];
+            }
         }
-        assert!((x[2] - 5.0).abs() < 1e-6);
-        assert!(cholesky_solve(&a, 3, &b).is_none());
+        y
     }
 
     #[test]
-    fn jacobi_diagonalises_a_dense_matrix() {
-        let mut a = [[0.0f32; 6]; 6];
-        for r in 0..6 {
-            for c in 0..6 {
-                a[r][c] = 1.0 / (1.0 + r as f32 + c as f32) + if r == c { 1.0 } else { 0.0 };
-            }
+    fn svd_solve_inverts_full_rank_and_drops_null_directions() {
+        // J = [[2, 0, 0], [0, 1, 1]]: J⁺ (4, 2) = (2, 1, 1), the least-norm
+        // solution.
+        let j = jac(&[&[2.0, 0.0, 0.0], &[0.0, 1.0, 1.0]]);
+        let mut x = [0.0f32; MAX_COLS];
+        j.svd_solve(&[4.0, 2.0, 0.0, 0.0, 0.0, 0.0], 0.0, &mut x);
+        for (got, want) in x.iter().zip([2.0, 1.0, 1.0]) {
+            assert!((got - want).abs() < 1e-6, "{x:?}");
         }
-        let orig = a;
-        let mut v = [[0.0f32; 6]; 6];
-        for (i, row) in v.iter_mut().enumerate() {
-            row[i] = 1.0;
+        // A rank-1 J: the error's part outside J's range is dropped.
+        let j = jac(&[&[1.0, 2.0], &[2.0, 4.0], &[0.0, 0.0]]);
+        j.svd_solve(&[1.0, 2.0, 7.0, 0.0, 0.0, 0.0], 0.0, &mut x);
+        let y = times(&j, &x);
+        for (got, want) in y.iter().zip([1.0, 2.0, 0.0]) {
+            assert!((got - want).abs() < 1e-5, "{y:?}");
         }
-        jacobi(&mut a, &mut v, 6);
-        // V diag(a) Vᵀ reproduces the matrix.
-        for r in 0..6 {
-            for c in 0..6 {
-                let s: f32 = (0..6).map(|k| v[r][k] * a[k][k] * v[c][k]).sum();
-                assert!(
-                    (s - orig[r][c]).abs() < 1e-5,
-                    "{r} {c}: {s} vs {}",
-                    orig[r][c]
-                );
-            }
+        // With a shift: (JᵀJ + λ²I) x = Jᵀ e, checked against the normal
+        // equations.
+        let j = jac(&[&[1.0, 0.5, -0.25], &[0.0, 1.0, 2.0], &[3.0, 0.0, 1.0]]);
+        let e = [0.5, -1.0, 2.0, 0.0, 0.0, 0.0];
+        j.svd_solve(&e, 0.3, &mut x);
+        let jx = times(&j, &x);
+        for c in 0..3 {
+            let jt_jx: f32 = (0..3).map(|r| j.col[c][r] * jx[r]).sum();
+            let jt_e: f32 = (0..3).map(|r| j.col[c][r] * e[r]).sum();
+            let lhs = jt_jx + 0.3 * x[c];
+            assert!((lhs - jt_e).abs() < 1e-5, "{c}: {lhs} vs {jt_e}");
         }
+    }
+
+    /// A nearly singular J (one singular value 1e-3 of the largest): the
+    /// pseudo-inverse still solves the small direction, which the
+    /// eigenvalues of `J Jᵀ` (1e-6 of the largest) lose in `f32`.
+    #[test]
+    fn svd_solve_keeps_small_singular_values() {
+        let j = jac(&[&[3.0, 3.0, 3.0], &[0.0, 1e-3, -1e-3], &[0.0, 2.0, -2.0]]);
+        let e = [0.0, 1e-4, 0.0, 0.0, 0.0, 0.0];
+        let mut x = [0.0f32; MAX_COLS];
+        j.svd_solve(&e, 0.0, &mut x);
+        let y = times(&j, &x);
+        // Rows 2 and 3 are parallel: only their least-squares fit is
+        // possible, e projected on (1e-3, 2)/|..|.
+        let n2 = 1e-6f32 + 4.0;
+        let want = [0.0, 1e-4 * 1e-3 * 1e-3 / n2, 1e-4 * 1e-3 * 2.0 / n2];
+        for (got, want) in y.iter().zip(want) {
+            assert!((got - want).abs() < 1e-9, "{y:?}");
+        }
+        let j = jac(&[&[3.0, 0.0, 0.0], &[0.0, 3e-3, 0.0], &[0.0, 0.0, 1.0]]);
+        j.svd_solve(&[0.0, 1e-3, 0.0, 0.0, 0.0, 0.0], 0.0, &mut x);
+        assert!((x[1] - 1.0 / 3.0).abs() < 1e-5, "{x:?}");
     }
 }

@@ -151,6 +151,10 @@ pub(crate) struct ChainState {
     pub len: [f32; MAX_CHAIN],
     /// Joint positions, `pos[n]` the end effector.
     pub pos: [Vec3; MAX_CHAIN + 1],
+    /// How many times [`ChainState::unstall`] has bent the chain: each time
+    /// it turns the next joint, so that a dead end one joint cannot leave
+    /// is left by another.
+    pub unstalls: u32,
 }
 
 impl ChainState {
@@ -211,6 +215,7 @@ impl ChainState {
             bone: [Vec3::ZERO; MAX_CHAIN],
             len: [0.0; MAX_CHAIN],
             pos: [Vec3::ZERO; MAX_CHAIN + 1],
+            unstalls: 0,
         };
         s.joints[..n].copy_from_slice(chain);
         for (i, &j) in chain.iter().enumerate() {
@@ -292,8 +297,9 @@ impl ChainState {
         };
     }
     /// The distance of the end effector (`pos[end]`) to `target` after an
-    /// iteration that started at distance `last`: when the iteration gained no more than
-    /// `stalled`, the chain is first moved off a collinear dead end
+    /// iteration that started at distance `last`: when the iteration gained
+    /// no more than `stalled` or a thousandth of the distance, the chain is
+    /// first moved off a collinear dead end
     /// ([`ChainState::unstall`]).
     pub fn distance_after_step(
         &mut self,
@@ -304,20 +310,25 @@ impl ChainState {
         limits: &[JointLimit],
     ) -> f32 {
         let distance = (self.pos[end] - target).length();
-        if last - distance <= stalled && self.unstall(target, limits) {
+        if last - distance <= stalled.max(1e-3 * distance) && self.unstall(target, limits) {
             return (self.pos[end] - target).length();
         }
         distance
     }
 
-    /// Bends the chain out of a collinear dead end: when every bone lies on
-    /// the line from the first joint to the target, no joint's shortest arc
-    /// (nor any Jacobian column along that line) can move the effector along
-    /// it, and the solvers would stall folded, or straight past a target
-    /// inside the reach. Then the middle joint of those with bones (short of
-    /// the last) turns by 0.1 rad about an axis perpendicular to the line,
-    /// which moves a joint off the line; returns whether it did. The straight chain pointing at a target beyond its reach is the
-    /// answer, not a dead end, and is left alone.
+    /// Bends the chain out of a collinear dead end: when every bone lies
+    /// within about a degree of the line from the first joint to the
+    /// target, no joint's shortest arc (nor any Jacobian column along that
+    /// line) moves the effector along it, and the solvers stall folded, or
+    /// straight past a target inside the reach. Then one joint with a bone
+    /// (short of the last) turns by 0.1 rad about an axis perpendicular to
+    /// the line, which moves a joint off the line; returns whether it did.
+    /// The first bend turns the middle such joint and each later one the
+    /// next, because a zigzag fold can be a dead end for all but one joint
+    /// (CCD cannot shorten a folded chain whose first bone points at the
+    /// target by turning the joints after it). The straight chain pointing
+    /// at a target beyond its reach is the answer, not a dead end, and is
+    /// left alone.
     pub fn unstall(&mut self, target: Vec3, limits: &[JointLimit]) -> bool {
         let n = self.n;
         let first = self.pos[0];
@@ -335,7 +346,7 @@ impl ChainState {
                 continue;
             }
             let dir = self.rot[i].rotate(self.bone[i]) * (1.0 / self.len[i]);
-            if dir.cross(line).length() > 1e-3 {
+            if dir.cross(line).length() > 2e-2 {
                 return false;
             }
             forward &= dir.dot(line) > 0.0;
@@ -348,7 +359,9 @@ impl ChainState {
         }
         // Not the last joint with a bone: turning it would move only the
         // effector, which FABRIK's backward pass puts back on the line.
-        let k = usize::from(bones[(count - 1) / 2]);
+        let turnable = count - 1;
+        let k = usize::from(bones[((count - 1) / 2 + self.unstalls as usize) % turnable]);
+        self.unstalls = self.unstalls.wrapping_add(1);
         let other = if libm::fabsf(line.x) < 0.9 {
             Vec3::X
         } else {

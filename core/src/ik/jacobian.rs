@@ -415,7 +415,10 @@ impl Jacobian {
                         b += w[q][c] * w[q][c];
                         g += w[p][c] * w[q][c];
                     }
-                    if !(libm::fabsf(g) > 1e-7 * sqrt_f32(a * b)) {
+                    // Already orthogonal to working precision (or NaN,
+                    // which no rotation would fix).
+                    let orthogonal = libm::fabsf(g) <= 1e-7 * sqrt_f32(a * b);
+                    if orthogonal || g.is_nan() {
                         continue;
                     }
                     rotated = true;

@@ -40,8 +40,6 @@
 //! four or eight characters per call, one character per SIMD lane; they
 //! match [`aim_correction`] within 1e-5.
 
-use core::ops::{Add, BitAnd, BitOr, Div, Mul, Neg, Sub};
-
 use wide::{f32x4, f32x8};
 
 use super::IkPose;
@@ -740,235 +738,26 @@ pub fn aim_corrections_x8(
 mod lanes {
     use super::*;
 
-    /// The lane operations the kernel needs.
-    pub(super) trait Lane:
-        Copy
-        + Add<Output = Self>
-        + Sub<Output = Self>
-        + Mul<Output = Self>
-        + Div<Output = Self>
-        + Neg<Output = Self>
-        + BitAnd<Output = Self>
-        + BitOr<Output = Self>
-    {
-        fn splat(v: f32) -> Self;
-        fn gather(f: impl Fn(usize) -> f32) -> Self;
-        fn lane(self, i: usize) -> f32;
-        fn sqrt(self) -> Self;
-        fn max(self, o: Self) -> Self;
-        fn abs(self) -> Self;
-        fn lt(self, o: Self) -> Self;
-        fn ge(self, o: Self) -> Self;
-        fn le(self, o: Self) -> Self;
-        fn gt(self, o: Self) -> Self;
-        fn eq(self, o: Self) -> Self;
-        fn is_finite(self) -> Self;
-        /// Lanes of `t` where `self` (a mask) is set, of `f` elsewhere.
-        fn select(self, t: Self, f: Self) -> Self;
-        fn all(self) -> bool;
-        fn any(self) -> bool;
-        fn atan2(self, x: Self) -> Self;
-        fn sin_cos(self) -> (Self, Self);
-    }
-
-    macro_rules! impl_lane {
-        ($t:ty, $n:expr, $sqrt:expr) => {
-            impl Lane for $t {
-                #[inline(always)]
-                fn splat(v: f32) -> Self {
-                    <$t>::splat(v)
-                }
-                #[inline(always)]
-                fn gather(f: impl Fn(usize) -> f32) -> Self {
-                    <$t>::new(core::array::from_fn::<f32, $n, _>(f))
-                }
-                #[inline(always)]
-                fn lane(self, i: usize) -> f32 {
-                    self.to_array()[i]
-                }
-                #[inline(always)]
-                fn sqrt(self) -> Self {
-                    $sqrt(self)
-                }
-                #[inline(always)]
-                fn max(self, o: Self) -> Self {
-                    <$t>::max(self, o)
-                }
-                #[inline(always)]
-                fn abs(self) -> Self {
-                    <$t>::abs(self)
-                }
-                #[inline(always)]
-                fn lt(self, o: Self) -> Self {
-                    self.simd_lt(o)
-                }
-                #[inline(always)]
-                fn ge(self, o: Self) -> Self {
-                    self.simd_ge(o)
-                }
-                #[inline(always)]
-                fn le(self, o: Self) -> Self {
-                    self.simd_le(o)
-                }
-                #[inline(always)]
-                fn gt(self, o: Self) -> Self {
-                    self.simd_gt(o)
-                }
-                #[inline(always)]
-                fn eq(self, o: Self) -> Self {
-                    self.simd_eq(o)
-                }
-                #[inline(always)]
-                fn is_finite(self) -> Self {
-                    <$t>::is_finite(self)
-                }
-                #[inline(always)]
-                fn select(self, t: Self, f: Self) -> Self {
-                    <$t as wide::Select<$t>>::select(self, t, f)
-                }
-                #[inline(always)]
-                fn all(self) -> bool {
-                    <$t>::all(self)
-                }
-                #[inline(always)]
-                fn any(self) -> bool {
-                    <$t>::any(self)
-                }
-                #[inline(always)]
-                fn atan2(self, x: Self) -> Self {
-                    <$t>::atan2(self, x)
-                }
-                #[inline(always)]
-                fn sin_cos(self) -> (Self, Self) {
-                    <$t>::sin_cos(self)
-                }
-            }
-        };
-    }
-
-    impl_lane!(f32x4, 4, crate::math::sqrt4);
-    impl_lane!(f32x8, 8, sqrt8);
-
-    /// The per-lane square root, correctly rounded on every target (see
-    /// [`crate::math::sqrt4`]).
-    #[inline(always)]
-    fn sqrt8(v: f32x8) -> f32x8 {
-        #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
-        {
-            f32x8::new(v.to_array().map(sqrt_f32))
-        }
-        #[cfg(not(all(target_arch = "arm", target_abi = "eabihf")))]
-        {
-            v.sqrt()
-        }
-    }
-
-    #[derive(Clone, Copy)]
-    struct V<F> {
-        x: F,
-        y: F,
-        z: F,
-    }
-
-    impl<F: Lane> V<F> {
-        #[inline(always)]
-        fn gather<const N: usize>(f: impl Fn(usize) -> Vec3) -> Self {
-            V {
-                x: F::gather(|i| f(i).x),
-                y: F::gather(|i| f(i).y),
-                z: F::gather(|i| f(i).z),
-            }
-        }
-        #[inline(always)]
-        fn dot(self, o: Self) -> F {
-            self.x * o.x + self.y * o.y + self.z * o.z
-        }
-        #[inline(always)]
-        fn cross(self, o: Self) -> Self {
-            V {
-                x: self.y * o.z - self.z * o.y,
-                y: self.z * o.x - self.x * o.z,
-                z: self.x * o.y - self.y * o.x,
-            }
-        }
-        #[inline(always)]
-        fn add(self, o: Self) -> Self {
-            V {
-                x: self.x + o.x,
-                y: self.y + o.y,
-                z: self.z + o.z,
-            }
-        }
-        #[inline(always)]
-        fn sub(self, o: Self) -> Self {
-            V {
-                x: self.x - o.x,
-                y: self.y - o.y,
-                z: self.z - o.z,
-            }
-        }
-        #[inline(always)]
-        fn scale(self, s: F) -> Self {
-            V {
-                x: self.x * s,
-                y: self.y * s,
-                z: self.z * s,
-            }
-        }
-        #[inline(always)]
-        fn select(m: F, a: Self, b: Self) -> Self {
-            V {
-                x: m.select(a.x, b.x),
-                y: m.select(a.y, b.y),
-                z: m.select(a.z, b.z),
-            }
-        }
-    }
-
-    /// Quaternion `(v, w)`.
-    #[derive(Clone, Copy)]
-    struct Q<F> {
-        v: V<F>,
-        w: F,
-    }
-
-    impl<F: Lane> Q<F> {
-        /// The Hamilton product, in the scalar `Quat`'s operation order.
-        #[inline(always)]
-        fn mul(self, b: Self) -> Self {
-            let (a, av, bv) = (self, self.v, b.v);
-            Q {
-                v: V {
-                    x: a.w * bv.x + av.x * b.w + av.y * bv.z - av.z * bv.y,
-                    y: a.w * bv.y - av.x * bv.z + av.y * b.w + av.z * bv.x,
-                    z: a.w * bv.z + av.x * bv.y - av.y * bv.x + av.z * b.w,
-                },
-                w: a.w * b.w - av.x * bv.x - av.y * bv.y - av.z * bv.z,
-            }
-        }
-    }
+    use crate::ik::lanes::{Lane, Q, V};
 
     /// `super::arc` in lanes.
     #[inline(always)]
-    fn arc<F: Lane>(a: V<F>, b: V<F>) -> Q<F> {
-        Q {
-            v: a.cross(b),
-            w: F::splat(1.0) + a.dot(b),
-        }
+    fn arc<F: Lane<N>, const N: usize>(a: V<F>, b: V<F>) -> Q<F> {
+        Q::new(a.cross(b), F::splat(1.0) + a.dot(b))
     }
 
     /// `super::rotate_scaled` in lanes.
     #[inline(always)]
-    fn rotate_scaled<F: Lane>(q: Q<F>, v: V<F>) -> V<F> {
+    fn rotate_scaled<F: Lane<N>, const N: usize>(q: Q<F>, v: V<F>) -> V<F> {
         let two = F::splat(2.0);
-        let u = q.v;
+        let u = q.v();
         v.scale(q.w * q.w - u.dot(u))
             .add(u.scale(two * u.dot(v)))
             .add(u.cross(v).scale(two * q.w))
     }
 
     #[inline(always)]
-    pub(super) fn solve<F: Lane, const N: usize>(
+    pub(super) fn solve<F: Lane<N>, const N: usize>(
         models: &[&Mat4; N],
         aims: &[Aim; N],
     ) -> Result<[AimCorrection; N], Error> {
@@ -992,7 +781,7 @@ mod lanes {
             & weight.ge(zero)
             & weight.le(one)
             & fl.gt(F::splat(R2_MIN))
-            & fl.is_finite();
+            & fl.finite();
         if !valid.all() {
             for a in aims {
                 a.validate()?;
@@ -1012,7 +801,7 @@ mod lanes {
         // The joint frame: the inverse of the linear part, by cofactors.
         let (r0, r1, r2) = (c1.cross(c2), c2.cross(c0), c0.cross(c1));
         let det = c0.dot(r0);
-        let mut ok = det.abs().ge(F::splat(DET_MIN)) & det.is_finite();
+        let mut ok = det.abs().ge(F::splat(DET_MIN)) & det.finite();
         let inv = one / det;
         let (r0, r1, r2) = (r0.scale(inv), r1.scale(inv), r2.scale(inv));
         let to_joint = |v: V<F>| V {
@@ -1053,10 +842,7 @@ mod lanes {
                 c.scale(one / c.dot(c).sqrt()),
             );
             let q = arc(m, tn).mul(arc(from, m));
-            q1 = Q {
-                v: V::select(obtuse, q.v, q1.v),
-                w: obtuse.select(q.w, q1.w),
-            };
+            q1 = Q::new(V::select(obtuse, q.v(), q1.v()), obtuse.select(q.w, q1.w));
         }
         // 3. Pole plane.
         let u1 = rotate_scaled(q1, u);
@@ -1076,44 +862,37 @@ mod lanes {
             (twist * half).sin_cos()
         };
         let (cw, sw) = (hc * tc - hs * ts, hs * tc + hc * ts);
-        let q = Q {
-            v: tn.scale(sw),
-            w: cw,
-        }
-        .mul(q1);
-        let inv = one / (q.v.dot(q.v) + q.w * q.w).sqrt();
+        let q = Q::new(tn.scale(sw), cw).mul(q1);
+        let inv = one / (q.v().dot(q.v()) + q.w * q.w).sqrt();
         let inv = q.w.lt(zero).select(-inv, inv);
-        let mut q = Q {
-            v: q.v.scale(inv),
-            w: q.w * inv,
-        };
+        let mut q = Q::new(q.v().scale(inv), q.w * inv);
         // 5. Weight (no cone for a single aim).
         let full = weight.eq(one);
         if !full.all() {
-            let lv = q.v.dot(q.v).sqrt();
+            let lv = q.v().dot(q.v()).sqrt();
             let h = weight * lv.atan2(q.w);
             let (sin, cos) = h.sin_cos();
             let s = lv.gt(zero).select(sin / lv, zero);
-            q = Q {
-                v: V::select(full, q.v, q.v.scale(s)),
-                w: full.select(q.w, cos),
-            };
+            q = Q::new(
+                V::select(full, q.v(), q.v().scale(s)),
+                full.select(q.w, cos),
+            );
         }
-        ok = ok & q.v.x.is_finite() & q.v.y.is_finite() & q.v.z.is_finite() & q.w.is_finite();
-        let q = Q {
-            v: V::select(
+        ok = ok & q.x.finite() & q.y.finite() & q.z.finite() & q.w.finite();
+        let q = Q::new(
+            V::select(
                 ok,
-                q.v,
+                q.v(),
                 V {
                     x: zero,
                     y: zero,
                     z: zero,
                 },
             ),
-            w: ok.select(q.w, one),
-        };
+            ok.select(q.w, one),
+        );
         Ok(core::array::from_fn(|i| AimCorrection {
-            rotation: Quat::new(q.v.x.lane(i), q.v.y.lane(i), q.v.z.lane(i), q.w.lane(i)),
+            rotation: Quat::new(q.x.lane(i), q.y.lane(i), q.z.lane(i), q.w.lane(i)),
             reached: ok.lane(i).to_bits() != 0,
         }))
     }

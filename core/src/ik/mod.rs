@@ -24,6 +24,7 @@ pub mod ccd;
 pub mod fabrik;
 pub mod foot;
 pub mod jacobian;
+mod lanes;
 pub mod limits;
 mod solve;
 pub mod two_bone;

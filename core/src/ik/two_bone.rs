@@ -57,10 +57,9 @@
 //! [`TwoBoneReport::apply`]). [`solve_many`] does all of that over a slice
 //! of [`IkPose`]s.
 
-use core::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Sub};
-
 use wide::{f32x4, f32x8};
 
+use super::lanes::{Lane, Q, V};
 use super::IkPose;
 use crate::math::{sqrt_f32, Mat4, Quat, Vec3};
 use crate::Error;
@@ -799,232 +798,6 @@ pub fn solve_many(
     Ok(())
 }
 
-/// The lane operations the kernel needs, for `f32x4` and `f32x8`.
-/// Comparisons return all-ones / all-zeros masks of the same type.
-trait Lane<const N: usize>:
-    Copy
-    + Add<Output = Self>
-    + Sub<Output = Self>
-    + Mul<Output = Self>
-    + Div<Output = Self>
-    + Neg<Output = Self>
-    + BitAnd<Output = Self>
-    + BitOr<Output = Self>
-    + BitXor<Output = Self>
-{
-    fn load(a: [f32; N]) -> Self;
-    fn store(self) -> [f32; N];
-    fn splat(x: f32) -> Self;
-    fn sqrt(self) -> Self;
-    fn abs(self) -> Self;
-    fn max(self, o: Self) -> Self;
-    fn min(self, o: Self) -> Self;
-    fn gt(self, o: Self) -> Self;
-    fn ge(self, o: Self) -> Self;
-    fn lt(self, o: Self) -> Self;
-    fn le(self, o: Self) -> Self;
-    fn finite(self) -> Self;
-    /// `self` is a mask: `t` where set, `f` elsewhere.
-    fn select(self, t: Self, f: Self) -> Self;
-    fn sin_cos(self) -> (Self, Self);
-    fn bitmask(self) -> u32;
-}
-
-macro_rules! impl_lane {
-    ($t:ty, $n:literal, $sqrt:path) => {
-        impl Lane<$n> for $t {
-            #[inline(always)]
-            fn load(a: [f32; $n]) -> Self {
-                <$t>::new(a)
-            }
-            #[inline(always)]
-            fn store(self) -> [f32; $n] {
-                self.to_array()
-            }
-            #[inline(always)]
-            fn splat(x: f32) -> Self {
-                <$t>::splat(x)
-            }
-            #[inline(always)]
-            fn sqrt(self) -> Self {
-                $sqrt(self)
-            }
-            #[inline(always)]
-            fn abs(self) -> Self {
-                <$t>::abs(self)
-            }
-            #[inline(always)]
-            fn max(self, o: Self) -> Self {
-                <$t>::max(self, o)
-            }
-            #[inline(always)]
-            fn min(self, o: Self) -> Self {
-                <$t>::min(self, o)
-            }
-            #[inline(always)]
-            fn gt(self, o: Self) -> Self {
-                self.simd_gt(o)
-            }
-            #[inline(always)]
-            fn ge(self, o: Self) -> Self {
-                self.simd_ge(o)
-            }
-            #[inline(always)]
-            fn lt(self, o: Self) -> Self {
-                self.simd_lt(o)
-            }
-            #[inline(always)]
-            fn le(self, o: Self) -> Self {
-                self.simd_le(o)
-            }
-            #[inline(always)]
-            fn finite(self) -> Self {
-                <$t>::is_finite(self)
-            }
-            #[inline(always)]
-            fn select(self, t: Self, f: Self) -> Self {
-                self.bitselect(t, f)
-            }
-            #[inline(always)]
-            fn sin_cos(self) -> (Self, Self) {
-                <$t>::sin_cos(self)
-            }
-            #[inline(always)]
-            fn bitmask(self) -> u32 {
-                self.to_bitmask()
-            }
-        }
-    };
-}
-
-// `sqrt4`: the hardware square root on 32-bit ARM too (see there).
-impl_lane!(f32x4, 4, crate::math::sqrt4);
-impl_lane!(f32x8, 8, f32x8::sqrt);
-
-#[derive(Clone, Copy)]
-struct V<F> {
-    x: F,
-    y: F,
-    z: F,
-}
-
-#[derive(Clone, Copy)]
-struct Q<F> {
-    x: F,
-    y: F,
-    z: F,
-    w: F,
-}
-
-impl<F: Copy + Add<Output = F> + Sub<Output = F> + Mul<Output = F>> V<F> {
-    #[inline(always)]
-    fn add(self, o: Self) -> Self {
-        V {
-            x: self.x + o.x,
-            y: self.y + o.y,
-            z: self.z + o.z,
-        }
-    }
-    #[inline(always)]
-    fn sub(self, o: Self) -> Self {
-        V {
-            x: self.x - o.x,
-            y: self.y - o.y,
-            z: self.z - o.z,
-        }
-    }
-    #[inline(always)]
-    fn scale(self, s: F) -> Self {
-        V {
-            x: self.x * s,
-            y: self.y * s,
-            z: self.z * s,
-        }
-    }
-    #[inline(always)]
-    fn dot(self, o: Self) -> F {
-        self.x * o.x + self.y * o.y + self.z * o.z
-    }
-    #[inline(always)]
-    fn cross(self, o: Self) -> Self {
-        V {
-            x: self.y * o.z - self.z * o.y,
-            y: self.z * o.x - self.x * o.z,
-            z: self.x * o.y - self.y * o.x,
-        }
-    }
-}
-
-impl<F: Copy + Add<Output = F> + Sub<Output = F> + Mul<Output = F> + Neg<Output = F>> Q<F> {
-    #[inline(always)]
-    fn v(self) -> V<F> {
-        V {
-            x: self.x,
-            y: self.y,
-            z: self.z,
-        }
-    }
-    #[inline(always)]
-    fn from_axis(axis: V<F>, s: F, c: F) -> Self {
-        Q {
-            x: axis.x * s,
-            y: axis.y * s,
-            z: axis.z * s,
-            w: c,
-        }
-    }
-    #[inline(always)]
-    fn mul(self, b: Self) -> Self {
-        let a = self;
-        Q {
-            x: a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
-            y: a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x,
-            z: a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w,
-            w: a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z,
-        }
-    }
-    #[inline(always)]
-    fn rotate(self, v: V<F>) -> V<F> {
-        let u = self.v();
-        let uv = u.cross(v);
-        let t = uv.add(uv);
-        v.add(t.scale(self.w)).add(u.cross(t))
-    }
-}
-
-#[inline(always)]
-fn load3<F: Lane<N>, const N: usize>(a: &[[f32; N]; 3]) -> V<F> {
-    V {
-        x: F::load(a[0]),
-        y: F::load(a[1]),
-        z: F::load(a[2]),
-    }
-}
-
-#[inline(always)]
-fn select_v<F: Lane<N>, const N: usize>(m: F, t: V<F>, f: V<F>) -> V<F> {
-    V {
-        x: m.select(t.x, f.x),
-        y: m.select(t.y, f.y),
-        z: m.select(t.z, f.z),
-    }
-}
-
-#[inline(always)]
-fn select_q<F: Lane<N>, const N: usize>(m: F, t: Q<F>, f: Q<F>) -> Q<F> {
-    Q {
-        x: m.select(t.x, f.x),
-        y: m.select(t.y, f.y),
-        z: m.select(t.z, f.z),
-        w: m.select(t.w, f.w),
-    }
-}
-
-#[inline(always)]
-fn finite_v<F: Lane<N>, const N: usize>(v: V<F>) -> F {
-    v.x.finite() & v.y.finite() & v.z.finite()
-}
-
 #[inline(always)]
 fn length<F: Lane<N>, const N: usize>(v: V<F>) -> F {
     v.dot(v).sqrt()
@@ -1055,7 +828,7 @@ fn orthonormal_l<F: Lane<N>, const N: usize>(f: &[[f32; N]; 9]) -> ([V<F>; 3], F
     let s1 = length(y1);
     let y = y1.scale(one / s1);
     // Column 2 only has to be finite (as in the scalar check).
-    let ok = s0.finite() & s0.gt(tiny) & s1.finite() & s1.gt(tiny) & finite_v(c2);
+    let ok = s0.finite() & s0.gt(tiny) & s1.finite() & s1.gt(tiny) & c2.finite();
     ([x, y, x.cross(y)], ok)
 }
 
@@ -1104,7 +877,7 @@ fn weigh_l<F: Lane<N>, const N: usize>(q: Q<F>, weight: F) -> Q<F> {
         z: r.z * inv,
         w: r.w * inv,
     };
-    select_q(full, q, blended)
+    Q::select(full, q, blended)
 }
 
 /// Lane version of [`short_arc`].
@@ -1138,7 +911,7 @@ fn arc_l<F: Lane<N>, const N: usize>(from: V<F>, to: V<F>) -> Q<F> {
     };
     let obtuse_mask = dot.lt(zero);
     if obtuse_mask.bitmask() == 0 {
-        return select_q(m.gt(zero), acute, identity);
+        return Q::select(m.gt(zero), acute, identity);
     }
     // Obtuse: a half turn about `p`, then the short arc.
     let c = from.cross(to);
@@ -1150,7 +923,7 @@ fn arc_l<F: Lane<N>, const N: usize>(from: V<F>, to: V<F>) -> Q<F> {
         z: zero,
     };
     let cp = from.cross(other);
-    let p = select_v(
+    let p = V::select(
         lc.gt(F::splat(ARC_AXIS_EPSILON) * m),
         c.scale(one / lc),
         cp.scale(one / length(cp)),
@@ -1164,8 +937,8 @@ fn arc_l<F: Lane<N>, const N: usize>(from: V<F>, to: V<F>) -> Q<F> {
         w: zero,
     };
     let obtuse = short_arc_l::<F, N>(image, to, mi).mul(half);
-    let q = select_q(obtuse_mask, obtuse, acute);
-    select_q(m.gt(zero), q, identity)
+    let q = Q::select(obtuse_mask, obtuse, acute);
+    Q::select(m.gt(zero), q, identity)
 }
 
 /// The lane kernel: [`reference()`] with every branch computed and selected.
@@ -1173,14 +946,14 @@ fn arc_l<F: Lane<N>, const N: usize>(from: V<F>, to: V<F>) -> Q<F> {
 fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLanesOut<N>) {
     let zero = F::splat(0.0);
     let one = F::splat(1.0);
-    let start = load3::<F, N>(&inp.start);
-    let mid = load3::<F, N>(&inp.mid);
-    let end = load3::<F, N>(&inp.end);
+    let start = V::<F>::load::<N>(&inp.start);
+    let mid = V::<F>::load::<N>(&inp.mid);
+    let end = V::<F>::load::<N>(&inp.end);
     let (rs, rs_ok) = orthonormal_l::<F, N>(&inp.start_frame);
     let (rm, rm_ok) = orthonormal_l::<F, N>(&inp.mid_frame);
-    let target = load3::<F, N>(&inp.target);
-    let pole = load3::<F, N>(&inp.pole);
-    let axis_raw = load3::<F, N>(&inp.mid_axis);
+    let target = V::<F>::load::<N>(&inp.target);
+    let pole = V::<F>::load::<N>(&inp.pole);
+    let axis_raw = V::<F>::load::<N>(&inp.mid_axis);
     let weight = F::load(inp.weight);
     let soften = F::load(inp.soften);
     let twist = F::load(inp.twist);
@@ -1194,13 +967,13 @@ fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLa
 
     // Validity, as `validate`.
     let min_bone = F::splat(MIN_BONE_LENGTH);
-    let valid = finite_v(start)
-        & finite_v(mid)
-        & finite_v(end)
+    let valid = start.finite()
+        & mid.finite()
+        & end.finite()
         & rs_ok
         & rm_ok
-        & finite_v(target)
-        & finite_v(pole)
+        & target.finite()
+        & pole.finite()
         & twist.finite()
         & weight.ge(zero)
         & weight.le(one)
@@ -1223,7 +996,7 @@ fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLa
     let t2 = t * t;
     let dist_soft = soft_start + soft_span * (one - t2 * t2);
     let dist = softened.select(dist_soft, dist0);
-    let d = select_v(softened, d0.scale(dist_soft / dist0), d0);
+    let d = V::select(softened, d0.scale(dist_soft / dist0), d0);
     let tol = F::splat(REACH_TOLERANCE) * chain;
     let reached = weight.ge(one) & dist0.le(soft_start + tol) & (dist0 + tol).ge((l1 - l2).abs());
 
@@ -1263,14 +1036,14 @@ fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLa
     let inv = one / (np2 * rf2).sqrt();
     let (phs, phc) = half_angle_l::<F, N>(np.dot(rf) * inv, np.cross(rf).dot(dn) * inv);
     let planed = Q::from_axis(dn, phs, phc).mul(aim);
-    let delta = select_q(plane_ok, planed, aim);
+    let delta = Q::select(plane_ok, planed, aim);
     // The twist's sine and cosine are the kernel's most expensive step:
     // skipped when no lane twists.
     let twisting = has_dir & (twist.gt(zero) | twist.lt(zero));
     let delta = if twisting.bitmask() != 0 {
         let (ts, tc) = (twist * F::splat(0.5)).sin_cos();
         let twisted = Q::from_axis(dn, ts, tc).mul(delta);
-        select_q(twisting, twisted, delta)
+        Q::select(twisting, twisted, delta)
     } else {
         delta
     };
@@ -1290,8 +1063,8 @@ fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLa
         z: zero,
         w: one,
     };
-    let sc = select_q(active, sc, identity);
-    let mc = select_q(active, mc, identity);
+    let sc = Q::select(active, sc, identity);
+    let mc = Q::select(active, mc, identity);
     out.start_correction = [sc.x.store(), sc.y.store(), sc.z.store(), sc.w.store()];
     out.mid_correction = [mc.x.store(), mc.y.store(), mc.z.store(), mc.w.store()];
     out.reached = (reached & active).bitmask();

@@ -72,6 +72,18 @@
 // Procedural gait: run.
 #define SINEW_GAIT_RUN 2
 
+// Bones shorter than this (in the data's length unit) make a two-bone
+// limb or a leg unsolvable: `SINEW_STATUS_ZERO_LENGTH_BONE`.
+#define SINEW_IK_MIN_BONE_LENGTH 1e-6
+
+// Most joints in one `sinew_look_at_solve` chain.
+#define SINEW_MAX_LOOK_AT_JOINTS 32
+
+// Most legs one foot placement solves (`sinew_foot_placement::leg_count`,
+// and the size of the arrays in `sinew_foot_state` and
+// `sinew_foot_report`).
+#define SINEW_MAX_FOOT_LEGS 4
+
 // Most one-shot units one `sinew_pose_mix` call takes (besides fatigue and idle).
 #define SINEW_MAX_MIX_UNITS 16
 
@@ -169,8 +181,20 @@ enum sinew_status
   SINEW_STATUS_NOT_FOUND = 7114,
   // A handle was not filled by its `_load` function (or was changed since).
   SINEW_STATUS_INVALID_HANDLE = 7115,
-  // A fixed-capacity table or queue is full.
+  // A fixed-capacity table or queue is full (also: more joints or legs
+  // than an IK call's fixed maximum).
   SINEW_STATUS_CAPACITY_EXCEEDED = 7116,
+  // Joints are not linked as an IK call needs: a two-bone mid joint that
+  // is not the child of the start joint (or an end joint not the child
+  // of the mid joint), a look-at joint that is not an ancestor of the
+  // next, a pelvis that is not an ancestor of every hip.
+  SINEW_STATUS_NOT_A_CHAIN = 7117,
+  // A bone of an IK limb is shorter than `SINEW_IK_MIN_BONE_LENGTH`
+  // (two joints at the same place): the limb cannot be solved.
+  SINEW_STATUS_ZERO_LENGTH_BONE = 7118,
+  // A callback supplied by the caller (e.g. a `sinew_ground_fn`)
+  // returned an error; the call wrote nothing.
+  SINEW_STATUS_CALLBACK_FAILED = 7119,
   // sinew panicked inside the call (a bug: please report it). Outputs
   // may be partly written.
   SINEW_STATUS_PANIC = 7199,
@@ -269,6 +293,210 @@ typedef struct sinew_skeleton {
   // Private: lets functions reject a handle that `_load` did not fill.
   uint64_t check;
 } sinew_skeleton;
+
+// The pose an IK call works on. The model matrices must be up to date
+// with the local pose, as `sinew_skeleton_local_to_model` wrote them with
+// the same `root`; a solve writes the local rotations it corrects and
+// recomputes the model matrices of the subtree it changed, so the
+// matrices stay up to date for the next solve and for skinning.
+typedef struct sinew_ik_pose {
+  // A loaded skeleton handle.
+  const struct sinew_skeleton *skeleton;
+  // The local pose, `skeleton->soa_count` blocks; read and written.
+  struct sinew_soa_transform *local;
+  // Length of `local` in blocks.
+  size_t local_len;
+  // NULL, or the root matrix the model matrices were computed under.
+  const struct sinew_float4x4 *root;
+  // The model matrices, `skeleton->joint_count`; read and written.
+  struct sinew_float4x4 *models;
+  // Length of `models` in matrices.
+  size_t models_len;
+} sinew_ik_pose;
+
+// A two-bone IK job for `sinew_two_bone_solve`: a start joint (hip,
+// shoulder), its child the mid joint (knee, elbow) and its child the end
+// joint (ankle, wrist), turned so that the end joint reaches `target`.
+// Positions and directions are model space (the space of the matrices).
+typedef struct sinew_two_bone {
+  // Start joint index.
+  size_t start;
+  // Mid joint index, a child of `start`.
+  size_t mid;
+  // End joint index, a child of `mid`.
+  size_t end;
+  // Where the end joint should be, model space.
+  float target[3];
+  // Model-space direction the mid joint bends towards (any length);
+  // zero, or parallel to start→target, keeps the bend plane the aim
+  // leaves.
+  float pole[3];
+  // The mid joint's hinge axis in its own (local) frame, non-zero:
+  // turning about it by a positive angle opens the joint (the
+  // procedural humanoid's knees: `{-1, 0, 0}`).
+  float mid_axis[3];
+  // Share of the correction applied, 0..1 (0 writes nothing).
+  float weight;
+  // Fraction of the limb's length where it starts lagging behind a
+  // target that pulls it straight, 0..1; 1 turns softening off.
+  float soften;
+  // A turn of the whole limb about start→target, radians.
+  float twist;
+} sinew_two_bone;
+
+// What `sinew_two_bone_solve` did.
+typedef struct sinew_two_bone_report {
+  // 1 when the weight is 1 and the end joint lands on the target
+  // (within 1e-5 of the limb's length); 0 otherwise (out of reach,
+  // softened, or a partial weight).
+  uint32_t reached;
+  // The correction multiplied into the start joint's local rotation
+  // (`local' = local * correction`), quaternion `(x, y, z, w)`.
+  float start_correction[4];
+  // The correction multiplied into the mid joint's local rotation.
+  float mid_correction[4];
+} sinew_two_bone_report;
+
+// One joint of a look-at chain.
+typedef struct sinew_look_at_joint {
+  // Joint index.
+  size_t joint;
+  // Share, 0..1, of the turn still missing when this joint's turn comes
+  // (its ancestors in the chain turn first).
+  float weight;
+  // Largest angle this joint turns, radians, `>= 0`; `INFINITY` (or
+  // anything from pi up) is no limit.
+  float max_angle;
+} sinew_look_at_joint;
+
+// What a look-at chain aims, and how. `forward`, `up` and `offset` are in
+// the frame of the chain's last joint; `target` and `pole` are model
+// space.
+typedef struct sinew_aim {
+  // The point to look at, model space.
+  float target[3];
+  // The axis that should point at the target (non-zero; normalised).
+  float forward[3];
+  // The axis kept towards `pole` (zero: no pole alignment).
+  float up[3];
+  // The point that looks (e.g. the eyes above the head joint); zero is
+  // the joint's origin.
+  float offset[3];
+  // The direction `up` leans towards, model space (zero: no pole
+  // alignment); `{0, 1, 0}` keeps the head upright.
+  float pole[3];
+  // A further turn about the aim axis, radians.
+  float twist;
+  // Share of the whole correction, 0..1, multiplied into every joint's.
+  float weight;
+} sinew_aim;
+
+// What `sinew_look_at_solve` did.
+typedef struct sinew_look_at_report {
+  // 1 when every joint could aim; 0 when a joint could not (a target
+  // inside the sphere through the offset point, or on the joint) and
+  // kept its rotation.
+  uint32_t reached;
+  // How many joints were held to their `max_angle`.
+  uint32_t clamped;
+} sinew_look_at_report;
+
+// One leg for foot placement: hip → knee → ankle, each the parent of the
+// next.
+typedef struct sinew_foot_leg {
+  // Hip (thigh) joint; the pelvis must be one of its ancestors.
+  size_t hip;
+  // Knee joint, a child of `hip`.
+  size_t knee;
+  // Ankle (foot) joint, a child of `knee`.
+  size_t ankle;
+  // The knee's hinge axis in its local frame (non-zero), used when the
+  // leg is straight (see `sinew_two_bone::mid_axis`).
+  float knee_axis[3];
+} sinew_foot_leg;
+
+// Foot placement settings of a character (+Y up): the ankles are put
+// on the ground under them, the pelvis lowered (or raised) so that the
+// lowest leg reaches, each foot turned to its ground normal.
+typedef struct sinew_foot_placement {
+  // The joint moved up and down (pelvis / hips).
+  size_t pelvis;
+  // `leg_count` legs.
+  const struct sinew_foot_leg *legs;
+  // 1 to `SINEW_MAX_FOOT_LEGS`.
+  size_t leg_count;
+  // Height of the ankle above the ground when the foot is flat, `>= 0`.
+  float foot_height;
+  // Largest tilt of a foot towards the ground normal, radians in 0..pi.
+  float max_tilt;
+  // Largest vertical pelvis offset, `>= 0`.
+  float max_pelvis_offset;
+  // Half-life of the smoothing springs, seconds, `>= 0` (0: none).
+  float half_life;
+  // Soften ratio of the leg solves, 0..1 (see `sinew_two_bone::soften`).
+  float soften;
+} sinew_foot_placement;
+
+// The ground under a point: what a `sinew_ground_fn` writes, or one entry
+// per leg of `sinew_foot_placement_solve_probed`.
+typedef struct sinew_ground_hit {
+  // 1 when there is ground, 0 when there is none (the leg keeps its
+  // animated pose relative to the pelvis); other values are rejected.
+  uint32_t hit;
+  // Ground height `y` (finite when `hit` is 1).
+  float height;
+  // Ground normal, model space, pointing up, any non-zero length
+  // (when `hit` is 1).
+  float normal[3];
+} sinew_ground_hit;
+
+// The ground, asked by `sinew_foot_placement_solve` once per leg, in leg
+// order, before anything is written: the ground under model-space
+// `(x, z)` (the leg's animated ankle). `hit` arrives as "no ground"
+// (`hit` 0, height 0, normal +Y); write it and return 0
+// (`SINEW_STATUS_OK`). Any other return value is an error: the call then
+// returns `SINEW_STATUS_CALLBACK_FAILED` with nothing written, and asks
+// no further leg. `user` is the pointer given to the call. The callback
+// may read, but must not write, the buffers of the call (pose, matrices,
+// settings, legs, state), and must not unwind (C++ exceptions, `longjmp`)
+// through it.
+typedef uint32_t (*sinew_ground_fn)(void *user,
+                                    float x,
+                                    float z,
+                                    struct sinew_ground_hit *hit);
+
+// A critically damped spring of `sinew_foot_state`.
+typedef struct sinew_spring {
+  // Current value.
+  float value;
+  // Current velocity, value units per second.
+  float velocity;
+} sinew_spring;
+
+// What foot placement keeps between frames, one per character, owned by
+// the caller: zero it before the first frame (the first solve then snaps
+// to its targets) and pass the same one every frame. Legs use the first
+// `leg_count` entries; the others are left alone.
+typedef struct sinew_foot_state {
+  // Pelvis vertical offset.
+  struct sinew_spring pelvis;
+  // Each foot's vertical offset from its animated height.
+  struct sinew_spring feet[SINEW_MAX_FOOT_LEGS];
+  // Each foot's ground normal, per component.
+  struct sinew_spring normals[SINEW_MAX_FOOT_LEGS][3];
+  // 0 before the first solve, 1 after (other values are rejected).
+  uint32_t primed;
+} sinew_foot_state;
+
+// What a foot placement did.
+typedef struct sinew_foot_report {
+  // The smoothed vertical offset applied to the pelvis.
+  float pelvis_offset;
+  // Per leg: 1 when it found ground and was solved.
+  uint32_t grounded[SINEW_MAX_FOOT_LEGS];
+  // Per leg: 1 when its ankle reached its target.
+  uint32_t reached[SINEW_MAX_FOOT_LEGS];
+} sinew_foot_report;
 
 // One input of `sinew_pose_blend`.
 typedef struct sinew_blend_layer {
@@ -610,6 +838,131 @@ sinew_status sinew_humanoid_clip_write(const struct sinew_skeleton *skeleton,
                                        uint8_t *out,
                                        size_t out_len,
                                        size_t *written);
+
+// Two-bone IK: turns `ik->start` and `ik->mid` so that `ik->end` reaches
+// `ik->target` (by the law of cosines, exactly when it is in reach), the
+// mid joint bending about `ik->mid_axis` towards `ik->pole`; then blends
+// by `ik->weight`. Writes the two corrected local rotations and the model
+// matrices of `ik->start`'s subtree (nothing with weight 0). A target out
+// of reach leaves the limb straight towards it (fully folded when it is
+// closer than the difference of the bone lengths), with `reached` 0.
+// `report` may be NULL.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_HANDLE, BAD_LENGTH (a pose
+// or matrix count not the skeleton's), OVERLAPPING_BUFFERS, OUT_OF_RANGE
+// (a joint index past the skeleton), NOT_A_CHAIN (`mid` not a child of
+// `start` or `end` not a child of `mid`), INVALID_ARGUMENT (a NaN or
+// infinite target, pole or twist, a weight or soften outside 0..1, a zero
+// mid axis, a NaN in the pose), ZERO_LENGTH_BONE (a bone shorter than
+// `SINEW_IK_MIN_BONE_LENGTH`), SINGULAR_TRANSFORM (a start or mid joint
+// with a zero scale). The pose, the matrices and `report` are untouched
+// on error.
+//
+// # Safety
+// `pose` points to a `sinew_ik_pose` whose skeleton is a loaded handle
+// and whose buffers are valid for their lengths; `ik` points to a
+// `sinew_two_bone`; `report` is NULL or writable.
+sinew_status sinew_two_bone_solve(const struct sinew_ik_pose *pose,
+                                  const struct sinew_two_bone *ik,
+                                  struct sinew_two_bone_report *report);
+
+// Look-at: turns a chain of joints (e.g. spine, neck, head) so that the
+// last one's `aim->forward` axis, from `aim->offset`, points at
+// `aim->target`, its `aim->up` axis towards `aim->pole`. `chain` lists
+// `chain_len` joints root side first, each an ancestor of the next
+// (joints in between may be skipped). The joints turn in order, each by
+// `aim->weight * weight` of the turn still missing, at most its
+// `max_angle`: a last joint of weight 1 (with `aim->weight` 1, no limit)
+// looks exactly at the target, the earlier weights share the turn out.
+// Writes the turned joints' local rotations and the model matrices of the
+// first turned joint's subtree. `report` may be NULL.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_HANDLE, BAD_LENGTH (an
+// empty chain; a pose or matrix count not the skeleton's),
+// CAPACITY_EXCEEDED (more than `SINEW_MAX_LOOK_AT_JOINTS` joints),
+// OVERLAPPING_BUFFERS, OUT_OF_RANGE (a joint index past the skeleton),
+// NOT_A_CHAIN (a joint that is not an ancestor of the next),
+// INVALID_ARGUMENT (a NaN or infinite target, axis, offset, pole or
+// twist, a zero forward axis, a weight outside 0..1, a NaN or negative
+// `max_angle`). The pose, the matrices and `report` are untouched on
+// error.
+//
+// # Safety
+// `pose` points to a `sinew_ik_pose` whose skeleton is a loaded handle
+// and whose buffers are valid for their lengths; `chain` has `chain_len`
+// entries; `aim` points to a `sinew_aim`; `report` is NULL or writable.
+sinew_status sinew_look_at_solve(const struct sinew_ik_pose *pose,
+                                 const struct sinew_look_at_joint *chain,
+                                 size_t chain_len,
+                                 const struct sinew_aim *aim,
+                                 struct sinew_look_at_report *report);
+
+// Foot placement (+Y up) with the ground from a callback: each leg's
+// animated ankle is probed at its model-space `(x, z)` through `ground`
+// (called once per leg, in leg order, with `user`, before anything is
+// written). The animation is taken as authored on a flat floor at height
+// `floor`, so an ankle's target is the ground height plus its animated
+// clearance over `floor`, never less than `foot_height`. The pelvis moves
+// vertically by the lowest leg's offset (within `max_pelvis_offset`), each
+// grounded leg is solved as a two-bone limb in its animated bend plane,
+// each grounded foot turns towards its ground normal (at most
+// `max_tilt`); offsets and normals follow their targets through springs
+// whose state `state` carries from frame to frame (advanced by `dt`
+// seconds). A leg without ground keeps its animated pose relative to the
+// pelvis. Writes the pelvis translation, the leg and ankle rotations, the
+// model matrices of the pelvis's subtree and `state`; `report` may be
+// NULL.
+//
+// Errors: NULL_PARAMETER (also: a NULL `ground` or `state`), MISALIGNED,
+// INVALID_HANDLE, BAD_LENGTH (no legs; a pose or matrix count not the
+// skeleton's), CAPACITY_EXCEEDED (more than `SINEW_MAX_FOOT_LEGS` legs),
+// OVERLAPPING_BUFFERS, OUT_OF_RANGE (a joint index past the skeleton),
+// NOT_A_CHAIN (a knee not a child of its hip, an ankle not a child of its
+// knee, a pelvis not an ancestor of every hip), INVALID_ARGUMENT (a
+// setting outside its range, a NaN `floor`, a negative or NaN `dt`, a
+// zero knee axis, a state with a NaN or a `primed` other than 0 or 1, a
+// hit other than 0 or 1 or with a NaN height or a zero normal, a NaN in
+// the pose), ZERO_LENGTH_BONE (a leg bone shorter than
+// `SINEW_IK_MIN_BONE_LENGTH`), SINGULAR_TRANSFORM (a hip or knee with a
+// zero scale, a pelvis whose parent frame cannot be inverted),
+// CALLBACK_FAILED (`ground` returned non-zero). The pose, the matrices,
+// `state` and `report` are untouched on error (the callback may have been
+// called).
+//
+// # Safety
+// `pose` points to a `sinew_ik_pose` whose skeleton is a loaded handle
+// and whose buffers are valid for their lengths; `feet` points to a
+// `sinew_foot_placement` whose `legs` has `leg_count` entries; `ground`
+// is NULL or a function with the contract of `sinew_ground_fn`; `state`
+// is readable and writable; `report` is NULL or writable.
+sinew_status sinew_foot_placement_solve(const struct sinew_ik_pose *pose,
+                                        const struct sinew_foot_placement *feet,
+                                        sinew_ground_fn ground,
+                                        void *user,
+                                        float floor,
+                                        float dt,
+                                        struct sinew_foot_state *state,
+                                        struct sinew_foot_report *report);
+
+// `sinew_foot_placement_solve` with the ground probed by the caller (for
+// engines that batch their ray casts): `ground` holds one hit per leg
+// (`ground_len == feet->leg_count`), the ground under that leg's animated
+// ankle, i.e. at `(x, z)` of the translation of
+// `models[legs[i].ankle]` (column 3) as the call receives the matrices.
+//
+// Errors: as `sinew_foot_placement_solve` without CALLBACK_FAILED, plus
+// BAD_LENGTH when `ground_len` is not the leg count.
+//
+// # Safety
+// As `sinew_foot_placement_solve`; `ground` has `ground_len` entries.
+sinew_status sinew_foot_placement_solve_probed(const struct sinew_ik_pose *pose,
+                                               const struct sinew_foot_placement *feet,
+                                               const struct sinew_ground_hit *ground,
+                                               size_t ground_len,
+                                               float floor,
+                                               float dt,
+                                               struct sinew_foot_state *state,
+                                               struct sinew_foot_report *report);
 
 // The motion-unit mixing kernel: per joint, `Σ(wF·wJ·x) / Σ(wF·wJ)` over
 // up to `SINEW_MAX_MIX_UNITS` running units and the optional fatigue unit

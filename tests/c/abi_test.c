@@ -733,6 +733,520 @@ static void mesh_file(const char *path) {
   }
 }
 
+/* Inverse kinematics on the humanoid's rest pose: a two-bone leg to a
+ * reachable and an unreachable target, a look-at chain, foot placement on
+ * a sloped ground from a callback and from probed arrays; then every
+ * error path, each leaving the pose, the matrices, the state and the
+ * report untouched. The sums printed are compared with the Rust API. */
+static sinew_skeleton ik_skel;
+static sinew_soa_transform ik_local[32], ik_local_before[32];
+static sinew_float4x4 ik_models[SINEW_HUMANOID_JOINT_COUNT], ik_models_before[SINEW_HUMANOID_JOINT_COUNT];
+static sinew_float4x4 ik_fk[SINEW_HUMANOID_JOINT_COUNT];
+static sinew_foot_state ik_state, ik_state_before;
+static sinew_foot_report ik_report, ik_report_before;
+
+static void ik_reset(void) {
+  memcpy(ik_local, ik_skel.rest_pose, sizeof(sinew_soa_transform) * ik_skel.soa_count);
+  CHECK(sinew_skeleton_local_to_model(&ik_skel, ik_local, ik_skel.soa_count, NULL, ik_models,
+                                      ik_skel.joint_count),
+        SINEW_STATUS_OK);
+}
+
+static size_t ik_joint(const char *name) {
+  size_t j = 0;
+  CHECK(sinew_skeleton_find_joint(&ik_skel, name, strlen(name), &j), SINEW_STATUS_OK);
+  return j;
+}
+
+static const float *ik_pos(size_t j) { return ik_models[j].cols[3]; }
+
+static float dist3(const float *a, const float *b) {
+  float d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+  return sqrtf(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+}
+
+/* The sine of the angle between a and b. */
+static float sin_between(const float *a, const float *b) {
+  float c[3] = {a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]};
+  float z[3] = {0, 0, 0};
+  return dist3(c, z) / (dist3(a, z) * dist3(b, z));
+}
+
+static double ik_sum(void) {
+  return sum_floats(&ik_local[0].translation[0][0], 40 * ik_skel.soa_count) +
+         sum_floats(&ik_models[0].cols[0][0], 16 * ik_skel.joint_count);
+}
+
+/* The matrices a solve leaves are the FK of the local pose it leaves. */
+static void ik_check_models(const char *what) {
+  CHECK(sinew_skeleton_local_to_model(&ik_skel, ik_local, ik_skel.soa_count, NULL, ik_fk,
+                                      ik_skel.joint_count),
+        SINEW_STATUS_OK);
+  for (unsigned j = 0; j < ik_skel.joint_count; j++)
+    for (int c = 0; c < 4; c++)
+      for (int r = 0; r < 4; r++)
+        if (fabsf(ik_fk[j].cols[c][r] - ik_models[j].cols[c][r]) > 1e-5f) {
+          fprintf(stderr, "%s: joint %u's matrix is not the FK of the pose\n", what, j);
+          exit(1);
+        }
+}
+
+static void ik_snapshot(void) {
+  memcpy(ik_local_before, ik_local, sizeof ik_local);
+  memcpy(ik_models_before, ik_models, sizeof ik_models);
+  ik_state_before = ik_state;
+  ik_report_before = ik_report;
+}
+
+/* CHECK, and the call wrote nothing. */
+#define CHECK_UNTOUCHED(call, want)                                                    \
+  do {                                                                                 \
+    ik_snapshot();                                                                     \
+    CHECK(call, want);                                                                 \
+    if (memcmp(ik_local, ik_local_before, sizeof ik_local) != 0 ||                     \
+        memcmp(ik_models, ik_models_before, sizeof ik_models) != 0 ||                  \
+        memcmp(&ik_state, &ik_state_before, sizeof ik_state) != 0 ||                   \
+        memcmp(&ik_report, &ik_report_before, sizeof ik_report) != 0) {                \
+      fprintf(stderr, "%s:%d: %s wrote on error\n", __FILE__, __LINE__, #call);        \
+      exit(1);                                                                         \
+    }                                                                                  \
+  } while (0)
+
+/* A plane y = base + slope * x under the feet; counts its calls, fails on
+ * call `fail_at` (1-based; 0: never), or answers garbage when asked. */
+typedef struct {
+  float base, slope;
+  unsigned calls, fail_at;
+  int garbage; /* 1: NaN height, 2: hit = 2, 3: zero normal */
+} ground_plane;
+
+static uint32_t plane_ground(void *user, float x, float z, sinew_ground_hit *hit) {
+  ground_plane *g = user;
+  (void)z;
+  g->calls++;
+  if (hit->hit != 0 || hit->normal[1] != 1.0f) exit(1); /* arrives as "no ground" */
+  if (g->fail_at != 0 && g->calls == g->fail_at) return 42;
+  hit->hit = g->garbage == 2 ? 2 : 1;
+  hit->height = g->garbage == 1 ? NAN : g->base + g->slope * x;
+  hit->normal[0] = g->garbage == 3 ? 0.0f : -g->slope;
+  hit->normal[1] = g->garbage == 3 ? 0.0f : 1.0f;
+  hit->normal[2] = 0.0f;
+  return 0;
+}
+
+static void ik(void) {
+  CHECK(sinew_skeleton_load(skeleton_bytes, sizeof skeleton_bytes, &ik_skel), SINEW_STATUS_OK);
+  const size_t pelvis = ik_joint("pelvis"), thigh = ik_joint("thigh_l"), calf = ik_joint("calf_l"),
+               foot = ik_joint("foot_l"), thigh_r = ik_joint("thigh_r"),
+               calf_r = ik_joint("calf_r"), foot_r = ik_joint("foot_r"),
+               spine = ik_joint("spine_03"), neck = ik_joint("neck_01"), head = ik_joint("head"),
+               hand = ik_joint("hand_l");
+  sinew_ik_pose pose = {&ik_skel, ik_local, ik_skel.soa_count, NULL, ik_models,
+                        ik_skel.joint_count};
+
+  /* Two-bone: the left leg to a reachable target in front. */
+  ik_reset();
+  sinew_two_bone leg = {thigh, calf, foot, {0.15f, 0.25f, 0.2f}, {0, 0, 1}, {-1, 0, 0},
+                        1.0f, 1.0f, 0.0f};
+  sinew_two_bone_report tb;
+  memset(&tb, 0, sizeof tb);
+  CHECK(sinew_two_bone_solve(&pose, &leg, &tb), SINEW_STATUS_OK);
+  if (tb.reached != 1 || dist3(ik_pos(foot), leg.target) > 1e-4f) {
+    fprintf(stderr, "two-bone: reached %u, foot %g from the target\n", tb.reached,
+            (double)dist3(ik_pos(foot), leg.target));
+    exit(1);
+  }
+  if (ik_pos(calf)[2] <= ik_pos(thigh)[2]) exit(1); /* the knee bends towards the pole (+Z) */
+  ik_check_models("two-bone");
+  printf("ik_two_bone_sum %.17g\n", ik_sum());
+  CHECK(sinew_two_bone_solve(&pose, &leg, NULL), SINEW_STATUS_OK); /* report optional */
+
+  /* Out of reach: straight towards the target, not reached. */
+  ik_reset();
+  sinew_two_bone far = leg;
+  far.target[0] = 0.1f;
+  far.target[1] = -1.0f;
+  far.target[2] = 0.5f;
+  CHECK(sinew_two_bone_solve(&pose, &far, &tb), SINEW_STATUS_OK);
+  float to_foot[3], to_target[3];
+  for (int c = 0; c < 3; c++) {
+    to_foot[c] = ik_pos(foot)[c] - ik_pos(thigh)[c];
+    to_target[c] = far.target[c] - ik_pos(thigh)[c];
+  }
+  float straight = dist3(ik_pos(thigh), ik_pos(calf)) + dist3(ik_pos(calf), ik_pos(foot)) -
+                   dist3(ik_pos(thigh), ik_pos(foot));
+  if (tb.reached != 0 || sin_between(to_foot, to_target) > 1e-4f || straight > 1e-4f) {
+    fprintf(stderr, "two-bone out of reach: reached %u, sin %g, bend %g\n", tb.reached,
+            (double)sin_between(to_foot, to_target), (double)straight);
+    exit(1);
+  }
+  ik_check_models("two-bone out of reach");
+
+  /* Look-at: spine, neck and head share the turn; the eyes (offset above
+   * and in front of the head) look exactly at the target. */
+  ik_reset();
+  sinew_look_at_joint chain[3] = {
+      {spine, 0.3f, INFINITY}, {neck, 0.5f, INFINITY}, {head, 1.0f, INFINITY}};
+  sinew_aim aim = {{0.5f, 1.7f, 1.0f}, {0, 0, 1}, {0, 1, 0}, {0, 0.08f, 0.08f}, {0, 1, 0},
+                   0.0f, 1.0f};
+  sinew_look_at_report la = {7, 7};
+  CHECK(sinew_look_at_solve(&pose, chain, 3, &aim, &la), SINEW_STATUS_OK);
+  const sinew_float4x4 *hm = &ik_models[head];
+  float eye[3], look[3];
+  for (int r = 0; r < 3; r++) {
+    eye[r] = hm->cols[3][r] + hm->cols[1][r] * 0.08f + hm->cols[2][r] * 0.08f;
+    look[r] = aim.target[r] - eye[r];
+  }
+  if (la.reached != 1 || la.clamped != 0 || sin_between(hm->cols[2], look) > 1e-4f) {
+    fprintf(stderr, "look-at: reached %u clamped %u, sin %g\n", la.reached, la.clamped,
+            (double)sin_between(hm->cols[2], look));
+    exit(1);
+  }
+  ik_check_models("look-at");
+  printf("ik_look_at_sum %.17g\n", ik_sum());
+
+  /* The head alone with weight 0.5, from its origin, no pole: it turns
+   * half the angle towards the target. */
+  ik_reset();
+  sinew_look_at_joint half = {head, 0.5f, INFINITY};
+  sinew_aim plain = {{0.5f, 1.7f, 1.0f}, {0, 0, 1}, {0, 0, 0}, {0, 0, 0}, {0, 1, 0}, 0.0f, 1.0f};
+  float before[3], after[3];
+  for (int r = 0; r < 3; r++) before[r] = plain.target[r] - ik_pos(head)[r];
+  float angle0 = asinf(sin_between(ik_models[head].cols[2], before));
+  CHECK(sinew_look_at_solve(&pose, &half, 1, &plain, &la), SINEW_STATUS_OK);
+  for (int r = 0; r < 3; r++) after[r] = plain.target[r] - ik_pos(head)[r];
+  float angle1 = asinf(sin_between(ik_models[head].cols[2], after));
+  if (fabsf(angle1 - 0.5f * angle0) > 1e-4f) {
+    fprintf(stderr, "look-at at half weight: %g rad left of %g\n", (double)angle1,
+            (double)angle0);
+    exit(1);
+  }
+
+  /* Foot placement: both legs on a plane rising to the left (+x). */
+  sinew_foot_leg legs[2] = {{thigh, calf, foot, {-1, 0, 0}}, {thigh_r, calf_r, foot_r, {-1, 0, 0}}};
+  sinew_foot_placement feet = {pelvis, legs, 2, 0.02f, 0.5f, 0.3f, 0.0f, 1.0f};
+  ground_plane plane = {0.1f, 0.2f, 0, 0, 0};
+  ik_reset();
+  memset(&ik_state, 0, sizeof ik_state);
+  memset(&ik_report, 0, sizeof ik_report);
+  CHECK(sinew_foot_placement_solve(&pose, &feet, plane_ground, &plane, 0.0f, 1.0f / 60.0f,
+                                   &ik_state, &ik_report),
+        SINEW_STATUS_OK);
+  if (plane.calls != 2 || ik_state.primed != 1 || ik_report.grounded[0] != 1 ||
+      ik_report.grounded[1] != 1 || ik_report.grounded[2] != 0) {
+    fprintf(stderr, "foot placement: %u calls, primed %u, grounded %u %u\n", plane.calls,
+            ik_state.primed, ik_report.grounded[0], ik_report.grounded[1]);
+    exit(1);
+  }
+  for (int i = 0; i < 2; i++) {
+    const float *a = ik_pos(legs[i].ankle);
+    float ground = plane.base + plane.slope * a[0];
+    /* Never below the ground (by more than 1 mm), and on it: the rest
+     * pose's ankles are at foot height over the floor. */
+    if (a[1] - feet.foot_height < ground - 1e-3f || fabsf(a[1] - feet.foot_height - ground) > 1e-3f) {
+      fprintf(stderr, "foot %d at %g over ground %g\n", i, (double)a[1], (double)ground);
+      exit(1);
+    }
+  }
+  ik_check_models("foot placement");
+  printf("ik_foot_sum %.17g\nik_foot_pelvis_offset %.9g\n", ik_sum(),
+         (double)ik_report.pelvis_offset);
+
+  /* The same ground probed by the caller gives the same pose bit for bit. */
+  static sinew_soa_transform by_callback[32];
+  static sinew_float4x4 by_callback_models[SINEW_HUMANOID_JOINT_COUNT];
+  memcpy(by_callback, ik_local, sizeof by_callback);
+  memcpy(by_callback_models, ik_models, sizeof by_callback_models);
+  ik_reset();
+  sinew_foot_state probed_state;
+  memset(&probed_state, 0, sizeof probed_state);
+  sinew_ground_hit hits[2];
+  for (int i = 0; i < 2; i++) {
+    const float *a = ik_pos(legs[i].ankle);
+    hits[i].hit = 1;
+    hits[i].height = plane.base + plane.slope * a[0];
+    hits[i].normal[0] = -plane.slope;
+    hits[i].normal[1] = 1.0f;
+    hits[i].normal[2] = 0.0f;
+  }
+  CHECK(sinew_foot_placement_solve_probed(&pose, &feet, hits, 2, 0.0f, 1.0f / 60.0f,
+                                          &probed_state, NULL),
+        SINEW_STATUS_OK);
+  if (memcmp(by_callback, ik_local, sizeof by_callback) != 0 ||
+      memcmp(by_callback_models, ik_models, sizeof by_callback_models) != 0 ||
+      memcmp(&probed_state, &ik_state, sizeof probed_state) != 0) {
+    fprintf(stderr, "probed foot placement differs from the callback's\n");
+    exit(1);
+  }
+
+  /* Smoothed frames onto a lower ground: the springs lag, the feet still
+   * never go below it. */
+  feet.half_life = 0.1f;
+  plane.base = -0.05f;
+  for (int frame_ = 0; frame_ < 10; frame_++) {
+    ik_reset();
+    CHECK(sinew_foot_placement_solve(&pose, &feet, plane_ground, &plane, 0.0f, 1.0f / 60.0f,
+                                     &ik_state, &ik_report),
+          SINEW_STATUS_OK);
+    for (int i = 0; i < 2; i++) {
+      const float *a = ik_pos(legs[i].ankle);
+      if (a[1] - feet.foot_height < plane.base + plane.slope * a[0] - 1e-3f) {
+        fprintf(stderr, "frame %d: foot %d below the ground\n", frame_, i);
+        exit(1);
+      }
+    }
+  }
+  feet.half_life = 0.0f;
+  plane.base = 0.1f;
+
+  /* Errors: every one leaves pose, matrices, state and report alone. */
+  ik_reset();
+  sinew_ik_pose bad_pose = pose;
+  CHECK_UNTOUCHED(sinew_two_bone_solve(NULL, &leg, &tb), SINEW_STATUS_NULL_PARAMETER);
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&pose, NULL, &tb), SINEW_STATUS_NULL_PARAMETER);
+  bad_pose.skeleton = NULL;
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&bad_pose, &leg, &tb), SINEW_STATUS_NULL_PARAMETER);
+  bad_pose = pose;
+  bad_pose.models = NULL;
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&bad_pose, &leg, &tb), SINEW_STATUS_NULL_PARAMETER);
+  bad_pose = pose;
+  bad_pose.local_len -= 1;
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&bad_pose, &leg, &tb), SINEW_STATUS_BAD_LENGTH);
+  bad_pose = pose;
+  bad_pose.models_len = 3;
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&bad_pose, &leg, &tb), SINEW_STATUS_BAD_LENGTH);
+  bad_pose = pose;
+  bad_pose.models = (sinew_float4x4 *)(void *)((uint8_t *)ik_models + 4);
+  bad_pose.models_len = ik_skel.joint_count - 1;
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&bad_pose, &leg, &tb), SINEW_STATUS_MISALIGNED);
+  bad_pose = pose;
+  bad_pose.local = (sinew_soa_transform *)ik_skel.rest_pose; /* inside the container */
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&bad_pose, &leg, &tb), SINEW_STATUS_OVERLAPPING_BUFFERS);
+  bad_pose = pose;
+  bad_pose.models = (sinew_float4x4 *)(void *)ik_local;
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&bad_pose, &leg, &tb), SINEW_STATUS_OVERLAPPING_BUFFERS);
+  sinew_skeleton forged_skel = ik_skel;
+  forged_skel.check ^= 1;
+  bad_pose = pose;
+  bad_pose.skeleton = &forged_skel;
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&bad_pose, &leg, &tb), SINEW_STATUS_INVALID_HANDLE);
+  sinew_two_bone bad = leg;
+  bad.end = ik_skel.joint_count;
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&pose, &bad, &tb), SINEW_STATUS_OUT_OF_RANGE);
+  bad = leg;
+  bad.start = SIZE_MAX;
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&pose, &bad, &tb), SINEW_STATUS_OUT_OF_RANGE);
+  bad = leg;
+  bad.mid = foot; /* thigh -> foot is not parent -> child */
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&pose, &bad, &tb), SINEW_STATUS_NOT_A_CHAIN);
+  bad = leg;
+  bad.start = thigh_r;
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&pose, &bad, &tb), SINEW_STATUS_NOT_A_CHAIN);
+  bad = leg;
+  bad.target[1] = NAN;
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&pose, &bad, &tb), SINEW_STATUS_INVALID_ARGUMENT);
+  bad = leg;
+  bad.pole[2] = INFINITY;
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&pose, &bad, &tb), SINEW_STATUS_INVALID_ARGUMENT);
+  bad = leg;
+  bad.twist = NAN;
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&pose, &bad, &tb), SINEW_STATUS_INVALID_ARGUMENT);
+  bad = leg;
+  bad.weight = 1.5f;
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&pose, &bad, &tb), SINEW_STATUS_INVALID_ARGUMENT);
+  bad = leg;
+  bad.soften = -0.1f;
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&pose, &bad, &tb), SINEW_STATUS_INVALID_ARGUMENT);
+  bad = leg;
+  memset(bad.mid_axis, 0, sizeof bad.mid_axis);
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&pose, &bad, &tb), SINEW_STATUS_INVALID_ARGUMENT);
+  /* The pose itself: a knee on its hip, a hip with a zero x scale (its
+   * frame is singular, its bone keeps its length), a NaN. */
+  ik_local[calf / 4].translation[1][calf % 4] = 0.0f;
+  CHECK(sinew_skeleton_local_to_model(&ik_skel, ik_local, ik_skel.soa_count, NULL, ik_models,
+                                      ik_skel.joint_count),
+        SINEW_STATUS_OK);
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&pose, &leg, &tb), SINEW_STATUS_ZERO_LENGTH_BONE);
+  ik_reset();
+  ik_local[thigh / 4].scale[0][thigh % 4] = 0.0f;
+  CHECK(sinew_skeleton_local_to_model(&ik_skel, ik_local, ik_skel.soa_count, NULL, ik_models,
+                                      ik_skel.joint_count),
+        SINEW_STATUS_OK);
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&pose, &leg, &tb), SINEW_STATUS_SINGULAR_TRANSFORM);
+  ik_reset();
+  ik_local[thigh / 4].rotation[0][thigh % 4] = NAN;
+  CHECK(sinew_skeleton_local_to_model(&ik_skel, ik_local, ik_skel.soa_count, NULL, ik_models,
+                                      ik_skel.joint_count),
+        SINEW_STATUS_OK);
+  CHECK_UNTOUCHED(sinew_two_bone_solve(&pose, &leg, &tb), SINEW_STATUS_INVALID_ARGUMENT);
+  ik_reset();
+
+  /* Look-at errors. */
+  sinew_look_at_joint bad_chain[3];
+  CHECK_UNTOUCHED(sinew_look_at_solve(&pose, NULL, 3, &aim, &la), SINEW_STATUS_NULL_PARAMETER);
+  CHECK_UNTOUCHED(sinew_look_at_solve(&pose, chain, 3, NULL, &la), SINEW_STATUS_NULL_PARAMETER);
+  CHECK_UNTOUCHED(sinew_look_at_solve(NULL, chain, 3, &aim, &la), SINEW_STATUS_NULL_PARAMETER);
+  CHECK_UNTOUCHED(sinew_look_at_solve(&pose, chain, 0, &aim, &la), SINEW_STATUS_BAD_LENGTH);
+  CHECK_UNTOUCHED(sinew_look_at_solve(&pose, chain, SINEW_MAX_LOOK_AT_JOINTS + 1, &aim, &la),
+                  SINEW_STATUS_CAPACITY_EXCEEDED);
+  memcpy(bad_chain, chain, sizeof chain);
+  bad_chain[1].joint = 70;
+  CHECK_UNTOUCHED(sinew_look_at_solve(&pose, bad_chain, 3, &aim, &la), SINEW_STATUS_OUT_OF_RANGE);
+  memcpy(bad_chain, chain, sizeof chain);
+  bad_chain[0].joint = head;
+  bad_chain[2].joint = spine; /* head, neck, spine: leaf first */
+  CHECK_UNTOUCHED(sinew_look_at_solve(&pose, bad_chain, 3, &aim, &la), SINEW_STATUS_NOT_A_CHAIN);
+  memcpy(bad_chain, chain, sizeof chain);
+  bad_chain[1].joint = hand; /* the hand is no ancestor of the head */
+  CHECK_UNTOUCHED(sinew_look_at_solve(&pose, bad_chain, 3, &aim, &la), SINEW_STATUS_NOT_A_CHAIN);
+  memcpy(bad_chain, chain, sizeof chain);
+  bad_chain[2].joint = neck; /* a joint twice */
+  CHECK_UNTOUCHED(sinew_look_at_solve(&pose, bad_chain, 3, &aim, &la), SINEW_STATUS_NOT_A_CHAIN);
+  memcpy(bad_chain, chain, sizeof chain);
+  bad_chain[0].weight = -1.0f;
+  CHECK_UNTOUCHED(sinew_look_at_solve(&pose, bad_chain, 3, &aim, &la),
+                  SINEW_STATUS_INVALID_ARGUMENT);
+  memcpy(bad_chain, chain, sizeof chain);
+  bad_chain[2].max_angle = NAN;
+  CHECK_UNTOUCHED(sinew_look_at_solve(&pose, bad_chain, 3, &aim, &la),
+                  SINEW_STATUS_INVALID_ARGUMENT);
+  sinew_aim bad_aim = aim;
+  bad_aim.target[0] = NAN;
+  CHECK_UNTOUCHED(sinew_look_at_solve(&pose, chain, 3, &bad_aim, &la),
+                  SINEW_STATUS_INVALID_ARGUMENT);
+  bad_aim = aim;
+  memset(bad_aim.forward, 0, sizeof bad_aim.forward);
+  CHECK_UNTOUCHED(sinew_look_at_solve(&pose, chain, 3, &bad_aim, &la),
+                  SINEW_STATUS_INVALID_ARGUMENT);
+  bad_aim = aim;
+  bad_aim.weight = 2.0f;
+  CHECK_UNTOUCHED(sinew_look_at_solve(&pose, chain, 3, &bad_aim, &la),
+                  SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK_UNTOUCHED(sinew_look_at_solve(&pose, (const sinew_look_at_joint *)(void *)ik_models, 3,
+                                      &aim, &la),
+                  SINEW_STATUS_OVERLAPPING_BUFFERS);
+
+  /* Foot placement errors. */
+  memset(&ik_state, 0, sizeof ik_state);
+  sinew_foot_placement bad_feet = feet;
+  sinew_foot_leg bad_legs[SINEW_MAX_FOOT_LEGS + 1];
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &feet, NULL, &plane, 0.0f, 0.01f, &ik_state,
+                                             &ik_report),
+                  SINEW_STATUS_NULL_PARAMETER);
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &feet, plane_ground, &plane, 0.0f, 0.01f,
+                                             NULL, &ik_report),
+                  SINEW_STATUS_NULL_PARAMETER);
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, NULL, plane_ground, &plane, 0.0f, 0.01f,
+                                             &ik_state, &ik_report),
+                  SINEW_STATUS_NULL_PARAMETER);
+  bad_feet.legs = NULL;
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &bad_feet, plane_ground, &plane, 0.0f, 0.01f,
+                                             &ik_state, &ik_report),
+                  SINEW_STATUS_NULL_PARAMETER);
+  for (int i = 0; i <= SINEW_MAX_FOOT_LEGS; i++) bad_legs[i] = legs[i % 2];
+  bad_feet.legs = bad_legs;
+  bad_feet.leg_count = SINEW_MAX_FOOT_LEGS + 1;
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &bad_feet, plane_ground, &plane, 0.0f, 0.01f,
+                                             &ik_state, &ik_report),
+                  SINEW_STATUS_CAPACITY_EXCEEDED);
+  bad_feet.leg_count = 0;
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &bad_feet, plane_ground, &plane, 0.0f, 0.01f,
+                                             &ik_state, &ik_report),
+                  SINEW_STATUS_BAD_LENGTH);
+  bad_feet = feet;
+  bad_feet.legs = bad_legs;
+  bad_legs[1].ankle = 70;
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &bad_feet, plane_ground, &plane, 0.0f, 0.01f,
+                                             &ik_state, &ik_report),
+                  SINEW_STATUS_OUT_OF_RANGE);
+  bad_legs[1] = legs[1];
+  bad_legs[1].knee = calf; /* the right hip with the left knee */
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &bad_feet, plane_ground, &plane, 0.0f, 0.01f,
+                                             &ik_state, &ik_report),
+                  SINEW_STATUS_NOT_A_CHAIN);
+  bad_legs[1] = legs[1];
+  bad_feet.pelvis = hand;
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &bad_feet, plane_ground, &plane, 0.0f, 0.01f,
+                                             &ik_state, &ik_report),
+                  SINEW_STATUS_NOT_A_CHAIN);
+  bad_feet = feet;
+  bad_feet.max_tilt = 4.0f;
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &bad_feet, plane_ground, &plane, 0.0f, 0.01f,
+                                             &ik_state, &ik_report),
+                  SINEW_STATUS_INVALID_ARGUMENT);
+  bad_feet = feet;
+  bad_feet.legs = bad_legs;
+  memset(bad_legs[0].knee_axis, 0, sizeof bad_legs[0].knee_axis);
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &bad_feet, plane_ground, &plane, 0.0f, 0.01f,
+                                             &ik_state, &ik_report),
+                  SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &feet, plane_ground, &plane, NAN, 0.01f,
+                                             &ik_state, &ik_report),
+                  SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &feet, plane_ground, &plane, 0.0f, -0.01f,
+                                             &ik_state, &ik_report),
+                  SINEW_STATUS_INVALID_ARGUMENT);
+  ik_state.primed = 7; /* not a state this library wrote */
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &feet, plane_ground, &plane, 0.0f, 0.01f,
+                                             &ik_state, &ik_report),
+                  SINEW_STATUS_INVALID_ARGUMENT);
+  ik_state.primed = 0;
+  ik_state.feet[1].velocity = NAN;
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &feet, plane_ground, &plane, 0.0f, 0.01f,
+                                             &ik_state, &ik_report),
+                  SINEW_STATUS_INVALID_ARGUMENT);
+  ik_state.feet[1].velocity = 0.0f;
+  /* The callback fails on the second leg: the first was asked, nothing
+   * is written. */
+  plane.calls = 0;
+  plane.fail_at = 2;
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &feet, plane_ground, &plane, 0.0f, 0.01f,
+                                             &ik_state, &ik_report),
+                  SINEW_STATUS_CALLBACK_FAILED);
+  if (plane.calls != 2) exit(1);
+  plane.calls = 0;
+  plane.fail_at = 1;
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &feet, plane_ground, &plane, 0.0f, 0.01f,
+                                             &ik_state, &ik_report),
+                  SINEW_STATUS_CALLBACK_FAILED);
+  if (plane.calls != 1) exit(1);
+  plane.fail_at = 0;
+  for (int g = 1; g <= 3; g++) {
+    plane.garbage = g;
+    CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &feet, plane_ground, &plane, 0.0f, 0.01f,
+                                               &ik_state, &ik_report),
+                    SINEW_STATUS_INVALID_ARGUMENT);
+  }
+  plane.garbage = 0;
+  CHECK_UNTOUCHED(sinew_foot_placement_solve_probed(&pose, &feet, hits, 1, 0.0f, 0.01f, &ik_state,
+                                                    &ik_report),
+                  SINEW_STATUS_BAD_LENGTH);
+  CHECK_UNTOUCHED(sinew_foot_placement_solve_probed(&pose, &feet, NULL, 2, 0.0f, 0.01f, &ik_state,
+                                                    &ik_report),
+                  SINEW_STATUS_NULL_PARAMETER);
+  hits[1].height = NAN;
+  CHECK_UNTOUCHED(sinew_foot_placement_solve_probed(&pose, &feet, hits, 2, 0.0f, 0.01f, &ik_state,
+                                                    &ik_report),
+                  SINEW_STATUS_INVALID_ARGUMENT);
+  hits[1].hit = 0; /* no ground: the height is not read */
+  CHECK(sinew_foot_placement_solve_probed(&pose, &feet, hits, 2, 0.0f, 0.01f, &ik_state,
+                                          &ik_report),
+        SINEW_STATUS_OK);
+  if (ik_report.grounded[0] != 1 || ik_report.grounded[1] != 0) exit(1);
+  ik_reset();
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &feet, plane_ground, &plane, 0.0f, 0.01f,
+                                             (sinew_foot_state *)(void *)ik_models, &ik_report),
+                  SINEW_STATUS_OVERLAPPING_BUFFERS);
+  /* A shin of zero length. */
+  ik_local[foot_r / 4].translation[1][foot_r % 4] = 0.0f;
+  CHECK(sinew_skeleton_local_to_model(&ik_skel, ik_local, ik_skel.soa_count, NULL, ik_models,
+                                      ik_skel.joint_count),
+        SINEW_STATUS_OK);
+  CHECK_UNTOUCHED(sinew_foot_placement_solve(&pose, &feet, plane_ground, &plane, 0.0f, 0.01f,
+                                             &ik_state, &ik_report),
+                  SINEW_STATUS_ZERO_LENGTH_BONE);
+}
+
 int main(int argc, char **argv) {
   printf("version %s\n", sinew_version());
   if (sinew_version_number() != SINEW_VERSION_NUMBER ||
@@ -745,6 +1259,7 @@ int main(int argc, char **argv) {
   frame();
   build();
   bad_input();
+  ik();
   if (argc > 1) compressed(argv[1]);
   if (argc > 2) mesh_file(argv[2]);
   printf("checks %u\n", checks);

@@ -12,13 +12,17 @@ use sinew_core::blend::{blend, BlendJob, BlendLayer};
 use sinew_core::clip::TimeMode;
 use sinew_core::compressed::Defaults;
 use sinew_core::fk::{local_to_model, FkJob};
+use sinew_core::ik::aim::{look_at, Aim, LookAtJoint};
+use sinew_core::ik::foot::{FootLeg, FootPlacement, FootState};
+use sinew_core::ik::two_bone::{TwoBoneGoal, TwoBoneIk};
+use sinew_core::ik::IkPose;
 use sinew_core::mix;
 use sinew_core::procedural::{self, Gait};
 use sinew_core::skin::{
     self, CheckedInfluences, DualQuat, Mat3x4, SkinAttributes, SkinJob, SkinMethod, SkinOutput,
     SkinVertices,
 };
-use sinew_core::{Mat4, Skeleton, SoaTransform};
+use sinew_core::{Mat4, Skeleton, SoaTransform, Vec3};
 use sinew_std::compress::{compress, CompressOptions};
 
 #[path = "../support/c.rs"]
@@ -210,6 +214,7 @@ fn c_program_runs_a_frame_and_checks_every_status() {
     let mut expected = expected();
     expected.extend(compressed);
     expected.extend(mesh);
+    expected.extend(ik_expected());
     for (key, want) in &expected {
         let text = printed
             .get(key)
@@ -225,7 +230,7 @@ fn c_program_runs_a_frame_and_checks_every_status() {
     assert_eq!(printed.get("joint15"), Some(&"hand_l"));
     assert_eq!(printed.get("version"), Some(&env!("CARGO_PKG_VERSION")));
     let checks: u32 = printed["checks"].parse().unwrap();
-    assert!(checks >= 148, "only {checks} status checks ran");
+    assert!(checks >= 266, "only {checks} status checks ran");
 }
 
 /// The mesh of `mesh()` with the humanoid's inverse binds and eight
@@ -287,6 +292,70 @@ fn compressed_walk() -> (PathBuf, [(&'static str, f64); 2]) {
             ("compressed_frames", c.frame_count() as f64),
         ],
     )
+}
+
+/// The C program's IK solves on the humanoid's rest pose through the Rust
+/// API: after each, the sum of the local pose's and the model matrices'
+/// floats (and the foot placement's pelvis offset).
+fn ik_expected() -> [(&'static str, f64); 4] {
+    let bytes = humanoid_skeleton();
+    let skel = Skeleton::from_bytes(&bytes.0).unwrap();
+    let j = |name: &str| skel.find_joint(name).unwrap();
+    let solve = |f: &dyn Fn(&mut IkPose<'_, '_>) -> f32| {
+        let mut local = skel.rest_pose().to_vec();
+        let mut models = vec![Mat4::IDENTITY; skel.joint_count()];
+        local_to_model(&FkJob::new(&skel, &local), &mut models).unwrap();
+        let mut pose = IkPose::new(&skel, &mut local, &mut models, None).unwrap();
+        let value = f(&mut pose);
+        let floats = sum(bytemuck::cast_slice(&local)) + sum(bytemuck::cast_slice(&models));
+        (floats, f64::from(value))
+    };
+    let (two_bone, _) = solve(&|pose| {
+        let goal = TwoBoneGoal::new(Vec3::new(0.15, 0.25, 0.2));
+        let leg = TwoBoneIk::new(j("thigh_l"), j("calf_l"), j("foot_l"), goal);
+        assert!(leg.solve(pose).unwrap().reached);
+        0.0
+    });
+    let (look, _) = solve(&|pose| {
+        let chain = [
+            LookAtJoint::new(j("spine_03"), 0.3),
+            LookAtJoint::new(j("neck_01"), 0.5),
+            LookAtJoint::new(j("head"), 1.0),
+        ];
+        let aim = Aim::new(Vec3::new(0.5, 1.7, 1.0), Vec3::Z, Vec3::Y)
+            .with_offset(Vec3::new(0.0, 0.08, 0.08));
+        assert!(look_at(pose, &chain, &aim).unwrap().reached);
+        0.0
+    });
+    let (foot, pelvis_offset) = solve(&|pose| {
+        let leg = |side: &str| FootLeg {
+            hip: j(&format!("thigh_{side}")),
+            knee: j(&format!("calf_{side}")),
+            ankle: j(&format!("foot_{side}")),
+            knee_axis: Vec3::new(-1.0, 0.0, 0.0),
+        };
+        let feet = FootPlacement {
+            pelvis: j("pelvis"),
+            legs: [leg("l"), leg("r")],
+            foot_height: 0.02,
+            max_tilt: 0.5,
+            max_pelvis_offset: 0.3,
+            half_life: 0.0,
+            soften: 1.0,
+        };
+        let plane = |x: f32, _: f32| Some((0.1 + 0.2 * x, Vec3::new(-0.2, 1.0, 0.0)));
+        let mut state = FootState::new();
+        let r = feet
+            .solve(pose, &plane, 0.0, 1.0 / 60.0, &mut state)
+            .unwrap();
+        r.pelvis_offset
+    });
+    [
+        ("ik_two_bone_sum", two_bone),
+        ("ik_look_at_sum", look),
+        ("ik_foot_sum", foot),
+        ("ik_foot_pelvis_offset", pelvis_offset),
+    ]
 }
 
 fn unit(pose: &[SoaTransform], weight: f32) -> mix::MixInput<'_> {

@@ -419,3 +419,957 @@ fn skin_palette<L, D>(method: u32, lbs: &[L], dqs: &[D], mix: &[f32]) -> sinew_s
         mix_len: mix.len(),
     }
 }
+
+// ---------------------------------------------------------------------------
+// Inverse kinematics
+// ---------------------------------------------------------------------------
+
+/// The humanoid at 0.37 s of its walk (knees and elbows bent): its loaded
+/// handle, local pose and model matrices.
+struct IkRig {
+    /// The container the handle views (its heap buffer never moves).
+    skel_bytes: Vec<u128>,
+    handle: sinew_skeleton,
+    local: Vec<SoaTransform>,
+    models: Vec<sinew_core::Mat4>,
+}
+
+impl IkRig {
+    fn new() -> IkRig {
+        let skel_bytes = humanoid();
+        let (s, handle) = load_skeleton(bytemuck::cast_slice(&skel_bytes));
+        assert_eq!(s, sinew_status::Ok);
+        let skel = Skeleton::from_bytes(bytemuck::cast_slice(&skel_bytes)).unwrap();
+        let clip_bytes = walk_clip(&skel);
+        let clip = RawClip::from_bytes(bytemuck::cast_slice(&clip_bytes)).unwrap();
+        let mut local = vec![SoaTransform::default(); skel.soa_count()];
+        clip.sample(0.37, TimeMode::Loop, &mut local).unwrap();
+        let mut models = vec![sinew_core::Mat4::IDENTITY; skel.joint_count()];
+        let job = sinew_core::fk::FkJob::new(&skel, &local);
+        sinew_core::fk::local_to_model(&job, &mut models).unwrap();
+        IkRig {
+            skel_bytes,
+            handle,
+            local,
+            models,
+        }
+    }
+
+    fn skel(&self) -> Skeleton<'_> {
+        Skeleton::from_bytes(bytemuck::cast_slice(&self.skel_bytes)).unwrap()
+    }
+
+    fn joint(&self, name: &str) -> usize {
+        self.skel().find_joint(name).unwrap()
+    }
+
+    /// The C view of this rig's pose.
+    fn pose(&mut self) -> sinew_ik_pose {
+        sinew_ik_pose {
+            skeleton: &self.handle,
+            local: self.local.as_mut_ptr().cast(),
+            local_len: self.local.len(),
+            root: std::ptr::null(),
+            models: self.models.as_mut_ptr().cast(),
+            models_len: self.models.len(),
+        }
+    }
+
+    /// Runs `f` on this rig's pose through the Rust API.
+    fn solve_rust<R>(&mut self, f: impl FnOnce(&mut sinew_core::ik::IkPose<'_, '_>) -> R) -> R {
+        let bytes = self.skel_bytes.clone();
+        let skel = Skeleton::from_bytes(bytemuck::cast_slice(&bytes)).unwrap();
+        let mut pose =
+            sinew_core::ik::IkPose::new(&skel, &mut self.local, &mut self.models, None).unwrap();
+        f(&mut pose)
+    }
+}
+
+/// A plane `y = base + slope · x` under the feet, for a `sinew_ground_fn`;
+/// counts its calls and fails (returns 3) on call `fail_at` (1-based).
+struct Plane {
+    base: f32,
+    slope: f32,
+    calls: std::cell::Cell<u32>,
+    fail_at: u32,
+}
+
+impl Plane {
+    fn new(base: f32, slope: f32) -> Plane {
+        Plane {
+            base,
+            slope,
+            calls: std::cell::Cell::new(0),
+            fail_at: 0,
+        }
+    }
+
+    fn at(&self, x: f32) -> (f32, sinew_core::Vec3) {
+        (
+            self.base + self.slope * x,
+            sinew_core::Vec3::new(-self.slope, 1.0, 0.0),
+        )
+    }
+}
+
+unsafe extern "C" fn plane_ground(
+    user: *mut std::ffi::c_void,
+    x: f32,
+    _z: f32,
+    hit: *mut sinew_ground_hit,
+) -> u32 {
+    // SAFETY: the tests pass a `Plane` as `user`; `hit` is the library's.
+    let (g, hit) = unsafe { (&*(user as *const Plane), &mut *hit) };
+    g.calls.set(g.calls.get() + 1);
+    if g.calls.get() == g.fail_at {
+        return 3;
+    }
+    let (h, n) = g.at(x);
+    *hit = sinew_ground_hit {
+        hit: 1,
+        height: h,
+        normal: [n.x, n.y, n.z],
+    };
+    0
+}
+
+/// Legs of the humanoid for foot placement: the two legs, then the arms
+/// (upper-arm twist → lower arm → lower-arm twist) as a third and fourth.
+fn ik_legs(r: &IkRig) -> [sinew_foot_leg; 4] {
+    let leg = |hip: &str, knee: &str, ankle: &str| sinew_foot_leg {
+        hip: r.joint(hip),
+        knee: r.joint(knee),
+        ankle: r.joint(ankle),
+        knee_axis: [-1.0, 0.0, 0.0],
+    };
+    [
+        leg("thigh_l", "calf_l", "foot_l"),
+        leg("thigh_r", "calf_r", "foot_r"),
+        leg("upper_arm_twist_l", "lower_arm_l", "lower_arm_twist_l"),
+        leg("upper_arm_twist_r", "lower_arm_r", "lower_arm_twist_r"),
+    ]
+}
+
+fn foot_placement(pelvis: usize, legs: &[sinew_foot_leg], half_life: f32) -> sinew_foot_placement {
+    sinew_foot_placement {
+        pelvis,
+        legs: legs.as_ptr(),
+        leg_count: legs.len(),
+        foot_height: 0.02,
+        max_tilt: 0.5,
+        max_pelvis_offset: 0.3,
+        half_life,
+        soften: 0.97,
+    }
+}
+
+/// The core's foot placement for the legs of a `sinew_foot_placement`.
+fn core_feet<const N: usize>(
+    f: &sinew_foot_placement,
+    legs: &[sinew_foot_leg],
+) -> sinew_core::ik::foot::FootPlacement<N> {
+    use sinew_core::ik::foot::{FootLeg, FootPlacement};
+    FootPlacement {
+        pelvis: f.pelvis,
+        legs: std::array::from_fn(|i| FootLeg {
+            hip: legs[i].hip,
+            knee: legs[i].knee,
+            ankle: legs[i].ankle,
+            knee_axis: sinew_core::Vec3::new(
+                legs[i].knee_axis[0],
+                legs[i].knee_axis[1],
+                legs[i].knee_axis[2],
+            ),
+        }),
+        foot_height: f.foot_height,
+        max_tilt: f.max_tilt,
+        max_pelvis_offset: f.max_pelvis_offset,
+        half_life: f.half_life,
+        soften: f.soften,
+    }
+}
+
+/// Three frames of foot placement for `N` legs through the C ABI (callback
+/// and probed) and the Rust API: the same pose, matrices and springs, bit
+/// for bit.
+fn foot_placement_matches_the_rust_api<const N: usize>() {
+    use sinew_core::ik::foot::FootState;
+    let rig = IkRig::new();
+    let legs = ik_legs(&rig);
+    let feet = foot_placement(rig.joint("pelvis"), &legs[..N], 0.1);
+    let plane = Plane::new(0.05, 0.15);
+    let (mut c, mut probed, mut rust) = (IkRig::new(), IkRig::new(), IkRig::new());
+    let mut state = sinew_foot_state::default();
+    let mut probed_state = sinew_foot_state::default();
+    let mut rust_state = FootState::<N>::new();
+    for frame in 0..3 {
+        let mut report = sinew_foot_report::default();
+        let pose = c.pose();
+        let user = std::ptr::from_ref(&plane).cast_mut().cast();
+        // SAFETY: the rig's buffers, a plane for the callback, a state and a report.
+        let s = unsafe {
+            sinew_foot_placement_solve(
+                &pose,
+                &feet,
+                Some(plane_ground),
+                user,
+                0.0,
+                1.0 / 60.0,
+                &mut state,
+                &mut report,
+            )
+        };
+        assert_eq!(s, sinew_status::Ok, "{N} legs, frame {frame}");
+        let hits: Vec<sinew_ground_hit> = legs[..N]
+            .iter()
+            .map(|l| {
+                let (h, n) = plane.at(probed.models[l.ankle].cols[3][0]);
+                sinew_ground_hit {
+                    hit: 1,
+                    height: h,
+                    normal: [n.x, n.y, n.z],
+                }
+            })
+            .collect();
+        let pose = probed.pose();
+        // SAFETY: as above, with one hit per leg.
+        let s = unsafe {
+            sinew_foot_placement_solve_probed(
+                &pose,
+                &feet,
+                hits.as_ptr(),
+                hits.len(),
+                0.0,
+                1.0 / 60.0,
+                &mut probed_state,
+                std::ptr::null_mut(),
+            )
+        };
+        assert_eq!(s, sinew_status::Ok);
+        let core = core_feet::<N>(&feet, &legs);
+        let ground = |x: f32, _: f32| Some(plane.at(x));
+        let r = rust
+            .solve_rust(|p| core.solve(p, &ground, 0.0, 1.0 / 60.0, &mut rust_state))
+            .unwrap();
+        for other in [&c, &probed] {
+            assert_eq!(other.local, rust.local, "{N} legs, frame {frame}");
+            assert_eq!(other.models, rust.models, "{N} legs, frame {frame}");
+        }
+        assert_eq!(state, probed_state);
+        assert_eq!(state.primed, 1);
+        assert_eq!(state.pelvis.value, rust_state.pelvis.value);
+        for i in 0..N {
+            assert_eq!(state.feet[i].value, rust_state.feet[i].value);
+            assert_eq!(state.feet[i].velocity, rust_state.feet[i].velocity);
+            assert_eq!(state.normals[i][1].value, rust_state.normals[i][1].value);
+            assert_eq!(report.grounded[i], u32::from(r.grounded[i]));
+            assert_eq!(report.reached[i], u32::from(r.reached[i]));
+        }
+        assert_eq!(report.pelvis_offset, r.pelvis_offset);
+        // Entries past the legs are left alone.
+        assert!(state.feet[N..]
+            .iter()
+            .all(|s| *s == sinew_spring::default()));
+        assert!(report.grounded[N..].iter().all(|g| *g == 0));
+    }
+    assert_eq!(plane.calls.get(), 3 * N as u32);
+}
+
+#[test]
+fn ik_through_the_c_abi_is_the_rust_api_bit_for_bit() {
+    use sinew_core::ik::aim::{look_at, Aim, LookAtJoint};
+    use sinew_core::ik::two_bone::{TwoBoneGoal, TwoBoneIk};
+    use sinew_core::Vec3;
+    let rig = IkRig::new();
+    let (thigh, calf, foot) = (
+        rig.joint("thigh_l"),
+        rig.joint("calf_l"),
+        rig.joint("foot_l"),
+    );
+    // Reachable, out of reach, softened, partial weight with twist and pole.
+    for (target, weight, soften, twist) in [
+        ([0.15f32, 0.25, 0.2], 1.0f32, 1.0f32, 0.0f32),
+        ([0.1, -1.0, 0.5], 1.0, 1.0, 0.0),
+        ([0.1, 0.1, 0.1], 1.0, 0.9, 0.0),
+        ([0.2, 0.3, -0.1], 0.6, 1.0, 0.4),
+    ] {
+        let job = sinew_two_bone {
+            start: thigh,
+            mid: calf,
+            end: foot,
+            target,
+            pole: [0.2, 0.0, 1.0],
+            mid_axis: [-1.0, 0.0, 0.0],
+            weight,
+            soften,
+            twist,
+        };
+        let (mut c, mut rust) = (IkRig::new(), IkRig::new());
+        let mut report = sinew_two_bone_report::default();
+        let pose = c.pose();
+        // SAFETY: the rig's buffers, a job and a report.
+        let s = unsafe { sinew_two_bone_solve(&pose, &job, &mut report) };
+        assert_eq!(s, sinew_status::Ok);
+        let goal = TwoBoneGoal::new(Vec3::new(target[0], target[1], target[2]))
+            .with_pole(Vec3::new(0.2, 0.0, 1.0))
+            .with_weight(weight)
+            .with_soften(soften)
+            .with_twist(twist);
+        let r = rust
+            .solve_rust(|p| TwoBoneIk::new(thigh, calf, foot, goal).solve(p))
+            .unwrap();
+        assert_eq!(c.local, rust.local, "{target:?}");
+        assert_eq!(c.models, rust.models, "{target:?}");
+        assert_eq!(report.reached, u32::from(r.reached));
+        let q = r.start_correction;
+        assert_eq!(report.start_correction, [q.x, q.y, q.z, q.w]);
+    }
+    // A look-at chain with a cone limit on the neck and an aim weight.
+    let chain = [
+        sinew_look_at_joint {
+            joint: rig.joint("spine_02"),
+            weight: 0.2,
+            max_angle: f32::INFINITY,
+        },
+        sinew_look_at_joint {
+            joint: rig.joint("neck_01"),
+            weight: 0.5,
+            max_angle: 0.1,
+        },
+        sinew_look_at_joint {
+            joint: rig.joint("head"),
+            weight: 1.0,
+            max_angle: 1.0,
+        },
+    ];
+    let aim = sinew_aim {
+        target: [-0.8, 1.2, 0.6],
+        forward: [0.0, 0.0, 1.0],
+        up: [0.0, 1.0, 0.0],
+        offset: [0.0, 0.08, 0.08],
+        pole: [0.0, 1.0, 0.0],
+        twist: 0.1,
+        weight: 0.9,
+    };
+    let (mut c, mut rust) = (IkRig::new(), IkRig::new());
+    let mut report = sinew_look_at_report::default();
+    let pose = c.pose();
+    // SAFETY: the rig's buffers, a 3-joint chain, an aim and a report.
+    let s = unsafe { sinew_look_at_solve(&pose, chain.as_ptr(), 3, &aim, &mut report) };
+    assert_eq!(s, sinew_status::Ok);
+    let v = |a: [f32; 3]| Vec3::new(a[0], a[1], a[2]);
+    let joints = chain.map(|j| LookAtJoint::new(j.joint, j.weight).with_max_angle(j.max_angle));
+    let rust_aim = Aim::new(v(aim.target), v(aim.forward), v(aim.up))
+        .with_offset(v(aim.offset))
+        .with_pole(v(aim.pole))
+        .with_twist(aim.twist)
+        .with_weight(aim.weight);
+    let r = rust.solve_rust(|p| look_at(p, &joints, &rust_aim)).unwrap();
+    assert_eq!(c.local, rust.local);
+    assert_eq!(c.models, rust.models);
+    assert_eq!(
+        (report.reached, report.clamped as usize),
+        (u32::from(r.reached), r.clamped)
+    );
+    assert!(report.clamped >= 1, "the neck's 0.1 rad cone holds it");
+    // Foot placement for one to four legs (the core's FootPlacement<N>).
+    foot_placement_matches_the_rust_api::<1>();
+    foot_placement_matches_the_rust_api::<2>();
+    foot_placement_matches_the_rust_api::<3>();
+    foot_placement_matches_the_rust_api::<4>();
+}
+
+#[test]
+fn the_ik_statuses_have_descriptions() {
+    for s in [
+        sinew_status::NotAChain,
+        sinew_status::ZeroLengthBone,
+        sinew_status::CallbackFailed,
+    ] {
+        // SAFETY: a static NUL-terminated string.
+        let text = unsafe { std::ffi::CStr::from_ptr(sinew_status_string(s as u32)) };
+        assert!(sinew_status::ALL.contains(&s));
+        assert_ne!(text.to_str().unwrap(), "unknown status");
+    }
+}
+
+/// A foot state with a pelvis spring already moving.
+fn moving_state() -> sinew_foot_state {
+    let mut state = sinew_foot_state {
+        primed: 1,
+        ..Default::default()
+    };
+    state.pelvis.velocity = 0.25;
+    state
+}
+
+/// The bits of a buffer (NaN compares equal to itself).
+fn bits<T: bytemuck::Pod>(v: &[T]) -> Vec<u32> {
+    bytemuck::cast_slice(v).to_vec()
+}
+
+/// Runs one IK call on a fresh rig with the foot state `state` and checks
+/// that an error leaves pose, matrices, state and report as they were.
+fn ik_call(
+    state: sinew_foot_state,
+    f: impl FnOnce(&sinew_ik_pose, &mut sinew_foot_state, &mut sinew_foot_report) -> sinew_status,
+) -> sinew_status {
+    let mut rig = IkRig::new();
+    let (local, models) = (bits(&rig.local), bits(&rig.models));
+    let mut state = state;
+    let mut report = sinew_foot_report {
+        pelvis_offset: 9.0,
+        ..Default::default()
+    };
+    let (state0, report0) = (state, report);
+    let pose = rig.pose();
+    let s = f(&pose, &mut state, &mut report);
+    assert_ne!(s, sinew_status::Panic);
+    if s != sinew_status::Ok {
+        assert_eq!(bits(&rig.local), local, "{s:?} wrote the pose");
+        assert_eq!(bits(&rig.models), models, "{s:?} wrote the matrices");
+        assert_eq!(
+            bits(std::slice::from_ref(&state)),
+            bits(std::slice::from_ref(&state0)),
+            "{s:?} wrote the state"
+        );
+        assert_eq!(report, report0, "{s:?} wrote the report");
+    }
+    s
+}
+
+#[test]
+fn every_bad_ik_input_gets_its_status_and_writes_nothing() {
+    use sinew_status as S;
+    let rig = IkRig::new();
+    let j = |n: &str| rig.joint(n);
+    let (thigh, calf, foot) = (j("thigh_l"), j("calf_l"), j("foot_l"));
+    let good = sinew_two_bone {
+        start: thigh,
+        mid: calf,
+        end: foot,
+        target: [0.1, 0.3, 0.2],
+        pole: [0.0, 0.0, 1.0],
+        mid_axis: [-1.0, 0.0, 0.0],
+        weight: 1.0,
+        soften: 1.0,
+        twist: 0.0,
+    };
+    let two_bone = |job: sinew_two_bone| {
+        ik_call(moving_state(), |pose, _, _| {
+            let mut report = sinew_two_bone_report::default();
+            // SAFETY: the rig's buffers, a job and a report.
+            unsafe { sinew_two_bone_solve(pose, &job, &mut report) }
+        })
+    };
+    assert_eq!(two_bone(good), S::Ok);
+    type JobEdit = (fn(&mut sinew_two_bone), sinew_status);
+    let cases: [JobEdit; 10] = [
+        (|b| b.end = 70, S::OutOfRange),
+        (|b| b.mid = usize::MAX, S::OutOfRange),
+        (|b| b.end = b.mid, S::NotAChain),
+        (|b| std::mem::swap(&mut b.start, &mut b.end), S::NotAChain),
+        (|b| b.target[2] = f32::NAN, S::InvalidArgument),
+        (|b| b.pole[0] = f32::NEG_INFINITY, S::InvalidArgument),
+        (|b| b.twist = f32::INFINITY, S::InvalidArgument),
+        (|b| b.weight = -0.5, S::InvalidArgument),
+        (|b| b.soften = f32::NAN, S::InvalidArgument),
+        (|b| b.mid_axis = [0.0; 3], S::InvalidArgument),
+    ];
+    for (edit, want) in cases {
+        let mut job = good;
+        edit(&mut job);
+        assert_eq!(two_bone(job), want, "{job:?}");
+    }
+    // NULL, a NULL report (fine), a pose struct with bad buffers.
+    let s = ik_call(moving_state(), |pose, _, _| {
+        // SAFETY: a NULL job is the case under test.
+        unsafe { sinew_two_bone_solve(pose, std::ptr::null(), std::ptr::null_mut()) }
+    });
+    assert_eq!(s, S::NullParameter);
+    let s = ik_call(moving_state(), |pose, _, _| {
+        // SAFETY: the rig's buffers and a job; no report.
+        unsafe { sinew_two_bone_solve(pose, &good, std::ptr::null_mut()) }
+    });
+    assert_eq!(s, S::Ok);
+    type PoseEdit = (fn(&mut sinew_ik_pose), sinew_status);
+    let edits: [PoseEdit; 5] = [
+        (|p| p.local = std::ptr::null_mut(), S::NullParameter),
+        (|p| p.local_len += 1, S::BadLength),
+        (|p| p.models_len = 0, S::BadLength),
+        (|p| p.models = p.local.cast(), S::OverlappingBuffers),
+        (
+            // SAFETY: `skeleton` points to the rig's loaded handle.
+            |p| p.local = unsafe { (*p.skeleton).rest_pose }.cast_mut(),
+            S::OverlappingBuffers,
+        ),
+    ];
+    for (edit, want) in edits {
+        let s = ik_call(moving_state(), |pose, _, _| {
+            let mut p = *pose;
+            edit(&mut p);
+            // SAFETY: the buffers are the rig's (or the edit under test, which the call rejects).
+            unsafe { sinew_two_bone_solve(&p, &good, std::ptr::null_mut()) }
+        });
+        assert_eq!(s, want);
+    }
+    // A misaligned root matrix.
+    let s = ik_call(moving_state(), |pose, _, _| {
+        let raw = [0u8; 80];
+        let mut p = *pose;
+        let at = raw.as_ptr().align_offset(16) + 4;
+        p.root = raw[at..].as_ptr().cast();
+        // SAFETY: `root` points into `raw`, 4 bytes past a 16-byte boundary.
+        unsafe { sinew_two_bone_solve(&p, &good, std::ptr::null_mut()) }
+    });
+    assert_eq!(s, S::Misaligned);
+
+    // Look-at.
+    let head = j("head");
+    let chain = [
+        sinew_look_at_joint {
+            joint: j("neck_01"),
+            weight: 0.5,
+            max_angle: f32::INFINITY,
+        },
+        sinew_look_at_joint {
+            joint: head,
+            weight: 1.0,
+            max_angle: f32::INFINITY,
+        },
+    ];
+    let aim = sinew_aim {
+        target: [0.3, 1.6, 1.0],
+        forward: [0.0, 0.0, 1.0],
+        up: [0.0, 1.0, 0.0],
+        offset: [0.0; 3],
+        pole: [0.0, 1.0, 0.0],
+        twist: 0.0,
+        weight: 1.0,
+    };
+    let look = |chain: &[sinew_look_at_joint], aim: sinew_aim| {
+        ik_call(moving_state(), |pose, _, _| {
+            let mut r = sinew_look_at_report::default();
+            // SAFETY: the rig's buffers, the chain, an aim and a report.
+            unsafe { sinew_look_at_solve(pose, chain.as_ptr(), chain.len(), &aim, &mut r) }
+        })
+    };
+    assert_eq!(look(&chain, aim), S::Ok);
+    assert_eq!(look(&[], aim), S::BadLength);
+    assert_eq!(look(&[chain[0]; 33], aim), S::CapacityExceeded);
+    let hand = j("hand_l");
+    let chains: [([usize; 2], S); 5] = [
+        ([head, 70], S::OutOfRange),
+        ([head, j("neck_01")], S::NotAChain),
+        ([head, head], S::NotAChain),
+        ([hand, head], S::NotAChain),
+        ([j("pelvis"), head], S::Ok),
+    ];
+    for (joints, want) in chains {
+        let mut c = chain;
+        c[0].joint = joints[0];
+        c[1].joint = joints[1];
+        assert_eq!(look(&c, aim), want, "{joints:?}");
+    }
+    let mut c = chain;
+    c[0].max_angle = -0.1;
+    assert_eq!(look(&c, aim), S::InvalidArgument);
+    for edit in [
+        (|a: &mut sinew_aim| a.target[0] = f32::NAN) as fn(&mut sinew_aim),
+        |a| a.forward = [0.0; 3],
+        |a| a.offset[1] = f32::INFINITY,
+        |a| a.weight = 1.01,
+        |a| a.twist = f32::NAN,
+    ] {
+        let mut a = aim;
+        edit(&mut a);
+        assert_eq!(look(&chain, a), S::InvalidArgument, "{a:?}");
+    }
+
+    // Foot placement.
+    let legs = ik_legs(&rig);
+    let pelvis = j("pelvis");
+    let plane = Plane::new(0.0, 0.1);
+    let place =
+        |feet: sinew_foot_placement, floor: f32, dt: f32, edit: fn(&mut sinew_foot_state)| {
+            plane.calls.set(0);
+            let mut state = moving_state();
+            edit(&mut state);
+            ik_call(state, |pose, state, report| {
+                let user = std::ptr::from_ref(&plane).cast_mut().cast();
+                // SAFETY: the rig's buffers, settings whose legs are valid for `leg_count`, the
+                // plane as the callback's user pointer, a state and a report.
+                unsafe {
+                    sinew_foot_placement_solve(
+                        pose,
+                        &feet,
+                        Some(plane_ground),
+                        user,
+                        floor,
+                        dt,
+                        state,
+                        report,
+                    )
+                }
+            })
+        };
+    let keep = |_: &mut sinew_foot_state| {};
+    let good_feet = foot_placement(pelvis, &legs[..2], 0.1);
+    assert_eq!(place(good_feet, 0.0, 0.01, keep), S::Ok);
+    assert_eq!(
+        place(foot_placement(pelvis, &legs, 0.1), 0.0, 0.01, keep),
+        S::Ok
+    );
+    let five = [legs[0], legs[1], legs[2], legs[3], legs[0]];
+    assert_eq!(
+        place(foot_placement(pelvis, &five, 0.1), 0.0, 0.01, keep),
+        S::CapacityExceeded
+    );
+    assert_eq!(
+        place(foot_placement(pelvis, &[], 0.1), 0.0, 0.01, keep),
+        S::BadLength
+    );
+    let mut bad_legs = legs;
+    bad_legs[1].hip = 700;
+    assert_eq!(
+        place(foot_placement(pelvis, &bad_legs[..2], 0.1), 0.0, 0.01, keep),
+        S::OutOfRange
+    );
+    assert_eq!(
+        place(foot_placement(70, &legs[..2], 0.1), 0.0, 0.01, keep),
+        S::OutOfRange
+    );
+    let mut bad_legs = legs;
+    bad_legs[0].ankle = legs[1].ankle;
+    assert_eq!(
+        place(foot_placement(pelvis, &bad_legs[..2], 0.1), 0.0, 0.01, keep),
+        S::NotAChain
+    );
+    assert_eq!(
+        place(
+            foot_placement(j("spine_01"), &legs[..2], 0.1),
+            0.0,
+            0.01,
+            keep
+        ),
+        S::NotAChain
+    );
+    let mut bad_legs = legs;
+    bad_legs[1].knee_axis = [f32::NAN, 0.0, 0.0];
+    assert_eq!(
+        place(foot_placement(pelvis, &bad_legs[..2], 0.1), 0.0, 0.01, keep),
+        S::InvalidArgument
+    );
+    for edit in [
+        (|f: &mut sinew_foot_placement| f.foot_height = -0.01) as fn(&mut sinew_foot_placement),
+        |f| f.max_tilt = -0.1,
+        |f| f.max_pelvis_offset = f32::INFINITY,
+        |f| f.half_life = f32::NAN,
+        |f| f.soften = 1.1,
+    ] {
+        let mut f = good_feet;
+        edit(&mut f);
+        assert_eq!(place(f, 0.0, 0.01, keep), S::InvalidArgument);
+    }
+    assert_eq!(
+        place(good_feet, f32::INFINITY, 0.01, keep),
+        S::InvalidArgument
+    );
+    assert_eq!(place(good_feet, 0.0, f32::NAN, keep), S::InvalidArgument);
+    assert_eq!(
+        place(good_feet, 0.0, 0.01, |s| s.primed = 2),
+        S::InvalidArgument
+    );
+    assert_eq!(
+        place(good_feet, 0.0, 0.01, |s| s.normals[1][2].value = f32::NAN),
+        S::InvalidArgument
+    );
+    // A NaN in the spring of a leg the call does not have is not read.
+    assert_eq!(
+        place(good_feet, 0.0, 0.01, |s| s.feet[3].value = f32::NAN),
+        S::Ok
+    );
+    // The callback fails on each leg in turn: CALLBACK_FAILED, no leg after it asked.
+    for fail_at in 1..=4u32 {
+        let mut p = Plane::new(0.0, 0.1);
+        p.fail_at = fail_at;
+        let s = ik_call(moving_state(), |pose, state, report| {
+            let feet = foot_placement(pelvis, &legs, 0.1);
+            let user = std::ptr::from_ref(&p).cast_mut().cast();
+            // SAFETY: as above.
+            unsafe {
+                sinew_foot_placement_solve(
+                    pose,
+                    &feet,
+                    Some(plane_ground),
+                    user,
+                    0.0,
+                    0.01,
+                    state,
+                    report,
+                )
+            }
+        });
+        assert_eq!(s, S::CallbackFailed);
+        assert_eq!(p.calls.get(), fail_at);
+    }
+    // No callback, no state; a report is optional.
+    let s = ik_call(moving_state(), |pose, state, report| {
+        // SAFETY: the callback under test is missing.
+        unsafe {
+            sinew_foot_placement_solve(
+                pose,
+                &good_feet,
+                None,
+                std::ptr::null_mut(),
+                0.0,
+                0.01,
+                state,
+                report,
+            )
+        }
+    });
+    assert_eq!(s, S::NullParameter);
+    let s = ik_call(moving_state(), |pose, _, report| {
+        let user = std::ptr::from_ref(&plane).cast_mut().cast();
+        // SAFETY: the state under test is missing.
+        unsafe {
+            sinew_foot_placement_solve(
+                pose,
+                &good_feet,
+                Some(plane_ground),
+                user,
+                0.0,
+                0.01,
+                std::ptr::null_mut(),
+                report,
+            )
+        }
+    });
+    assert_eq!(s, S::NullParameter);
+    // Probed hits: the count, a hit flag, a NaN height, a zero normal.
+    let hit = sinew_ground_hit {
+        hit: 1,
+        height: 0.0,
+        normal: [0.0, 1.0, 0.0],
+    };
+    let probed = |hits: &[sinew_ground_hit]| {
+        ik_call(moving_state(), |pose, state, report| {
+            // SAFETY: the rig's buffers, settings, `hits.len()` hits, a state and a report.
+            unsafe {
+                sinew_foot_placement_solve_probed(
+                    pose,
+                    &good_feet,
+                    hits.as_ptr(),
+                    hits.len(),
+                    0.0,
+                    0.01,
+                    state,
+                    report,
+                )
+            }
+        })
+    };
+    assert_eq!(probed(&[hit, hit]), S::Ok);
+    assert_eq!(probed(&[hit]), S::BadLength);
+    assert_eq!(probed(&[hit, hit, hit]), S::BadLength);
+    let no_ground = sinew_ground_hit {
+        hit: 0,
+        height: f32::NAN,
+        normal: [0.0; 3],
+    };
+    assert_eq!(probed(&[hit, no_ground]), S::Ok);
+    for bad in [
+        sinew_ground_hit { hit: 2, ..hit },
+        sinew_ground_hit {
+            height: f32::NAN,
+            ..hit
+        },
+        sinew_ground_hit {
+            normal: [0.0; 3],
+            ..hit
+        },
+        sinew_ground_hit {
+            normal: [f32::INFINITY, 1.0, 0.0],
+            ..hit
+        },
+    ] {
+        assert_eq!(probed(&[bad, hit]), S::InvalidArgument, "{bad:?}");
+    }
+}
+
+/// The pose's own geometry: a bone of zero length, a singular frame, a NaN.
+#[test]
+fn a_degenerate_pose_gets_its_status_and_is_left_alone() {
+    let rig = IkRig::new();
+    let (thigh, calf, foot) = (
+        rig.joint("thigh_l"),
+        rig.joint("calf_l"),
+        rig.joint("foot_l"),
+    );
+    let job = sinew_two_bone {
+        start: thigh,
+        mid: calf,
+        end: foot,
+        target: [0.1, 0.3, 0.2],
+        pole: [0.0, 0.0, 1.0],
+        mid_axis: [-1.0, 0.0, 0.0],
+        weight: 1.0,
+        soften: 1.0,
+        twist: 0.0,
+    };
+    let legs = ik_legs(&rig);
+    let feet = foot_placement(rig.joint("pelvis"), &legs[..2], 0.0);
+    let plane = Plane::new(0.0, 0.0);
+    type Edit = fn(&mut sinew_core::Transform);
+    let cases: [(usize, Edit, sinew_status); 4] = [
+        (
+            foot,
+            |t| t.translation = sinew_core::Vec3::ZERO,
+            sinew_status::ZeroLengthBone,
+        ),
+        (
+            calf,
+            |t| t.translation = sinew_core::Vec3::ZERO,
+            sinew_status::ZeroLengthBone,
+        ),
+        (thigh, |t| t.scale.x = 0.0, sinew_status::SingularTransform),
+        (
+            thigh,
+            |t| t.rotation.y = f32::NAN,
+            sinew_status::InvalidArgument,
+        ),
+    ];
+    for (joint, edit, want) in cases {
+        let mut r = IkRig::new();
+        let mut t = sinew_core::soa::get_joint(&r.local, joint).unwrap();
+        edit(&mut t);
+        sinew_core::soa::set_joint(&mut r.local, joint, &t).unwrap();
+        let skel_bytes = r.skel_bytes.clone();
+        let skel = Skeleton::from_bytes(bytemuck::cast_slice(&skel_bytes)).unwrap();
+        let fk = sinew_core::fk::FkJob::new(&skel, &r.local);
+        sinew_core::fk::local_to_model(&fk, &mut r.models).unwrap();
+        let (local, models) = (bits(&r.local), bits(&r.models));
+        let pose = r.pose();
+        // SAFETY: the rig's buffers and a job.
+        let s = unsafe { sinew_two_bone_solve(&pose, &job, std::ptr::null_mut()) };
+        assert_eq!(s, want, "two-bone, joint {joint}");
+        let mut state = sinew_foot_state::default();
+        let user = std::ptr::from_ref(&plane).cast_mut().cast();
+        // SAFETY: the rig's buffers, settings, the plane and a state.
+        let s = unsafe {
+            sinew_foot_placement_solve(
+                &pose,
+                &feet,
+                Some(plane_ground),
+                user,
+                0.0,
+                0.01,
+                &mut state,
+                std::ptr::null_mut(),
+            )
+        };
+        // A NaN hip puts the ankle under it at NaN too: no probe is made.
+        assert_eq!(s, want, "foot placement, joint {joint}");
+        assert_eq!((bits(&r.local), bits(&r.models)), (local, models));
+        assert_eq!(state, sinew_foot_state::default());
+    }
+}
+
+fn ik_float() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        Just(f32::NAN),
+        Just(f32::INFINITY),
+        Just(0.0f32),
+        Just(1.0f32),
+        Just(-1.0f32),
+        -2.0f32..2.0,
+    ]
+}
+
+fn ik_vec3() -> impl Strategy<Value = [f32; 3]> {
+    [ik_float(), ik_float(), ik_float()]
+}
+
+/// A joint index: mostly on the skeleton, sometimes past it.
+fn ik_joint_index() -> impl Strategy<Value = usize> {
+    prop_oneof![8 => 0usize..70, 1 => 70usize..80, 1 => Just(usize::MAX)]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    /// Random jobs (valid limbs and random joints, NaN and out-of-range
+    /// numbers) never panic, and an error leaves everything as it was.
+    #[test]
+    fn random_ik_jobs_never_panic_and_write_nothing_on_error(
+        limb in prop_oneof![
+            (0usize..4).prop_map(|k| [k, 99, 99]),
+            [ik_joint_index(), ik_joint_index(), ik_joint_index()],
+        ],
+        target in ik_vec3(),
+        pole in ik_vec3(),
+        axis in ik_vec3(),
+        numbers in [ik_float(), ik_float(), ik_float(), ik_float()],
+        chain in proptest::collection::vec((ik_joint_index(), ik_float(), ik_float()), 0..5),
+        pelvis in prop_oneof![Just(0usize), ik_joint_index()],
+        leg_count in 0usize..6,
+        primed in 0u32..3,
+    ) {
+        let rig = IkRig::new();
+        let legs = ik_legs(&rig);
+        let limb = if limb[1] == 99 {
+            [legs[limb[0]].hip, legs[limb[0]].knee, legs[limb[0]].ankle]
+        } else {
+            limb
+        };
+        let job = sinew_two_bone {
+            start: limb[0],
+            mid: limb[1],
+            end: limb[2],
+            target,
+            pole,
+            mid_axis: axis,
+            weight: numbers[0],
+            soften: numbers[1],
+            twist: numbers[2],
+        };
+        ik_call(moving_state(), |pose, _, _| {
+            let mut r = sinew_two_bone_report::default();
+            // SAFETY: the rig's buffers, a job and a report.
+            unsafe { sinew_two_bone_solve(pose, &job, &mut r) }
+        });
+        let joints: Vec<sinew_look_at_joint> = chain
+            .iter()
+            .map(|&(joint, weight, max_angle)| sinew_look_at_joint { joint, weight, max_angle })
+            .collect();
+        let aim = sinew_aim {
+            target,
+            forward: axis,
+            up: pole,
+            offset: [numbers[3], 0.0, 0.0],
+            pole: [0.0, 1.0, 0.0],
+            twist: numbers[2],
+            weight: numbers[0],
+        };
+        ik_call(moving_state(), |pose, _, _| {
+            // SAFETY: the rig's buffers, the chain and an aim.
+            unsafe {
+                sinew_look_at_solve(pose, joints.as_ptr(), joints.len(), &aim, std::ptr::null_mut())
+            }
+        });
+        let five = [legs[0], legs[1], legs[2], legs[3], legs[0]];
+        let mut feet = foot_placement(pelvis, &five[..leg_count], numbers[1]);
+        feet.soften = numbers[0];
+        let plane = Plane::new(numbers[3], 0.1);
+        let state = sinew_foot_state { primed, ..moving_state() };
+        ik_call(state, |pose, state, report| {
+            let user = std::ptr::from_ref(&plane).cast_mut().cast();
+            // SAFETY: the rig's buffers, settings whose legs are valid for `leg_count`, the
+            // plane, a state and a report.
+            unsafe {
+                sinew_foot_placement_solve(pose, &feet, Some(plane_ground), user, 0.0, numbers[2], state, report)
+            }
+        });
+    }
+}

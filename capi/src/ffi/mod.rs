@@ -27,12 +27,14 @@ pub(crate) mod status;
 pub(crate) mod ptr;
 
 pub mod clip;
+pub mod ik;
 pub mod mix;
 pub mod pose;
 pub mod skeleton;
 pub mod skin;
 
 pub use clip::*;
+pub use ik::*;
 pub use mix::*;
 pub use pose::*;
 pub use skeleton::*;

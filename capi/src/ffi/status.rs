@@ -130,8 +130,20 @@ pub enum sinew_status {
     NotFound = 7114,
     /// A handle was not filled by its `_load` function (or was changed since).
     InvalidHandle = 7115,
-    /// A fixed-capacity table or queue is full.
+    /// A fixed-capacity table or queue is full (also: more joints or legs
+    /// than an IK call's fixed maximum).
     CapacityExceeded = 7116,
+    /// Joints are not linked as an IK call needs: a two-bone mid joint that
+    /// is not the child of the start joint (or an end joint not the child
+    /// of the mid joint), a look-at joint that is not an ancestor of the
+    /// next, a pelvis that is not an ancestor of every hip.
+    NotAChain = 7117,
+    /// A bone of an IK limb is shorter than `SINEW_IK_MIN_BONE_LENGTH`
+    /// (two joints at the same place): the limb cannot be solved.
+    ZeroLengthBone = 7118,
+    /// A callback supplied by the caller (e.g. a `sinew_ground_fn`)
+    /// returned an error; the call wrote nothing.
+    CallbackFailed = 7119,
     /// sinew panicked inside the call (a bug: please report it). Outputs
     /// may be partly written.
     Panic = 7199,
@@ -182,7 +194,7 @@ impl From<Error> for sinew_status {
 
 impl sinew_status {
     /// Every status, in code order.
-    pub const ALL: [sinew_status; 18] = [
+    pub const ALL: [sinew_status; 21] = [
         sinew_status::Ok,
         sinew_status::NullParameter,
         sinew_status::BufferTooSmall,
@@ -200,6 +212,9 @@ impl sinew_status {
         sinew_status::NotFound,
         sinew_status::InvalidHandle,
         sinew_status::CapacityExceeded,
+        sinew_status::NotAChain,
+        sinew_status::ZeroLengthBone,
+        sinew_status::CallbackFailed,
         sinew_status::Panic,
     ];
 
@@ -224,6 +239,9 @@ impl sinew_status {
             sinew_status::NotFound => "not found\0",
             sinew_status::InvalidHandle => "the handle was not filled by its _load function\0",
             sinew_status::CapacityExceeded => "a fixed-capacity table or queue is full\0",
+            sinew_status::NotAChain => "the joints are not linked as the call needs (each the parent, or an ancestor, of the next)\0",
+            sinew_status::ZeroLengthBone => "a bone of the limb has (almost) zero length\0",
+            sinew_status::CallbackFailed => "a callback supplied by the caller returned an error\0",
             sinew_status::Panic => "sinew panicked (a bug; please report it)\0",
         }
     }

@@ -531,7 +531,8 @@ typedef struct sinew_joint_def {
   uint16_t parent;
   // Rest translation relative to the parent.
   float translation[3];
-  // Rest rotation quaternion `(x, y, z, w)`, unit length.
+  // Rest rotation quaternion `(x, y, z, w)`, unit length (squared length
+  // within 1e-3 of 1, else INVALID_ARGUMENT).
   float rotation[4];
   // Rest scale.
   float scale[3];
@@ -1076,7 +1077,8 @@ size_t sinew_soa_count(size_t joint_count);
 // `rest`. Every pose, `rest` and `out` have the same number of blocks.
 //
 // Errors: NULL_PARAMETER, TOO_MANY_LAYERS, INVALID_ARGUMENT (negative or
-// NaN weight, bad threshold, bad joint weight), MISALIGNED, BAD_LENGTH,
+// NaN weight, weights whose sum overflows, bad threshold, bad joint
+// weight), MISALIGNED, BAD_LENGTH,
 // OVERLAPPING_BUFFERS. `out` is untouched on error.
 //
 // # Safety

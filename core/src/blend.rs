@@ -32,7 +32,12 @@ pub const DEFAULT_THRESHOLD: f32 = 0.1;
 /// Every lane is finite and `>= 0`. Build it once (e.g. when a mask is
 /// authored) and reuse it every frame.
 #[derive(Clone, Copy, Debug)]
-pub struct JointWeights<'a>(&'a [f32x4]);
+pub struct JointWeights<'a> {
+    weights: &'a [f32x4],
+    /// The largest weight (0 for none), so that a job can bound its sums
+    /// without reading the mask every frame.
+    max: f32,
+}
 
 impl<'a> JointWeights<'a> {
     /// Validates per-joint weights.
@@ -40,6 +45,7 @@ impl<'a> JointWeights<'a> {
     /// # Errors
     /// [`Error::InvalidJointWeight`] for the first negative or non-finite lane.
     pub fn new(weights: &'a [f32x4]) -> Result<Self, Error> {
+        let mut max = 0.0f32;
         for (b, w) in weights.iter().enumerate() {
             for (l, v) in w.as_array().iter().enumerate() {
                 if !(v.is_finite() && *v >= 0.0) {
@@ -47,23 +53,31 @@ impl<'a> JointWeights<'a> {
                         joint: b * LANES + l,
                     });
                 }
+                max = max.max(*v);
             }
         }
-        Ok(JointWeights(weights))
+        Ok(JointWeights { weights, max })
+    }
+
+    /// The largest weight of the mask (0 for an empty one).
+    #[inline]
+    #[must_use]
+    pub fn max(&self) -> f32 {
+        self.max
     }
 
     /// The weights, one `f32x4` per SoA block.
     #[inline]
     #[must_use]
     pub fn as_slice(&self) -> &'a [f32x4] {
-        self.0
+        self.weights
     }
 
     /// Weight of joint `j` (0 when out of range).
     #[inline]
     #[must_use]
     pub fn get(&self, j: usize) -> f32 {
-        self.0
+        self.weights
             .get(j / LANES)
             .map_or(0.0, |w| w.as_array()[j % LANES])
     }
@@ -139,20 +153,37 @@ impl<'a> BlendJob<'a> {
     /// # Errors
     /// [`Error::InvalidThreshold`], [`Error::BadLength`] (output, layer pose or
     /// joint weights not the rest pose's length), [`Error::InvalidWeight`]
-    /// (layers are numbered normal first, then additive).
+    /// for a negative or non-finite weight, or the first layer at which the
+    /// weights (times their masks' largest weights) stop summing to a finite
+    /// number (layers are numbered normal first, then additive).
     pub fn validate(&self, out_len: usize) -> Result<(), Error> {
         if !(self.threshold.is_finite() && self.threshold > 0.0) {
             return Err(Error::InvalidThreshold);
         }
         let n = self.rest.len();
         check_len("output", n, out_len)?;
+        // A joint's total weight is at most the sum of each normal layer's
+        // weight times its mask's largest weight (1 without a mask); when that bound is finite
+        // no sum of weights in the kernels overflows (two weights of 3e38
+        // would, and turn the pose into NaN). Additive layers are applied
+        // one at a time, so each is bounded alone.
+        let mut bound = 0.0f32;
         for (i, layer) in self.layers.iter().chain(self.additive).enumerate() {
             if !(layer.weight.is_finite() && layer.weight >= 0.0) {
                 return Err(Error::InvalidWeight { layer: i });
             }
+            let scaled = layer.weight * layer.joint_weights.map_or(1.0, |m| m.max);
+            bound = if i < self.layers.len() {
+                bound + scaled
+            } else {
+                scaled
+            };
+            if !bound.is_finite() {
+                return Err(Error::InvalidWeight { layer: i });
+            }
             check_len("layer pose", n, layer.pose.len())?;
             if let Some(jw) = layer.joint_weights {
-                check_len("joint weights", n, jw.0.len())?;
+                check_len("joint weights", n, jw.weights.len())?;
             }
         }
         Ok(())
@@ -170,7 +201,7 @@ fn negative(x: f32x4) -> f32x4 {
 fn layer_weight(layer: &BlendLayer<'_>, b: usize) -> f32x4 {
     let w = f32x4::splat(layer.weight);
     match layer.joint_weights {
-        Some(jw) => w * jw.0[b],
+        Some(jw) => w * jw.weights[b],
         None => w,
     }
 }

@@ -28,7 +28,8 @@ pub enum Error {
     },
     /// A buffer that is viewed in place is not aligned to 16 bytes.
     Misaligned,
-    /// A layer weight is negative, NaN or infinite.
+    /// A layer weight is negative, NaN or infinite, or the layers' weights
+    /// sum past the largest finite `f32` at this layer.
     InvalidWeight {
         /// Index of the offending layer (additive layers count after normal ones).
         layer: usize,
@@ -194,7 +195,10 @@ impl fmt::Display for Error {
             }
             Error::Misaligned => f.write_str("buffer is not 16-byte aligned"),
             Error::InvalidWeight { layer } => {
-                write!(f, "layer {layer} has a negative or non-finite weight")
+                write!(
+                    f,
+                    "layer {layer} has a negative or non-finite weight, or the weights overflow there"
+                )
             }
             Error::InvalidJointWeight { joint } => {
                 write!(f, "joint {joint} has a negative or non-finite weight")

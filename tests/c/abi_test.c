@@ -437,6 +437,14 @@ static void build(void) {
   CHECK(sinew_skeleton_build(defs, 3, bytes, sizeof bytes, NULL, 0, &written),
         SINEW_STATUS_SINGULAR_TRANSFORM);
   defs[2].scale[0] = 1.0f;
+  /* Rest rotations must be unit quaternions: zero and (2, 0, 0, 0) are refused. */
+  memset(defs[2].rotation, 0, sizeof defs[2].rotation);
+  CHECK(sinew_skeleton_build(defs, 3, bytes, sizeof bytes, NULL, 0, &written),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  defs[2].rotation[0] = 2.0f;
+  CHECK(sinew_skeleton_build(defs, 3, bytes, sizeof bytes, NULL, 0, &written),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  memcpy(defs[2].rotation, id_rot, sizeof id_rot);
   defs[0].name = "\xff\xfe";
   defs[0].name_len = 2;
   CHECK(sinew_skeleton_build_size(defs, 3, &size), SINEW_STATUS_INVALID_ARGUMENT);
@@ -527,6 +535,14 @@ static void bad_input(void) {
   float nan = NAN;
   memcpy(scratch + 48 + 40, &nan, sizeof nan); /* a key */
   CHECK(sinew_clip_load(scratch, written, &walk), SINEW_STATUS_INVALID_DATA);
+  /* A container's own fields are data, not arguments: a NaN sample rate
+   * and zero frames are INVALID_DATA. */
+  memcpy(scratch, walk_bytes, written);
+  memcpy(scratch + 20, &nan, sizeof nan); /* sample rate */
+  CHECK(sinew_clip_load(scratch, written, &walk), SINEW_STATUS_INVALID_DATA);
+  memcpy(scratch, walk_bytes, written);
+  memset(scratch + 16, 0, 4); /* frame count */
+  CHECK(sinew_clip_load(scratch, written, &walk), SINEW_STATUS_INVALID_DATA);
 
   /* A handle not filled by _load, and one whose bytes moved. */
   sinew_skeleton forged;
@@ -555,8 +571,17 @@ static void bad_input(void) {
         SINEW_STATUS_OUT_OF_RANGE);
   CHECK(sinew_skeleton_local_to_model_range(&skel, walk_pose, 18, NULL, 10, 71, models, 70),
         SINEW_STATUS_OUT_OF_RANGE);
+  /* Both ramps must fit: 2 * (SIZE_MAX / 2 + 1) wraps past SIZE_MAX. */
+  float ramp = -1.0f;
+  CHECK(sinew_mix_ramp_weight(SINEW_RAMP_LINEAR, SIZE_MAX / 2 + 1, 0, SIZE_MAX, &ramp),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  if (ramp != -1.0f) exit(1);
   sinew_blend_layer layer = {walk_pose, 18, -1.0f, NULL, 0};
   CHECK(sinew_pose_blend(&layer, 1, NULL, 0, skel.rest_pose, 18, 0.1f, blended, 18),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  /* Two finite weights whose sum overflows. */
+  sinew_blend_layer huge[2] = {{walk_pose, 18, 3.4e38f, NULL, 0}, {jog_pose, 18, 3.4e38f, NULL, 0}};
+  CHECK(sinew_pose_blend(huge, 2, NULL, 0, skel.rest_pose, 18, 0.1f, blended, 18),
         SINEW_STATUS_INVALID_ARGUMENT);
   layer.weight = 1.0f;
   CHECK(sinew_pose_blend(&layer, 1, NULL, 0, skel.rest_pose, 18, 0.0f, blended, 18),
@@ -566,6 +591,8 @@ static void bad_input(void) {
         SINEW_STATUS_TOO_MANY_LAYERS);
 
   /* Overlapping buffers. */
+  CHECK(sinew_skeleton_local_to_model(&skel, walk_pose, 18, &models[3], models, 70),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
   CHECK(sinew_pose_blend(&layer, 1, NULL, 0, skel.rest_pose, 18, 0.1f, walk_pose, 18),
         SINEW_STATUS_OVERLAPPING_BUFFERS);
   CHECK(sinew_skin_lbs_palette(models, 70, skel.inverse_bind, 70, (sinew_float3x4 *)models, 70),

@@ -115,6 +115,51 @@ fn validity_joint_weights_length() {
     }
 }
 
+/// Finite weights whose sum (times each mask's largest weight) overflows
+/// would turn the pose into NaN; the layer where the sum overflows is
+/// reported, and a sum that stays finite is accepted.
+#[test]
+fn validity_weights_whose_sum_overflows() {
+    let rest = identity(2);
+    let pose = identity(2);
+    let layers = [
+        BlendLayer::new(&pose, 3.4e38),
+        BlendLayer::new(&pose, 3.4e38),
+    ];
+    expect_error(
+        &BlendJob::new(&layers, &[], &rest),
+        2,
+        Error::InvalidWeight { layer: 1 },
+    );
+    // A mask whose largest weight is 10 makes 1e38 overflow on its own.
+    let w = [f32x4::new([0.0, 10.0, 1.0, 1.0]), f32x4::ONE];
+    let mask = JointWeights::new(&w).unwrap();
+    assert_eq!(mask.max(), 10.0);
+    let layers = [
+        BlendLayer::new(&pose, 1.0),
+        BlendLayer::masked(&pose, 1e38, mask),
+    ];
+    expect_error(
+        &BlendJob::new(&layers, &[], &rest),
+        2,
+        Error::InvalidWeight { layer: 1 },
+    );
+    // Additive layers are applied one at a time: each is bounded alone.
+    let layers = [BlendLayer::new(&pose, 3e38)];
+    let additive = [BlendLayer::new(&pose, 3e38), BlendLayer::new(&pose, 3e38)];
+    let mut out = identity(2);
+    assert_eq!(
+        blend::blend(&BlendJob::new(&layers, &additive, &rest), &mut out),
+        Ok(())
+    );
+    let additive = [BlendLayer::masked(&pose, 1e38, mask)];
+    expect_error(
+        &BlendJob::new(&layers, &additive, &rest),
+        2,
+        Error::InvalidWeight { layer: 1 },
+    );
+}
+
 #[test]
 fn validity_layer_weight() {
     let rest = identity(2);

@@ -159,7 +159,7 @@ pub unsafe extern "C" fn sinew_clip_load(
         // SAFETY: this function's `# Safety` contract makes each pointer valid for its
         // length during the call; the helpers check NULL, alignment and size.
         let data = unsafe { container(bytes, len)? };
-        let c = RawClip::from_bytes(data)?;
+        let c = RawClip::from_bytes(data).map_err(sinew_status::of_container)?;
         let frame_count = c.frame_count() as u32;
         let mut handle = sinew_clip {
             data: data.as_ptr(),
@@ -343,7 +343,7 @@ pub unsafe extern "C" fn sinew_compressed_clip_load(
         // SAFETY: this function's `# Safety` contract makes each pointer valid for its
         // length during the call; the helpers check NULL, alignment and size.
         let data = unsafe { container(bytes, len)? };
-        let c = CompressedClip::from_bytes(data)?;
+        let c = CompressedClip::from_bytes(data).map_err(sinew_status::of_container)?;
         let mut handle = sinew_compressed_clip {
             data: data.as_ptr(),
             size: data.len(),

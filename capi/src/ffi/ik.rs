@@ -15,7 +15,6 @@
 
 use core::cell::Cell;
 use core::ffi::c_void;
-use core::mem::size_of;
 
 use sinew_core::ik::aim::{look_at, Aim, LookAtJoint};
 use sinew_core::ik::foot::{FootLeg, FootPlacement, FootState, Spring};
@@ -279,16 +278,6 @@ fn quat(q: Quat) -> [f32; 4] {
     [q.x, q.y, q.z, q.w]
 }
 
-/// The bytes of one value at `p` (empty for NULL), for the overlap checks.
-fn value_span<T>(p: *const T) -> Span {
-    let start = p as usize;
-    if p.is_null() {
-        Span(0, 0)
-    } else {
-        Span(start, start + size_of::<T>())
-    }
-}
-
 /// The buffers of a `sinew_ik_pose`, checked (NULL, alignment, lengths,
 /// overlaps) through shared views; the mutable views are made only for the
 /// solve, so that a ground callback may read the buffers before it.
@@ -479,7 +468,7 @@ pub unsafe extern "C" fn sinew_two_bone_solve(
         let (job, buffers) = unsafe {
             (
                 read(ik)?,
-                PoseBuffers::new(pose, &[value_span(report.cast_const())])?,
+                PoseBuffers::new(pose, &[Span::value(report.cast_const())])?,
             )
         };
         let s = &buffers.skeleton;
@@ -565,7 +554,7 @@ pub unsafe extern "C" fn sinew_look_at_solve(
         }
         // SAFETY: as above.
         let buffers =
-            unsafe { PoseBuffers::new(pose, &[Span::of(c), value_span(report.cast_const())])? };
+            unsafe { PoseBuffers::new(pose, &[Span::of(c), Span::value(report.cast_const())])? };
         let s = &buffers.skeleton;
         let mut joints: heapless::Vec<LookAtJoint, SINEW_MAX_LOOK_AT_JOINTS> = heapless::Vec::new();
         for j in c {
@@ -712,8 +701,8 @@ unsafe fn place_feet(
     let others = [
         Span::of(legs),
         hits,
-        value_span(state.cast_const()),
-        value_span(report.cast_const()),
+        Span::value(state.cast_const()),
+        Span::value(report.cast_const()),
     ];
     // SAFETY: as above.
     let buffers = unsafe { PoseBuffers::new(pose, &others)? };

@@ -168,7 +168,10 @@ pub unsafe extern "C" fn sinew_mix_ramp_weight(
             },
             _ => return Err(sinew_status::InvalidArgument),
         };
-        if length == 0 || ramp_frames.saturating_mul(2) > length {
+        // Checked, not saturating: 2 * 2^63 saturates to 2^64 - 1, which a
+        // `length` of 2^64 - 1 would accept.
+        let both_ramps_fit = matches!(ramp_frames.checked_mul(2), Some(d) if d <= length);
+        if length == 0 || !both_ramps_fit {
             return Err(sinew_status::InvalidArgument);
         }
         // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract makes

@@ -133,7 +133,8 @@ pub(crate) unsafe fn layers<'a>(
 /// `rest`. Every pose, `rest` and `out` have the same number of blocks.
 ///
 /// Errors: NULL_PARAMETER, TOO_MANY_LAYERS, INVALID_ARGUMENT (negative or
-/// NaN weight, bad threshold, bad joint weight), MISALIGNED, BAD_LENGTH,
+/// NaN weight, weights whose sum overflows, bad threshold, bad joint
+/// weight), MISALIGNED, BAD_LENGTH,
 /// OVERLAPPING_BUFFERS. `out` is untouched on error.
 ///
 /// # Safety

@@ -86,6 +86,16 @@ impl Span {
         let start = s.as_ptr() as usize;
         Span(start, start + core::mem::size_of_val(s))
     }
+
+    /// The bytes of one value at `p` (empty for NULL).
+    pub(crate) fn value<T>(p: *const T) -> Span {
+        let start = p as usize;
+        if p.is_null() {
+            Span(0, 0)
+        } else {
+            Span(start, start + core::mem::size_of::<T>())
+        }
+    }
 }
 
 /// `SINEW_STATUS_OVERLAPPING_BUFFERS` when `out` shares a byte with any input.

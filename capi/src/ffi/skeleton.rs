@@ -36,7 +36,8 @@ pub struct sinew_joint_def {
     pub parent: u16,
     /// Rest translation relative to the parent.
     pub translation: [f32; 3],
-    /// Rest rotation quaternion `(x, y, z, w)`, unit length.
+    /// Rest rotation quaternion `(x, y, z, w)`, unit length (squared length
+    /// within 1e-3 of 1, else INVALID_ARGUMENT).
     pub rotation: [f32; 4],
     /// Rest scale.
     pub scale: [f32; 3],
@@ -119,7 +120,7 @@ pub unsafe extern "C" fn sinew_skeleton_load(
         // SAFETY: this function's `# Safety` contract makes each pointer valid for its
         // length during the call; the helpers check NULL, alignment and size.
         let data = unsafe { container(bytes, len)? };
-        let s = Skeleton::from_bytes(data)?;
+        let s = Skeleton::from_bytes(data).map_err(sinew_status::of_container)?;
         let joint_count = s.joint_count() as u32;
         let handle = sinew_skeleton {
             data: data.as_ptr(),
@@ -157,6 +158,13 @@ pub(crate) unsafe fn check_joint_defs(
         let name = unsafe { slice(d.name.cast::<u8>(), d.name_len)? };
         disjoint(out, &[Span::of(name)])?;
         utf8(name)?;
+        // The header promises unit rest rotations; within 1e-3 of unit
+        // squared length leaves room for authoring rounding, and a zero or
+        // NaN quaternion (which no normalisation can mend) is refused.
+        let n2: f32 = d.rotation.iter().map(|c| c * c).sum();
+        if !((n2 - 1.0).abs() <= 1e-3) {
+            return Err(sinew_status::InvalidArgument);
+        }
         names = names
             .checked_add(name.len())
             .ok_or(sinew_status::InvalidArgument)?;
@@ -419,6 +427,7 @@ pub unsafe extern "C" fn sinew_skeleton_local_to_model_range(
                 slice_mut(out, out_len)?,
             )
         };
+        let root_span = Span::value(root);
         let root: Option<Mat4> = if root.is_null() {
             None
         } else {
@@ -426,7 +435,10 @@ pub unsafe extern "C" fn sinew_skeleton_local_to_model_range(
             // length during the call; the helpers check NULL, alignment and size.
             Some(bytemuck::cast(unsafe { read(root)? }))
         };
-        disjoint(Span::of(out), &[Span::of(local), Span::of(s.parents())])?;
+        disjoint(
+            Span::of(out),
+            &[Span::of(local), Span::of(s.parents()), root_span],
+        )?;
         let mut job = FkJob::new(&s, poses(local)).range(first, end);
         if let Some(r) = root.as_ref() {
             job = job.with_root(r);

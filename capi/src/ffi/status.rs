@@ -193,6 +193,20 @@ impl From<Error> for sinew_status {
 }
 
 impl sinew_status {
+    /// The status of a container that failed to load: its bytes are the
+    /// data, so every complaint about them (a bad sample rate, zero frames,
+    /// a length that does not add up) is INVALID_DATA, whatever argument
+    /// class the core gives the same error when a caller passes it; only
+    /// alignment, version and platform keep their own codes.
+    pub(crate) fn of_container(e: Error) -> sinew_status {
+        match e {
+            Error::Misaligned => sinew_status::Misaligned,
+            Error::UnsupportedVersion { .. } => sinew_status::UnsupportedVersion,
+            Error::UnsupportedPlatform => sinew_status::UnsupportedPlatform,
+            _ => sinew_status::InvalidData,
+        }
+    }
+
     /// Every status, in code order.
     pub const ALL: [sinew_status; 21] = [
         sinew_status::Ok,

@@ -162,7 +162,8 @@ pub(crate) unsafe fn check_joint_defs(
         // squared length leaves room for authoring rounding, and a zero or
         // NaN quaternion (which no normalisation can mend) is refused.
         let n2: f32 = d.rotation.iter().map(|c| c * c).sum();
-        if !((n2 - 1.0).abs() <= 1e-3) {
+        let unit = (n2 - 1.0).abs() <= 1e-3;
+        if !unit {
             return Err(sinew_status::InvalidArgument);
         }
         names = names

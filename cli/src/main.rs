@@ -47,6 +47,8 @@ enum Command {
     Mix(sinew_cli::demo::MixArgs),
     /// Chart one joint's angle across a transition (old, new, cross-fade, inertialization) as a PNG.
     Plot(sinew_cli::demo::PlotArgs),
+    /// Foot placement on stairs (off, then on) and a look-at chain following a target, as a three-row PNG; prints one figure per row.
+    Ik(sinew_cli::ik::IkArgs),
     /// Compress clips under an object-space error bound (default: the procedural humanoid's clips), and write each file's skeleton (.sinewskl) and skinned meshes (.sinewmsh) beside them.
     Compress(CompressArgs),
 }
@@ -241,6 +243,7 @@ fn main() -> ExitCode {
         Some(Command::Render(r)) => render_strip(&r),
         Some(Command::Mix(m)) => sinew_cli::demo::mix_command(&m, &emit),
         Some(Command::Plot(p)) => sinew_cli::demo::plot_command(&p, &emit),
+        Some(Command::Ik(a)) => sinew_cli::ik::ik_command(&a, &emit),
         Some(Command::Compress(c)) => compress(&c),
     };
     match result {

@@ -58,6 +58,132 @@ fn side(name: &str) -> i8 {
     }
 }
 
+/// How a skeleton's bones are drawn: a line from each joint to its parent,
+/// shaded from dark (roots) to light (leaves), the character's left side in
+/// orange, its right side in blue (sides from the joints' names).
+#[derive(Clone, Debug)]
+pub struct BonePainter {
+    parents: Vec<Option<usize>>,
+    depth: Vec<usize>,
+    sides: Vec<i8>,
+    max_depth: f32,
+}
+
+impl BonePainter {
+    /// The painter of `skeleton`'s bones.
+    #[must_use]
+    pub fn new(skeleton: &Skeleton<'_>) -> Self {
+        let n = skeleton.joint_count();
+        let depth: Vec<usize> = (0..n).map(|j| skeleton.depth(j)).collect();
+        let max_depth = depth.iter().copied().max().unwrap_or(0).max(1) as f32;
+        BonePainter {
+            parents: (0..n).map(|j| skeleton.parent(j)).collect(),
+            depth,
+            sides: (0..n)
+                .map(|j| side(skeleton.joint_name(j).unwrap_or("")))
+                .collect(),
+            max_depth,
+        }
+    }
+
+    /// Draws the bones between `points` (one pixel position per joint, in
+    /// skeleton order; extra joints are ignored) with lines `width` pixels wide.
+    pub fn draw(&self, pixmap: &mut Pixmap, points: &[(f32, f32)], width: f32) {
+        let stroke = Stroke {
+            width,
+            line_cap: LineCap::Round,
+            ..Stroke::default()
+        };
+        let mut paint = Paint {
+            anti_alias: true,
+            ..Paint::default()
+        };
+        for (j, parent) in self.parents.iter().enumerate() {
+            let (Some(a), Some(b)) = (parent.and_then(|p| points.get(p)), points.get(j)) else {
+                continue;
+            };
+            let mut pb = PathBuilder::new();
+            pb.move_to(a.0, a.1);
+            pb.line_to(b.0, b.1);
+            let Some(path) = pb.finish() else { continue };
+            let shade = (40.0 + 140.0 * self.depth[j] as f32 / self.max_depth) as u8;
+            match self.sides[j] {
+                1 => paint.set_color_rgba8(230, shade.saturating_add(40), 40, 255),
+                -1 => paint.set_color_rgba8(40, shade.saturating_add(40), 220, 255),
+                _ => paint.set_color_rgba8(shade / 2, shade / 2, shade / 2 + 20, 255),
+            }
+            pixmap.stroke_path(&path, &paint, &stroke, Transform::identity(), None);
+        }
+    }
+}
+
+fn path_through(points: &[(f32, f32)]) -> Option<tiny_skia::Path> {
+    let (first, rest) = points.split_first()?;
+    let mut pb = PathBuilder::new();
+    pb.move_to(first.0, first.1);
+    for p in rest {
+        pb.line_to(p.0, p.1);
+    }
+    pb.finish()
+}
+
+fn paint(rgba: [u8; 4]) -> Paint<'static> {
+    let mut paint = Paint {
+        anti_alias: true,
+        ..Paint::default()
+    };
+    paint.set_color_rgba8(rgba[0], rgba[1], rgba[2], rgba[3]);
+    paint
+}
+
+/// Strokes the open polyline through `points` (pixels) in colour `rgba`,
+/// `width` pixels wide; fewer than two points draw nothing.
+pub fn polyline(pixmap: &mut Pixmap, points: &[(f32, f32)], rgba: [u8; 4], width: f32) {
+    if let Some(path) = path_through(points) {
+        let stroke = Stroke {
+            width,
+            line_cap: LineCap::Round,
+            ..Stroke::default()
+        };
+        pixmap.stroke_path(&path, &paint(rgba), &stroke, Transform::identity(), None);
+    }
+}
+
+/// Fills the polygon through `points` (pixels, closed) in colour `rgba`.
+pub fn fill_polygon(pixmap: &mut Pixmap, points: &[(f32, f32)], rgba: [u8; 4]) {
+    let Some((first, rest)) = points.split_first() else {
+        return;
+    };
+    let mut pb = PathBuilder::new();
+    pb.move_to(first.0, first.1);
+    for p in rest {
+        pb.line_to(p.0, p.1);
+    }
+    pb.close();
+    if let Some(path) = pb.finish() {
+        pixmap.fill_path(
+            &path,
+            &paint(rgba),
+            tiny_skia::FillRule::Winding,
+            Transform::identity(),
+            None,
+        );
+    }
+}
+
+/// Fills a disc of `radius` pixels centred on `centre` in colour `rgba`.
+pub fn dot(pixmap: &mut Pixmap, centre: (f32, f32), radius: f32, rgba: [u8; 4]) {
+    if let Some(path) = PathBuilder::from_circle(centre.0, centre.1, radius) {
+        pixmap.fill_path(
+            &path,
+            &paint(rgba),
+            tiny_skia::FillRule::Winding,
+            Transform::identity(),
+            None,
+        );
+    }
+}
+
 /// Joint positions of the skeleton at each of `opts.frames` evenly spaced times.
 ///
 /// # Errors
@@ -125,21 +251,8 @@ pub fn filmstrip(
     })?;
     pixmap.fill(Color::from_rgba8(250, 250, 247, 255));
 
-    let n = skeleton.joint_count();
-    let depth: Vec<usize> = (0..n).map(|j| skeleton.depth(j)).collect();
-    let max_depth = depth.iter().copied().max().unwrap_or(0).max(1) as f32;
-    let sides: Vec<i8> = (0..n)
-        .map(|j| side(skeleton.joint_name(j).unwrap_or("")))
-        .collect();
-    let stroke = Stroke {
-        width: (cell / 90.0).max(1.5),
-        line_cap: LineCap::Round,
-        ..Stroke::default()
-    };
-    let mut paint = Paint {
-        anti_alias: true,
-        ..Paint::default()
-    };
+    let bones = BonePainter::new(skeleton);
+    let width = (cell / 90.0).max(1.5);
     for (i, pose) in poses.iter().enumerate() {
         let (cx, _) = project(pose[0]);
         let ox = i as f32 * cell + 0.5 * cell;
@@ -150,40 +263,27 @@ pub fn filmstrip(
             (ox + (x - cx) * scale, oy + y * scale)
         };
         // Ground line at the lowest point of the whole strip, and a cell divider.
-        let mut pb = PathBuilder::new();
-        pb.move_to(i as f32 * cell + 4.0, oy + bottom * scale);
-        pb.line_to((i + 1) as f32 * cell - 4.0, oy + bottom * scale);
+        let ground = oy + bottom * scale;
+        let grey = [200, 200, 195, 255];
+        polyline(
+            &mut pixmap,
+            &[
+                (i as f32 * cell + 4.0, ground),
+                ((i + 1) as f32 * cell - 4.0, ground),
+            ],
+            grey,
+            1.0,
+        );
         if i > 0 {
-            pb.move_to(i as f32 * cell, 0.0);
-            pb.line_to(i as f32 * cell, cell);
-        }
-        if let Some(path) = pb.finish() {
-            paint.set_color_rgba8(200, 200, 195, 255);
-            pixmap.stroke_path(
-                &path,
-                &paint,
-                &Stroke::default(),
-                Transform::identity(),
-                None,
+            polyline(
+                &mut pixmap,
+                &[(i as f32 * cell, 0.0), (i as f32 * cell, cell)],
+                grey,
+                1.0,
             );
         }
-        for j in 0..n {
-            let Some(p) = skeleton.parent(j) else {
-                continue;
-            };
-            let (a, b) = (to_px(pose[p]), to_px(pose[j]));
-            let mut pb = PathBuilder::new();
-            pb.move_to(a.0, a.1);
-            pb.line_to(b.0, b.1);
-            let Some(path) = pb.finish() else { continue };
-            let shade = (40.0 + 140.0 * depth[j] as f32 / max_depth) as u8;
-            match sides[j] {
-                1 => paint.set_color_rgba8(230, shade.saturating_add(40), 40, 255),
-                -1 => paint.set_color_rgba8(40, shade.saturating_add(40), 220, 255),
-                _ => paint.set_color_rgba8(shade / 2, shade / 2, shade / 2 + 20, 255),
-            }
-            pixmap.stroke_path(&path, &paint, &stroke, Transform::identity(), None);
-        }
+        let points: Vec<(f32, f32)> = pose.iter().map(|&p| to_px(p)).collect();
+        bones.draw(&mut pixmap, &points, width);
     }
     Ok(pixmap)
 }

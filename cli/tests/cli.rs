@@ -1,5 +1,6 @@
 //! The `sinew` binary as a user runs it: exit codes, one-line errors, and
-//! every file of `../shared/data` through `inspect`, `play` and `render`.
+//! every file of `../shared/data` through `inspect`, `play` and `render`,
+//! and the figures `sinew ik` prints.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -94,6 +95,8 @@ fn bad_arguments_exit_2() {
         &["--seconds", "-1"],
         &["--threads", "0"],
         &["render"],
+        &["ik", "--frames", "0"],
+        &["ik", "--bvh-scale", "-1"],
         &["no-such-command"],
     ] {
         let o = sinew(args);
@@ -667,4 +670,89 @@ fn eight_influences_from_the_command_line() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("must be 4 or 8"), "{}", stderr(&o));
     std::fs::remove_dir_all(gltf.parent().unwrap()).ok();
+}
+
+/// The number that follows `key` in `text`.
+fn figure(text: &str, key: &str) -> f32 {
+    let at = text
+        .find(key)
+        .unwrap_or_else(|| panic!("{key:?} missing in {text}"));
+    let rest = text[at + key.len()..].trim_start();
+    let end = rest
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+        .unwrap_or(rest.len());
+    rest[..end]
+        .parse()
+        .unwrap_or_else(|e| panic!("{key:?} in {text}: {e}"))
+}
+
+/// `sinew ik` in `dir` with `extra` arguments: a 4 x 100 px strip whose
+/// rows and figures say that foot placement keeps the soles out of the
+/// steps (and that without it they go in), and that the look-at keeps the
+/// eyes on the target.
+fn ik_strip(dir: &Path, extra: &[&str]) -> Output {
+    let o = Command::new(env!("CARGO_BIN_EXE_sinew"))
+        .current_dir(dir)
+        .args(
+            [
+                &["ik", "--frames", "4", "--cell", "100", "--out", "ik.png"][..],
+                extra,
+            ]
+            .concat(),
+        )
+        .output()
+        .expect("the sinew binary runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let rows: Vec<&str> = out.lines().collect();
+    assert_eq!(rows.len(), 4, "{out}");
+    let off = figure(rows[0], "max foot penetration");
+    let on = figure(rows[1], "max foot penetration");
+    assert!(
+        rows[0].starts_with("row 1, foot placement off") && off > 20.0,
+        "{out}"
+    );
+    assert!(
+        rows[1].starts_with("row 2, foot placement on") && on <= 1.0,
+        "{out}"
+    );
+    let error = figure(rows[2], "max look-at angle error");
+    let free = figure(rows[2], "walk alone:");
+    assert!(error <= 0.5 && free > 10.0, "{out}");
+    // Four 100-pixel cells wide; a title band (38 px), then three rows of
+    // a caption band (26 px) and a cell each, and a 6 px margin.
+    let png_path = dir.join("ik.png");
+    assert_eq!(png_size(&png_path), (400, 38 + 3 * (26 + 100) + 6));
+    assert!(has_ink(&png_path, 0..30), "no title");
+    for row in 0..3 {
+        let top = 38 + row * 126 + 26;
+        assert!(has_ink(&png_path, top..top + 100), "row {row} is empty");
+    }
+    std::fs::remove_file(&png_path).ok();
+    o
+}
+
+#[test]
+fn ik_strip_on_the_procedural_walk_and_on_cmu() {
+    let dir = std::env::temp_dir().join(format!("sinew-ik-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // No ../shared/data beside this directory: the procedural walk, said on stderr.
+    let o = ik_strip(&dir, &[]);
+    assert!(
+        stdout(&o).contains("procedural humanoid's walk"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("using the procedural humanoid's walk"),
+        "{}",
+        stderr(&o)
+    );
+    if let Some(d) = data() {
+        let bvh = d.join("bvh/cmu/mb-friendly/02_01.bvh");
+        let o = ik_strip(&dir, &["--bvh", bvh.to_str().unwrap()]);
+        assert!(stdout(&o).contains("02_01"), "{}", stdout(&o));
+        assert!(stderr(&o).is_empty(), "{}", stderr(&o));
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -8,6 +8,10 @@
 //! batch is timed as a whole, so reading the clock is a negligible share of
 //! the work. Each character's checksum depends only on that character, so
 //! the combined checksum is the same for any thread count.
+//!
+//! Foot placement is an optional stage after FK ([`Crowd::with_feet`]):
+//! every character keeps its own [`FootState`] while the legs, settings and
+//! ground ([`CrowdFeet`]) are shared by all characters and threads.
 
 use std::time::{Duration, Instant};
 
@@ -15,7 +19,9 @@ use rayon::prelude::*;
 use sinew_core::blend::{self, BlendJob, BlendLayer};
 use sinew_core::clip::{ClipSource, RawClip, TimeMode};
 use sinew_core::fk::{self, FkJob};
-use sinew_core::{Error, Mat4, Skeleton, SoaTransform};
+use sinew_core::ik::foot::{FootPlacement, FootReport, FootState, Ground};
+use sinew_core::ik::IkPose;
+use sinew_core::{Error, Mat4, Skeleton, SoaTransform, Vec3};
 
 use crate::assets::{Humanoid, OwnedClip, OwnedSkeleton};
 
@@ -63,6 +69,9 @@ pub struct StageTimes {
     pub blend: Duration,
     /// Local-to-model.
     pub fk: Duration,
+    /// Per-character IK after FK (foot placement, [`Crowd::with_feet`]);
+    /// zero without it.
+    pub ik: Duration,
 }
 
 impl StageTimes {
@@ -71,13 +80,14 @@ impl StageTimes {
             sample: self.sample + o.sample,
             blend: self.blend + o.blend,
             fk: self.fk + o.fk,
+            ik: self.ik + o.ik,
         }
     }
 
     /// Sum of the stages.
     #[must_use]
     pub fn total(&self) -> Duration {
-        self.sample + self.blend + self.fk
+        self.sample + self.blend + self.fk + self.ik
     }
 }
 
@@ -135,7 +145,8 @@ pub struct Drive {
     pub weights: [f32; 3],
 }
 
-/// A character's persistent state: its locomotion phase and speed pattern.
+/// A character's persistent state: its locomotion phase and speed pattern,
+/// the inputs of its last frame and its foot placement springs.
 #[derive(Clone, Copy, Debug)]
 struct Character {
     phase: f32,
@@ -144,6 +155,9 @@ struct Character {
     speed_freq: f32,
     speed_offset: f32,
     hash: u64,
+    drive: Drive,
+    feet: FootState<2>,
+    report: Option<FootReport<2>>,
 }
 
 impl Character {
@@ -165,6 +179,12 @@ impl Character {
             speed_freq: 0.05 + 0.3 * next(),
             speed_offset: std::f32::consts::TAU * next(),
             hash: FNV_OFFSET,
+            drive: Drive {
+                times: [0.0; 3],
+                weights: [1.0, 0.0, 0.0],
+            },
+            feet: FootState::new(),
+            report: None,
         }
     }
 
@@ -182,10 +202,11 @@ impl Character {
         let cycle: f32 = weights.iter().zip(durations).map(|(w, d)| w * d).sum();
         // A one-frame clip has no duration; it then holds its pose.
         self.phase = (self.phase + dt / cycle.max(1e-3)).fract();
-        Drive {
+        self.drive = Drive {
             times: durations.map(|d| self.phase * d),
             weights,
-        }
+        };
+        self.drive
     }
 }
 
@@ -228,6 +249,19 @@ pub trait Backend: Sync {
     fn fk(&self, s: &mut Self::Scratch, k: usize) -> Result<(), Error>;
     /// Model matrices of slot `k`.
     fn models<'s>(&self, s: &'s Self::Scratch, k: usize) -> &'s [[f32; 16]];
+    /// Slot `k`'s local pose and model matrices as sinew's IK sees them,
+    /// for the stages after FK ([`Crowd::with_feet`]); `None` (the default)
+    /// for a backend without sinew poses, such as a baseline.
+    ///
+    /// # Errors
+    /// As [`IkPose::new`].
+    fn ik_pose<'s>(
+        &'s self,
+        _s: &'s mut Self::Scratch,
+        _k: usize,
+    ) -> Result<Option<IkPose<'s, 's>>, Error> {
+        Ok(None)
+    }
 }
 
 /// The three clips a character blends: clip `k % clips` for slot `k`, so an
@@ -343,18 +377,95 @@ impl<C: ClipSource + Sync> Backend for SinewBackend<'_, C> {
     fn models<'s>(&self, s: &'s SinewScratch, k: usize) -> &'s [[f32; 16]] {
         bytemuck::cast_slice(&s.models[k])
     }
+
+    fn ik_pose<'s>(
+        &'s self,
+        s: &'s mut SinewScratch,
+        k: usize,
+    ) -> Result<Option<IkPose<'s, 's>>, Error> {
+        let slots = s.local.len().min(s.models.len());
+        let (Some(local), Some(models)) = (s.local.get_mut(k), s.models.get_mut(k)) else {
+            return Err(Error::BadLength {
+                buffer: "crowd batch slots",
+                expected: k + 1,
+                actual: slots,
+            });
+        };
+        IkPose::new(&self.skeleton, local, models, None).map(Some)
+    }
 }
 
-/// One frame of one batch: sample, blend and FK for each character, each
-/// stage timed as a whole, then each character's hash updated.
+/// Foot placement for every character of a [`Crowd`]: the legs, the
+/// settings and the ground are shared, each character keeps its own
+/// [`FootState`].
+///
+/// Model matrices stay in each character's own space (as without feet):
+/// character `i` stands at world `(x, z) = positions[i]`, its origin on the
+/// ground there (height `h0 = ground.probe(x, z)`, 0 where there is none),
+/// and [`FootPlacement::solve`] sees the ground shifted into that space,
+/// `(px, pz) ↦ ground.probe(px + x, pz + z)` with `h0` subtracted from the
+/// height, with floor 0 and the frame's `dt`.
+#[derive(Clone, Copy)]
+pub struct CrowdFeet<'g> {
+    /// Pelvis, the two legs and the settings, shared by every character.
+    pub placement: FootPlacement<2>,
+    /// The ground in world space, shared by every character and thread.
+    pub ground: &'g (dyn Ground + Sync),
+    /// World `(x, z)` of each character's origin, at least one per character.
+    pub positions: &'g [[f32; 2]],
+}
+
+impl CrowdFeet<'_> {
+    /// Places character `character`'s feet on the ground: the per-character
+    /// stage [`Crowd::step`] runs after FK (see the type's docs).
+    ///
+    /// # Errors
+    /// [`Error::BadLength`] when `positions` has no entry for `character`;
+    /// as [`FootPlacement::solve`]. On error the pose and `state` are
+    /// untouched.
+    pub fn solve(
+        &self,
+        pose: &mut IkPose<'_, '_>,
+        character: usize,
+        dt: f32,
+        state: &mut FootState<2>,
+    ) -> Result<FootReport<2>, Error> {
+        let &[x, z] = self.positions.get(character).ok_or(Error::BadLength {
+            buffer: "crowd positions",
+            expected: character + 1,
+            actual: self.positions.len(),
+        })?;
+        let ground = self.ground;
+        let h0 = ground.probe(x, z).map_or(0.0, |(h, _)| h);
+        let local = |px: f32, pz: f32| -> Option<(f32, Vec3)> {
+            ground.probe(px + x, pz + z).map(|(h, n)| (h - h0, n))
+        };
+        self.placement.solve(pose, &local, 0.0, dt, state)
+    }
+}
+
+/// The frame [`step_batch`] computes: simulated time, step, and whether
+/// every matrix goes into the checksum.
+#[derive(Clone, Copy)]
+struct Tick {
+    t: f32,
+    dt: f32,
+    final_frame: bool,
+}
+
+/// One frame of one batch (`chars`, the first of which is character
+/// `first`): sample, blend, FK and, with `feet`, foot placement for each
+/// character, each stage timed as a whole, then each character's hash
+/// updated.
 fn step_batch<B: Backend>(
     backend: &B,
     scratch: &mut B::Scratch,
     chars: &mut [Character],
-    t: f32,
-    dt: f32,
-    final_frame: bool,
+    first: usize,
+    feet: Option<&CrowdFeet<'_>>,
+    tick: Tick,
 ) -> Result<StageTimes, Error> {
+    let Tick { t, dt, final_frame } = tick;
     let durations = backend.durations();
     let mut drives = [Drive {
         times: [0.0; 3],
@@ -377,6 +488,17 @@ fn step_batch<B: Backend>(
         backend.fk(scratch, k)?;
     }
     let t3 = Instant::now();
+    // Without feet the stage takes no time at all, not a clock reading's.
+    let t4 = match feet {
+        Some(feet) => {
+            for (k, c) in chars.iter_mut().enumerate() {
+                let mut pose = backend.ik_pose(scratch, k)?.ok_or(NO_IK_POSE)?;
+                c.report = Some(feet.solve(&mut pose, first + k, dt, &mut c.feet)?);
+            }
+            Instant::now()
+        }
+        None => t3,
+    };
     for (k, c) in chars.iter_mut().enumerate() {
         let models = backend.models(scratch, k);
         // Every frame: the last joint's position; the final frame: every matrix.
@@ -394,18 +516,24 @@ fn step_batch<B: Backend>(
         sample: t1 - t0,
         blend: t2 - t1,
         fk: t3 - t2,
+        ik: t4 - t3,
     })
 }
 
+const NO_IK_POSE: Error = Error::InvalidParameter {
+    what: "crowd feet: the backend has no sinew pose for IK",
+};
+
 /// Many characters driven through one [`Backend`] on a thread pool.
 ///
-/// The crowd owns every character's state (phase, speed pattern, checksum)
-/// and buffers (sampled poses, local pose, model matrices), in batches of
-/// [`BATCH`]. [`Crowd::step`] advances all of them by one frame in parallel;
-/// a character's results depend only on that character, so they are
-/// bit-identical for any thread count.
+/// The crowd owns every character's state (phase, speed pattern, checksum,
+/// foot placement springs) and buffers (sampled poses, local pose, model
+/// matrices), in batches of [`BATCH`]. [`Crowd::step`] advances all of them
+/// by one frame in parallel; a character's results depend only on that
+/// character, so they are bit-identical for any thread count.
 pub struct Crowd<'b, B: Backend> {
     backend: &'b B,
+    feet: Option<CrowdFeet<'b>>,
     chars: Vec<Character>,
     batches: Vec<B::Scratch>,
     pool: rayon::ThreadPool,
@@ -429,6 +557,7 @@ impl<'b, B: Backend> Crowd<'b, B> {
             })?;
         Ok(Crowd {
             backend,
+            feet: None,
             chars: (0..characters).map(Character::new).collect(),
             batches: (0..characters.div_ceil(BATCH))
                 .map(|_| backend.scratch())
@@ -440,21 +569,66 @@ impl<'b, B: Backend> Crowd<'b, B> {
         })
     }
 
+    /// Adds foot placement after FK (see [`CrowdFeet`]) from the next
+    /// [`Crowd::step`] on. Each character's springs start afresh, snapping
+    /// to the first frame's targets.
+    ///
+    /// # Errors
+    /// [`Error::BadLength`] when `feet.positions` has fewer entries than
+    /// the crowd has characters; [`Error::InvalidParameter`] for a backend
+    /// without sinew poses (see [`Backend::ik_pose`]); as
+    /// [`FootPlacement::solve`] for settings or legs it rejects (checked on
+    /// the skeleton's rest pose over flat ground).
+    pub fn with_feet(mut self, feet: CrowdFeet<'b>) -> Result<Self, Error> {
+        if feet.positions.len() < self.chars.len() {
+            return Err(Error::BadLength {
+                buffer: "crowd positions",
+                expected: self.chars.len(),
+                actual: feet.positions.len(),
+            });
+        }
+        if let Some(scratch) = self.batches.first_mut() {
+            let pose = self.backend.ik_pose(scratch, 0)?.ok_or(NO_IK_POSE)?;
+            let skeleton = pose.skeleton();
+            let mut local = skeleton.rest_pose().to_vec();
+            let mut models = vec![Mat4::IDENTITY; skeleton.joint_count()];
+            fk::local_to_model(&FkJob::new(skeleton, &local), &mut models)?;
+            let mut rest = IkPose::new(skeleton, &mut local, &mut models, None)?;
+            let flat = |_: f32, _: f32| Some((0.0, Vec3::Y));
+            feet.placement
+                .solve(&mut rest, &flat, 0.0, 0.0, &mut FootState::new())?;
+        }
+        for c in &mut self.chars {
+            c.feet = FootState::new();
+            c.report = None;
+        }
+        self.feet = Some(feet);
+        Ok(self)
+    }
+
     /// Advances every character by `dt` seconds. With `final_frame`, every
     /// model matrix goes into the checksum (otherwise the last joint's position).
     ///
     /// # Errors
     /// Any kernel error (none occur for validated assets).
     pub fn step(&mut self, dt: f32, final_frame: bool) -> Result<(), Error> {
-        let t = self.frame as f32 * dt;
+        let tick = Tick {
+            t: self.frame as f32 * dt,
+            dt,
+            final_frame,
+        };
         let backend = self.backend;
+        let feet = self.feet.as_ref();
         let chars = &mut self.chars;
         let batches = &mut self.batches;
         let times = self.pool.install(|| {
             chars
                 .par_chunks_mut(BATCH)
                 .zip(batches.par_iter_mut())
-                .map(|(chunk, scratch)| step_batch(backend, scratch, chunk, t, dt, final_frame))
+                .enumerate()
+                .map(|(b, (chunk, scratch))| {
+                    step_batch(backend, scratch, chunk, b * BATCH, feet, tick)
+                })
                 .try_reduce(StageTimes::default, |a, b| Ok(a.add(b)))
         })?;
         self.stages = self.stages.add(times);
@@ -470,6 +644,20 @@ impl<'b, B: Backend> Crowd<'b, B> {
         }
         let batch = self.batches.get(character / BATCH)?;
         Some(self.backend.models(batch, character % BATCH))
+    }
+
+    /// The inputs of `character`'s last frame (clip times and weights), or
+    /// `None` when out of range.
+    #[must_use]
+    pub fn drive(&self, character: usize) -> Option<Drive> {
+        self.chars.get(character).map(|c| c.drive)
+    }
+
+    /// What foot placement did to `character` in the last frame, or `None`
+    /// without feet, before the first step, or out of range.
+    #[must_use]
+    pub fn feet_report(&self, character: usize) -> Option<FootReport<2>> {
+        self.chars.get(character).and_then(|c| c.report)
     }
 
     /// Number of characters.

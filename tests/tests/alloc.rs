@@ -1,6 +1,7 @@
 //! The per-frame pipeline allocates nothing: 1000 frames of sampling (3 clips),
 //! blending (3 layers plus an additive one) and FK on the procedural humanoid,
-//! counted by a global allocator.
+//! the mixer and transitions, and the crowd's per-character stages with foot
+//! placement, counted by a global allocator.
 //!
 //! This is its own test binary because it replaces the global allocator. Only
 //! allocations made on the measuring thread while measuring are counted (the
@@ -244,5 +245,80 @@ fn mixer_blend_space_and_transitions_allocate_nothing() {
     assert_eq!(
         count, 0,
         "the mix features allocated {count} times in 300 frames"
+    );
+}
+
+/// The crowd's per-character path with foot placement: `SinewBackend`'s
+/// sample, blend and FK, then its IK pose and `CrowdFeet::solve` on a slope,
+/// as `Crowd::step` calls them for each character of a batch, for 300
+/// frames of one batch. (`Crowd::step` makes these calls on its pool's
+/// threads, which this per-thread counter does not watch; the calls are
+/// the same.)
+#[test]
+fn crowd_stages_with_feet_allocate_nothing() {
+    use sinew_core::ik::foot::{FootLeg, FootPlacement, FootState};
+    use sinew_core::Vec3;
+    use sinew_std::crowd::{Backend, CrowdFeet, Drive, SinewBackend, BATCH};
+
+    let h = Humanoid::default_rate();
+    let skel = h.skeleton.view();
+    let backend = SinewBackend::new(&h);
+    let mut scratch = backend.scratch();
+    let j = |n: &str| skel.find_joint(n).unwrap();
+    let leg = |side: &str| FootLeg {
+        hip: j(&format!("thigh_{side}")),
+        knee: j(&format!("calf_{side}")),
+        ankle: j(&format!("foot_{side}")),
+        knee_axis: Vec3::new(-1.0, 0.0, 0.0),
+    };
+    let slope = |_: f32, z: f32| Some((0.36 * z, Vec3::new(0.0, 1.0, -0.36)));
+    let positions: Vec<[f32; 2]> = (0..BATCH).map(|i| [i as f32, -(i as f32)]).collect();
+    let feet = CrowdFeet {
+        placement: FootPlacement {
+            pelvis: j("pelvis"),
+            legs: [leg("l"), leg("r")],
+            foot_height: 0.02,
+            max_tilt: 0.5,
+            max_pelvis_offset: 0.3,
+            half_life: 0.1,
+            soften: 0.97,
+        },
+        ground: &slope,
+        positions: &positions,
+    };
+    let mut states = [FootState::<2>::new(); BATCH];
+    let durations = backend.durations();
+
+    let (count, result) = count_allocations(|| -> Result<f32, Error> {
+        let mut checksum = 0.0f32;
+        for frame in 0..300u32 {
+            for (k, state) in states.iter_mut().enumerate() {
+                let phase = (frame as f32 / 66.0 + k as f32 / BATCH as f32).fract();
+                let s = (frame as f32 * 0.01 + k as f32).sin() * 0.5 + 0.5;
+                let drive = Drive {
+                    times: durations.map(|d| phase * d),
+                    weights: [1.0 - s, s, 0.0],
+                };
+                backend.sample(&mut scratch, k, &drive)?;
+                backend.blend(&mut scratch, k, &drive)?;
+                backend.fk(&mut scratch, k)?;
+                let Some(mut pose) = backend.ik_pose(&mut scratch, k)? else {
+                    return Err(Error::InvalidParameter { what: "no IK pose" });
+                };
+                let r = feet.solve(&mut pose, k, 1.0 / 60.0, state)?;
+                checksum += r.pelvis_offset;
+            }
+            checksum += backend.models(&scratch, BATCH - 1)[0][13];
+        }
+        Ok(checksum)
+    });
+    let checksum = result.expect("the crowd's stages run without errors");
+    assert!(
+        checksum.is_finite() && checksum != 0.0,
+        "work was done: {checksum}"
+    );
+    assert_eq!(
+        count, 0,
+        "the crowd's stages with feet allocated {count} times in 300 frames"
     );
 }

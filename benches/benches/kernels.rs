@@ -316,7 +316,7 @@ fn bench_load(c: &mut Criterion) {
     match sinew_std::import::ozz::load(
         &data.join("pab_skeleton.ozz"),
         &[&data.join("pab_walk.ozz")],
-        30.0,
+        &sinew_std::import::ozz::OzzOptions::default(),
     ) {
         Ok(a) => cases.push(("pab".to_string(), a.skeleton, a.clips[0].clone())),
         Err(e) => eprintln!("load/pab skipped: {e}"),

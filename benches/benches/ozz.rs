@@ -57,7 +57,8 @@ fn bench_pab(c: &mut Criterion) {
     let names = ["pab_walk.ozz", "pab_jog.ozz", "pab_run.ozz"];
     let paths: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
     let refs: Vec<&std::path::Path> = paths.iter().map(PathBuf::as_path).collect();
-    let asset = match sinew_std::import::ozz::load(&dir.join("pab_skeleton.ozz"), &refs, 30.0) {
+    let opts = sinew_std::import::ozz::OzzOptions::default();
+    let asset = match sinew_std::import::ozz::load(&dir.join("pab_skeleton.ozz"), &refs, &opts) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("ozz bench skipped: {e}");

@@ -677,6 +677,9 @@ pub struct MixArgs {
     /// Scale applied to BVH lengths.
     #[arg(long, default_value_t = 0.01)]
     pub bvh_scale: f32,
+    /// Memory budget of each file's import, in MiB (see `sinew inspect --help`).
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_MEMORY_BUDGET_MIB, value_parser = memory_budget_range())]
+    pub memory_budget: u64,
     /// Frames to run.
     #[arg(long, default_value_t = 90, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     pub frames: u32,
@@ -711,6 +714,9 @@ pub struct PlotArgs {
     /// Scale applied to BVH lengths.
     #[arg(long, default_value_t = 0.01)]
     pub bvh_scale: f32,
+    /// Memory budget of each file's import, in MiB (see `sinew inspect --help`).
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_MEMORY_BUDGET_MIB, value_parser = memory_budget_range())]
+    pub memory_budget: u64,
     /// Clip playing before the switch (default: walk, or the first clip).
     #[arg(long)]
     pub from: Option<String>,
@@ -734,10 +740,27 @@ pub struct PlotArgs {
     pub output: std::path::PathBuf,
 }
 
+/// `--memory-budget`'s default, in MiB: the importers' own
+/// ([`sinew_std::import::DEFAULT_MEMORY_BUDGET`]).
+pub const DEFAULT_MEMORY_BUDGET_MIB: u64 = (sinew_std::import::DEFAULT_MEMORY_BUDGET >> 20) as u64;
+
+/// The values `--memory-budget` accepts, in MiB: 1 MiB to 16 TiB.
+#[must_use]
+pub fn memory_budget_range() -> clap::builder::RangedU64ValueParser<u64> {
+    clap::value_parser!(u64).range(1..=1 << 24)
+}
+
+/// A `--memory-budget` in MiB as bytes (saturating where `usize` is narrower).
+#[must_use]
+pub fn memory_budget_bytes(mib: u64) -> usize {
+    usize::try_from(mib.saturating_mul(1 << 20)).unwrap_or(usize::MAX)
+}
+
 fn load(
     files: &[std::path::PathBuf],
     rate: Option<f32>,
     bvh_scale: f32,
+    memory_budget: u64,
 ) -> Res<(OwnedSkeleton, Vec<OwnedClip>, String, Vec<String>)> {
     if let Some(r) = rate {
         if !(r.is_finite() && r > 0.0 && r <= 10_000.0) {
@@ -762,6 +785,7 @@ fn load(
     let opts = sinew_std::import::load::LoadOptions {
         sample_rate: rate,
         bvh_scale,
+        memory_budget: memory_budget_bytes(memory_budget),
         ..Default::default()
     };
     let assets = sinew_std::import::load::load_files(files, &opts)?;
@@ -816,7 +840,8 @@ pub fn resample(clip: &OwnedClip, rate: f32) -> Res<OwnedClip> {
 /// Loading, an unknown `--focus` joint, any core error, writing the PNG.
 pub fn mix_command(args: &MixArgs, out: &dyn Fn(&str)) -> Res<()> {
     let frames = args.frames as usize;
-    let (skeleton, mut clips, source, notes) = load(&args.files, args.rate, args.bvh_scale)?;
+    let (skeleton, mut clips, source, notes) =
+        load(&args.files, args.rate, args.bvh_scale, args.memory_budget)?;
     for n in &notes {
         out(&format!("note: {n}"));
     }
@@ -971,7 +996,8 @@ pub fn mix_command(args: &MixArgs, out: &dyn Fn(&str)) -> Res<()> {
 /// # Errors
 /// Loading, unknown clip or joint names, any core error, writing the PNG.
 pub fn plot_command(args: &PlotArgs, out: &dyn Fn(&str)) -> Res<()> {
-    let (skeleton, clips, source, _) = load(&args.files, args.rate, args.bvh_scale)?;
+    let (skeleton, clips, source, _) =
+        load(&args.files, args.rate, args.bvh_scale, args.memory_budget)?;
     let skel = skeleton.view();
     let find = |name: &Option<String>, default: &str, fallback: usize| -> Res<usize> {
         let known = || {

@@ -12,8 +12,8 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use sinew_cli::baseline::GlamBackend;
-use sinew_cli::chart;
 use sinew_cli::render::{self, FilmstripOptions, MeshOptions, SkinView};
+use sinew_cli::{chart, demo};
 use sinew_std::crowd::{self, CrowdConfig, CrowdReport, SinewBackend};
 use sinew_std::import::load::{load_files, LoadOptions};
 use sinew_std::{Asset, Humanoid};
@@ -114,6 +114,12 @@ struct LoadArgs {
     /// more is folded to its largest, with a warning).
     #[arg(long, default_value_t = 4, value_parser = influence_count)]
     influences: u8,
+    /// Memory budget of each file's import, in MiB: what its clips, float
+    /// tracks, meshes and buffers would take is counted before allocating,
+    /// and a file that would exceed it is refused with an error saying what
+    /// did not fit (an ozz skeleton and its animations share one budget).
+    #[arg(long, value_name = "MIB", default_value_t = demo::DEFAULT_MEMORY_BUDGET_MIB, value_parser = demo::memory_budget_range())]
+    memory_budget: u64,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -227,6 +233,7 @@ impl LoadArgs {
             bvh_scale: self.bvh_scale,
             bvh_end_sites: !self.bvh_no_end_sites,
             eight_influences: self.influences == 8,
+            memory_budget: demo::memory_budget_bytes(self.memory_budget),
         };
         Ok(load_files(&self.files, &opts)?)
     }

@@ -135,6 +135,54 @@ fn broken_files_give_one_line_errors() {
 }
 
 #[test]
+fn memory_budget_flag_is_parsed_by_every_command_that_loads_files() {
+    let dir = std::env::temp_dir().join(format!("sinew-cli-budget-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A million frames of one block (153 MiB) declared, one line present.
+    let bvh = dir.join("long.bvh");
+    std::fs::write(
+        &bvh,
+        "HIERARCHY\nROOT a\n{\n OFFSET 0 0 0\n CHANNELS 3 Zrotation Xrotation Yrotation\n \
+         End Site\n {\n  OFFSET 0 10 0\n }\n}\nMOTION\nFrames: 1000000\nFrame Time: 0.1\n0 0 0\n",
+    )
+    .unwrap();
+    let path = bvh.to_str().unwrap();
+    let png = dir.join("x.png");
+    let png = png.to_str().unwrap();
+    let out = dir.to_str().unwrap();
+    let budget = "exceeds the memory budget of 100 MiB";
+    // Within the default 512 MiB the header passes and the missing lines are the error.
+    assert_one_line_error(&sinew(&["inspect", path]), "frame count mismatch");
+    for args in [
+        &["inspect", "--memory-budget", "100", path][..],
+        &["play", "--memory-budget", "100", path],
+        &["render", "--memory-budget", "100", "-o", png, path],
+        &["compress", "--memory-budget", "100", "-o", out, path],
+        &["mix", "--memory-budget", "100", path],
+        &["plot", "--memory-budget", "100", "-o", png, path],
+    ] {
+        let o = sinew(args);
+        assert_one_line_error(&o, budget);
+        assert!(stderr(&o).contains("long.bvh:12: clip \"long\": 1,000,000 frames"));
+    }
+    for bad in ["0", "-1", "abc", "1.5", "16777217"] {
+        let o = sinew(&["inspect", &format!("--memory-budget={bad}"), path]);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("--memory-budget"),
+            "{bad}: {}",
+            stderr(&o)
+        );
+    }
+    let help = stdout(&sinew(&["inspect", "--help"]));
+    assert!(
+        help.contains("--memory-budget <MIB>") && help.contains("[default: 512]"),
+        "{help}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn bvh_end_sites_can_be_skipped_from_the_command_line() {
     let dir = std::env::temp_dir().join(format!("sinew-cli-ends-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

@@ -293,6 +293,7 @@ fn a_cmu_walk_keeps_its_feet_on_stairs_and_a_slope() {
         &BvhOptions {
             scale: CMU_UNIT,
             end_sites: false,
+            ..BvhOptions::default()
         },
     )
     .unwrap();

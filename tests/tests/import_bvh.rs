@@ -22,6 +22,7 @@ use sinew_std::{Asset, ImportError, Location};
 const UNIT: BvhOptions = BvhOptions {
     scale: 1.0,
     end_sites: true,
+    memory_budget: sinew_std::import::DEFAULT_MEMORY_BUDGET,
 };
 
 /// The default options with another scale.

@@ -168,7 +168,7 @@ fn import_str(json: &str, rate: Option<f32>) -> Result<Asset, ImportError> {
         None,
         &GltfOptions {
             sample_rate: rate,
-            eight_influences: false,
+            ..GltfOptions::default()
         },
     )
 }
@@ -730,8 +730,8 @@ fn extra_influence_sets_are_folded_to_four_with_a_warning() {
     // With eight influences kept, nothing is lost: vertex 0's fifth and
     // sixth go to slots 4-7 (largest first), the others have none there.
     let opts = GltfOptions {
-        sample_rate: None,
         eight_influences: true,
+        ..GltfOptions::default()
     };
     let a = from_slice(json.as_bytes(), Path::new("t.gltf"), None, &opts).unwrap();
     assert!(a.warnings.is_empty(), "{:?}", a.warnings);
@@ -800,8 +800,8 @@ fn more_than_eight_influences_are_folded_to_eight_with_a_warning() {
         nodes.join(",")
     ));
     let opts = GltfOptions {
-        sample_rate: None,
         eight_influences: true,
+        ..GltfOptions::default()
     };
     let a = from_slice(json.as_bytes(), Path::new("t.gltf"), None, &opts).unwrap();
     assert_eq!(a.warnings.len(), 1, "{:?}", a.warnings);

@@ -21,8 +21,9 @@ use sinew_core::soa::get_joint;
 use sinew_core::{Mat4, Quat, SoaTransform, Transform, Vec3};
 use sinew_std::import::ozz::{
     self, animation_from_slice, load, load_animation, load_skeleton, skeleton_from_slice,
-    DEFAULT_SAMPLE_RATE, MAX_CLIP_BYTES,
+    OzzOptions, DEFAULT_SAMPLE_RATE,
 };
+use sinew_std::import::DEFAULT_MEMORY_BUDGET;
 use sinew_std::import::{ImportError, Location};
 use sinew_std::{OwnedClip, OwnedSkeleton};
 use support::*;
@@ -87,6 +88,14 @@ fn allowed_peak(input_len: usize, clip: Option<&OwnedClip>) -> usize {
     let base = 64 * input_len + (1 << 20);
     let clip_bytes = clip.map_or(0, |c| std::mem::size_of_val(c.keys()));
     base.max(clip_bytes)
+}
+
+/// Options resampling at `rate` Hz with the default memory budget.
+fn at(rate: f32) -> OzzOptions {
+    OzzOptions {
+        sample_rate: rate,
+        ..OzzOptions::default()
+    }
 }
 
 // ---------------------------------------------------------------------------
@@ -454,7 +463,7 @@ fn small_animation() -> Vec<u8> {
 fn header_errors_are_located() {
     let (skel, map) = one_joint_skeleton();
     let good = small_animation();
-    let anim = |b: &[u8]| animation_from_slice(b, Path::new("a.ozz"), &skel, &map, 30.0);
+    let anim = |b: &[u8]| animation_from_slice(b, Path::new("a.ozz"), &skel, &map, &at(30.0));
     assert!(anim(&good).is_ok());
 
     let mut b = good.clone();
@@ -552,7 +561,7 @@ fn animation_errors_are_located() {
     let (skel, map) = one_joint_skeleton();
     let good = small_animation();
     let l = anim_layout(&good);
-    let anim = |b: &[u8]| animation_from_slice(b, Path::new("a.ozz"), &skel, &map, 30.0);
+    let anim = |b: &[u8]| animation_from_slice(b, Path::new("a.ozz"), &skel, &map, &at(30.0));
     let put32 =
         |b: &mut Vec<u8>, at: usize, v: u32| b[at..at + 4].copy_from_slice(&v.to_le_bytes());
 
@@ -652,7 +661,7 @@ fn animation_errors_are_located() {
             Path::new("a.ozz"),
             &skel,
             &map,
-            rate,
+            &at(rate),
         ));
         assert_eq!(e.location, Location::File, "{e}");
     }
@@ -661,7 +670,7 @@ fn animation_errors_are_located() {
         Path::new("a.ozz"),
         &skel,
         &[5],
-        30.0,
+        &at(30.0),
     ));
     assert_eq!(e.location, Location::File, "{e}");
     let e = err_of(animation_from_slice(
@@ -669,7 +678,7 @@ fn animation_errors_are_located() {
         Path::new("a.ozz"),
         &skel,
         &[],
-        30.0,
+        &at(30.0),
     ));
     assert_eq!(e.location, Location::File, "{e}");
     assert!(e.to_string().starts_with("a.ozz: "), "{e}");
@@ -690,8 +699,14 @@ fn io_errors_name_the_file() {
 #[test]
 fn small_animation_resamples_exactly() {
     let (skel, map) = one_joint_skeleton();
-    let clip =
-        animation_from_slice(&small_animation(), Path::new("x.ozz"), &skel, &map, 4.0).unwrap();
+    let clip = animation_from_slice(
+        &small_animation(),
+        Path::new("x.ozz"),
+        &skel,
+        &map,
+        &at(4.0),
+    )
+    .unwrap();
     let view = clip.view();
     assert_eq!(clip.name, "small");
     assert_eq!(clip.frame_count(), 5, "round(1 s × 4 Hz) + 1");
@@ -727,7 +742,8 @@ fn non_integral_frames_hold_the_last_key_and_empty_name_uses_stem() {
     let one = f16(1.0);
     let s: KindKeys = vec![vec![(0, [one; 3]), (1, [one; 3])]];
     let b = animation_archive(0.9, "", &[0.0, 1.0], [&t, &r, &s]);
-    let clip = animation_from_slice(&b, Path::new("dir/walk_fast.ozz"), &skel, &map, 10.0).unwrap();
+    let clip =
+        animation_from_slice(&b, Path::new("dir/walk_fast.ozz"), &skel, &map, &at(10.0)).unwrap();
     let view = clip.view();
     assert_eq!(clip.name, "walk_fast");
     assert_eq!(clip.frame_count(), 10, "round(0.9 × 10) + 1");
@@ -755,7 +771,7 @@ fn sixteen_bit_timepoint_indices_are_read() {
     let b = animation_archive(2.0, "long", &tps, [&t, &r, &s]);
     assert_eq!(anim_layout(&b).ratio_size, 2);
     let (skel, map) = one_joint_skeleton();
-    let clip = animation_from_slice(&b, Path::new("l.ozz"), &skel, &map, 2.0).unwrap();
+    let clip = animation_from_slice(&b, Path::new("l.ozz"), &skel, &map, &at(2.0)).unwrap();
     let view = clip.view();
     let xs: Vec<f32> = (0..5)
         .map(|f| joint_of(&view, f, 0).translation.x)
@@ -790,7 +806,7 @@ fn quaternion_encoding_round_trips_through_the_importer() {
         let one = f16(1.0);
         let s: KindKeys = vec![vec![(0, [one; 3]), (1, [one; 3])]];
         let b = animation_archive(0.0, "q", &[0.0, 1.0], [&t, &r, &s]);
-        let clip = animation_from_slice(&b, Path::new("q.ozz"), &skel, &map, 30.0).unwrap();
+        let clip = animation_from_slice(&b, Path::new("q.ozz"), &skel, &map, &at(30.0)).unwrap();
         let view = clip.view();
         assert_eq!(clip.frame_count(), 1);
         let got = joint_of(&view, 0, 0).rotation;
@@ -872,7 +888,7 @@ fn every_animation_loads_with_its_duration() {
         let bytes = read(&dir, file);
         let stored = f32::from_le_bytes(bytes[19..23].try_into().unwrap());
         assert!((stored - duration).abs() < 1e-3, "{file}: {stored}");
-        let clip = load_animation(&dir.join(file), &skel, &map, DEFAULT_SAMPLE_RATE).unwrap();
+        let clip = load_animation(&dir.join(file), &skel, &map, &at(DEFAULT_SAMPLE_RATE)).unwrap();
         let view = clip.view();
         let frames = (f64::from(stored) * 30.0).round() as usize + 1;
         assert_eq!(clip.frame_count(), frames, "{file}");
@@ -901,7 +917,8 @@ fn walk_decodes_known_keys() {
     let bytes = read(&dir, "pab_walk.ozz");
     let l = anim_layout(&bytes);
     assert_eq!((l.timepoint_count, l.ratio_size), (41, 1));
-    let clip = animation_from_slice(&bytes, Path::new("pab_walk.ozz"), &skel, &map, 30.0).unwrap();
+    let clip =
+        animation_from_slice(&bytes, Path::new("pab_walk.ozz"), &skel, &map, &at(30.0)).unwrap();
     let view = clip.view();
     let hips = map[0] as usize;
     let t0 = joint_of(&view, 0, hips);
@@ -938,7 +955,7 @@ fn walk_decodes_known_keys() {
 fn walk_poses_are_unit_varied_and_loop() {
     let Some(dir) = data_dir() else { return };
     let (skel, map) = load_skeleton(&dir.join("pab_skeleton.ozz")).unwrap();
-    let clip = load_animation(&dir.join("pab_walk.ozz"), &skel, &map, 30.0).unwrap();
+    let clip = load_animation(&dir.join("pab_walk.ozz"), &skel, &map, &at(30.0)).unwrap();
     let view = clip.view();
     let n = skel.joint_count();
     let frames = clip.frame_count();
@@ -983,7 +1000,7 @@ fn walk_poses_are_unit_varied_and_loop() {
 fn walk_frame_zero_stands_upright() {
     let Some(dir) = data_dir() else { return };
     let (skel, map) = load_skeleton(&dir.join("pab_skeleton.ozz")).unwrap();
-    let clip = load_animation(&dir.join("pab_walk.ozz"), &skel, &map, 30.0).unwrap();
+    let clip = load_animation(&dir.join("pab_walk.ozz"), &skel, &map, &at(30.0)).unwrap();
     let view = skel.view();
     let models = model_space(&skel, clip.view().frame(0).unwrap());
     let y = |name: &str| models[view.find_joint(name).unwrap()].translation().y;
@@ -1020,7 +1037,7 @@ fn load_gathers_an_asset() {
     let Some(dir) = data_dir() else { return };
     let walk = dir.join("pab_walk.ozz");
     let run = dir.join("pab_run.ozz");
-    let asset = load(&dir.join("pab_skeleton.ozz"), &[&walk, &run], 30.0).unwrap();
+    let asset = load(&dir.join("pab_skeleton.ozz"), &[&walk, &run], &at(30.0)).unwrap();
     assert_eq!(asset.skeleton.joint_count(), 67);
     assert_eq!(asset.clips.len(), 2);
     assert_eq!(asset.clips[1].name, "run");
@@ -1029,13 +1046,13 @@ fn load_gathers_an_asset() {
     assert!(asset.warnings.is_empty(), "{:?}", asset.warnings);
 
     let baked = dir.join("baked_animation.ozz");
-    let asset = load(&dir.join("baked_skeleton.ozz"), &[&baked], 30.0).unwrap();
+    let asset = load(&dir.join("baked_skeleton.ozz"), &[&baked], &at(30.0)).unwrap();
     assert_eq!(asset.clips[0].frame_count(), 575, "round(19.125 × 30) + 1");
     assert_eq!(asset.warnings.len(), 1, "{:?}", asset.warnings);
     println!("warning: {}", asset.warnings[0]);
 
     // An animation against the wrong skeleton is refused at its track count.
-    let e = err_of(load(&dir.join("pab_skeleton.ozz"), &[&baked], 30.0));
+    let e = err_of(load(&dir.join("pab_skeleton.ozz"), &[&baked], &at(30.0)));
     assert_eq!(e.location, Location::Byte(23));
     assert_eq!(e.file, baked);
 }
@@ -1052,7 +1069,7 @@ fn truncations_of_the_real_files_are_errors() {
     let (skel, map) = skeleton_from_slice(&s, Path::new("s")).unwrap();
     let w = read(&dir, "pab_walk.ozz");
     for len in (0..w.len()).step_by(7).chain(w.len() - 8..w.len()) {
-        let e = animation_from_slice(&w[..len], Path::new("w"), &skel, &map, 30.0).err();
+        let e = animation_from_slice(&w[..len], Path::new("w"), &skel, &map, &at(30.0)).err();
         let e = e.unwrap_or_else(|| panic!("prefix of {len} bytes accepted"));
         assert!(byte_at(&e) <= len as u64, "{e}");
     }
@@ -1078,7 +1095,8 @@ fn fuzz_skeleton(bytes: &[u8]) -> Option<(OwnedSkeleton, Vec<u16>)> {
 }
 
 fn fuzz_animation(bytes: &[u8], skel: &OwnedSkeleton, map: &[u16]) {
-    let (r, peak) = peak_of(|| animation_from_slice(bytes, Path::new("fuzz"), skel, map, 30.0));
+    let (r, peak) =
+        peak_of(|| animation_from_slice(bytes, Path::new("fuzz"), skel, map, &at(30.0)));
     assert!(
         peak <= allowed_peak(bytes.len(), r.as_ref().ok()),
         "peak {peak}"
@@ -1086,7 +1104,7 @@ fn fuzz_animation(bytes: &[u8], skel: &OwnedSkeleton, map: &[u16]) {
     match r {
         Ok(clip) => {
             let bytes = std::mem::size_of_val(clip.keys());
-            assert!(bytes <= MAX_CLIP_BYTES);
+            assert!(bytes <= DEFAULT_MEMORY_BUDGET);
             assert!(clip.keys().iter().all(SoaTransform::is_finite));
         }
         Err(e) => {

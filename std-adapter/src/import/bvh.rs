@@ -45,8 +45,10 @@
 //! message saying what is wrong: missing or misplaced keywords, truncated
 //! files, unbalanced braces, unknown channel names, non-numeric, NaN or
 //! infinite values, motion lines with the wrong number of values, frame-count
-//! mismatches, a non-positive frame time and hierarchies with more than
-//! [`MAX_JOINTS`] joints. Errors of the skeleton or clip builders
+//! mismatches, a non-positive frame time, hierarchies with more than
+//! [`MAX_JOINTS`] joints and a frame count whose clip would exceed
+//! [`BvhOptions::memory_budget`] (reported at the `Frames:` line before
+//! anything is allocated for it). Errors of the skeleton or clip builders
 //! (`sinew_core::Error`) are reported at [`Location::File`]. Nothing panics on
 //! any input.
 //!
@@ -61,7 +63,7 @@ use sinew_core::math::flush_tiny;
 use sinew_core::skeleton::{self, JointDef};
 use sinew_core::{Error, Quat, Transform, Vec3, MAX_JOINTS};
 
-use super::{read_file, Asset, ImportError, Location};
+use super::{fmt_keys, read_file, Asset, Budget, ImportError, Location, DEFAULT_MEMORY_BUDGET};
 use crate::assets::{AlignedBytes, OwnedClip, OwnedSkeleton};
 
 /// Options of the BVH importer.
@@ -77,6 +79,10 @@ pub struct BvhOptions {
     /// joints to process, and [`Asset::joint_map`] covers those joints only.
     /// End Sites carry no channels, so no motion is lost; only the bone tips.
     pub end_sites: bool,
+    /// Bytes the import may allocate for the clip (`Frames:` × the
+    /// skeleton's SoA blocks × 160 bytes), checked before reading the
+    /// motion; [`DEFAULT_MEMORY_BUDGET`] by default.
+    pub memory_budget: usize,
 }
 
 impl Default for BvhOptions {
@@ -84,6 +90,7 @@ impl Default for BvhOptions {
         BvhOptions {
             scale: 0.01,
             end_sites: true,
+            memory_budget: DEFAULT_MEMORY_BUDGET,
         }
     }
 }
@@ -153,7 +160,8 @@ fn parse(text: &str, name: &Path, opts: &BvhOptions) -> Result<Asset, ImportErro
         drop_end_sites(&mut h);
     }
     let m = p.motion_header()?;
-    build(&mut p, &h, &m)
+    let mut budget = Budget::new(opts.memory_budget);
+    build(&mut p, &h, &m, &mut budget)
 }
 
 // ---------------------------------------------------------------------------
@@ -192,7 +200,9 @@ struct Hierarchy {
 }
 
 struct MotionHeader {
-    frames: usize,
+    /// The declared count, saturated at `u64::MAX`: the budget, not the
+    /// parser, decides whether it is too many.
+    frames: u64,
     frames_line: usize,
     frame_time: f64,
 }
@@ -673,7 +683,7 @@ impl<'a> Parser<'a> {
         } else {
             inline
         };
-        let frames = parse_count(value).ok_or_else(|| {
+        let frames = parse_frames(value).ok_or_else(|| {
             self.err(
                 frames_line,
                 format!(
@@ -766,6 +776,19 @@ fn parse_count(tok: &str) -> Option<usize> {
         return None;
     }
     Some(b.iter().fold(0usize, |n, &d| n * 10 + (d - b'0') as usize))
+}
+
+/// A frame count: ASCII digits, any number of them, saturating at
+/// `u64::MAX` (a count that large is refused by the memory budget, with
+/// its size, rather than called "not a number").
+fn parse_frames(tok: &str) -> Option<u64> {
+    let b = tok.as_bytes();
+    if b.is_empty() || !b.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(b.iter().fold(0u64, |n, &d| {
+        n.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+    }))
 }
 
 // ---------------------------------------------------------------------------
@@ -943,6 +966,15 @@ fn core_error(file: &Path, what: &str, e: Error) -> ImportError {
     ImportError::new(file, Location::File, format!("{what}: {e}"))
 }
 
+#[cold]
+fn core_alloc_error(file: &Path, e: std::collections::TryReserveError) -> ImportError {
+    ImportError::new(
+        file,
+        Location::File,
+        format!("cannot allocate the clip's keys: {e}"),
+    )
+}
+
 /// Removes the End Sites from a parsed hierarchy ([`BvhOptions::end_sites`]
 /// `false`). They own no channels and no joint has one as its parent (the
 /// parser refuses children in an End Site), so only the parent indices of
@@ -965,7 +997,12 @@ fn drop_end_sites(h: &mut Hierarchy) {
     h.end_count = 0;
 }
 
-fn build(p: &mut Parser<'_>, h: &Hierarchy, m: &MotionHeader) -> Result<Asset, ImportError> {
+fn build(
+    p: &mut Parser<'_>,
+    h: &Hierarchy,
+    m: &MotionHeader,
+    budget: &mut Budget,
+) -> Result<Asset, ImportError> {
     let file = p.file;
     let n = h.joints.len();
     let defs: Vec<JointDef<'_>> = h
@@ -1009,25 +1046,42 @@ fn build(p: &mut Parser<'_>, h: &Hierarchy, m: &MotionHeader) -> Result<Asset, I
         .collect();
 
     let total = h.channels.len();
-    let frames = m.frames;
     let mut warnings = Vec::new();
     if p.scale != 1.0 {
         warnings.extend(size_warning(&skeleton.view(), p.scale));
     }
-    if total == 0 && frames > MAX_FRAMES_WITHOUT_CHANNELS {
+    if total == 0 && m.frames > MAX_FRAMES_WITHOUT_CHANNELS as u64 {
         return Err(p.err(
             m.frames_line,
-            format!("Frames: {frames} is too many for a file without channels (at most {MAX_FRAMES_WITHOUT_CHANNELS})"),
+            format!("Frames: {} is too many for a file without channels (at most {MAX_FRAMES_WITHOUT_CHANNELS})", m.frames),
         ));
     }
-    // Each value takes at least two bytes, which bounds the frames really present.
+    let stem = file
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "bvh".to_owned());
+    // The clip the header asks for is charged before any motion line is
+    // read, so that a huge count is refused at its line with its size.
+    let frame_bytes = std::mem::size_of_val(template.as_slice()) as u64;
+    budget
+        .take(
+            m.frames.saturating_mul(frame_bytes),
+            format_args!("clip {stem:?}: {}", fmt_keys(m.frames, n, soa)),
+        )
+        .map_err(|msg| p.err(m.frames_line, msg))?;
+    // Within the budget, so within `usize`.
+    let frames = usize::try_from(m.frames).unwrap_or(usize::MAX);
+    // Each value takes at least two bytes, which bounds the frames really
+    // present: a file that declares more than it holds reserves only those.
     let remaining = p.bytes.len().saturating_sub(p.pos);
     let likely = if total == 0 {
         frames
     } else {
         frames.min(remaining / (2 * total) + 1)
     };
-    let mut keys = Vec::with_capacity(likely.saturating_mul(soa));
+    let mut keys = Vec::new();
+    keys.try_reserve_exact(likely.saturating_mul(soa))
+        .map_err(|e| core_alloc_error(file, e))?;
     let mut vals = vec![0.0f32; total];
     let mut prev = vec![[0.0f32, 0.0, 0.0, 1.0]; animated.len()];
     let scale = p.scale;
@@ -1157,10 +1211,6 @@ fn build(p: &mut Parser<'_>, h: &Hierarchy, m: &MotionHeader) -> Result<Asset, I
         ));
     }
 
-    let stem = file
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "bvh".to_owned());
     let rate = (1.0 / m.frame_time) as f32;
     let mut clips = Vec::new();
     if frames == 0 {

@@ -41,9 +41,20 @@
 //!   are kept as in the file and reported in a warning.
 //!
 //! Units: glTF is in metres.
+//!
+//! # Memory
+//! Everything allocated from a size in the file (decoded external and
+//! `data:` buffers, accessors, resampled clips and float tracks, mesh
+//! attributes, inverse binds) is charged to one budget per import,
+//! [`GltfOptions::memory_budget`], before it is allocated. Meshes are
+//! imported and every clip's keys are charged before the first clip is
+//! resampled, so a file over the budget fails before the slow part.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 use base64::Engine as _;
 use gltf::json;
@@ -55,11 +66,14 @@ use sinew_core::fk::{self, FkJob};
 use sinew_core::skeleton::{self, JointDef};
 use sinew_core::{Error as CoreError, Mat4, Quat, SoaTransform, Transform, Vec3};
 
-use super::{read_file, Asset, ImportError, Location, Mesh};
+use super::{
+    bytes_of, fmt_count, fmt_keys, read_file, Asset, Budget, ImportError, Location, Mesh,
+    DEFAULT_MEMORY_BUDGET,
+};
 use crate::assets::{AlignedBytes, FloatTrack, OwnedClip, OwnedSkeleton};
 
 /// Options of the glTF importer.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GltfOptions {
     /// Rate (frames per second) clips are resampled at. `None` uses the
     /// source rate when all of a clip's keys lie on one uniform grid, else
@@ -69,22 +83,30 @@ pub struct GltfOptions {
     /// [`Mesh::weights1`] hold slots 4-7 when a vertex has more than four)
     /// instead of folding every vertex to its four largest.
     pub eight_influences: bool,
+    /// Bytes the import may allocate, across all buffers, accessors, clips,
+    /// float tracks and meshes; [`DEFAULT_MEMORY_BUDGET`] by default.
+    pub memory_budget: usize,
+}
+
+impl Default for GltfOptions {
+    fn default() -> Self {
+        GltfOptions {
+            sample_rate: None,
+            eight_influences: false,
+            memory_budget: DEFAULT_MEMORY_BUDGET,
+        }
+    }
 }
 
 /// Rate used for clips whose keys are not uniformly spaced: the one
 /// [`sinew_core::clip::DEFAULT_SAMPLE_RATE`].
 pub use sinew_core::clip::DEFAULT_SAMPLE_RATE;
 
-/// Most frames one imported clip may have.
+/// Most frames one imported clip may have: key times are `f32`, whose
+/// spacing near a million frames' duration (33,333 s at 30 Hz) is already
+/// an eighth of a frame. Memory is bounded by
+/// [`GltfOptions::memory_budget`].
 pub const MAX_FRAMES: usize = 1_000_000;
-
-/// Most SoA blocks (frames × blocks per frame) one imported clip may have
-/// (4 Mi blocks = 640 MiB of keys).
-pub const MAX_CLIP_BLOCKS: usize = 4 << 20;
-
-/// Most elements an accessor without a buffer view (all zeros plus sparse
-/// substitutions) may have.
-const MAX_ZERO_ACCESSOR_VALUES: u64 = 1 << 22;
 
 const GLB_MAGIC: &[u8; 4] = b"glTF";
 const CHUNK_JSON: u32 = 0x4E4F_534A;
@@ -113,8 +135,10 @@ pub fn load(path: &Path, opts: &GltfOptions) -> Result<Asset, ImportError> {
 /// container problem: bad magic, version or lengths; JSON syntax; missing
 /// references, buffers or files; accessors out of bounds or of the wrong
 /// type; NaN or infinite values; node cycles or nodes with two parents;
-/// mismatched counts; bad indices; clips too long to resample; and errors of
-/// `sinew_core` (too many joints, singular rest transforms).
+/// mismatched counts; bad indices; clips too long to resample; anything
+/// that would take the import past `opts.memory_budget` (at the element
+/// that asks for it, saying what and how much); and errors of `sinew_core`
+/// (too many joints, singular rest transforms).
 pub fn from_slice(
     bytes: &[u8],
     name: &Path,
@@ -144,6 +168,7 @@ pub fn from_slice(
         base_dir: base_dir.map(Path::to_path_buf),
         buffers: HashMap::new(),
         warnings: Vec::new(),
+        budget: Budget::new(opts.memory_budget),
     };
     doc.import(opts)
 }
@@ -423,8 +448,10 @@ struct Doc<'a> {
     root: json::Root,
     bin: Option<&'a [u8]>,
     base_dir: Option<PathBuf>,
-    buffers: HashMap<usize, Vec<u8>>,
+    /// Loaded buffers: the GLB binary chunk borrowed, the others decoded or read.
+    buffers: HashMap<usize, Cow<'a, [u8]>>,
     warnings: Vec<String>,
+    budget: Budget,
 }
 
 /// An accessor read into `f64` components (exact for every glTF component type).
@@ -432,7 +459,9 @@ struct Raw {
     component: ComponentType,
     normalized: bool,
     comps: usize,
+    /// Elements the accessor declares.
     count: usize,
+    /// The components of its first `min(count, limit)` elements.
     values: Vec<f64>,
 }
 
@@ -544,6 +573,24 @@ fn apply_bind_shape(mesh: &mut Mesh, c: &Mat4) {
     }
 }
 
+/// An animation whose channels are read and whose keys are charged to the
+/// budget, ready to be resampled.
+struct PreparedClip {
+    /// Index in `/animations`.
+    a: usize,
+    name: String,
+    tracks: Vec<Track>,
+    /// What `tracks` hold, given back to the budget once resampled.
+    track_bytes: u64,
+    /// Label and target count of each morph-weights channel, in float-track order.
+    weights: Vec<(String, usize)>,
+    float_count: usize,
+    start: f64,
+    end: f64,
+    rate: f64,
+    frames: usize,
+}
+
 /// A resolved animation channel.
 struct Track {
     target: Target,
@@ -576,9 +623,31 @@ struct SkeletonInfo {
     rest: Vec<Transform>,
 }
 
-impl Doc<'_> {
+impl<'a> Doc<'a> {
     fn err(&self, path: impl Into<String>, msg: impl Into<String>) -> ImportError {
         ImportError::new(&self.file, Location::JsonPath(path.into()), msg)
+    }
+
+    /// Charges `bytes` for `what` to the budget; over it, an error at `path`.
+    fn charge(
+        &mut self,
+        bytes: u64,
+        what: std::fmt::Arguments<'_>,
+        path: &str,
+    ) -> Result<(), ImportError> {
+        let r = self.budget.take(bytes, what);
+        r.map_err(|m| self.err(path, m))
+    }
+
+    /// An empty vector with room for `count` values, charged to the budget.
+    fn alloc<T>(
+        &mut self,
+        count: usize,
+        what: std::fmt::Arguments<'_>,
+        path: &str,
+    ) -> Result<Vec<T>, ImportError> {
+        let r = self.budget.vec(count, what);
+        r.map_err(|m| self.err(path, m))
     }
 
     fn import(&mut self, opts: &GltfOptions) -> Result<Asset, ImportError> {
@@ -586,23 +655,60 @@ impl Doc<'_> {
         let parents = self.node_parents()?;
         let locals = self.node_locals()?;
         let info = self.build_skeleton(&parents, &locals)?;
-        let mut clips = Vec::new();
-        for a in 0..self.root.animations.len() {
-            if let Some(c) = self.import_clip(a, &info, opts)? {
-                clips.push(c);
-            }
-        }
+        self.check_skins()?;
+        // Meshes first and every clip charged before any is resampled: the
+        // resampling is the one step whose time grows with the budget, so a
+        // file over the budget fails before it. Warnings keep the order of
+        // the steps as a reader expects them: clips, then meshes.
+        let before = std::mem::take(&mut self.warnings);
         let slots = if opts.eight_influences { 8 } else { 4 };
         let meshes = self.import_meshes(&info, slots)?;
+        let mesh_warnings = std::mem::take(&mut self.warnings);
+        let mut prepared = Vec::new();
+        for a in 0..self.root.animations.len() {
+            if let Some(p) = self.prepare_clip(a, &info, opts)? {
+                prepared.push(p);
+            }
+        }
+        let mut clips = Vec::with_capacity(prepared.len());
+        for p in prepared {
+            clips.push(self.resample_clip(p, &info)?);
+        }
+        let mut warnings = before;
+        warnings.append(&mut self.warnings);
+        warnings.extend(mesh_warnings);
         Ok(Asset {
             source: self.file.clone(),
             skeleton: info.skeleton,
             joint_map: info.joint_map,
             clips,
             meshes,
-            warnings: merge_skin_warnings(std::mem::take(&mut self.warnings)),
+            warnings: merge_skin_warnings(warnings),
             units: "metres",
         })
+    }
+
+    /// Checks every skin's inverse-bind accessor, whether a mesh uses the
+    /// skin or not: its type, its bounds and that it has a matrix per joint.
+    /// Nothing is decoded here; [`Doc::skin_binding`] decodes the matrices of
+    /// the skin's joints only, however many the accessor declares.
+    fn check_skins(&mut self) -> Result<(), ImportError> {
+        for s in 0..self.root.skins.len() {
+            let Some(acc) = self.root.skins[s].inverse_bind_matrices else {
+                continue;
+            };
+            let joints = self.root.skins[s].joints.len();
+            let from = jp(format_args!("/skins/{s}/inverseBindMatrices"));
+            let (_, _, count) =
+                self.read_floats_upto(acc.value(), &from, &[Type::Mat4], false, 0)?;
+            if count < joints {
+                return Err(self.err(
+                    from,
+                    format!("{count} inverse bind matrices for {joints} joints"),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn check_asset(&self) -> Result<(), ImportError> {
@@ -1016,9 +1122,10 @@ impl Doc<'_> {
             return Err(self.err(path, format!("buffer {b} does not exist")));
         };
         let declared = buffer.byte_length.0;
-        let mut data = match buffer.uri.as_deref() {
+        let uri = buffer.uri.clone();
+        let data: Cow<'a, [u8]> = match uri.as_deref() {
             None => match self.bin {
-                Some(bin) if b == 0 => bin.to_vec(),
+                Some(bin) if b == 0 => Cow::Borrowed(bin),
                 _ => {
                     return Err(self.err(
                         path,
@@ -1030,9 +1137,21 @@ impl Doc<'_> {
                 let Some((_, payload)) = uri.split_once(";base64,") else {
                     return Err(self.err(path, "data URI is not base64-encoded"));
                 };
-                base64::engine::general_purpose::STANDARD
-                    .decode(payload.trim())
-                    .map_err(|e| self.err(path.clone(), format!("bad base64 in data URI: {e}")))?
+                let payload = payload.trim();
+                // What the decoder allocates: 3 bytes per 4 characters.
+                let decoded = (payload.len() as u64).div_ceil(4) * 3;
+                self.charge(
+                    decoded,
+                    format_args!(
+                        "buffer {b}: a data URI of {} base64 characters, decoded",
+                        fmt_count(payload.len() as u64)
+                    ),
+                    &path,
+                )?;
+                let data = base64::engine::general_purpose::STANDARD
+                    .decode(payload)
+                    .map_err(|e| self.err(path.clone(), format!("bad base64 in data URI: {e}")))?;
+                Cow::Owned(data)
             }
             Some(uri) if uri.contains("://") => {
                 return Err(self.err(
@@ -1048,12 +1167,33 @@ impl Doc<'_> {
                     ));
                 };
                 let file = dir.join(percent_decode(uri));
-                std::fs::read(&file).map_err(|e| {
+                // `byteLength` bytes at most are read, charged first: a
+                // buffer that names a device or a huge file costs what the
+                // document declares, not what the file holds.
+                self.charge(
+                    declared,
+                    format_args!(
+                        "buffer {b} ({}): byteLength {}",
+                        file.display(),
+                        fmt_count(declared)
+                    ),
+                    &path,
+                )?;
+                let cannot = |e: &dyn std::fmt::Display| {
                     self.err(
                         path.clone(),
                         format!("missing buffer file {}: {e}", file.display()),
                     )
-                })?
+                };
+                let f = std::fs::File::open(&file).map_err(|e| cannot(&e))?;
+                let mut data = Vec::new();
+                // Charged above, so within `usize`.
+                data.try_reserve_exact(usize::try_from(declared).unwrap_or(usize::MAX))
+                    .map_err(|e| cannot(&e))?;
+                f.take(declared)
+                    .read_to_end(&mut data)
+                    .map_err(|e| cannot(&e))?;
+                Cow::Owned(data)
             }
         };
         if (data.len() as u64) < declared {
@@ -1065,7 +1205,14 @@ impl Doc<'_> {
                 ),
             ));
         }
-        data.truncate(declared as usize);
+        // `declared` is at most the length, so within `usize`.
+        let data = match data {
+            Cow::Borrowed(d) => Cow::Borrowed(&d[..declared as usize]),
+            Cow::Owned(mut d) => {
+                d.truncate(declared as usize);
+                Cow::Owned(d)
+            }
+        };
         self.buffers.insert(b, data);
         Ok(())
     }
@@ -1092,7 +1239,7 @@ impl Doc<'_> {
             }
         }
         self.load_buffer(b)?;
-        let data = self.buffers.get(&b).map_or(&[][..], Vec::as_slice);
+        let data = self.buffers.get(&b).map_or(&[][..], |d| &d[..]);
         let end = off.checked_add(len);
         match end {
             Some(end) if end <= data.len() as u64 => Ok(ViewRef {
@@ -1119,8 +1266,16 @@ impl Doc<'_> {
     }
 
     /// Reads accessor `a` (referenced from `from`) after checking that its
-    /// type is one of `types`.
-    fn read_raw(&mut self, a: usize, from: &str, types: &[Type]) -> Result<Raw, ImportError> {
+    /// type is one of `types`: every check of the whole accessor (type,
+    /// bounds, sparse indices and values), but only its first `limit`
+    /// elements are decoded, charged to the budget as `f64` components.
+    fn read_raw(
+        &mut self,
+        a: usize,
+        from: &str,
+        types: &[Type],
+        limit: usize,
+    ) -> Result<Raw, ImportError> {
         let path = jp(format_args!("/accessors/{a}"));
         let Some(acc) = self.root.accessors.get(a) else {
             return Err(self.err(from, format!("refers to missing accessor {a}")));
@@ -1152,14 +1307,21 @@ impl Doc<'_> {
                 format!("{component:?} components cannot be normalized"),
             ));
         }
+        // Elements decoded: the accessor's, up to `limit`. An accessor
+        // without a buffer view is all zeros, so nothing but the budget
+        // bounds its count.
+        let kept64 = count64.min(limit as u64);
+        let kept = usize::try_from(kept64).unwrap_or(usize::MAX);
+        let decoded = format_args!(
+            "accessor {a}: {} {ty:?} elements of {comps} components, decoded as f64",
+            fmt_count(kept64)
+        );
         let mut values;
-        let count;
-        match view {
+        let view_ref = match view {
             Some(v) => {
                 let vr = self.view_bytes(v, &jp(format_args!("{path}/bufferView")))?;
-                let bytes = self.view_slice(&vr);
-                let stride = vr.stride;
-                let stride = stride.unwrap_or(elem) as u64;
+                let view_len = (vr.end - vr.start) as u64;
+                let stride = vr.stride.unwrap_or(elem) as u64;
                 if stride < elem as u64 {
                     return Err(self.err(
                         path,
@@ -1177,50 +1339,48 @@ impl Doc<'_> {
                         .and_then(|x| x.checked_add(acc_off))
                 };
                 match need {
-                    Some(need) if need <= bytes.len() as u64 => {}
+                    Some(need) if need <= view_len => {}
                     _ => {
                         return Err(self.err(
                             path,
                             format!(
-                                "accessor out of bounds: {count64} elements of {elem} bytes at byteOffset {acc_off} (stride {stride}) do not fit buffer view {v} ({} bytes)",
-                                bytes.len()
+                                "accessor out of bounds: {count64} elements of {elem} bytes at byteOffset {acc_off} (stride {stride}) do not fit buffer view {v} ({view_len} bytes)"
                             ),
                         ))
                     }
                 }
-                count = count64 as usize;
-                values = Vec::with_capacity(count * comps);
-                for e in 0..count {
-                    let base = acc_off as usize + e * stride as usize;
-                    for c in 0..comps {
-                        let at = base + c * csize;
-                        let x = read_component(bytes, at, component)
-                            .ok_or_else(|| self.err(path.clone(), "accessor out of bounds"))?;
-                        values.push(x);
-                    }
-                }
+                values = self.alloc::<f64>(kept.saturating_mul(comps), decoded, &path)?;
+                Some((vr, stride as usize))
             }
             None => {
-                if count64.saturating_mul(comps as u64) > MAX_ZERO_ACCESSOR_VALUES {
-                    return Err(self.err(
-                        path,
-                        format!("accessor without a buffer view has too many elements ({count64})"),
-                    ));
+                values = self.alloc::<f64>(kept.saturating_mul(comps), decoded, &path)?;
+                values.resize(kept * comps, 0.0);
+                None
+            }
+        };
+        if let Some((vr, stride)) = view_ref {
+            let bytes = self.view_slice(&vr);
+            for e in 0..kept {
+                let base = acc_off as usize + e * stride;
+                for c in 0..comps {
+                    let at = base + c * csize;
+                    let x = read_component(bytes, at, component)
+                        .ok_or_else(|| self.err(path.clone(), "accessor out of bounds"))?;
+                    values.push(x);
                 }
-                count = count64 as usize;
-                values = vec![0.0; count * comps];
             }
         }
+        // Saturated where `usize` is narrower: only compared with indices.
+        let count = usize::try_from(count64).unwrap_or(usize::MAX);
         if let Some(sp) = sparse {
             let spath = jp(format_args!("{path}/sparse"));
             let n = sp.count.0;
-            if n == 0 || n > count as u64 {
+            if n == 0 || n > count64 {
                 return Err(self.err(
                     spath + "/count",
-                    format!("sparse count {n} is not in 1..={count}"),
+                    format!("sparse count {n} is not in 1..={count64}"),
                 ));
             }
-            let n = n as usize;
             let Checked::Valid(json::accessor::IndexComponentType(icomp)) =
                 sp.indices.component_type
             else {
@@ -1234,12 +1394,21 @@ impl Doc<'_> {
                 sp.values.buffer_view.value(),
                 &jp(format_args!("{spath}/values/bufferView")),
             )?;
-            let ioff = sp.indices.byte_offset.0 as usize;
-            let voff = sp.values.byte_offset.0 as usize;
+            // Every index and value must lie in its view, which bounds `n`.
+            let (ilen, vlen) = ((ivr.end - ivr.start) as u64, (vvr.end - vvr.start) as u64);
+            let ioff = sp.indices.byte_offset.0;
+            let voff = sp.values.byte_offset.0;
+            if n.saturating_mul(icomp.size() as u64).saturating_add(ioff) > ilen {
+                return Err(self.err(spath + "/indices", "sparse indices out of bounds"));
+            }
+            if n.saturating_mul(elem as u64).saturating_add(voff) > vlen {
+                return Err(self.err(spath + "/values", "sparse values out of bounds"));
+            }
+            let (n, ioff, voff) = (n as usize, ioff as usize, voff as usize);
             let mut last: Option<usize> = None;
             for k in 0..n {
-                let at = ioff.checked_add(k * icomp.size());
-                let idx = at.and_then(|at| read_component(self.view_slice(&ivr), at, icomp));
+                let at = ioff + k * icomp.size();
+                let idx = read_component(self.view_slice(&ivr), at, icomp);
                 let Some(idx) = idx else {
                     return Err(self.err(spath + "/indices", "sparse indices out of bounds"));
                 };
@@ -1252,13 +1421,13 @@ impl Doc<'_> {
                 }
                 last = Some(idx);
                 for c in 0..comps {
-                    let at = voff.checked_add((k * comps + c) * csize);
-                    let Some(x) =
-                        at.and_then(|at| read_component(self.view_slice(&vvr), at, component))
-                    else {
+                    let at = voff + (k * comps + c) * csize;
+                    let Some(x) = read_component(self.view_slice(&vvr), at, component) else {
                         return Err(self.err(spath + "/values", "sparse values out of bounds"));
                     };
-                    values[idx * comps + c] = x;
+                    if idx < kept {
+                        values[idx * comps + c] = x;
+                    }
                 }
             }
         }
@@ -1289,7 +1458,21 @@ impl Doc<'_> {
         types: &[Type],
         allow_ints: bool,
     ) -> Result<(Vec<f32>, usize, usize), ImportError> {
-        let raw = self.read_raw(a, from, types)?;
+        self.read_floats_upto(a, from, types, allow_ints, usize::MAX)
+    }
+
+    /// [`Doc::read_floats`] of the first `limit` elements only (the count
+    /// returned is the accessor's own); the `f64` components decoded on the
+    /// way are given back to the budget.
+    fn read_floats_upto(
+        &mut self,
+        a: usize,
+        from: &str,
+        types: &[Type],
+        allow_ints: bool,
+        limit: usize,
+    ) -> Result<(Vec<f32>, usize, usize), ImportError> {
+        let raw = self.read_raw(a, from, types, limit)?;
         let div = match raw.component {
             ComponentType::F32 => None,
             _ if raw.normalized => Some(match raw.component {
@@ -1306,15 +1489,21 @@ impl Doc<'_> {
                 ))
             }
         };
-        let v = match div {
-            None => raw.values.iter().map(|&x| x as f32).collect(),
-            Some(d) if raw.normalized => raw
-                .values
-                .iter()
-                .map(|&x| ((x / d) as f32).max(-1.0))
-                .collect(),
-            Some(_) => raw.values.iter().map(|&x| x as f32).collect(),
-        };
+        let mut v = self.alloc::<f32>(
+            raw.values.len(),
+            format_args!(
+                "accessor {a}: {} float components",
+                fmt_count(raw.values.len() as u64)
+            ),
+            &jp(format_args!("/accessors/{a}")),
+        )?;
+        match div {
+            Some(d) if raw.normalized => {
+                v.extend(raw.values.iter().map(|&x| ((x / d) as f32).max(-1.0)));
+            }
+            _ => v.extend(raw.values.iter().map(|&x| x as f32)),
+        }
+        self.budget.release(bytes_of::<f64>(raw.values.len()));
         Ok((v, raw.comps, raw.count))
     }
 
@@ -1325,7 +1514,7 @@ impl Doc<'_> {
         from: &str,
         types: &[Type],
     ) -> Result<(Vec<u32>, usize, usize), ImportError> {
-        let raw = self.read_raw(a, from, types)?;
+        let raw = self.read_raw(a, from, types, usize::MAX)?;
         if !matches!(
             raw.component,
             ComponentType::U8 | ComponentType::U16 | ComponentType::U32
@@ -1340,11 +1529,17 @@ impl Doc<'_> {
                 ),
             ));
         }
-        Ok((
-            raw.values.iter().map(|&x| x as u32).collect(),
-            raw.comps,
-            raw.count,
-        ))
+        let mut v = self.alloc::<u32>(
+            raw.values.len(),
+            format_args!(
+                "accessor {a}: {} integer components",
+                fmt_count(raw.values.len() as u64)
+            ),
+            &jp(format_args!("/accessors/{a}")),
+        )?;
+        v.extend(raw.values.iter().map(|&x| x as u32));
+        self.budget.release(bytes_of::<f64>(raw.values.len()));
+        Ok((v, raw.comps, raw.count))
     }
 
     // -----------------------------------------------------------------------
@@ -1376,12 +1571,15 @@ impl Doc<'_> {
         Ok(n)
     }
 
-    fn import_clip(
+    /// Reads animation `a`'s channels, works out its rate and frame count,
+    /// and charges its keys and float tracks to the budget; `None` (with a
+    /// warning) when no channel animates the skeleton.
+    fn prepare_clip(
         &mut self,
         a: usize,
         info: &SkeletonInfo,
         opts: &GltfOptions,
-    ) -> Result<Option<OwnedClip>, ImportError> {
+    ) -> Result<Option<PreparedClip>, ImportError> {
         let anim = &self.root.animations[a];
         let name = anim
             .name
@@ -1399,7 +1597,9 @@ impl Doc<'_> {
             .map(|s| (s.input.value(), s.output.value(), s.interpolation))
             .collect();
         let mut tracks = Vec::new();
-        let mut float_names = Vec::new();
+        let mut weights = Vec::new();
+        let mut float_count = 0usize;
+        let mut track_bytes = 0u64;
         let mut ignored = 0usize;
         for (c, &(s, node, prop)) in channels.iter().enumerate() {
             let cpath = jp(format_args!("/animations/{a}/channels/{c}"));
@@ -1424,14 +1624,13 @@ impl Doc<'_> {
             let (target, width, ty) = match (prop, joint) {
                 (Property::MorphTargetWeights, _) => {
                     let n = self.morph_target_count(node, &format!("{cpath}/target/node"))?;
-                    let first = float_names.len();
                     let label = match self.root.nodes[node].name.as_deref() {
                         Some(s) if !s.is_empty() => s.to_string(),
                         _ => node.to_string(),
                     };
-                    for t in 0..n {
-                        float_names.push(format!("morph/{label}/{t}"));
-                    }
+                    let first = float_count;
+                    float_count = float_count.saturating_add(n);
+                    weights.push((label, n));
                     (Target::Weights(node, first), n, Type::Scalar)
                 }
                 (_, None) => {
@@ -1485,6 +1684,7 @@ impl Doc<'_> {
                     }
                 }
             }
+            track_bytes += bytes_of::<f32>(times.len()) + bytes_of::<f32>(values.len());
             tracks.push(Track {
                 target,
                 interpolation,
@@ -1517,29 +1717,107 @@ impl Doc<'_> {
             None => detect_rate(&tracks, start).unwrap_or(f64::from(DEFAULT_SAMPLE_RATE)),
         };
         let span = ((end - start) * rate - 1e-3).ceil().max(0.0);
-        let soa = info.skeleton.view().soa_count();
-        if span.is_nan()
-            || span >= MAX_FRAMES as f64
-            || (span as usize + 1).saturating_mul(soa) > MAX_CLIP_BLOCKS
-        {
+        let clip_path = jp(format_args!("/animations/{a}"));
+        if span.is_nan() || span >= MAX_FRAMES as f64 {
             return Err(self.err(
-                jp(format_args!("/animations/{a}")),
+                clip_path,
                 format!(
-                    "clip {name:?} lasts {:.3} s: {span} frames at {rate} Hz exceed the import limit",
-                    end - start
+                    "clip {name:?} lasts {:.3} s: {span} frames at {rate} Hz exceed the import limit of {} frames",
+                    end - start,
+                    fmt_count(MAX_FRAMES as u64)
                 ),
             ));
         }
         let frames = span as usize + 1;
         let joints = info.rest.len();
-        let mut keys = vec![SoaTransform::IDENTITY; frames * soa];
-        let mut floats: Vec<FloatTrack> = float_names
-            .into_iter()
-            .map(|name| FloatTrack {
-                name,
-                values: vec![0.0; frames],
-            })
-            .collect();
+        let soa = info.skeleton.view().soa_count();
+        self.charge(
+            bytes_of::<SoaTransform>(frames.saturating_mul(soa)),
+            format_args!("clip {name:?}: {}", fmt_keys(frames as u64, joints, soa)),
+            &clip_path,
+        )?;
+        if float_count > 0 {
+            // Values, plus each track's name (`morph/<label>/<index>`).
+            let names: u64 = weights
+                .iter()
+                .map(|(label, n)| (*n as u64).saturating_mul(label.len() as u64 + 7 + 20))
+                .fold(0, u64::saturating_add);
+            let per_track = bytes_of::<f32>(frames) + bytes_of::<FloatTrack>(1);
+            self.charge(
+                (float_count as u64)
+                    .saturating_mul(per_track)
+                    .saturating_add(names),
+                format_args!(
+                    "clip {name:?}: {} morph-weight tracks × {} frames",
+                    fmt_count(float_count as u64),
+                    fmt_count(frames as u64)
+                ),
+                &clip_path,
+            )?;
+        }
+        Ok(Some(PreparedClip {
+            a,
+            name,
+            tracks,
+            track_bytes,
+            weights,
+            float_count,
+            start,
+            end,
+            rate,
+            frames,
+        }))
+    }
+
+    /// Resamples a prepared clip (its keys and float tracks were charged by
+    /// [`Doc::prepare_clip`]) and gives its channels' keys back to the budget.
+    fn resample_clip(
+        &mut self,
+        p: PreparedClip,
+        info: &SkeletonInfo,
+    ) -> Result<OwnedClip, ImportError> {
+        let PreparedClip {
+            a,
+            name,
+            tracks,
+            track_bytes,
+            weights,
+            float_count,
+            start,
+            end,
+            rate,
+            frames,
+        } = p;
+        let clip_path = jp(format_args!("/animations/{a}"));
+        let alloc_err = |this: &Self, e: std::collections::TryReserveError| {
+            this.err(
+                clip_path.clone(),
+                format!("clip {name:?}: cannot allocate: {e}"),
+            )
+        };
+        let joints = info.rest.len();
+        let soa = info.skeleton.view().soa_count();
+        let mut keys = Vec::new();
+        keys.try_reserve_exact(frames * soa)
+            .map_err(|e| alloc_err(self, e))?;
+        keys.resize(frames * soa, SoaTransform::IDENTITY);
+        let mut floats: Vec<FloatTrack> = Vec::new();
+        floats
+            .try_reserve_exact(float_count)
+            .map_err(|e| alloc_err(self, e))?;
+        for (label, n) in &weights {
+            for t in 0..*n {
+                let mut values = Vec::new();
+                values
+                    .try_reserve_exact(frames)
+                    .map_err(|e| alloc_err(self, e))?;
+                values.resize(frames, 0.0);
+                floats.push(FloatTrack {
+                    name: format!("morph/{label}/{t}"),
+                    values,
+                });
+            }
+        }
         let mut prev: Vec<Option<[f32; 4]>> = vec![None; joints];
         let mut pose = info.rest.clone();
         let mut scratch = Vec::new();
@@ -1591,11 +1869,12 @@ impl Doc<'_> {
                 keys[f * soa + j / 4].set(j % 4, p);
             }
         }
-        let clip_path = jp(format_args!("/animations/{a}"));
+        drop(tracks);
+        self.budget.release(track_bytes);
         let clip = OwnedClip::new(name.clone(), rate as f32, soa, keys)
             .and_then(|c| c.with_float_tracks(floats))
             .map_err(|e| self.err(clip_path, format!("clip {name:?}: {e}")))?;
-        Ok(Some(clip))
+        Ok(clip)
     }
 
     // -----------------------------------------------------------------------
@@ -1616,8 +1895,8 @@ impl Doc<'_> {
             .enumerate()
             .filter_map(|(i, n)| n.skin.map(|s| (i, n.mesh.map(|m| m.value()), s.value())))
             .collect();
-        // IBMs of each skin, per sinew joint.
-        let mut skin_cache: HashMap<usize, Binding> = HashMap::new();
+        // IBMs of each skin, per sinew joint, shared by the nodes using it.
+        let mut skin_cache: HashMap<usize, Rc<Binding>> = HashMap::new();
         for (node, mesh, skin) in skinned {
             if skin >= self.root.skins.len() {
                 return Err(self.err(
@@ -1637,10 +1916,10 @@ impl Doc<'_> {
                 ));
             }
             let binding = match skin_cache.get(&skin) {
-                Some(b) => b.clone(),
+                Some(b) => Rc::clone(b),
                 None => {
-                    let b = self.skin_binding(skin, info)?;
-                    skin_cache.insert(skin, b.clone());
+                    let b = Rc::new(self.skin_binding(skin, info)?);
+                    skin_cache.insert(skin, Rc::clone(&b));
                     b
                 }
             };
@@ -1661,7 +1940,17 @@ impl Doc<'_> {
                     if let Some(c) = &binding.shape {
                         apply_bind_shape(&mut mesh, c);
                     }
-                    mesh.inverse_bind = binding.ibm.clone();
+                    let mut ibm = self.alloc(
+                        binding.ibm.len(),
+                        format_args!(
+                            "mesh {:?}: {} inverse bind matrices",
+                            mesh.name,
+                            binding.ibm.len()
+                        ),
+                        &jp(format_args!("/meshes/{m}/primitives/{p}")),
+                    )?;
+                    ibm.extend_from_slice(&binding.ibm);
+                    mesh.inverse_bind = ibm;
                     out.push(mesh);
                 }
             }
@@ -1672,7 +1961,13 @@ impl Doc<'_> {
     /// Per-sinew-joint inverse bind matrices of a skin and the sinew index of
     /// each of its joints.
     fn skin_binding(&mut self, s: usize, info: &SkeletonInfo) -> Result<Binding, ImportError> {
-        let mut ibm: Vec<Mat4> = info.skeleton.view().inverse_bind().to_vec();
+        let view = info.skeleton.view();
+        let mut ibm: Vec<Mat4> = self.alloc(
+            view.joint_count(),
+            format_args!("skin {s}: {} inverse bind matrices", view.joint_count()),
+            &jp(format_args!("/skins/{s}")),
+        )?;
+        ibm.extend_from_slice(view.inverse_bind());
         let joints: Vec<usize> = self.root.skins[s]
             .joints
             .iter()
@@ -1684,7 +1979,9 @@ impl Doc<'_> {
             .collect();
         if let Some(acc) = self.root.skins[s].inverse_bind_matrices {
             let from = jp(format_args!("/skins/{s}/inverseBindMatrices"));
-            let (m, _, count) = self.read_floats(acc.value(), &from, &[Type::Mat4], false)?;
+            // The matrices of the skin's joints only (an accessor may declare more).
+            let (m, _, count) =
+                self.read_floats_upto(acc.value(), &from, &[Type::Mat4], false, joints.len())?;
             if count < joints.len() {
                 return Err(self.err(
                     from,
@@ -1702,6 +1999,7 @@ impl Doc<'_> {
                     ],
                 };
             }
+            self.free(m);
         } else {
             for &j in &joint_of {
                 ibm[j as usize] = Mat4::IDENTITY;
@@ -1872,9 +2170,12 @@ impl Doc<'_> {
                 "skinned primitive has no JOINTS_0/WEIGHTS_0 attributes",
             ));
         }
+        // Everything below is charged as it is allocated, and temporaries
+        // are given back when freed.
         let apath = |s: &str| format!("{ppath}/attributes/{s}");
         let (pv, _, n) = self.read_floats(pos, &apath("POSITION"), &[Type::Vec3], true)?;
-        let positions: Vec<[f32; 3]> = pv.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect();
+        let positions: Vec<[f32; 3]> = self.rows(&pv, &name, "positions", &ppath)?;
+        self.free(pv);
         let count_check = |this: &Self, what: &str, c: usize| {
             if c == n {
                 Ok(())
@@ -1889,7 +2190,9 @@ impl Doc<'_> {
             Some(a) => {
                 let (v, _, c) = self.read_floats(a, &apath("NORMAL"), &[Type::Vec3], false)?;
                 count_check(self, "NORMAL", c)?;
-                v.chunks_exact(3).map(|c| [c[0], c[1], c[2]]).collect()
+                let rows = self.rows(&v, &name, "normals", &ppath)?;
+                self.free(v);
+                rows
             }
             None => Vec::new(),
         };
@@ -1897,14 +2200,31 @@ impl Doc<'_> {
             Some(a) => {
                 let (v, _, c) = self.read_floats(a, &apath("TANGENT"), &[Type::Vec4], false)?;
                 count_check(self, "TANGENT", c)?;
-                v.chunks_exact(4)
-                    .map(|c| [c[0], c[1], c[2], c[3]])
-                    .collect()
+                let rows = self.rows(&v, &name, "tangents", &ppath)?;
+                self.free(v);
+                rows
             }
             None => Vec::new(),
         };
         // (sinew joint, weight) candidates per vertex over every set.
-        let mut cands: Vec<Vec<(u16, f32)>> = vec![Vec::with_capacity(4 * sets.len()); n];
+        let per_vertex = 4 * sets.len();
+        let cand_bytes = bytes_of::<(u16, f32)>(n.saturating_mul(per_vertex));
+        self.charge(
+            cand_bytes,
+            format_args!(
+                "mesh {name:?}: {} vertices × {per_vertex} influence candidates",
+                fmt_count(n as u64)
+            ),
+            &ppath,
+        )?;
+        let mut cands: Vec<Vec<(u16, f32)>> = self.alloc(
+            n,
+            format_args!("mesh {name:?}: {} vertices", fmt_count(n as u64)),
+            &ppath,
+        )?;
+        for _ in 0..n {
+            cands.push(Vec::with_capacity(per_vertex));
+        }
         for &(k, ja, wa) in &sets {
             let jname = format!("JOINTS_{k}");
             let wname = format!("WEIGHTS_{k}");
@@ -1939,12 +2259,17 @@ impl Doc<'_> {
                     }
                 }
             }
+            self.free(jv);
+            self.free(wv);
         }
         let fallback = joint_of.first().copied().unwrap_or(0);
         let (mut lost, mut unweighted) = (0usize, 0usize);
-        let (mut joints, mut weights) = (Vec::with_capacity(n), Vec::with_capacity(n));
         let n1 = if slots > 4 { n } else { 0 };
-        let (mut joints1, mut weights1) = (Vec::with_capacity(n1), Vec::with_capacity(n1));
+        let what = format_args!("mesh {name:?}: {} influences", fmt_count(n as u64));
+        let mut joints: Vec<[u16; 4]> = self.alloc(n, what, &ppath)?;
+        let mut weights: Vec<[f32; 4]> = self.alloc(n, what, &ppath)?;
+        let mut joints1: Vec<[u16; 4]> = self.alloc(n1, what, &ppath)?;
+        let mut weights1: Vec<[f32; 4]> = self.alloc(n1, what, &ppath)?;
         let mut more_than_four = false;
         for c in &mut cands {
             c.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -1971,9 +2296,11 @@ impl Doc<'_> {
                 weights1.push([ww[4], ww[5], ww[6], ww[7]]);
             }
         }
+        self.free(cands);
+        self.budget.release(cand_bytes);
         if !more_than_four {
-            joints1 = Vec::new();
-            weights1 = Vec::new();
+            self.free(std::mem::take(&mut joints1));
+            self.free(std::mem::take(&mut weights1));
         }
         if lost > 0 {
             self.warnings.push(format!(
@@ -1996,22 +2323,49 @@ impl Doc<'_> {
                 }
                 v
             }
-            None => (0..n as u32).collect(),
+            None => {
+                let mut v = self.alloc(
+                    n,
+                    format_args!("mesh {name:?}: {} indices", fmt_count(n as u64)),
+                    &ppath,
+                )?;
+                v.extend(0..n as u32);
+                v
+            }
         };
+        let triangles = match mode {
+            Mode::TriangleStrip | Mode::TriangleFan => raw_indices.len().saturating_sub(2),
+            _ => 0,
+        };
+        let mut expanded: Vec<u32> = self.alloc(
+            3 * triangles,
+            format_args!(
+                "mesh {name:?}: {} triangles of a {mode:?}",
+                fmt_count(triangles as u64)
+            ),
+            &ppath,
+        )?;
         let indices = match mode {
-            Mode::TriangleStrip => (2..raw_indices.len())
-                .flat_map(|i| {
+            Mode::TriangleStrip => {
+                expanded.extend((2..raw_indices.len()).flat_map(|i| {
                     let (a, b, c) = (raw_indices[i - 2], raw_indices[i - 1], raw_indices[i]);
                     if i % 2 == 0 {
                         [a, b, c]
                     } else {
                         [b, a, c]
                     }
-                })
-                .collect(),
-            Mode::TriangleFan => (2..raw_indices.len())
-                .flat_map(|i| [raw_indices[0], raw_indices[i - 1], raw_indices[i]])
-                .collect(),
+                }));
+                self.free(raw_indices);
+                expanded
+            }
+            Mode::TriangleFan => {
+                expanded.extend(
+                    (2..raw_indices.len())
+                        .flat_map(|i| [raw_indices[0], raw_indices[i - 1], raw_indices[i]]),
+                );
+                self.free(raw_indices);
+                expanded
+            }
             _ => {
                 if !raw_indices.len().is_multiple_of(3) {
                     let at = match prim_indices {
@@ -2029,7 +2383,7 @@ impl Doc<'_> {
                 raw_indices
             }
         };
-        Ok(Some(Mesh {
+        let mesh = Mesh {
             name,
             positions,
             normals,
@@ -2040,7 +2394,31 @@ impl Doc<'_> {
             weights1,
             indices,
             inverse_bind: Vec::new(),
-        }))
+        };
+        Ok(Some(mesh))
+    }
+
+    /// Frees a temporary vector charged for its length and gives the bytes back.
+    fn free<T>(&mut self, v: Vec<T>) {
+        self.budget.release(bytes_of::<T>(v.len()));
+    }
+
+    /// `flat` (from an accessor of `N`-component elements) as rows, charged.
+    fn rows<const N: usize>(
+        &mut self,
+        flat: &[f32],
+        mesh: &str,
+        what: &str,
+        path: &str,
+    ) -> Result<Vec<[f32; N]>, ImportError> {
+        let count = flat.len() / N;
+        let mut out = self.alloc(
+            count,
+            format_args!("mesh {mesh:?}: {} {what}", fmt_count(count as u64)),
+            path,
+        )?;
+        out.extend(flat.chunks_exact(N).map(|c| std::array::from_fn(|i| c[i])));
+        Ok(out)
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{bvh, gltf, ozz, read_file, Asset, ImportError, Location};
+use super::{bvh, gltf, ozz, read_file, Asset, ImportError, Location, DEFAULT_MEMORY_BUDGET};
 
 /// Options shared by every importer the dispatcher calls.
 #[derive(Clone, Copy, Debug)]
@@ -17,6 +17,11 @@ pub struct LoadOptions {
     /// Keep up to eight skinning influences per glTF vertex instead of four
     /// (see [`gltf::GltfOptions::eight_influences`]).
     pub eight_influences: bool,
+    /// Bytes each asset (one glTF or BVH file, or one ozz skeleton with the
+    /// animations after it) may allocate for its buffers, clips, float
+    /// tracks and meshes; an import that would exceed it fails before
+    /// allocating. [`DEFAULT_MEMORY_BUDGET`] (512 MiB) by default.
+    pub memory_budget: usize,
 }
 
 impl Default for LoadOptions {
@@ -26,6 +31,7 @@ impl Default for LoadOptions {
             bvh_scale: 0.01,
             bvh_end_sites: true,
             eight_influences: false,
+            memory_budget: DEFAULT_MEMORY_BUDGET,
         }
     }
 }
@@ -95,6 +101,7 @@ pub fn load_files(paths: &[PathBuf], opts: &LoadOptions) -> Result<Vec<Asset>, I
                 &gltf::GltfOptions {
                     sample_rate: opts.sample_rate,
                     eight_influences: opts.eight_influences,
+                    memory_budget: opts.memory_budget,
                 },
             )?),
             FileKind::Bvh => assets.push(bvh::load(
@@ -102,6 +109,7 @@ pub fn load_files(paths: &[PathBuf], opts: &LoadOptions) -> Result<Vec<Asset>, I
                 &bvh::BvhOptions {
                     scale: opts.bvh_scale,
                     end_sites: opts.bvh_end_sites,
+                    memory_budget: opts.memory_budget,
                 },
             )?),
             FileKind::OzzSkeleton => {
@@ -110,8 +118,11 @@ pub fn load_files(paths: &[PathBuf], opts: &LoadOptions) -> Result<Vec<Asset>, I
                     animations.push(&paths[i]);
                     i += 1;
                 }
-                let rate = opts.sample_rate.unwrap_or(30.0);
-                assets.push(ozz::load(path, &animations, rate)?);
+                let ozz_opts = ozz::OzzOptions {
+                    sample_rate: opts.sample_rate.unwrap_or(ozz::DEFAULT_SAMPLE_RATE),
+                    memory_budget: opts.memory_budget,
+                };
+                assets.push(ozz::load(path, &animations, &ozz_opts)?);
             }
             FileKind::OzzAnimation => {
                 return Err(ImportError::new(

@@ -5,6 +5,12 @@
 //! clips in skeleton order, skinned meshes, and warnings. Every failure is an
 //! [`ImportError`] that names the file, the position (line, byte offset or
 //! glTF JSON path) and what is wrong; importers never panic on bad input.
+//!
+//! Each import has a memory budget ([`DEFAULT_MEMORY_BUDGET`] unless the
+//! options say otherwise): what it would allocate from sizes read in the
+//! file is counted before allocating, across all clips, float tracks and
+//! meshes, and an import that would exceed it fails with an error naming
+//! what did not fit. Allocation failures are errors too, never aborts.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -14,10 +20,14 @@ use sinew_core::{Error, Mat4};
 
 use crate::assets::{AlignedBytes, OwnedClip, OwnedSkeleton};
 
+mod budget;
 pub mod bvh;
 pub mod gltf;
 pub mod load;
 pub mod ozz;
+
+pub use budget::DEFAULT_MEMORY_BUDGET;
+pub(crate) use budget::{bytes_of, fmt_count, fmt_keys, Budget};
 
 /// Where in a file an import error was found.
 #[derive(Clone, Debug, PartialEq, Eq)]

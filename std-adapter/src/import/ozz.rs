@@ -44,8 +44,12 @@
 //! its last, the nearest key holds. Joints without a track keep the rest pose.
 //!
 //! Nothing here panics on bad input: every count is checked against the bytes
-//! left before anything is allocated from it, and every failure is an
-//! [`ImportError`] at the byte offset of the offending field.
+//! left before anything is allocated from it, decoded keys and resampled
+//! clips are charged to the import's memory budget
+//! ([`OzzOptions::memory_budget`]; one budget for a skeleton and all its
+//! animations in [`load`]) before they are allocated, and every failure is
+//! an [`ImportError`] at the byte offset of the offending field (the
+//! duration, for a clip over the budget).
 
 use std::path::{Path, PathBuf};
 
@@ -53,7 +57,9 @@ use sinew_core::skeleton::{self, JointDef};
 use sinew_core::soa::LANES;
 use sinew_core::{Quat, SoaTransform, Transform, Vec3, MAX_JOINTS};
 
-use super::{read_file, Asset, ImportError, Location};
+use super::{
+    fmt_count, fmt_keys, read_file, Asset, Budget, ImportError, Location, DEFAULT_MEMORY_BUDGET,
+};
 use crate::assets::{AlignedBytes, OwnedClip, OwnedSkeleton};
 
 /// Skeleton archive version this importer reads.
@@ -66,9 +72,28 @@ pub const ANIMATION_VERSION: u32 = 7;
 /// are 30 Hz): the one [`sinew_core::clip::DEFAULT_SAMPLE_RATE`].
 pub use sinew_core::clip::DEFAULT_SAMPLE_RATE;
 
-/// Largest resampled clip, in bytes of keys, an animation may expand to
-/// (guards against a corrupt duration asking for billions of frames).
-pub const MAX_CLIP_BYTES: usize = 1 << 30;
+/// Options of the ozz animation importer.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OzzOptions {
+    /// Rate (frames per second) animations are resampled at, finite and
+    /// positive; [`DEFAULT_SAMPLE_RATE`] by default, the rate of the ozz
+    /// sample clips.
+    pub sample_rate: f32,
+    /// Bytes one import may allocate for decoded keys and resampled clips
+    /// (a corrupt duration asks for billions of frames);
+    /// [`DEFAULT_MEMORY_BUDGET`] by default. [`load`] shares it between
+    /// all the animations of one skeleton.
+    pub memory_budget: usize,
+}
+
+impl Default for OzzOptions {
+    fn default() -> Self {
+        OzzOptions {
+            sample_rate: DEFAULT_SAMPLE_RATE,
+            memory_budget: DEFAULT_MEMORY_BUDGET,
+        }
+    }
+}
 
 const SKELETON_TAG: &str = "ozz-skeleton";
 const ANIMATION_TAG: &str = "ozz-animation";
@@ -473,6 +498,8 @@ impl Kind {
 struct KindCounts {
     kind: Kind,
     keys: usize,
+    /// Offset of the key count (blamed when the keys exceed the budget).
+    keys_at: usize,
     iframe_entries: usize,
     iframe_desc: usize,
 }
@@ -488,6 +515,8 @@ struct Decoded {
     name: String,
     duration: f32,
     duration_at: usize,
+    /// What the decoded keys cost the budget, given back once resampled.
+    charged: u64,
     tracks: usize,
     translations: Tracks<Vec3>,
     rotations: Tracks<Quat>,
@@ -497,8 +526,8 @@ struct Decoded {
 /// Loads an ozz animation archive and resamples it for `skeleton`.
 ///
 /// `joint_map` maps ozz joint (track) indices to `skeleton`'s joints, as
-/// returned by [`load_skeleton`]; `sample_rate` is in frames per second
-/// ([`DEFAULT_SAMPLE_RATE`] matches the ozz sample clips).
+/// returned by [`load_skeleton`]; `opts` gives the sample rate and the
+/// memory budget of this one animation.
 ///
 /// # Errors
 /// The file cannot be read, or any error of [`animation_from_slice`].
@@ -506,19 +535,19 @@ pub fn load_animation(
     path: &Path,
     skeleton: &OwnedSkeleton,
     joint_map: &[u16],
-    sample_rate: f32,
+    opts: &OzzOptions,
 ) -> Result<OwnedClip, ImportError> {
-    animation_from_slice(&read_file(path)?, path, skeleton, joint_map, sample_rate)
+    animation_from_slice(&read_file(path)?, path, skeleton, joint_map, opts)
 }
 
 /// Parses an ozz animation archive held in memory and resamples it; `name`
 /// is the file named in errors and gives the clip name when the archive's is empty.
 ///
-/// The clip has `round(duration × sample_rate) + 1` frames (see the module
-/// docs); joints without a track hold `skeleton`'s rest pose.
+/// The clip has `round(duration × opts.sample_rate) + 1` frames (see the
+/// module docs); joints without a track hold `skeleton`'s rest pose.
 ///
 /// # Errors
-/// [`Location::File`] for a `sample_rate` that is not finite and positive or
+/// [`Location::File`] for a sample rate that is not finite and positive or
 /// a `joint_map` that does not fit `skeleton`. Otherwise an [`ImportError`]
 /// at the byte offset of the offending field: wrong endianness or type tag,
 /// unsupported version, truncation, a NaN, infinite or negative duration,
@@ -527,16 +556,25 @@ pub fn load_animation(
 /// track), timepoints outside `[0, 1]` or out of order, a key whose timepoint
 /// index is out of range, whose previous-key offset does not lead to the
 /// latest key of a track, or whose time is not after its previous key's, a
-/// NaN or infinite value, or a duration that would resample to more than
-/// [`MAX_CLIP_BYTES`].
+/// NaN or infinite value, or decoded keys or a resampled clip that would
+/// exceed `opts.memory_budget` (the clip's at the duration's offset).
 pub fn animation_from_slice(
     bytes: &[u8],
     name: &Path,
     skeleton: &OwnedSkeleton,
     joint_map: &[u16],
-    sample_rate: f32,
+    opts: &OzzOptions,
 ) -> Result<OwnedClip, ImportError> {
-    animation_with_warnings(bytes, name, skeleton, joint_map, sample_rate).map(|(c, _)| c)
+    let mut budget = Budget::new(opts.memory_budget);
+    animation_with_warnings(
+        bytes,
+        name,
+        skeleton,
+        joint_map,
+        opts.sample_rate,
+        &mut budget,
+    )
+    .map(|(c, _)| c)
 }
 
 fn animation_with_warnings(
@@ -545,6 +583,7 @@ fn animation_with_warnings(
     skeleton: &OwnedSkeleton,
     joint_map: &[u16],
     sample_rate: f32,
+    budget: &mut Budget,
 ) -> Result<(OwnedClip, Vec<String>), ImportError> {
     let file_err = |msg: String| ImportError::new(name, Location::File, msg);
     if !(sample_rate.is_finite() && sample_rate > 0.0) {
@@ -565,7 +604,7 @@ fn animation_with_warnings(
         )));
     }
 
-    let decoded = decode_animation(bytes, name, joints)?;
+    let decoded = decode_animation(bytes, name, joints, budget)?;
     let mut warnings = Vec::new();
     if decoded.tracks < joints {
         warnings.push(format!(
@@ -575,22 +614,29 @@ fn animation_with_warnings(
         ));
     }
 
-    // Frame count, checked before allocating.
+    // Frame count, charged to the budget before allocating: a patched
+    // duration asks for billions of frames.
     let view = skeleton.view();
     let soa = view.soa_count();
-    let frames_f = (f64::from(decoded.duration) * f64::from(sample_rate)).round() + 1.0;
-    let max_frames = (MAX_CLIP_BYTES / (soa * SOA_BLOCK_BYTES)) as f64;
-    if frames_f > max_frames {
-        return Err(ImportError::new(
-            name,
-            Location::Byte(decoded.duration_at as u64),
-            format!(
-                "duration {} s at {sample_rate} Hz gives {frames_f} frames, more than the {} bytes a clip may take",
-                decoded.duration, MAX_CLIP_BYTES
+    // Saturates for durations near f32::MAX; the budget refuses those.
+    let frames_u = ((f64::from(decoded.duration) * f64::from(sample_rate)).round() + 1.0) as u64;
+    let frame_bytes = (soa * SOA_BLOCK_BYTES) as u64;
+    budget
+        .take(
+            frames_u.saturating_mul(frame_bytes),
+            format_args!(
+                "clip {:?}: duration {} s at {sample_rate} Hz, {}",
+                decoded.name,
+                decoded.duration,
+                fmt_keys(frames_u, joints, soa)
             ),
-        ));
-    }
-    let frames = frames_f as usize;
+        )
+        .map_err(|m| ImportError::new(name, Location::Byte(decoded.duration_at as u64), m))?;
+    // Within the budget, so within `usize`.
+    let frames = usize::try_from(frames_u).unwrap_or(usize::MAX);
+    let mut keys = Vec::new();
+    keys.try_reserve_exact(frames.saturating_mul(soa))
+        .map_err(|e| file_err(format!("cannot allocate the clip's keys: {e}")))?;
     let resampled_end = (frames - 1) as f64 / f64::from(sample_rate);
     if (resampled_end - f64::from(decoded.duration)).abs() > 1e-4 {
         warnings.push(format!(
@@ -600,14 +646,27 @@ fn animation_with_warnings(
         ));
     }
 
-    let keys = resample(&decoded, view.rest_pose(), joint_map, sample_rate, frames);
+    resample(
+        &decoded,
+        view.rest_pose(),
+        joint_map,
+        sample_rate,
+        frames,
+        &mut keys,
+    );
+    budget.release(decoded.charged);
     let clip = OwnedClip::new(decoded.name, sample_rate, soa, keys)
         .map_err(|e| file_err(format!("invalid clip: {e}")))?;
     Ok((clip, warnings))
 }
 
-/// Parses and validates the archive into per-track key lists.
-fn decode_animation(bytes: &[u8], name: &Path, joints: usize) -> Result<Decoded, ImportError> {
+/// Parses and validates the archive into per-track key lists, charged to `budget`.
+fn decode_animation(
+    bytes: &[u8],
+    name: &Path,
+    joints: usize,
+    budget: &mut Budget,
+) -> Result<Decoded, ImportError> {
     let mut r = Reader::new(bytes, name);
     r.header(ANIMATION_TAG, ANIMATION_VERSION)?;
 
@@ -675,6 +734,7 @@ fn decode_animation(bytes: &[u8], name: &Path, joints: usize) -> Result<Decoded,
         kinds.push(KindCounts {
             kind,
             keys,
+            keys_at,
             iframe_entries,
             iframe_desc,
         });
@@ -729,13 +789,33 @@ fn decode_animation(bytes: &[u8], name: &Path, joints: usize) -> Result<Decoded,
     let mut translations = None;
     let mut rotations = None;
     let mut scales = None;
+    let mut charged = 0u64;
     for counts in &kinds {
+        // Per key: its track and time while reading, then its time and value
+        // in its track's lists.
+        let value_size = match counts.kind {
+            Kind::Rotation => std::mem::size_of::<Quat>(),
+            Kind::Translation | Kind::Scale => std::mem::size_of::<Vec3>(),
+        };
+        let per_key = (2 + 4 + 4 + value_size) as u64;
+        let bytes = (counts.keys as u64).saturating_mul(per_key);
+        budget
+            .take(
+                bytes,
+                format_args!(
+                    "{} keys: {} keys × {per_key} bytes decoded",
+                    counts.kind.name(),
+                    fmt_count(counts.keys as u64)
+                ),
+            )
+            .map_err(|m| r.err(counts.keys_at, m))?;
+        charged += bytes;
         let raw = read_kind(&mut r, counts, &ctx)?;
         match counts.kind {
             Kind::Translation => translations = Some(float3_tracks(&r, &raw, counts, &ctx)?),
             Kind::Scale => scales = Some(float3_tracks(&r, &raw, counts, &ctx)?),
             Kind::Rotation => {
-                rotations = Some(collect_tracks(&raw, &ctx, |i| {
+                rotations = Some(collect_tracks(&r, &raw, &ctx, |i| {
                     Ok(decode_quat(raw.value(i)))
                 })?);
             }
@@ -749,6 +829,7 @@ fn decode_animation(bytes: &[u8], name: &Path, joints: usize) -> Result<Decoded,
         name: clip_name,
         duration,
         duration_at,
+        charged,
         tracks,
         translations,
         rotations,
@@ -801,8 +882,11 @@ fn read_kind<'a>(
     let values = r.take(6 * n, &format!("{kind} key values"))?;
 
     let a = ctx.aligned;
-    let mut track = Vec::with_capacity(n);
-    let mut time = Vec::with_capacity(n);
+    let alloc_err = |e| r.err(counts.keys_at, format!("cannot allocate {kind} keys: {e}"));
+    let mut track = Vec::new();
+    track.try_reserve_exact(n).map_err(alloc_err)?;
+    let mut time = Vec::new();
+    time.try_reserve_exact(n).map_err(alloc_err)?;
     let mut last = vec![0usize; a];
     for i in 0..n {
         let ratio_at = ratios_at + ctx.ratio_size * i;
@@ -873,12 +957,27 @@ fn read_kind<'a>(
 /// Groups keys by track (array order is time order within a track) for the
 /// `tracks` real tracks; padding tracks are dropped.
 fn collect_tracks<V>(
+    r: &Reader<'_>,
     raw: &RawKeys<'_>,
     ctx: &KeyContext<'_>,
     mut value: impl FnMut(usize) -> Result<V, ImportError>,
 ) -> Result<Tracks<V>, ImportError> {
-    let mut times: Vec<Vec<f32>> = (0..ctx.tracks).map(|_| Vec::new()).collect();
-    let mut values: Vec<Vec<V>> = (0..ctx.tracks).map(|_| Vec::new()).collect();
+    let mut per_track = vec![0usize; ctx.tracks];
+    for &tr in &raw.track {
+        if let Some(c) = per_track.get_mut(usize::from(tr)) {
+            *c += 1;
+        }
+    }
+    let alloc_err = |e| r.err(raw.values_at, format!("cannot allocate keys: {e}"));
+    let mut times: Vec<Vec<f32>> = Vec::with_capacity(ctx.tracks);
+    let mut values: Vec<Vec<V>> = Vec::with_capacity(ctx.tracks);
+    for &c in &per_track {
+        let (mut t, mut v) = (Vec::new(), Vec::new());
+        t.try_reserve_exact(c).map_err(alloc_err)?;
+        v.try_reserve_exact(c).map_err(alloc_err)?;
+        times.push(t);
+        values.push(v);
+    }
     for i in 0..raw.track.len() {
         let tr = usize::from(raw.track[i]);
         if tr < ctx.tracks {
@@ -896,7 +995,7 @@ fn float3_tracks(
     counts: &KindCounts,
     ctx: &KeyContext<'_>,
 ) -> Result<Tracks<Vec3>, ImportError> {
-    collect_tracks(raw, ctx, |i| {
+    collect_tracks(r, raw, ctx, |i| {
         let h = raw.value(i);
         let v = h.map(half_to_f32);
         match v.iter().position(|x| !x.is_finite()) {
@@ -927,16 +1026,16 @@ fn bracket(times: &[f32], cursor: &mut usize, ratio: f32) -> (usize, usize, f32)
     (a, b, alpha)
 }
 
-/// Resamples every track at `frames` uniform times.
+/// Resamples every track at `frames` uniform times into `keys` (empty,
+/// with room for `frames` × the rest pose's blocks).
 fn resample(
     d: &Decoded,
     rest: &[SoaTransform],
     joint_map: &[u16],
     rate: f32,
     frames: usize,
-) -> Vec<SoaTransform> {
-    let soa = rest.len();
-    let mut keys = Vec::with_capacity(frames * soa);
+    keys: &mut Vec<SoaTransform>,
+) {
     let mut cursors = vec![[0usize; 3]; d.tracks];
     for f in 0..frames {
         let ratio = if f + 1 == frames || d.duration <= 0.0 {
@@ -967,7 +1066,6 @@ fn resample(
             frame[target / LANES].set(target % LANES, &t);
         }
     }
-    keys
 }
 
 // ---------------------------------------------------------------------------
@@ -976,19 +1074,34 @@ fn resample(
 
 /// Loads an ozz skeleton and its animations as one [`Asset`].
 ///
-/// Clips are resampled at `sample_rate` frames per second, in `animations`
-/// order. ozz archives carry no unit, so `units` is `"file units"` (the ozz
-/// sample data is authored in metres). No meshes.
+/// Clips are resampled at `opts.sample_rate` frames per second, in
+/// `animations` order; all of them share one memory budget,
+/// `opts.memory_budget`. ozz archives carry no unit, so `units` is
+/// `"file units"` (the ozz sample data is authored in metres). No meshes.
 ///
 /// # Errors
-/// The first error of [`load_skeleton`] or [`load_animation`].
-pub fn load(skeleton: &Path, animations: &[&Path], sample_rate: f32) -> Result<Asset, ImportError> {
+/// The first error of [`load_skeleton`] or [`load_animation`]; an
+/// animation that would take the budget past its limit is reported at its
+/// own file.
+pub fn load(
+    skeleton: &Path,
+    animations: &[&Path],
+    opts: &OzzOptions,
+) -> Result<Asset, ImportError> {
     let (owned, joint_map) = load_skeleton(skeleton)?;
+    let mut budget = Budget::new(opts.memory_budget);
     let mut clips = Vec::with_capacity(animations.len());
     let mut warnings = Vec::new();
     for &path in animations {
         let bytes = read_file(path)?;
-        let (clip, w) = animation_with_warnings(&bytes, path, &owned, &joint_map, sample_rate)?;
+        let (clip, w) = animation_with_warnings(
+            &bytes,
+            path,
+            &owned,
+            &joint_map,
+            opts.sample_rate,
+            &mut budget,
+        )?;
         clips.push(clip);
         warnings.extend(w);
     }

@@ -221,6 +221,7 @@ impl Walk {
             &BvhOptions {
                 scale,
                 end_sites: false,
+                ..BvhOptions::default()
             },
         )?;
         for w in &asset.warnings {

@@ -13,9 +13,10 @@
 //! every character keeps its own [`FootState`] while the legs, settings and
 //! ground ([`CrowdFeet`]) are shared by all characters and threads.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use rayon::prelude::*;
 use sinew_core::blend::{self, BlendJob, BlendLayer};
 use sinew_core::clip::{ClipSource, RawClip, TimeMode};
 use sinew_core::fk::{self, FkJob};
@@ -24,6 +25,7 @@ use sinew_core::ik::IkPose;
 use sinew_core::{Error, Mat4, Skeleton, SoaTransform, Vec3};
 
 use crate::assets::{Humanoid, OwnedClip, OwnedSkeleton};
+use crate::pool::Pool;
 
 /// Characters processed together so their buffers stay in cache.
 pub const BATCH: usize = 8;
@@ -520,6 +522,22 @@ fn step_batch<B: Backend>(
     })
 }
 
+/// A pointer into a vector that [`Crowd::step`]'s threads share, each
+/// reaching elements no other thread reaches (see there).
+struct SharedMut<T>(*mut T);
+
+// SAFETY: threads only reach disjoint elements through it (`Crowd::step`),
+// and the elements may move between threads (`T: Send`).
+unsafe impl<T: Send> Sync for SharedMut<T> {}
+
+impl<T> SharedMut<T> {
+    /// The pointer (a method, so that closures capture the whole `Sync`
+    /// wrapper rather than its raw field).
+    fn ptr(&self) -> *mut T {
+        self.0
+    }
+}
+
 const NO_IK_POSE: Error = Error::InvalidParameter {
     what: "crowd feet: the backend has no sinew pose for IK",
 };
@@ -536,8 +554,9 @@ pub struct Crowd<'b, B: Backend> {
     feet: Option<CrowdFeet<'b>>,
     chars: Vec<Character>,
     batches: Vec<B::Scratch>,
-    pool: rayon::ThreadPool,
-    threads: usize,
+    pool: Pool,
+    /// Each thread's stage times (or first error) of the last step.
+    slots: Vec<Mutex<Result<StageTimes, Error>>>,
     frame: usize,
     stages: StageTimes,
 }
@@ -548,13 +567,12 @@ impl<'b, B: Backend> Crowd<'b, B> {
     /// # Errors
     /// [`Error::Corrupt`] when the thread pool cannot start.
     pub fn new(backend: &'b B, characters: usize, threads: Option<usize>) -> Result<Self, Error> {
-        let threads = threads.unwrap_or_else(rayon::current_num_threads).max(1);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .map_err(|_| Error::Corrupt {
-                what: "could not start worker threads",
-            })?;
+        let threads = threads
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+            .max(1);
+        let pool = Pool::new(threads).map_err(|_| Error::Corrupt {
+            what: "could not start worker threads",
+        })?;
         Ok(Crowd {
             backend,
             feet: None,
@@ -563,7 +581,9 @@ impl<'b, B: Backend> Crowd<'b, B> {
                 .map(|_| backend.scratch())
                 .collect(),
             pool,
-            threads,
+            slots: (0..threads)
+                .map(|_| Mutex::new(Ok(StageTimes::default())))
+                .collect(),
             frame: 0,
             stages: StageTimes::default(),
         })
@@ -619,18 +639,47 @@ impl<'b, B: Backend> Crowd<'b, B> {
         };
         let backend = self.backend;
         let feet = self.feet.as_ref();
-        let chars = &mut self.chars;
-        let batches = &mut self.batches;
-        let times = self.pool.install(|| {
-            chars
-                .par_chunks_mut(BATCH)
-                .zip(batches.par_iter_mut())
-                .enumerate()
-                .map(|(b, (chunk, scratch))| {
-                    step_batch(backend, scratch, chunk, b * BATCH, feet, tick)
-                })
-                .try_reduce(StageTimes::default, |a, b| Ok(a.add(b)))
-        })?;
+        let n = self.chars.len();
+        let batch_count = self.batches.len();
+        let chars = SharedMut(self.chars.as_mut_ptr());
+        let batches = SharedMut(self.batches.as_mut_ptr());
+        let next = AtomicUsize::new(0);
+        let slots = &self.slots;
+        // Each thread claims batches one at a time (so uneven batches
+        // balance) and sums its stage times into its own slot.
+        self.pool.run(&|thread: usize| {
+            let mut times = Ok(StageTimes::default());
+            loop {
+                let b = next.fetch_add(1, Ordering::Relaxed);
+                if b >= batch_count {
+                    break;
+                }
+                let first = b * BATCH;
+                let len = BATCH.min(n - first);
+                // SAFETY: `fetch_add` hands batch `b` to exactly one thread,
+                // so characters `first .. first + len` (within `chars`, as
+                // `batches` has `n.div_ceil(BATCH)` entries) and scratch `b`
+                // are reached through this thread alone during the run; both
+                // vectors stay borrowed, unresized, until `run` returns.
+                let (chunk, scratch) = unsafe {
+                    (
+                        std::slice::from_raw_parts_mut(chars.ptr().add(first), len),
+                        &mut *batches.ptr().add(b),
+                    )
+                };
+                let got = step_batch(backend, scratch, chunk, first, feet, tick);
+                times = times.and_then(|t: StageTimes| got.map(|g| t.add(g)));
+                if times.is_err() {
+                    break;
+                }
+            }
+            *slots[thread].lock().unwrap_or_else(PoisonError::into_inner) = times;
+        });
+        let mut times = StageTimes::default();
+        for slot in &self.slots {
+            let got = *slot.lock().unwrap_or_else(PoisonError::into_inner);
+            times = times.add(got?);
+        }
         self.stages = self.stages.add(times);
         self.frame += 1;
         Ok(())
@@ -681,7 +730,7 @@ impl<'b, B: Backend> Crowd<'b, B> {
     /// Worker threads.
     #[must_use]
     pub fn threads(&self) -> usize {
-        self.threads
+        self.pool.threads()
     }
 
     /// Time per stage so far, summed over threads.

@@ -14,6 +14,7 @@ pub mod compress;
 pub mod crowd;
 pub mod export;
 pub mod import;
+mod pool;
 pub mod synthetic;
 
 pub use assets::{AlignedBytes, FloatTrack, Humanoid, OwnedClip, OwnedSkeleton};

@@ -6,6 +6,14 @@
 //! bent start pose, restored before every solve; the figure is per solve,
 //! including the write-back and the FK update of the chain.
 //!
+//! Group `ik_fabrik_tree`: multi-effector FABRIK on the procedural
+//! humanoid, the same fixed iteration count from the rest pose: the spine
+//! (spine_01 to spine_03) and both arms (clavicle to hand, 15 joints) to
+//! two hand targets, and the left forearm, hand and five fingers (22
+//! joints) to five fingertip targets; targets from FK of a pose that turns
+//! every tree joint by 0.25 rad. The FK update covers the tree root's
+//! subtree (the upper body, or the hand).
+//!
 //! ```text
 //! cargo bench -p sinew-benches --bench ik_chain -- --noplot
 //! ```
@@ -15,10 +23,12 @@ use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use sinew_core::fk::{local_to_model, FkJob};
+use sinew_core::ik::fabrik_tree::{self, Branch, TreeJob};
 use sinew_core::ik::jacobian::{self, Damping, Method, Settings};
-use sinew_core::ik::{ccd, fabrik, ChainJob, IkPose, IkReport};
+use sinew_core::ik::{ccd, fabrik, ChainJob, IkPose, IkReport, MAX_CHAIN};
 use sinew_core::skeleton::JointDef;
-use sinew_core::{Error, Mat4, Quat, Transform, Vec3};
+use sinew_core::soa::{get_joint, set_joint};
+use sinew_core::{procedural, Error, Mat4, Quat, Transform, Vec3};
 use sinew_std::OwnedSkeleton;
 
 /// Iterations per solve.
@@ -99,9 +109,77 @@ fn bench_chain(c: &mut Criterion) {
     group.finish();
 }
 
+fn bench_tree(c: &mut Criterion) {
+    let mut group = c.benchmark_group("ik_fabrik_tree");
+    let skel = OwnedSkeleton::build(&procedural::humanoid_joints()).expect("humanoid builds");
+    let v = skel.view();
+    let find = |name: &str| v.find_joint(name).expect("humanoid joint");
+    let path = |from: &str, to: &str| -> Vec<u16> {
+        let mut buf = [0u16; MAX_CHAIN];
+        sinew_core::ik::chain(&v, find(from), find(to), &mut buf)
+            .expect("humanoid chain")
+            .to_vec()
+    };
+    let trees: [(&str, Vec<Vec<u16>>); 2] = [
+        (
+            "humanoid-spine-arms/2-hands",
+            vec![path("spine_01", "hand_l"), path("spine_03", "hand_r")],
+        ),
+        (
+            "humanoid-hand/5-tips",
+            vec![
+                path("lower_arm_twist_l", "index_03_l"),
+                path("hand_l", "thumb_03_l"),
+                path("hand_l", "middle_03_l"),
+                path("hand_l", "ring_03_l"),
+                path("hand_l", "pinky_03_l"),
+            ],
+        ),
+    ];
+    let rest = v.rest_pose().to_vec();
+    let mut models0 = vec![Mat4::IDENTITY; v.joint_count()];
+    local_to_model(&FkJob::new(&v, &rest), &mut models0).unwrap();
+    for (name, branches) in &trees {
+        // The targets: the branch ends in a pose that turns every tree
+        // joint by 0.25 rad about X, Y or Z in turn.
+        let mut goal = rest.clone();
+        let joints = branches
+            .iter()
+            .enumerate()
+            .flat_map(|(k, b)| b.iter().skip(usize::from(k > 0)));
+        for (i, &j) in joints.enumerate() {
+            let mut t = get_joint(&goal, usize::from(j)).unwrap();
+            let axis = [Vec3::X, Vec3::Y, Vec3::Z][i % 3];
+            t.rotation = t.rotation * Quat::from_axis_angle(axis, 0.25);
+            set_joint(&mut goal, usize::from(j), &t).unwrap();
+        }
+        let mut goal_models = vec![Mat4::IDENTITY; v.joint_count()];
+        local_to_model(&FkJob::new(&v, &goal), &mut goal_models).unwrap();
+        let tree: Vec<Branch<'_>> = branches
+            .iter()
+            .map(|b| {
+                let end = usize::from(*b.last().unwrap());
+                Branch::new(b, goal_models[end].translation())
+            })
+            .collect();
+        let job = TreeJob::new(&tree).with_iterations(ITERATIONS, 0.0);
+        let mut local = rest.clone();
+        let mut models = models0.clone();
+        group.bench_function(*name, |b| {
+            b.iter(|| {
+                local.copy_from_slice(&rest);
+                models.copy_from_slice(&models0);
+                let mut pose = IkPose::new(&v, &mut local, &mut models, None).unwrap();
+                black_box(fabrik_tree::solve(&mut pose, black_box(&job)))
+            })
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = config();
-    targets = bench_chain
+    targets = bench_chain, bench_tree
 }
 criterion_main!(benches);

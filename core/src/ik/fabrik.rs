@@ -71,12 +71,46 @@ pub fn solve(pose: &mut IkPose<'_, '_>, job: &ChainJob<'_>) -> Result<IkReport, 
 fn backward(s: &ChainState, p: &mut [Vec3; MAX_CHAIN + 1], target: Vec3) {
     p[s.n] = target;
     for i in (0..s.n).rev() {
-        let dir = (p[i] - p[i + 1])
-            .try_normalize()
-            .or_else(|| (-s.rot[i].rotate(s.bone[i])).try_normalize())
-            .unwrap_or(Vec3::ZERO);
-        p[i] = p[i + 1] + dir * s.len[i];
+        p[i] = pull(p[i], p[i + 1], s.len[i], || s.rot[i].rotate(s.bone[i]));
     }
+}
+
+/// One step of a backward pass: where a joint now at `at` goes when its
+/// child has moved to `child`, a bone of `len` away on the line between
+/// them. A joint that lands on its child keeps the bone's direction, `bone()`
+/// (the bone in model space, joint to child).
+#[inline]
+pub(crate) fn pull(at: Vec3, child: Vec3, len: f32, bone: impl FnOnce() -> Vec3) -> Vec3 {
+    let dir = (at - child)
+        .try_normalize()
+        .or_else(|| (-bone()).try_normalize())
+        .unwrap_or(Vec3::ZERO);
+    child + dir * len
+}
+
+/// One joint of a forward pass: the local rotation `r` (under a parent of
+/// model rotation `parent`) turned by the shortest arc that points its bone
+/// (`bone` in the joint's frame, of length `len`) from the joint at `at`
+/// towards `towards`; `r` itself when the bone has no length or no
+/// direction.
+#[inline]
+pub(crate) fn aim_bone(
+    parent: Quat,
+    r: Quat,
+    bone: Vec3,
+    len: f32,
+    at: Vec3,
+    towards: Vec3,
+) -> Quat {
+    if len > 0.0 {
+        let rot = parent * r;
+        let from = rot.rotate(bone) * (1.0 / len);
+        if let (Some(from), Some(to)) = (from.try_normalize(), (towards - at).try_normalize()) {
+            let delta = Quat::from_rotation_arc(from, to);
+            return r * (rot.conjugate() * delta * rot);
+        }
+    }
+    r
 }
 
 /// The forward pass in rotations: from the base, turn each bone towards
@@ -85,18 +119,7 @@ fn backward(s: &ChainState, p: &mut [Vec3; MAX_CHAIN + 1], target: Vec3) {
 fn forward(s: &mut ChainState, p: &[Vec3; MAX_CHAIN + 1], job: &ChainJob<'_>) {
     let mut parent = s.parent;
     for i in 0..s.n {
-        let r = s.local[i];
-        let rot = parent * r;
-        let mut local = r;
-        if s.len[i] > 0.0 {
-            let from = rot.rotate(s.bone[i]) * (1.0 / s.len[i]);
-            if let (Some(from), Some(to)) =
-                (from.try_normalize(), (p[i + 1] - s.pos[i]).try_normalize())
-            {
-                let delta = Quat::from_rotation_arc(from, to);
-                local = r * (rot.conjugate() * delta * rot);
-            }
-        }
+        let local = aim_bone(parent, s.local[i], s.bone[i], s.len[i], s.pos[i], p[i + 1]);
         s.set_local(i, local, limit_of(job.limits, i));
         s.rot[i] = parent * s.local[i];
         s.pos[i + 1] = s.pos[i] + s.rot[i].rotate(s.bone[i]);

@@ -12,6 +12,9 @@
 //! Chain solvers: [`ccd`], [`fabrik`] and [`jacobian`] take a [`ChainJob`]
 //! (a chain, a target, an optional effector offset and [`limits`]) and
 //! return an [`IkReport`]; chains hold up to [`MAX_CHAIN`] joints.
+//! [`fabrik_tree`] solves trees of chains with one effector per branch
+//! (a spine and two arms, a hand and its fingertips) from a
+//! [`fabrik_tree::TreeJob`].
 //!
 //! Conventions: positions and directions are model space (the space of the
 //! matrices); rotations are unit quaternions; lengths are the data's unit.
@@ -22,6 +25,7 @@
 pub mod aim;
 pub mod ccd;
 pub mod fabrik;
+pub mod fabrik_tree;
 pub mod foot;
 pub mod jacobian;
 mod lanes;

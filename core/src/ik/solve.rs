@@ -173,19 +173,8 @@ impl ChainState {
                 capacity: MAX_CHAIN,
             });
         }
-        if !job.target.is_finite() {
-            return Err(Error::NonFinite { what: "IK target" });
-        }
-        if !job.offset.is_finite() {
-            return Err(Error::NonFinite {
-                what: "IK effector offset",
-            });
-        }
-        if !(job.tolerance >= 0.0 && job.tolerance.is_finite()) {
-            return Err(Error::InvalidParameter {
-                what: "IK tolerance must be finite and >= 0",
-            });
-        }
+        check_goal(job.target, job.offset)?;
+        check_tolerance(job.tolerance)?;
         if !job.limits.is_empty() && job.limits.len() != n {
             return Err(Error::BadLength {
                 buffer: "joint limits",
@@ -193,18 +182,7 @@ impl ChainState {
                 actual: job.limits.len(),
             });
         }
-        let count = pose.skeleton.joint_count();
-        for (i, &j) in chain.iter().enumerate() {
-            let j = usize::from(j);
-            if j >= count {
-                return Err(Error::JointOutOfRange { joint: j, count });
-            }
-            if i > 0 && pose.skeleton.parent(j) != Some(usize::from(chain[i - 1])) {
-                return Err(Error::InvalidParameter {
-                    what: "IK chain: each joint must be the parent of the next",
-                });
-            }
-        }
+        check_links(pose, chain)?;
 
         let mut s = ChainState {
             n,
@@ -235,9 +213,7 @@ impl ChainState {
             s.rot[i] = parent * s.local[i];
             parent = s.rot[i];
             let b = s.pos[i + 1] - s.pos[i];
-            let len = b.length();
-            let noise = ZERO_BONE * (1.0f32).max(s.pos[i].length());
-            s.len[i] = if len > noise { len } else { 0.0 };
+            s.len[i] = bone_length(b, s.pos[i]);
             s.bone[i] = s.rot[i].conjugate().rotate(b);
             total += s.len[i];
         }
@@ -290,12 +266,9 @@ impl ChainState {
     /// Sets joint `i`'s local rotation (normalised, limited); the caller
     /// updates the FK.
     pub fn set_local(&mut self, i: usize, local: Quat, limit: Option<&JointLimit>) {
-        let q = local.normalize();
-        self.local[i] = match limit {
-            Some(l) => l.project(q),
-            None => q,
-        };
+        self.local[i] = limited(local, limit);
     }
+
     /// The distance of the end effector (`pos[end]`) to `target` after an
     /// iteration that started at distance `last`: when the iteration gained
     /// no more than `stalled` or a thousandth of the distance, the chain is
@@ -310,7 +283,7 @@ impl ChainState {
         limits: &[JointLimit],
     ) -> f32 {
         let distance = (self.pos[end] - target).length();
-        if last - distance <= stalled.max(1e-3 * distance) && self.unstall(target, limits) {
+        if gained_little(last, distance, stalled) && self.unstall(target, limits) {
             return (self.pos[end] - target).length();
         }
         distance
@@ -331,46 +304,22 @@ impl ChainState {
     /// left alone.
     pub fn unstall(&mut self, target: Vec3, limits: &[JointLimit]) -> bool {
         let n = self.n;
-        let first = self.pos[0];
-        let Some(line) = (target - first)
-            .try_normalize()
-            .or_else(|| (self.pos[n] - first).try_normalize())
-        else {
+        let bones = (0..n)
+            .filter(|&i| self.len[i] != 0.0)
+            .map(|i| (i, self.rot[i].rotate(self.bone[i]) * (1.0 / self.len[i])));
+        let bend = dead_end_bend(
+            self.pos[0],
+            self.pos[n],
+            target,
+            self.reach(),
+            bones,
+            self.unstalls,
+        );
+        let Some((k, delta)) = bend else {
             return false;
         };
-        let mut forward = true;
-        let mut bones = [0u8; MAX_CHAIN];
-        let mut count = 0;
-        for i in 0..n {
-            if self.len[i] == 0.0 {
-                continue;
-            }
-            let dir = self.rot[i].rotate(self.bone[i]) * (1.0 / self.len[i]);
-            if dir.cross(line).length() > 2e-2 {
-                return false;
-            }
-            forward &= dir.dot(line) > 0.0;
-            bones[count] = i as u8;
-            count += 1;
-        }
-        let beyond = (target - first).length() >= self.reach() * (1.0 - 1e-6);
-        if count < 2 || (forward && beyond) {
-            return false;
-        }
-        // Not the last joint with a bone: turning it would move only the
-        // effector, which FABRIK's backward pass puts back on the line.
-        let turnable = count - 1;
-        let k = usize::from(bones[((count - 1) / 2 + self.unstalls as usize) % turnable]);
         self.unstalls = self.unstalls.wrapping_add(1);
-        let other = if libm::fabsf(line.x) < 0.9 {
-            Vec3::X
-        } else {
-            Vec3::Y
-        };
-        let Some(axis) = line.cross(other).try_normalize() else {
-            return false;
-        };
-        self.rotate_model(k, Quat::from_axis_angle(axis, 0.1), limit_of(limits, k));
+        self.rotate_model(k, delta, limit_of(limits, k));
         true
     }
 
@@ -384,15 +333,7 @@ impl ChainState {
         iterations: u32,
     ) -> Result<IkReport, Error> {
         let n = self.n;
-        if !self.local[..n].iter().all(|q| q.is_finite()) {
-            return Err(Error::NonFinite {
-                what: "IK solution",
-            });
-        }
-        for i in 0..n {
-            pose.set_local_rotation(usize::from(self.joints[i]), self.local[i])?;
-        }
-        pose.update_models(usize::from(self.joints[0]))?;
+        write_back(pose, &self.joints[..n], &self.local[..n])?;
         let end = pose.models[usize::from(self.joints[n - 1])].transform_point(job.offset);
         Ok(IkReport {
             iterations,
@@ -406,6 +347,153 @@ impl ChainState {
 #[inline]
 pub(crate) fn limit_of(limits: &[JointLimit], i: usize) -> Option<&JointLimit> {
     limits.get(i)
+}
+
+/// True when an iteration that took the effector from `last` to `distance`
+/// from its target gained no more than `stalled` or a thousandth of the
+/// distance: a sign that the solver may be stuck in a dead end.
+#[inline]
+pub(crate) fn gained_little(last: f32, distance: f32, stalled: f32) -> bool {
+    last - distance <= stalled.max(1e-3 * distance)
+}
+
+/// `local` normalised and, with a limit, projected onto it.
+#[inline]
+pub(crate) fn limited(local: Quat, limit: Option<&JointLimit>) -> Quat {
+    let q = local.normalize();
+    match limit {
+        Some(l) => l.project(q),
+        None => q,
+    }
+}
+
+/// Validates an effector goal: a finite target and offset.
+pub(crate) fn check_goal(target: Vec3, offset: Vec3) -> Result<(), Error> {
+    if !target.is_finite() {
+        return Err(Error::NonFinite { what: "IK target" });
+    }
+    if !offset.is_finite() {
+        return Err(Error::NonFinite {
+            what: "IK effector offset",
+        });
+    }
+    Ok(())
+}
+
+/// Validates a stop tolerance: finite and `>= 0`.
+pub(crate) fn check_tolerance(tolerance: f32) -> Result<(), Error> {
+    if tolerance >= 0.0 && tolerance.is_finite() {
+        Ok(())
+    } else {
+        Err(Error::InvalidParameter {
+            what: "IK tolerance must be finite and >= 0",
+        })
+    }
+}
+
+/// Validates a chain of joints: each within the skeleton and the parent of
+/// the next.
+pub(crate) fn check_links(pose: &IkPose<'_, '_>, chain: &[u16]) -> Result<(), Error> {
+    let count = pose.skeleton.joint_count();
+    for (i, &j) in chain.iter().enumerate() {
+        let j = usize::from(j);
+        if j >= count {
+            return Err(Error::JointOutOfRange { joint: j, count });
+        }
+        if i > 0 && pose.skeleton.parent(j) != Some(usize::from(chain[i - 1])) {
+            return Err(Error::InvalidParameter {
+                what: "IK chain: each joint must be the parent of the next",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The length of bone `b` from a joint at `from`, or 0 when it is float
+/// noise ([`ZERO_BONE`]).
+#[inline]
+pub(crate) fn bone_length(b: Vec3, from: Vec3) -> f32 {
+    let len = b.length();
+    let noise = ZERO_BONE * (1.0f32).max(from.length());
+    if len > noise {
+        len
+    } else {
+        0.0
+    }
+}
+
+/// Writes the solved local rotations of `joints` (validated, root side
+/// first) into the pose and updates the model matrices of the first
+/// joint's subtree. A non-finite rotation is an error before anything is
+/// written.
+pub(crate) fn write_back(
+    pose: &mut IkPose<'_, '_>,
+    joints: &[u16],
+    local: &[Quat],
+) -> Result<(), Error> {
+    if !local.iter().all(|q| q.is_finite()) {
+        return Err(Error::NonFinite {
+            what: "IK solution",
+        });
+    }
+    for (&j, &q) in joints.iter().zip(local) {
+        pose.set_local_rotation(usize::from(j), q)?;
+    }
+    match joints.first() {
+        Some(&first) => pose.update_models(usize::from(first)),
+        None => Ok(()),
+    }
+}
+
+/// The bend that moves a path of bones out of a collinear dead end (see
+/// [`ChainState::unstall`]), or `None` when the path is no dead end.
+///
+/// The path runs from the joint at `first` to the effector at `effector`
+/// and reaches `reach`; `bones` lists, root side first, each bone of
+/// non-zero length as the index of the joint that turns it and its unit
+/// model-space direction (at most [`MAX_CHAIN`] bones). `bends` is how many
+/// bends the solve has made so far. Returns the joint to turn and the
+/// model-space rotation to turn it by.
+pub(crate) fn dead_end_bend(
+    first: Vec3,
+    effector: Vec3,
+    target: Vec3,
+    reach: f32,
+    bones: impl Iterator<Item = (usize, Vec3)>,
+    bends: u32,
+) -> Option<(usize, Quat)> {
+    let line = (target - first)
+        .try_normalize()
+        .or_else(|| (effector - first).try_normalize())?;
+    let mut forward = true;
+    let mut joints = [0u8; MAX_CHAIN];
+    let mut count = 0;
+    for (i, dir) in bones {
+        if dir.cross(line).length() > 2e-2 {
+            return None;
+        }
+        forward &= dir.dot(line) > 0.0;
+        // Callers pass at most MAX_CHAIN bones of joints below MAX_CHAIN.
+        if let Some(slot) = joints.get_mut(count) {
+            *slot = i as u8;
+            count += 1;
+        }
+    }
+    let beyond = (target - first).length() >= reach * (1.0 - 1e-6);
+    if count < 2 || (forward && beyond) {
+        return None;
+    }
+    // Not the last joint with a bone: turning it would move only the
+    // effector, which FABRIK's backward pass puts back on the line.
+    let turnable = count - 1;
+    let k = usize::from(joints[((count - 1) / 2 + bends as usize) % turnable]);
+    let other = if libm::fabsf(line.x) < 0.9 {
+        Vec3::X
+    } else {
+        Vec3::Y
+    };
+    let axis = line.cross(other).try_normalize()?;
+    Some((k, Quat::from_axis_angle(axis, 0.1)))
 }
 
 #[cfg(test)]

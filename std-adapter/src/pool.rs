@@ -76,6 +76,11 @@ impl Pool {
                 }
             }
         }
+        // One empty run: every worker has started and reached its loop
+        // before `new` returns. A starting thread allocates (std copies its
+        // name for the stack-overflow handler); done here, that belongs to
+        // set-up instead of landing in whichever frame runs first.
+        pool.run(&|_| {});
         Ok(pool)
     }
 

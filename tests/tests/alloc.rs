@@ -1,15 +1,40 @@
-//! The per-frame pipeline allocates nothing: 1000 frames of sampling (3 clips),
-//! blending (3 layers plus an additive one) and FK on the procedural humanoid,
-//! the mixer and transitions, and the crowd's per-character stages with foot
-//! placement, counted by a global allocator.
+//! Every per-frame path allocates nothing, on any thread: after set-up,
+//! hundreds of frames of each path run while a global allocator counts the
+//! allocations of every thread of the process, and the count must be zero.
 //!
-//! This is its own test binary because it replaces the global allocator. Only
-//! allocations made on the measuring thread while measuring are counted (the
-//! counter is per thread), so the test harness's own threads, output capture
-//! and other tests measuring at the same time cannot disturb the count.
+//! Covered: sampling (raw, compressed with and without the rest pose, every
+//! rotation format), blending, FK (whole skeleton and a joint range), the
+//! mixer, smoothing, additive layers, cross-fades, inertialization, root
+//! motion, the 1D and 2D blend spaces with phase sync, palettes and skinning
+//! (LBS, DQS, mixed, pair tables, eight influences, strided buffers), IK
+//! (two-bone single, in lanes and many at once; aim and look-at; CCD,
+//! FABRIK and the Jacobian methods, with limits; foot placement), the C ABI
+//! (every per-frame export, called from Rust), and the crowd's `step` on
+//! its worker threads (raw and compressed clips, with and without feet).
+//!
+//! The counter is global (atomics, not thread-locals) so that work handed
+//! to other threads, such as the crowd's pool, is counted. That only works
+//! when nothing else runs in the process while a check measures, so this
+//! binary has no libtest harness (`harness = false` in `tests/Cargo.toml`):
+//! `main` runs the checks one after the other on the main thread, prints
+//! `name ... ok` for each, and panics at the end when one failed. It accepts
+//! libtest's command line (`--quiet`, `--list`, `--exact`, `--skip`, name
+//! filters; other options are ignored), so `cargo test` drives it like the
+//! other test binaries.
+//!
+//! Two checks come first and show that the counter sees allocations: on
+//! the measuring thread, and on another thread that allocates during a
+//! measurement (as the crowd's workers would).
+//!
+//! A check's set-up (assets, buffers, worker threads) may allocate; a few
+//! warm-up frames run before counting starts, then the measured frames.
+//! The crowd's steps are counted from its first one.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+use std::fmt::Debug;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
 
 use sinew_core::blend::{self, BlendJob, BlendLayer, JointWeights};
 use sinew_core::clip::TimeMode;
@@ -17,46 +42,64 @@ use sinew_core::fk::{self, FkJob};
 use sinew_core::{f32x4, Error, Mat4, SoaTransform};
 use sinew_std::Humanoid;
 
+// The checks by subject, in `alloc/` (a crate root's modules would
+// otherwise resolve next to it, among the other test files).
+#[path = "alloc/capi.rs"]
+mod capi;
+#[path = "alloc/crowd.rs"]
+mod crowd;
+#[path = "alloc/ik.rs"]
+mod ik;
+#[path = "alloc/motion.rs"]
+mod motion;
+#[path = "alloc/skin.rs"]
+mod skin;
+
 /// Counts allocations (including zeroed allocations and reallocations) made
-/// by a thread that has switched counting on.
+/// by any thread while counting is on.
 struct CountingAllocator;
 
-thread_local! {
-    // `const` and without a destructor: reading it never allocates.
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-    // Per thread, so tests measuring at the same time do not see each other.
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
+/// On while a measurement runs.
+static COUNTING: AtomicBool = AtomicBool::new(false);
+/// Allocations counted since the measurement started, on every thread.
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+/// Bytes those allocations asked for.
+static BYTES: AtomicUsize = AtomicUsize::new(0);
 
-fn note_allocation() {
-    if COUNTING.try_with(Cell::get).unwrap_or(false) {
-        let _ = ALLOCATIONS.try_with(|a| a.set(a.get() + 1));
+fn note_allocation(size: usize) {
+    // SeqCst: a thread that allocates after it synchronised with the
+    // measuring thread (a barrier, a join) sees counting on, and the
+    // measuring thread reads the totals after synchronising back.
+    if COUNTING.load(Ordering::SeqCst) {
+        ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        BYTES.fetch_add(size, Ordering::SeqCst);
     }
 }
 
-// Safety: every method forwards to `System` with the caller's arguments
-// unchanged, so `System`'s guarantees are this allocator's guarantees.
+// SAFETY: every method forwards to `System` with the caller's arguments
+// unchanged, so `System`'s guarantees are this allocator's guarantees;
+// counting touches only atomics, which never allocate.
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // Safety: same contract as `GlobalAlloc::alloc`, upheld by our caller.
+        note_allocation(layout.size());
+        // SAFETY: same contract as `GlobalAlloc::alloc`, upheld by our caller.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // Safety: same contract as `GlobalAlloc::alloc_zeroed`, upheld by our caller.
+        note_allocation(layout.size());
+        // SAFETY: same contract as `GlobalAlloc::alloc_zeroed`, upheld by our caller.
         unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
-        // Safety: `ptr` was allocated by `System` (through us) with `layout`.
+        note_allocation(new_size);
+        // SAFETY: `ptr` was allocated by `System` (through us) with `layout`.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // Safety: `ptr` was allocated by `System` (through us) with `layout`.
+        // SAFETY: `ptr` was allocated by `System` (through us) with `layout`.
         unsafe { System.dealloc(ptr, layout) }
     }
 }
@@ -64,33 +107,172 @@ unsafe impl GlobalAlloc for CountingAllocator {
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
-/// Runs `f` with counting on (on this thread) and returns the allocations it made.
-fn count_allocations<R>(f: impl FnOnce() -> R) -> (usize, R) {
-    ALLOCATIONS.with(|a| a.set(0));
-    COUNTING.with(|c| c.set(true));
-    let r = f();
-    COUNTING.with(|c| c.set(false));
-    (ALLOCATIONS.with(Cell::get), r)
+/// What a measurement counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Counted {
+    /// Allocations, zeroed allocations and reallocations, on every thread.
+    allocations: usize,
+    /// Bytes they asked for.
+    bytes: usize,
 }
 
-#[test]
+/// Turns counting off again, also when the measured code panics.
+struct CountingOn;
+
+impl Drop for CountingOn {
+    fn drop(&mut self) {
+        COUNTING.store(false, Ordering::SeqCst);
+    }
+}
+
+/// Runs `f` with counting on and returns what every thread allocated
+/// meanwhile.
+fn count_allocations<R>(f: impl FnOnce() -> R) -> (Counted, R) {
+    ALLOCATIONS.store(0, Ordering::SeqCst);
+    BYTES.store(0, Ordering::SeqCst);
+    let on = CountingOn;
+    COUNTING.store(true, Ordering::SeqCst);
+    let r = f();
+    drop(on);
+    let counted = Counted {
+        allocations: ALLOCATIONS.load(Ordering::SeqCst),
+        bytes: BYTES.load(Ordering::SeqCst),
+    };
+    (counted, r)
+}
+
+/// Frames run before counting starts: the rule is about every frame after
+/// the first few, so a path may set up on its first call what later calls
+/// reuse (none here does).
+const WARM_UP: usize = 3;
+
+/// Runs `frame(i)` for [`WARM_UP`] frames, then for `frames` more with
+/// counting on, and returns the sum of what the measured frames returned.
+///
+/// # Panics
+/// When a frame fails, when the measured frames allocated at all, or when
+/// their sum is zero or not finite (nothing was computed).
+fn frames_allocate_nothing<E: Debug>(
+    what: &str,
+    frames: usize,
+    mut frame: impl FnMut(usize) -> Result<f32, E>,
+) -> f32 {
+    for i in 0..WARM_UP {
+        if let Err(e) = frame(i) {
+            panic!("{what}: warm-up frame {i} failed: {e:?}");
+        }
+    }
+    let (counted, sum) = count_allocations(|| -> Result<f32, (usize, E)> {
+        let mut sum = 0.0f32;
+        for i in WARM_UP..WARM_UP + frames {
+            sum += frame(i).map_err(|e| (i, e))?;
+        }
+        Ok(sum)
+    });
+    let sum = match sum {
+        Ok(sum) => sum,
+        Err((i, e)) => panic!("{what}: frame {i} failed: {e:?}"),
+    };
+    assert_eq!(
+        counted.allocations, 0,
+        "{what} allocated {} times ({} bytes) in {frames} frames",
+        counted.allocations, counted.bytes
+    );
+    assert!(
+        sum.is_finite() && sum != 0.0,
+        "{what}: work was done: {sum}"
+    );
+    sum
+}
+
+/// A per-joint weight of 1 on `spine_01`'s subtree (the upper body), 0
+/// elsewhere, in SoA blocks.
+fn upper_body_mask(skel: &sinew_core::Skeleton<'_>) -> Vec<f32x4> {
+    let spine = skel
+        .find_joint("spine_01")
+        .expect("the humanoid has a spine");
+    (0..skel.soa_count())
+        .map(|b| {
+            f32x4::new(core::array::from_fn(|l| {
+                let j = b * 4 + l;
+                if j >= spine && j < skel.subtree_end(spine) {
+                    1.0
+                } else {
+                    0.0
+                }
+            }))
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------
+// The counter itself
+// ---------------------------------------------------------------------------
+
+/// Without this the zeros below would prove nothing.
 fn the_counter_sees_allocations() {
-    // Without this the zero below would prove nothing.
-    let (count, v) = count_allocations(|| std::hint::black_box(vec![1u8; 64]));
-    assert!(count >= 1, "counted {count}");
+    let (counted, v) = count_allocations(|| std::hint::black_box(vec![1u8; 64]));
+    assert!(counted.allocations >= 1, "counted {counted:?}");
+    assert!(counted.bytes >= 64, "counted {counted:?}");
     drop(v);
-    let (count, mut v) = count_allocations(|| {
+    let (counted, mut v) = count_allocations(|| {
         let mut v = Vec::<u32>::with_capacity(1);
         for i in 0..100 {
             v.push(std::hint::black_box(i));
         }
         v
     });
-    assert!(count >= 2, "reallocations counted: {count}");
+    assert!(
+        counted.allocations >= 2,
+        "reallocations counted: {counted:?}"
+    );
     v.clear();
+    let (counted, ()) = count_allocations(|| {});
+    assert_eq!(counted.allocations, 0, "nothing allocated: {counted:?}");
 }
 
-#[test]
+/// An allocation made by another thread during a measurement is counted.
+/// The thread starts before the measurement and allocates when signalled
+/// through a barrier (which does not allocate: the same hand-over with a
+/// thread that does not allocate counts zero), as the crowd's workers run
+/// their share of a frame.
+fn the_counter_sees_other_threads() {
+    for allocate in [false, true] {
+        let go = Arc::new(Barrier::new(2));
+        let done = Arc::new(Barrier::new(2));
+        let (go2, done2) = (Arc::clone(&go), Arc::clone(&done));
+        let helper = std::thread::spawn(move || {
+            go2.wait();
+            let v = allocate.then(|| std::hint::black_box(vec![7u8; 100]));
+            done2.wait();
+            v
+        });
+        let (counted, ()) = count_allocations(|| {
+            go.wait();
+            done.wait();
+        });
+        let v = helper.join().expect("the helper thread runs");
+        assert_eq!(v.is_some(), allocate);
+        if allocate {
+            assert!(
+                counted.allocations >= 1 && counted.bytes >= 100,
+                "the other thread's allocation is counted: {counted:?}"
+            );
+        } else {
+            assert_eq!(
+                counted.allocations, 0,
+                "the hand-over alone allocates nothing: {counted:?}"
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Sampling, blending, FK, the mixer
+// ---------------------------------------------------------------------------
+
+/// 1000 frames of sampling (3 clips), blending (3 layers plus an additive
+/// one) and FK on the procedural humanoid.
 fn pipeline_allocates_nothing_for_1000_frames() {
     // Set-up (allowed to allocate): assets, views and every buffer.
     let h = Humanoid::default_rate();
@@ -106,58 +288,35 @@ fn pipeline_allocates_nothing_for_1000_frames() {
     let mut local = vec![SoaTransform::IDENTITY; blocks];
     let mut models = vec![Mat4::IDENTITY; n];
     // Upper-body mask for the additive layer.
-    let spine = skel.find_joint("spine_01").unwrap();
-    let mask_values: Vec<f32x4> = (0..blocks)
-        .map(|b| {
-            f32x4::new(core::array::from_fn(|l| {
-                let j = b * 4 + l;
-                if j >= spine && j < skel.subtree_end(spine) {
-                    1.0
-                } else {
-                    0.0
-                }
-            }))
-        })
-        .collect();
+    let mask_values = upper_body_mask(&skel);
     let mask = JointWeights::new(&mask_values).unwrap();
     let root = Mat4::from_translation(sinew_core::Vec3::new(1.0, 0.0, -2.0));
 
-    let (count, result) = count_allocations(|| -> Result<f32, Error> {
-        let mut checksum = 0.0f32;
-        for frame in 0..1000u32 {
-            let time = frame as f32 / 60.0;
-            for (clip, out) in clips.iter().zip(sampled.iter_mut()) {
-                clip.sample(time, TimeMode::Loop, out)?;
-            }
-            let s = (time * 0.7).sin() * 0.5 + 0.5;
-            let [walk, jog, run] = &sampled;
-            let layers = [
-                BlendLayer::new(walk, 1.0 - s),
-                BlendLayer::new(jog, s * 0.5),
-                BlendLayer::new(run, s * 0.5),
-            ];
-            let additive = [BlendLayer::masked(walk, 0.1, mask)];
-            let job = BlendJob::new(&layers, &additive, skel.rest_pose());
-            blend::blend(&job, &mut local)?;
-            let job = FkJob::new(&skel, &local).with_root(&root);
-            fk::local_to_model(&job, &mut models)?;
-            checksum += models[n - 1].translation().y;
+    frames_allocate_nothing("the per-frame pipeline", 1000, |frame| {
+        let time = frame as f32 / 60.0;
+        for (clip, out) in clips.iter().zip(sampled.iter_mut()) {
+            clip.sample(time, TimeMode::Loop, out)?;
         }
-        Ok(checksum)
+        let s = (time * 0.7).sin() * 0.5 + 0.5;
+        let [walk, jog, run] = &sampled;
+        let layers = [
+            BlendLayer::new(walk, 1.0 - s),
+            BlendLayer::new(jog, s * 0.5),
+            BlendLayer::new(run, s * 0.5),
+        ];
+        let additive = [BlendLayer::masked(walk, 0.1, mask)];
+        let job = BlendJob::new(&layers, &additive, skel.rest_pose());
+        blend::blend(&job, &mut local)?;
+        let job = FkJob::new(&skel, &local).with_root(&root);
+        fk::local_to_model(&job, &mut models)?;
+        Ok::<f32, Error>(models[n - 1].translation().y)
     });
-    let checksum = result.expect("pipeline runs without errors");
-    assert!(
-        checksum.is_finite() && checksum != 0.0,
-        "work was done: {checksum}"
-    );
     assert!(models.iter().all(Mat4::is_finite));
-    assert_eq!(
-        count, 0,
-        "the per-frame pipeline allocated {count} times in 1000 frames"
-    );
 }
 
-#[test]
+/// The mixer (units with ramps and per-joint weights, idle and fatigue
+/// units), B-spline smoothing, the 1D blend space with phase sync, additive
+/// layers and inertialization, 300 frames.
 fn mixer_blend_space_and_transitions_allocate_nothing() {
     use sinew_core::mix::transition::{self, SwitchJob};
     use sinew_core::mix::{
@@ -204,121 +363,182 @@ fn mixer_blend_space_and_transitions_allocate_nothing() {
             &[],
         )
         .unwrap();
+    let mut smoother = BSplineSmoother::new();
+    let mut sync = PhaseSync::default();
 
-    let (count, result) = count_allocations(|| -> Result<f32, Error> {
-        let mut smoother = BSplineSmoother::new();
-        let mut sync = PhaseSync::default();
-        let mut checksum = 0.0f32;
-        for frame in 0..300usize {
-            if frame % 20 == 0 {
-                let unit = MotionUnit::new(1, 15)
-                    .with_ramp(Ramp::Smooth { frames: 4 })
-                    .with_joint_weights(0);
-                mixer.add(unit, &clips, &[mask])?;
-            }
-            mixer.set_fatigue(frame as f32 / 300.0)?;
-            mixer.evaluate(&clips, &[mask], skel.rest_pose(), &mut [], &mut pose)?;
-            mixer.advance();
-            smoother.apply(&mut history, &mut pose)?;
-            let w = space.weights_for_speed(2.0)?;
-            sync.advance(&space, &w, 1.0 / 30.0)?;
-            clips[1].sample(sync.clip_time(&space, 1), TimeMode::Loop, &mut other)?;
-            additive::apply_additive(&mut pose, &other, 0.0, Some(mask))?;
-            if frame == 100 {
-                let job = SwitchJob {
-                    old: &pose,
-                    old_prev: &pose,
-                    new: &other,
-                    new_prev: &other,
-                    dt: 1.0 / 30.0,
-                    duration: 0.3,
-                };
-                transition::start(&mut state, &job)?;
-            }
-            transition::apply(&state, 0.1, Decay::Quintic, &mut other)?;
-            checksum += pose[0].translation.y.as_array()[0] + other[1].rotation.w.as_array()[0];
+    frames_allocate_nothing("the mix features", 300, |frame| {
+        if frame % 20 == 0 {
+            let unit = MotionUnit::new(1, 15)
+                .with_ramp(Ramp::Smooth { frames: 4 })
+                .with_joint_weights(0);
+            mixer.add(unit, &clips, &[mask])?;
         }
-        Ok(checksum)
+        mixer.set_fatigue(frame as f32 / 310.0)?;
+        mixer.evaluate(&clips, &[mask], skel.rest_pose(), &mut [], &mut pose)?;
+        mixer.advance();
+        smoother.apply(&mut history, &mut pose)?;
+        let w = space.weights_for_speed(2.0)?;
+        sync.advance(&space, &w, 1.0 / 30.0)?;
+        clips[1].sample(sync.clip_time(&space, 1), TimeMode::Loop, &mut other)?;
+        additive::apply_additive(&mut pose, &other, 0.0, Some(mask))?;
+        if frame == 100 {
+            let job = SwitchJob {
+                old: &pose,
+                old_prev: &pose,
+                new: &other,
+                new_prev: &other,
+                dt: 1.0 / 30.0,
+                duration: 0.3,
+            };
+            transition::start(&mut state, &job)?;
+        }
+        transition::apply(&state, 0.1, Decay::Quintic, &mut other)?;
+        Ok::<f32, Error>(pose[0].translation.y.as_array()[0] + other[1].rotation.w.as_array()[0])
     });
-    let checksum = result.expect("mixer runs without errors");
-    assert!(checksum.is_finite());
-    assert_eq!(
-        count, 0,
-        "the mix features allocated {count} times in 300 frames"
-    );
 }
 
-/// The crowd's per-character path with foot placement: `SinewBackend`'s
-/// sample, blend and FK, then its IK pose and `CrowdFeet::solve` on a slope,
-/// as `Crowd::step` calls them for each character of a batch, for 300
-/// frames of one batch. (`Crowd::step` makes these calls on its pool's
-/// threads, which this per-thread counter does not watch; the calls are
-/// the same.)
-#[test]
-fn crowd_stages_with_feet_allocate_nothing() {
-    use sinew_core::ik::foot::{FootLeg, FootPlacement, FootState};
-    use sinew_core::Vec3;
-    use sinew_std::crowd::{Backend, CrowdFeet, Drive, SinewBackend, BATCH};
+// ---------------------------------------------------------------------------
+// The runner
+// ---------------------------------------------------------------------------
 
-    let h = Humanoid::default_rate();
-    let skel = h.skeleton.view();
-    let backend = SinewBackend::new(&h);
-    let mut scratch = backend.scratch();
-    let j = |n: &str| skel.find_joint(n).unwrap();
-    let leg = |side: &str| FootLeg {
-        hip: j(&format!("thigh_{side}")),
-        knee: j(&format!("calf_{side}")),
-        ankle: j(&format!("foot_{side}")),
-        knee_axis: Vec3::new(-1.0, 0.0, 0.0),
+/// A check's entry in [`CHECKS`]: its name (with its module, as libtest
+/// names tests) and its function.
+macro_rules! check {
+    ($f:ident) => {
+        (stringify!($f), $f as fn())
     };
-    let slope = |_: f32, z: f32| Some((0.36 * z, Vec3::new(0.0, 1.0, -0.36)));
-    let positions: Vec<[f32; 2]> = (0..BATCH).map(|i| [i as f32, -(i as f32)]).collect();
-    let feet = CrowdFeet {
-        placement: FootPlacement {
-            pelvis: j("pelvis"),
-            legs: [leg("l"), leg("r")],
-            foot_height: 0.02,
-            max_tilt: 0.5,
-            max_pelvis_offset: 0.3,
-            half_life: 0.1,
-            soften: 0.97,
-        },
-        ground: &slope,
-        positions: &positions,
+    ($m:ident :: $f:ident) => {
+        (
+            concat!(stringify!($m), "::", stringify!($f)),
+            $m::$f as fn(),
+        )
     };
-    let mut states = [FootState::<2>::new(); BATCH];
-    let durations = backend.durations();
+}
 
-    let (count, result) = count_allocations(|| -> Result<f32, Error> {
-        let mut checksum = 0.0f32;
-        for frame in 0..300u32 {
-            for (k, state) in states.iter_mut().enumerate() {
-                let phase = (frame as f32 / 66.0 + k as f32 / BATCH as f32).fract();
-                let s = (frame as f32 * 0.01 + k as f32).sin() * 0.5 + 0.5;
-                let drive = Drive {
-                    times: durations.map(|d| phase * d),
-                    weights: [1.0 - s, s, 0.0],
-                };
-                backend.sample(&mut scratch, k, &drive)?;
-                backend.blend(&mut scratch, k, &drive)?;
-                backend.fk(&mut scratch, k)?;
-                let Some(mut pose) = backend.ik_pose(&mut scratch, k)? else {
-                    return Err(Error::InvalidParameter { what: "no IK pose" });
-                };
-                let r = feet.solve(&mut pose, k, 1.0 / 60.0, state)?;
-                checksum += r.pelvis_offset;
+/// Every check, in the order they run.
+const CHECKS: &[(&str, fn())] = &[
+    check!(the_counter_sees_allocations),
+    check!(the_counter_sees_other_threads),
+    check!(pipeline_allocates_nothing_for_1000_frames),
+    check!(mixer_blend_space_and_transitions_allocate_nothing),
+    check!(motion::compressed_sampling_allocates_nothing),
+    check!(motion::crossfade_partial_fk_and_inertializer_allocate_nothing),
+    check!(motion::root_motion_allocates_nothing),
+    check!(motion::blend_space_2d_with_phase_allocates_nothing),
+    check!(skin::palettes_allocate_nothing),
+    check!(skin::skinning_allocates_nothing),
+    check!(ik::two_bone_allocates_nothing),
+    check!(ik::aim_and_look_at_allocate_nothing),
+    check!(ik::chain_solvers_allocate_nothing),
+    check!(ik::foot_placement_allocates_nothing),
+    check!(capi::pose_calls_allocate_nothing),
+    check!(capi::skinning_allocates_nothing),
+    check!(capi::ik_allocates_nothing),
+    check!(crowd::stages_with_feet_allocate_nothing),
+    check!(crowd::step_allocates_nothing_on_any_thread),
+    check!(crowd::step_with_feet_allocates_nothing_on_any_thread),
+    check!(crowd::step_compressed_allocates_nothing_on_any_thread),
+];
+
+/// What libtest's command line asks of this runner.
+#[derive(Default)]
+struct Args {
+    /// Names to run: a check runs when its name contains one (or equals
+    /// one, with `exact`); all run when there is none.
+    filters: Vec<String>,
+    /// Names to leave out (`--skip`), matched as the filters are.
+    skip: Vec<String>,
+    exact: bool,
+    quiet: bool,
+    list: bool,
+    /// `--ignored`: only ignored checks, and there are none.
+    ignored_only: bool,
+}
+
+impl Args {
+    /// Reads libtest's options; unknown ones are ignored, and the value of
+    /// an option that takes one is not mistaken for a filter.
+    fn parse(args: impl IntoIterator<Item = String>) -> Args {
+        const TAKE_VALUE: [&str; 6] = [
+            "--test-threads",
+            "--color",
+            "--format",
+            "--logfile",
+            "--shuffle-seed",
+            "-Z",
+        ];
+        let mut a = Args::default();
+        let mut args = args.into_iter();
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--quiet" | "-q" => a.quiet = true,
+                "--list" => a.list = true,
+                "--exact" => a.exact = true,
+                "--ignored" => a.ignored_only = true,
+                "--skip" => a.skip.extend(args.next()),
+                s if TAKE_VALUE.contains(&s) => {
+                    args.next();
+                }
+                s if s.starts_with('-') => {}
+                _ => a.filters.push(arg),
             }
-            checksum += backend.models(&scratch, BATCH - 1)[0][13];
         }
-        Ok(checksum)
-    });
-    let checksum = result.expect("the crowd's stages run without errors");
-    assert!(
-        checksum.is_finite() && checksum != 0.0,
-        "work was done: {checksum}"
+        a
+    }
+
+    fn matches(&self, name: &str, pattern: &str) -> bool {
+        if self.exact {
+            name == pattern
+        } else {
+            name.contains(pattern)
+        }
+    }
+
+    fn selects(&self, name: &str) -> bool {
+        !self.ignored_only
+            && (self.filters.is_empty() || self.filters.iter().any(|f| self.matches(name, f)))
+            && !self.skip.iter().any(|s| self.matches(name, s))
+    }
+}
+
+fn main() {
+    let args = Args::parse(std::env::args().skip(1));
+    if args.list {
+        for (name, _) in CHECKS {
+            println!("{name}: test");
+        }
+        return;
+    }
+    let selected: Vec<&(&str, fn())> = CHECKS.iter().filter(|(n, _)| args.selects(n)).collect();
+    let plural = if selected.len() == 1 { "" } else { "s" };
+    println!("\nrunning {} check{plural}", selected.len());
+    let mut failed = Vec::new();
+    for &&(name, check) in &selected {
+        if !args.quiet {
+            print!("{name} ... ");
+            // Nothing is measured here; the output only shows progress.
+            let _ = std::io::Write::flush(&mut std::io::stdout());
+        }
+        let passed = panic::catch_unwind(AssertUnwindSafe(check)).is_ok();
+        match (passed, args.quiet) {
+            (true, false) => println!("ok"),
+            (true, true) => print!("."),
+            (false, false) => println!("FAILED"),
+            (false, true) => print!("F"),
+        }
+        if !passed {
+            failed.push(name);
+        }
+    }
+    if args.quiet {
+        println!();
+    }
+    let result = if failed.is_empty() { "ok" } else { "FAILED" };
+    println!(
+        "\nalloc result: {result}. {} passed; {} failed; {} filtered out\n",
+        selected.len() - failed.len(),
+        failed.len(),
+        CHECKS.len() - selected.len()
     );
-    assert_eq!(
-        count, 0,
-        "the crowd's stages with feet allocated {count} times in 300 frames"
-    );
+    assert!(failed.is_empty(), "failed checks: {failed:?}");
 }

@@ -1,0 +1,716 @@
+//! The C ABI's per-frame exports, called from Rust through the `sinew`
+//! rlib of `sinew-capi`: each crosses the panic boundary (`catch_unwind`)
+//! and checks its pointers every call, which must not allocate either.
+
+use sinew::*;
+use sinew_core::skin::{DqsBinds, DualQuat, LbsBind, Mat3x4};
+use sinew_core::{f32x4, Mat4, SoaTransform};
+use sinew_std::compress::{compress, CompressOptions};
+use sinew_std::{AlignedBytes, Humanoid};
+
+use crate::frames_allocate_nothing;
+use crate::skin::{Mesh, VERTICES};
+
+/// A failed call: the export's name and its status.
+type Failed = (&'static str, sinew_status);
+
+/// `Ok` for `SINEW_STATUS_OK`, else the call's name and status.
+fn ok(what: &'static str, s: sinew_status) -> Result<(), Failed> {
+    if s == sinew_status::Ok {
+        Ok(())
+    } else {
+        Err((what, s))
+    }
+}
+
+/// The humanoid's containers and their C handles (the handles view the
+/// containers, which live as long as this value).
+struct Assets {
+    humanoid: Humanoid,
+    walk_bytes: AlignedBytes,
+    jog_bytes: AlignedBytes,
+    packed_bytes: AlignedBytes,
+    skeleton: sinew_skeleton,
+    walk: sinew_clip,
+    jog: sinew_clip,
+    packed: sinew_compressed_clip,
+}
+
+impl Assets {
+    fn new() -> Assets {
+        let humanoid = Humanoid::default_rate();
+        let skel = humanoid.skeleton.view();
+        let (packed, _) = compress(
+            &skel,
+            &humanoid.clips[0].view(),
+            &CompressOptions::default(),
+        )
+        .expect("the walk compresses");
+        let mut a = Assets {
+            walk_bytes: humanoid.clips[0].to_bytes(),
+            jog_bytes: humanoid.clips[1].to_bytes(),
+            packed_bytes: AlignedBytes::copy_from(packed.bytes()),
+            humanoid,
+            skeleton: sinew_skeleton {
+                data: std::ptr::null(),
+                size: 0,
+                joint_count: 0,
+                soa_count: 0,
+                parents: std::ptr::null(),
+                rest_pose: std::ptr::null(),
+                inverse_bind: std::ptr::null(),
+                check: 0,
+            },
+            walk: empty_clip(),
+            jog: empty_clip(),
+            packed: sinew_compressed_clip {
+                data: std::ptr::null(),
+                size: 0,
+                joint_count: 0,
+                soa_count: 0,
+                frame_count: 0,
+                needs_rest_pose: 0,
+                sample_rate: 0.0,
+                duration: 0.0,
+                check: 0,
+            },
+        };
+        let skel = a.humanoid.skeleton.bytes();
+        let (walk, jog, packed) = (
+            a.walk_bytes.as_slice(),
+            a.jog_bytes.as_slice(),
+            a.packed_bytes.as_slice(),
+        );
+        let (mut s, mut w, mut j, mut p) = (a.skeleton, a.walk, a.jog, a.packed);
+        // SAFETY: each buffer is 16-byte aligned, `len` bytes long and
+        // outlives its handle (both live in `a`); each out-parameter is a
+        // local.
+        let statuses = unsafe {
+            [
+                sinew_skeleton_load(skel.as_ptr(), skel.len(), &mut s),
+                sinew_clip_load(walk.as_ptr(), walk.len(), &mut w),
+                sinew_clip_load(jog.as_ptr(), jog.len(), &mut j),
+                sinew_compressed_clip_load(packed.as_ptr(), packed.len(), &mut p),
+            ]
+        };
+        assert!(
+            statuses.iter().all(|s| *s == sinew_status::Ok),
+            "{statuses:?}"
+        );
+        (a.skeleton, a.walk, a.jog, a.packed) = (s, w, j, p);
+        a
+    }
+
+    fn blocks(&self) -> usize {
+        self.skeleton.soa_count as usize
+    }
+
+    fn joints(&self) -> usize {
+        self.skeleton.joint_count as usize
+    }
+
+    fn joint(&self, name: &str) -> usize {
+        let skel = self.humanoid.skeleton.view();
+        skel.find_joint(name).expect("a humanoid joint")
+    }
+}
+
+fn empty_clip() -> sinew_clip {
+    sinew_clip {
+        data: std::ptr::null(),
+        size: 0,
+        soa_count: 0,
+        frame_count: 0,
+        sample_rate: 0.0,
+        duration: 0.0,
+        check: 0,
+    }
+}
+
+fn layer(pose: &[SoaTransform], weight: f32, mask: Option<&[f32x4]>) -> sinew_blend_layer {
+    sinew_blend_layer {
+        pose: pose.as_ptr().cast(),
+        pose_len: pose.len(),
+        weight,
+        joint_weights: mask.map_or(std::ptr::null(), |m| m.as_ptr().cast()),
+        joint_weights_len: mask.map_or(0, |m| 4 * m.len()),
+    }
+}
+
+/// Sampling (raw and compressed), blending with a mask and an additive
+/// layer, cross-fade, the mixing kernel with its ramp weights,
+/// inertialization, and FK (whole and a range), each frame.
+pub fn pose_calls_allocate_nothing() {
+    let a = Assets::new();
+    let blocks = a.blocks();
+    let n = a.joints();
+    let rest = a.humanoid.skeleton.view().rest_pose().to_vec();
+    let mut walk = vec![SoaTransform::IDENTITY; blocks];
+    let mut jog = vec![SoaTransform::IDENTITY; blocks];
+    let mut packed = vec![SoaTransform::IDENTITY; blocks];
+    let mut blended = vec![SoaTransform::IDENTITY; blocks];
+    let mut faded = vec![SoaTransform::IDENTITY; blocks];
+    let mut mixed = vec![SoaTransform::IDENTITY; blocks];
+    let mut prev = vec![SoaTransform::IDENTITY; blocks];
+    let mut state = vec![
+        sinew_inertial_block {
+            opaque: [[0.0; 4]; 18]
+        };
+        blocks
+    ];
+    let mut models = vec![Mat4::IDENTITY; n];
+    let mask = crate::upper_body_mask(&a.humanoid.skeleton.view());
+    let root = Mat4::from_translation(sinew_core::Vec3::new(0.5, 0.0, 0.0));
+    let spine = a.joint("spine_01");
+    let spine_end = a.humanoid.skeleton.view().subtree_end(spine);
+    let dt = 1.0f32 / 60.0;
+
+    frames_allocate_nothing("the C ABI's pose calls", 300, |frame| {
+        let t = frame as f32 * dt;
+        let mut weight = 0.0f32;
+        let mut longest = 0.0f32;
+        // SAFETY: the handles were loaded from containers that outlive
+        // them; every pointer comes from a live buffer of the length passed
+        // with it (blocks, joints, 4 floats per joint for masks), outputs
+        // are distinct from inputs, and the out-parameters are locals.
+        unsafe {
+            ok(
+                "sinew_clip_sample",
+                sinew_clip_sample(
+                    &a.walk,
+                    t,
+                    SINEW_TIME_LOOP,
+                    walk.as_mut_ptr().cast(),
+                    blocks,
+                ),
+            )?;
+            ok(
+                "sinew_clip_sample",
+                sinew_clip_sample(&a.jog, t, SINEW_TIME_CLAMP, jog.as_mut_ptr().cast(), blocks),
+            )?;
+            ok(
+                "sinew_compressed_clip_sample",
+                sinew_compressed_clip_sample(
+                    &a.packed,
+                    t * 1.1,
+                    SINEW_TIME_LOOP,
+                    rest.as_ptr().cast(),
+                    blocks,
+                    packed.as_mut_ptr().cast(),
+                    blocks,
+                ),
+            )?;
+            let s = (t * 0.7).sin() * 0.5 + 0.5;
+            let layers = [
+                layer(&walk, 1.0 - s, None),
+                layer(&jog, s, Some(mask.as_slice())),
+                layer(&packed, 0.2, None),
+            ];
+            let additive = [layer(&jog, 0.1, Some(mask.as_slice()))];
+            ok(
+                "sinew_pose_blend",
+                sinew_pose_blend(
+                    layers.as_ptr(),
+                    layers.len(),
+                    additive.as_ptr(),
+                    additive.len(),
+                    rest.as_ptr().cast(),
+                    blocks,
+                    SINEW_DEFAULT_BLEND_THRESHOLD,
+                    blended.as_mut_ptr().cast(),
+                    blocks,
+                ),
+            )?;
+            ok(
+                "sinew_pose_crossfade",
+                sinew_pose_crossfade(
+                    walk.as_ptr().cast(),
+                    jog.as_ptr().cast(),
+                    blocks,
+                    s,
+                    faded.as_mut_ptr().cast(),
+                    blocks,
+                ),
+            )?;
+            ok(
+                "sinew_mix_ramp_weight",
+                sinew_mix_ramp_weight(SINEW_RAMP_SMOOTH, 8, frame % 40, 40, &mut weight),
+            )?;
+            let units = [
+                layer(&walk, weight, None),
+                layer(&packed, 1.0 - weight, Some(mask.as_slice())),
+            ];
+            let idle = layer(&jog, 1.0, None);
+            ok(
+                "sinew_pose_mix",
+                sinew_pose_mix(
+                    units.as_ptr(),
+                    units.len(),
+                    std::ptr::null(),
+                    &idle,
+                    rest.as_ptr().cast(),
+                    blocks,
+                    if frame % 2 == 0 {
+                        SINEW_MIX_QUATERNION
+                    } else {
+                        SINEW_MIX_JOINT_ANGLES
+                    },
+                    mixed.as_mut_ptr().cast(),
+                    blocks,
+                ),
+            )?;
+            if frame % 50 == 0 {
+                ok(
+                    "sinew_inertialize_start",
+                    sinew_inertialize_start(
+                        state.as_mut_ptr(),
+                        blended.as_ptr().cast(),
+                        prev.as_ptr().cast(),
+                        mixed.as_ptr().cast(),
+                        mixed.as_ptr().cast(),
+                        blocks,
+                        dt,
+                        0.3,
+                        &mut longest,
+                    ),
+                )?;
+            }
+            prev.copy_from_slice(&blended);
+            ok(
+                "sinew_inertialize_apply",
+                sinew_inertialize_apply(
+                    state.as_ptr(),
+                    (frame % 50) as f32 * dt,
+                    if frame % 100 < 50 {
+                        SINEW_DECAY_QUINTIC
+                    } else {
+                        SINEW_DECAY_SPRING
+                    },
+                    0.1,
+                    mixed.as_mut_ptr().cast(),
+                    blocks,
+                ),
+            )?;
+            ok(
+                "sinew_skeleton_local_to_model",
+                sinew_skeleton_local_to_model(
+                    &a.skeleton,
+                    mixed.as_ptr().cast(),
+                    blocks,
+                    std::ptr::from_ref(&root).cast(),
+                    models.as_mut_ptr().cast(),
+                    n,
+                ),
+            )?;
+            ok(
+                "sinew_skeleton_local_to_model_range",
+                sinew_skeleton_local_to_model_range(
+                    &a.skeleton,
+                    faded.as_ptr().cast(),
+                    blocks,
+                    std::ptr::from_ref(&root).cast(),
+                    spine,
+                    spine_end,
+                    models.as_mut_ptr().cast(),
+                    n,
+                ),
+            )?;
+        }
+        Ok::<f32, Failed>(
+            models[n - 1].translation().y + blended[1].rotation.w.as_array()[0] + weight,
+        )
+    });
+}
+
+/// Palettes (from inverse binds and prepared binds) and skinning (LBS, DQS,
+/// the mix; four and eight influences; arrays and strided) each frame of a
+/// walk, every call through the C ABI.
+pub fn skinning_allocates_nothing() {
+    let a = Assets::new();
+    let blocks = a.blocks();
+    let joints = a.joints();
+    let ibm = a.humanoid.skeleton.view().inverse_bind().to_vec();
+    let m = Mesh::new(VERTICES, joints);
+    let n = m.positions.len();
+    let mut local = vec![SoaTransform::IDENTITY; blocks];
+    let mut models = vec![Mat4::IDENTITY; joints];
+    let mut lbs = vec![Mat3x4::IDENTITY; joints];
+    let mut dqs = vec![DualQuat::IDENTITY; joints];
+    let mut lbs_binds = vec![LbsBind::default(); joints];
+    let mut dqs_binds = vec![DqsBinds::default(); sinew_skin_dqs_binds_count(joints)];
+    // SAFETY: inverse binds of `joints` matrices, outputs of the lengths passed.
+    let prepared = unsafe {
+        [
+            sinew_skin_lbs_binds_prepare(
+                ibm.as_ptr().cast(),
+                joints,
+                lbs_binds.as_mut_ptr().cast(),
+                joints,
+            ),
+            sinew_skin_dqs_binds_prepare(
+                ibm.as_ptr().cast(),
+                joints,
+                dqs_binds.as_mut_ptr().cast(),
+                dqs_binds.len(),
+            ),
+        ]
+    };
+    assert!(
+        prepared.iter().all(|s| *s == sinew_status::Ok),
+        "{prepared:?}"
+    );
+    let mix: Vec<f32> = (0..n).map(|i| (i % 5) as f32 / 4.0).collect();
+    let mut pos = vec![[0.0f32; 3]; n];
+    let mut nrm = vec![[0.0f32; 3]; n];
+    let mut tan = vec![[0.0f32; 4]; n];
+    const STRIDE: usize = 12;
+    let mut src = vec![0.0f32; n * STRIDE];
+    for (v, chunk) in src.chunks_exact_mut(STRIDE).enumerate() {
+        chunk[..3].copy_from_slice(&m.positions[v]);
+        chunk[3..6].copy_from_slice(&m.normals[v]);
+        chunk[6..10].copy_from_slice(&m.tangents[v]);
+    }
+    let mut dst = vec![0.0f32; n * STRIDE];
+    let layout = sinew_vertex_layout {
+        stride: STRIDE as u32,
+        position: 0,
+        normal: 3,
+        tangent: 6,
+    };
+    let four = sinew_skin_mesh {
+        vertex_count: n,
+        positions: m.positions.as_ptr().cast(),
+        normals: m.normals.as_ptr().cast(),
+        tangents: m.tangents.as_ptr().cast(),
+        joints: m.joints.as_ptr().cast(),
+        weights: m.weights.as_ptr().cast(),
+        joints1: std::ptr::null(),
+        weights1: std::ptr::null(),
+    };
+    let eight = sinew_skin_mesh {
+        weights: m.weights8.as_ptr().cast(),
+        joints1: m.joints1.as_ptr().cast(),
+        weights1: m.weights1.as_ptr().cast(),
+        ..four
+    };
+    let strided = sinew_strided_mesh {
+        vertex_count: n,
+        data: src.as_ptr(),
+        len: src.len(),
+        layout,
+        joints: m.joints.as_ptr().cast(),
+        weights: m.weights.as_ptr().cast(),
+        joints1: std::ptr::null(),
+        weights1: std::ptr::null(),
+    };
+
+    frames_allocate_nothing("the C ABI's skinning", 150, |frame| {
+        let t = frame as f32 / 60.0;
+        let mut sum = 0.0;
+        // SAFETY: the handles were loaded from containers that outlive
+        // them; every pointer comes from a live buffer of the length passed
+        // with it (the meshes' arrays have `n` vertices, 4 entries each for
+        // influences, the palettes `joints` entries, the strided buffers
+        // `n * STRIDE` floats), and outputs are distinct from inputs.
+        unsafe {
+            ok(
+                "sinew_clip_sample",
+                sinew_clip_sample(
+                    &a.walk,
+                    t,
+                    SINEW_TIME_LOOP,
+                    local.as_mut_ptr().cast(),
+                    blocks,
+                ),
+            )?;
+            ok(
+                "sinew_skeleton_local_to_model",
+                sinew_skeleton_local_to_model(
+                    &a.skeleton,
+                    local.as_ptr().cast(),
+                    blocks,
+                    std::ptr::null(),
+                    models.as_mut_ptr().cast(),
+                    joints,
+                ),
+            )?;
+            ok(
+                "sinew_skin_lbs_palette_prepared",
+                sinew_skin_lbs_palette_prepared(
+                    models.as_ptr().cast(),
+                    joints,
+                    lbs_binds.as_ptr().cast(),
+                    joints,
+                    lbs.as_mut_ptr().cast(),
+                    joints,
+                ),
+            )?;
+            ok(
+                "sinew_skin_dqs_palette_prepared",
+                sinew_skin_dqs_palette_prepared(
+                    models.as_ptr().cast(),
+                    joints,
+                    dqs_binds.as_ptr().cast(),
+                    dqs_binds.len(),
+                    dqs.as_mut_ptr().cast(),
+                    joints,
+                ),
+            )?;
+            sum += lbs[1].rows[0][3] + dqs[2].real[3];
+            ok(
+                "sinew_skin_lbs_palette",
+                sinew_skin_lbs_palette(
+                    models.as_ptr().cast(),
+                    joints,
+                    ibm.as_ptr().cast(),
+                    joints,
+                    lbs.as_mut_ptr().cast(),
+                    joints,
+                ),
+            )?;
+            ok(
+                "sinew_skin_dqs_palette",
+                sinew_skin_dqs_palette(
+                    models.as_ptr().cast(),
+                    joints,
+                    ibm.as_ptr().cast(),
+                    joints,
+                    dqs.as_mut_ptr().cast(),
+                    joints,
+                ),
+            )?;
+            let target = sinew_skin_target {
+                positions: pos.as_mut_ptr().cast(),
+                normals: nrm.as_mut_ptr().cast(),
+                tangents: tan.as_mut_ptr().cast(),
+            };
+            for method in [SINEW_SKIN_LBS, SINEW_SKIN_DQS, SINEW_SKIN_MIXED] {
+                let palette = sinew_skin_palette {
+                    method,
+                    len: joints,
+                    lbs: lbs.as_ptr().cast(),
+                    dqs: dqs.as_ptr().cast(),
+                    mix: mix.as_ptr(),
+                    mix_len: mix.len(),
+                };
+                for mesh in [&four, &eight] {
+                    ok("sinew_skin", sinew_skin(&palette, mesh, &target))?;
+                    sum += pos[n - 1][1] + nrm[0][2] + tan[1][0];
+                }
+                let out = sinew_strided_target {
+                    data: dst.as_mut_ptr(),
+                    len: dst.len(),
+                    layout,
+                };
+                ok(
+                    "sinew_skin_strided",
+                    sinew_skin_strided(&palette, &strided, &out),
+                )?;
+                sum += dst[STRIDE + 1];
+            }
+        }
+        Ok::<f32, Failed>(sum)
+    });
+}
+
+/// The ground for `sinew_foot_placement_solve`: a slope `y = grade · z`,
+/// `user` pointing to the grade.
+unsafe extern "C" fn slope(
+    user: *mut std::ffi::c_void,
+    _x: f32,
+    z: f32,
+    hit: *mut sinew_ground_hit,
+) -> u32 {
+    // SAFETY: the check passes a live `f32` as `user`; `hit` is the
+    // library's, valid for the call.
+    let (grade, hit) = unsafe { (*user.cast::<f32>(), &mut *hit) };
+    *hit = sinew_ground_hit {
+        hit: 1,
+        height: grade * z,
+        normal: [0.0, 1.0, -grade],
+    };
+    0
+}
+
+/// Two-bone IK, a look-at chain and foot placement (a ground callback, and
+/// hits probed by the caller) each frame on the walk, through the C ABI.
+pub fn ik_allocates_nothing() {
+    let a = Assets::new();
+    let blocks = a.blocks();
+    let joints = a.joints();
+    let mut local = vec![SoaTransform::IDENTITY; blocks];
+    let mut models = vec![Mat4::IDENTITY; joints];
+    let leg = |hip: &str, knee: &str, ankle: &str| sinew_foot_leg {
+        hip: a.joint(hip),
+        knee: a.joint(knee),
+        ankle: a.joint(ankle),
+        knee_axis: [-1.0, 0.0, 0.0],
+    };
+    let legs = [
+        leg("thigh_l", "calf_l", "foot_l"),
+        leg("thigh_r", "calf_r", "foot_r"),
+    ];
+    let feet = sinew_foot_placement {
+        pelvis: a.joint("pelvis"),
+        legs: legs.as_ptr(),
+        leg_count: legs.len(),
+        foot_height: 0.02,
+        max_tilt: 0.5,
+        max_pelvis_offset: 0.3,
+        half_life: 0.1,
+        soften: 0.97,
+    };
+    let chain = [
+        sinew_look_at_joint {
+            joint: a.joint("spine_03"),
+            weight: 0.3,
+            max_angle: 0.3,
+        },
+        sinew_look_at_joint {
+            joint: a.joint("neck_01"),
+            weight: 0.5,
+            max_angle: f32::INFINITY,
+        },
+        sinew_look_at_joint {
+            joint: a.joint("head"),
+            weight: 1.0,
+            max_angle: 1.0,
+        },
+    ];
+    let (thigh, calf, foot) = (legs[0].hip, legs[0].knee, legs[0].ankle);
+    let mut grade = 20f32.to_radians().tan();
+    let mut state = sinew_foot_state::default();
+    let mut probed_state = sinew_foot_state::default();
+
+    frames_allocate_nothing("the C ABI's IK", 300, |frame| {
+        let t = frame as f32 / 60.0;
+        let angle = frame as f32 * 0.05;
+        let mut sum = 0.0;
+        let mut two_bone = sinew_two_bone_report::default();
+        let mut look = sinew_look_at_report::default();
+        let mut report = sinew_foot_report::default();
+        // SAFETY: the handles were loaded from containers that outlive
+        // them; the pose's buffers have `blocks` blocks and `joints`
+        // matrices; the chain, legs and hits are live arrays of the lengths
+        // passed; `user` points to a live `f32` for `slope`; reports and
+        // states are locals or captured buffers.
+        unsafe {
+            let pose_at = |local: &mut Vec<SoaTransform>, models: &mut Vec<Mat4>| {
+                ok(
+                    "sinew_clip_sample",
+                    sinew_clip_sample(
+                        &a.walk,
+                        t,
+                        SINEW_TIME_LOOP,
+                        local.as_mut_ptr().cast(),
+                        blocks,
+                    ),
+                )?;
+                ok(
+                    "sinew_skeleton_local_to_model",
+                    sinew_skeleton_local_to_model(
+                        &a.skeleton,
+                        local.as_ptr().cast(),
+                        blocks,
+                        std::ptr::null(),
+                        models.as_mut_ptr().cast(),
+                        joints,
+                    ),
+                )
+            };
+            pose_at(&mut local, &mut models)?;
+            let pose = sinew_ik_pose {
+                skeleton: &a.skeleton,
+                local: local.as_mut_ptr().cast(),
+                local_len: blocks,
+                root: std::ptr::null(),
+                models: models.as_mut_ptr().cast(),
+                models_len: joints,
+            };
+            let ankle = models[foot].translation();
+            let ik = sinew_two_bone {
+                start: thigh,
+                mid: calf,
+                end: foot,
+                target: [
+                    ankle.x + 0.15 * angle.cos(),
+                    ankle.y + 0.1,
+                    ankle.z + 0.15 * angle.sin(),
+                ],
+                pole: [0.0, 0.0, 1.0],
+                mid_axis: [-1.0, 0.0, 0.0],
+                weight: 1.0,
+                soften: 0.97,
+                twist: 0.0,
+            };
+            ok(
+                "sinew_two_bone_solve",
+                sinew_two_bone_solve(&pose, &ik, &mut two_bone),
+            )?;
+            let aim = sinew_aim {
+                target: [1.5 * angle.cos(), 1.6, 1.5 * angle.sin() + 0.5],
+                forward: [0.0, 0.0, 1.0],
+                up: [0.0, 1.0, 0.0],
+                offset: [0.0, 0.08, 0.08],
+                pole: [0.0, 1.0, 0.0],
+                twist: 0.0,
+                weight: 0.9,
+            };
+            ok(
+                "sinew_look_at_solve",
+                sinew_look_at_solve(&pose, chain.as_ptr(), chain.len(), &aim, &mut look),
+            )?;
+            sum += two_bone.start_correction[3] + look.clamped as f32;
+            pose_at(&mut local, &mut models)?;
+            let pose = sinew_ik_pose {
+                local: local.as_mut_ptr().cast(),
+                models: models.as_mut_ptr().cast(),
+                ..pose
+            };
+            let user = std::ptr::from_mut(&mut grade).cast();
+            ok(
+                "sinew_foot_placement_solve",
+                sinew_foot_placement_solve(
+                    &pose,
+                    &feet,
+                    Some(slope),
+                    user,
+                    0.0,
+                    1.0 / 60.0,
+                    &mut state,
+                    &mut report,
+                ),
+            )?;
+            sum += report.pelvis_offset;
+            pose_at(&mut local, &mut models)?;
+            let pose = sinew_ik_pose {
+                local: local.as_mut_ptr().cast(),
+                models: models.as_mut_ptr().cast(),
+                ..pose
+            };
+            let hits = legs.map(|l| {
+                let z = models[l.ankle].translation().z;
+                sinew_ground_hit {
+                    hit: 1,
+                    height: grade * z,
+                    normal: [0.0, 1.0, -grade],
+                }
+            });
+            ok(
+                "sinew_foot_placement_solve_probed",
+                sinew_foot_placement_solve_probed(
+                    &pose,
+                    &feet,
+                    hits.as_ptr(),
+                    hits.len(),
+                    0.0,
+                    1.0 / 60.0,
+                    &mut probed_state,
+                    &mut report,
+                ),
+            )?;
+            sum += report.pelvis_offset + models[foot].translation().y;
+        }
+        Ok::<f32, Failed>(sum)
+    });
+}

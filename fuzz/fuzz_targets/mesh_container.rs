@@ -3,7 +3,8 @@
 //! name vertices, and whose checked influences skin it: with identity
 //! palettes, LBS (separate arrays), DQS (an interleaved buffer) and their
 //! mix each give back the bind-space vertices within the weight-sum
-//! tolerance; the palettes of its inverse binds skin it without error.
+//! tolerance; the palettes of its inverse binds skin it without error,
+//! and DQS gives the same result with a pair table as without.
 //! The same bytes one byte off 16-byte alignment are an error.
 #![no_main]
 
@@ -177,4 +178,27 @@ fuzz_target!(|data: &[u8]| {
     SkinJob::dqs(&dqs, &influences, attributes)
         .run()
         .expect("DQS with the inverse binds");
+
+    // A DQS pair table changes how signs are aligned, never the result:
+    // bit for bit, up to the sign of an exact zero (NaN where the blend
+    // has no rotation, in both).
+    if let Ok(count) = influences.dqs_pair_count() {
+        let mut pairs = vec![[0u16; 2]; count];
+        let paired = influences
+            .with_dqs_pairs(&mut pairs)
+            .expect("a table of the exact size");
+        let mut with_table = vec![[0.0f32; 3]; v];
+        let attributes = SkinAttributes::positions(m.positions(), &mut with_table);
+        SkinJob::dqs(&dqs, &paired, attributes)
+            .run()
+            .expect("DQS with a pair table");
+        for (i, (a, b)) in positions.iter().zip(&with_table).enumerate() {
+            for (x, y) in a.iter().zip(b) {
+                assert!(
+                    x == y || (x.is_nan() && y.is_nan()),
+                    "vertex {i}: {a:?} without the pair table, {b:?} with it"
+                );
+            }
+        }
+    }
 });

@@ -19,7 +19,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok((skeleton, map)) = ozz::skeleton_from_slice(skeleton_bytes, name) else {
         return;
     };
-    if let Ok(clip) = ozz::animation_from_slice(animation, name, &skeleton, &map, 30.0) {
+    let opts = ozz::OzzOptions {
+        sample_rate: 30.0,
+        ..ozz::OzzOptions::default()
+    };
+    if let Ok(clip) = ozz::animation_from_slice(animation, name, &skeleton, &map, &opts) {
         sinew_fuzz::check_imported_clip(&skeleton.view(), &clip.view(), "ozz clip");
     }
 });

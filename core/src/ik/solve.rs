@@ -11,6 +11,7 @@
 
 use super::limits::JointLimit;
 use super::IkPose;
+use crate::fp::Fp;
 use crate::math::{Quat, Vec3};
 use crate::Error;
 
@@ -236,7 +237,7 @@ impl ChainState {
             parent = s.rot[i];
             let b = s.pos[i + 1] - s.pos[i];
             let len = b.length();
-            let noise = ZERO_BONE * (1.0f32).max(s.pos[i].length());
+            let noise = ZERO_BONE * (1.0f32).max_num(s.pos[i].length());
             s.len[i] = if len > noise { len } else { 0.0 };
             s.bone[i] = s.rot[i].conjugate().rotate(b);
             total += s.len[i];
@@ -310,7 +311,7 @@ impl ChainState {
         limits: &[JointLimit],
     ) -> f32 {
         let distance = (self.pos[end] - target).length();
-        if last - distance <= stalled.max(1e-3 * distance) && self.unstall(target, limits) {
+        if last - distance <= stalled.max_num(1e-3 * distance) && self.unstall(target, limits) {
             return (self.pos[end] - target).length();
         }
         distance

@@ -19,6 +19,7 @@
 use wide::f32x4;
 
 use crate::error::Error;
+use crate::fp::Fp;
 use crate::soa::detail::{
     dot4, normalize, quat_flip_signs, quat_mul, quat_mul_add, vec_mul_add, vec_scale,
 };
@@ -53,7 +54,7 @@ impl<'a> JointWeights<'a> {
                         joint: b * LANES + l,
                     });
                 }
-                max = max.max(*v);
+                max = max.max_num(*v);
             }
         }
         Ok(JointWeights { weights, max })
@@ -310,7 +311,7 @@ fn blend_general(job: &BlendJob<'_>, out: &mut [SoaTransform]) {
         // Rest pose fills in where the layers are too weak; then normalise.
         let rest = &job.rest[base..base + out.len()];
         for ((o, rest), acc) in out.iter_mut().zip(rest).zip(acc.iter()) {
-            let rw = (threshold - *acc).fast_max(f32x4::ZERO);
+            let rw = (threshold - *acc).max_gt(f32x4::ZERO);
             vec_mul_add(&mut o.translation, &rest.translation, rw);
             vec_mul_add(&mut o.scale, &rest.scale, rw);
             let rwq = rw.flip_signs(negative(dot4(&o.rotation, &rest.rotation)));
@@ -339,15 +340,15 @@ fn apply_additive(o: &mut SoaTransform, add: &SoaTransform, w: f32x4) {
         x: qa.x * w,
         y: qa.y * w,
         z: qa.z * w,
-        w: (qa.w - f32x4::ONE).mul_add(w, f32x4::ONE),
+        w: (qa.w - f32x4::ONE).madd(w, f32x4::ONE),
     };
     // Both factors are unit, so the product is unit to rounding.
     o.rotation = quat_mul(&o.rotation, &normalize(&partial));
     vec_mul_add(&mut o.translation, &add.translation, w);
     let one = f32x4::ONE;
-    o.scale.x *= (add.scale.x - one).mul_add(w, one);
-    o.scale.y *= (add.scale.y - one).mul_add(w, one);
-    o.scale.z *= (add.scale.z - one).mul_add(w, one);
+    o.scale.x *= (add.scale.x - one).madd(w, one);
+    o.scale.y *= (add.scale.y - one).madd(w, one);
+    o.scale.z *= (add.scale.z - one).madd(w, one);
 }
 
 /// Scalar reference implementations: the readable specification.

@@ -122,6 +122,7 @@ pub fn local_to_model(job: &FkJob<'_>, models: &mut [Mat4]) -> Result<(), Error>
 pub(crate) mod detail {
     use wide::f32x4;
 
+    use crate::fp::Fp;
     use crate::soa::SoaTransform;
 
     /// The 3x4 part of four local affine matrices `T R S`, element-major:
@@ -155,8 +156,8 @@ pub(crate) mod detail {
     #[inline(always)]
     pub fn mul_affine(p: &[f32x4; 4], local: &SoaAffine, lane: usize) -> [f32x4; 4] {
         let e = |c: usize, r: usize| f32x4::splat(local[c][r][lane]);
-        let col = |c: usize| p[0].mul_add(e(c, 0), p[1] * e(c, 1)) + p[2] * e(c, 2);
-        let translation = p[0].mul_add(e(3, 0), p[3]) + p[1].mul_add(e(3, 1), p[2] * e(3, 2));
+        let col = |c: usize| p[0].madd(e(c, 0), p[1] * e(c, 1)) + p[2] * e(c, 2);
+        let translation = p[0].madd(e(3, 0), p[3]) + p[1].madd(e(3, 1), p[2] * e(3, 2));
         [col(0), col(1), col(2), translation]
     }
 }

@@ -31,6 +31,7 @@ mod container;
 mod cpu;
 mod error;
 pub mod fk;
+mod fp;
 pub mod ik;
 pub mod math;
 pub mod mesh;

@@ -254,29 +254,30 @@ pub(crate) fn check_len(buffer: &'static str, expected: usize, actual: usize) ->
 /// SIMD helpers shared by the kernels.
 pub(crate) mod detail {
     use super::{SoaQuat, SoaVec3};
+    use crate::fp::Fp;
     use wide::f32x4;
 
     /// Lane-wise 4D dot product.
     #[inline(always)]
     pub fn dot4(a: &SoaQuat, b: &SoaQuat) -> f32x4 {
-        a.x.mul_add(b.x, a.y.mul_add(b.y, a.z.mul_add(b.z, a.w * b.w)))
+        a.x.madd(b.x, a.y.madd(b.y, a.z.madd(b.z, a.w * b.w)))
     }
 
     /// `acc + q * w`, lane-wise.
     #[inline(always)]
     pub fn quat_mul_add(acc: &mut SoaQuat, q: &SoaQuat, w: f32x4) {
-        acc.x = q.x.mul_add(w, acc.x);
-        acc.y = q.y.mul_add(w, acc.y);
-        acc.z = q.z.mul_add(w, acc.z);
-        acc.w = q.w.mul_add(w, acc.w);
+        acc.x = q.x.madd(w, acc.x);
+        acc.y = q.y.madd(w, acc.y);
+        acc.z = q.z.madd(w, acc.z);
+        acc.w = q.w.madd(w, acc.w);
     }
 
     /// `acc + v * w`, lane-wise.
     #[inline(always)]
     pub fn vec_mul_add(acc: &mut SoaVec3, v: &SoaVec3, w: f32x4) {
-        acc.x = v.x.mul_add(w, acc.x);
-        acc.y = v.y.mul_add(w, acc.y);
-        acc.z = v.z.mul_add(w, acc.z);
+        acc.x = v.x.madd(w, acc.x);
+        acc.y = v.y.madd(w, acc.y);
+        acc.z = v.z.madd(w, acc.z);
     }
 
     /// `v * s`, lane-wise.

@@ -194,7 +194,7 @@ impl Character {
     fn step(&mut self, t: f32, dt: f32, durations: [f32; 3]) -> Drive {
         let speed = (self.speed_base
             + self.speed_amp
-                * (std::f32::consts::TAU * self.speed_freq * t + self.speed_offset).sin())
+                * sin(std::f32::consts::TAU * self.speed_freq * t + self.speed_offset))
         .clamp(0.0, 2.0);
         // Triangle weights over walk (0), jog (1), run (2).
         let weights = [0.0f32, 1.0, 2.0].map(|c| (1.0 - (speed - c).abs()).max(0.0));
@@ -209,6 +209,22 @@ impl Character {
             weights,
         };
         self.drive
+    }
+}
+
+/// The speed pattern's sine: the platform C library's by default (as fast
+/// as it gets); under `deterministic` `libm`'s, whose plain IEEE arithmetic
+/// is the same on every target (glibc's differs between x86-64 and AArch64
+/// builds, and picks an FMA variant at run time).
+#[inline]
+fn sin(x: f32) -> f32 {
+    #[cfg(feature = "deterministic")]
+    {
+        libm::sinf(x)
+    }
+    #[cfg(not(feature = "deterministic"))]
+    {
+        x.sin()
     }
 }
 

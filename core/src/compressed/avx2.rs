@@ -164,8 +164,8 @@ enum Stored {
 /// chunk of [`NLERP_CHUNK`] blocks. So are the values, bit for bit: tracks
 /// above [`ONE_WINDOW_BITS`] go to the portable track decoder, and the
 /// interpolation is its [`Blend`] in the same operation order (a fused
-/// multiply-add exactly where `wide`'s `mul_add` fuses, that is in builds
-/// with FMA enabled).
+/// multiply-add exactly where the portable decoder's `madd` fuses, that is
+/// in builds with FMA enabled and without the `deterministic` feature).
 #[target_feature(enable = "avx2,fma")]
 fn decode<const S3: bool>(
     clip: &CompressedClip<'_>,
@@ -260,11 +260,13 @@ fn decode<const S3: bool>(
     true
 }
 
-/// `a · b + c`, fused exactly where `wide`'s `mul_add` fuses.
+/// `a · b + c`, fused exactly where the portable decoder's
+/// [`crate::fp::Fp::madd`] fuses: in builds with FMA enabled, unless the
+/// `deterministic` feature is on.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn madd(a: __m128, b: __m128, c: __m128) -> __m128 {
-    if cfg!(target_feature = "fma") {
+    if cfg!(all(target_feature = "fma", not(feature = "deterministic"))) {
         _mm_fmadd_ps(a, b, c)
     } else {
         _mm_add_ps(_mm_mul_ps(a, b), c)

@@ -20,6 +20,7 @@
 //! smallest-three worked example of the format documentation (a fixed
 //! range, no range reduction), kept here so the example stays executable.
 
+use crate::fp::Fp;
 use crate::math::Quat;
 
 /// The largest quantized bit rate per component (codes stay exact in `f32`).
@@ -148,7 +149,7 @@ pub fn unit_for_extent(min: f32, ext: f32) -> f32 {
 #[inline]
 #[must_use]
 pub fn drop_w_rotation(x: f32, y: f32, z: f32) -> Quat {
-    let w = crate::math::sqrt_f32((1.0 - (x * x + y * y + z * z)).max(0.0));
+    let w = crate::math::sqrt_f32((1.0 - (x * x + y * y + z * z)).max_num(0.0));
     Quat::new(x, y, z, w)
 }
 
@@ -157,7 +158,7 @@ pub fn drop_w_rotation(x: f32, y: f32, z: f32) -> Quat {
 #[inline]
 #[must_use]
 pub fn smallest_three_rotation(dropped: u32, a: f32, b: f32, c: f32) -> Quat {
-    let big = crate::math::sqrt_f32((1.0 - (a * a + b * b + c * c)).max(0.0));
+    let big = crate::math::sqrt_f32((1.0 - (a * a + b * b + c * c)).max_num(0.0));
     match dropped & 3 {
         0 => Quat::new(big, a, b, c),
         1 => Quat::new(a, big, b, c),

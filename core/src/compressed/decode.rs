@@ -13,6 +13,7 @@ use super::format::{
     RAW_BITS,
 };
 use super::{CompressedClip, RotationFormat};
+use crate::fp::Fp;
 use crate::soa::detail::{dot4, normalize, quat_mul_add, vec_mul_add, vec_scale};
 use crate::soa::{SoaQuat, SoaTransform, SoaVec3, LANES};
 
@@ -202,7 +203,7 @@ fn rebuild<const S3: bool>(
     anim: f32x4,
 ) -> SoaQuat {
     let [a, b, d] = v;
-    let big = crate::math::sqrt4((f32x4::ONE - (a * a + b * b + d * d)).max(f32x4::ZERO));
+    let big = crate::math::sqrt4((f32x4::ONE - (a * a + b * b + d * d)).max_num(f32x4::ZERO));
     if !S3 {
         // Constant lanes decode x, y, z exactly to their `min` (step 0), so
         // drop-W only has to put back their w.

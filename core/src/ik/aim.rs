@@ -43,6 +43,7 @@
 use wide::{f32x4, f32x8};
 
 use super::IkPose;
+use crate::fp::Fp;
 use crate::math::{sqrt_f32, Mat4, Quat, Vec3};
 use crate::Error;
 
@@ -619,7 +620,7 @@ fn solve(t: Vec3, p: Vec3, g: &Goal, limit: &Limit) -> Solved {
     let r2 = t.length_squared();
     let fo = f.dot(o);
     let disc = r2 - (o.length_squared() - fo * fo);
-    let k = sqrt_f32(disc.max(0.0)) - fo;
+    let k = sqrt_f32(disc.max_num(0.0)) - fo;
     if !(disc >= 0.0 && k > 0.0 && r2 > R2_MIN) {
         return NOT;
     }
@@ -691,7 +692,7 @@ fn solve(t: Vec3, p: Vec3, g: &Goal, limit: &Limit) -> Solved {
         let lv = v.length();
         let h = g.weight * libm::atan2f(lv, q.w);
         clamped = h > limit.half;
-        let h = h.min(limit.half);
+        let h = h.min_num(limit.half);
         let s = if lv > 0.0 { libm::sinf(h) / lv } else { 0.0 };
         q = Quat::new(v.x * s, v.y * s, v.z * s, libm::cosf(h));
     }

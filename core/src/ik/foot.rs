@@ -31,6 +31,7 @@
 
 use super::two_bone::{self, solve_lanes4, Limb, TwoBoneGoal, TwoBoneLanes, TwoBoneLanesOut};
 use super::IkPose;
+use crate::fp::Fp;
 use crate::math::{Mat4, Quat, Vec3};
 use crate::Error;
 
@@ -259,7 +260,7 @@ impl<const N: usize> FootPlacement<N> {
                         })
                     }
                 };
-                let target = h + (a.y - floor).max(self.foot_height);
+                let target = h + (a.y - floor).max_num(self.foot_height);
                 offsets[i] = target - a.y;
                 hits[i] = Some((h, n));
             }
@@ -268,7 +269,7 @@ impl<const N: usize> FootPlacement<N> {
         let mut pelvis_target = f32::INFINITY;
         for (o, hit) in offsets.iter().zip(&hits) {
             if hit.is_some() {
-                pelvis_target = pelvis_target.min(*o);
+                pelvis_target = pelvis_target.min_num(*o);
             }
         }
         if !pelvis_target.is_finite() {
@@ -321,7 +322,7 @@ impl<const N: usize> FootPlacement<N> {
                 let Some((h, _)) = hits[i] else { continue };
                 let leg = &self.legs[i];
                 let limb = Limb::from_pose(pose, leg.hip, leg.knee, leg.ankle)?;
-                let y = (anim[i].y + state.feet[i].value).max(h + self.foot_height);
+                let y = (anim[i].y + state.feet[i].value).max_num(h + self.foot_height);
                 let target = Vec3::new(limb.end.x, y, limb.end.z);
                 // The bend plane of the animated leg: hinge `shin × thigh`,
                 // pole the knee's offset from the hip→ankle line.
@@ -360,7 +361,7 @@ impl<const N: usize> FootPlacement<N> {
                 let n = normals[i];
                 let c = Vec3::Y.cross(n);
                 let sin = c.length();
-                let angle = libm::atan2f(sin, n.y).min(self.max_tilt);
+                let angle = libm::atan2f(sin, n.y).min_num(self.max_tilt);
                 if sin > 1e-7 && angle > 0.0 {
                     pose.rotate_model(leg.ankle, Quat::from_axis_angle(c * (1.0 / sin), angle))?;
                     pose.update_models(leg.ankle)?;

@@ -28,6 +28,7 @@
 
 use super::solve::{exp, limit_of, log, ChainJob, ChainState, IkReport, MAX_CHAIN};
 use super::IkPose;
+use crate::fp::Fp;
 use crate::math::{sqrt_f32, Quat, Vec3};
 use crate::Error;
 
@@ -497,7 +498,7 @@ impl Jacobian {
                 let l2 = match d {
                     Damping::Fixed(l) => l * l,
                     Damping::Adaptive { factor, min } => {
-                        (factor * norm * trace / reach).max(min * min)
+                        (factor * norm * trace / reach).max_num(min * min)
                     }
                 };
                 for (r, row) in a.iter_mut().enumerate().take(m) {

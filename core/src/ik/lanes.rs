@@ -8,6 +8,8 @@ use core::ops::{Add, BitAnd, BitOr, BitXor, Div, Mul, Neg, Sub};
 
 use wide::{f32x4, f32x8};
 
+use crate::fp::{Fp, Trig};
+
 /// The lane operations the kernels need, for `f32x4` and `f32x8`.
 /// Comparisons return all-ones / all-zeros masks of the same type.
 pub(crate) trait Lane<const N: usize>:
@@ -76,11 +78,11 @@ macro_rules! impl_lane {
             }
             #[inline(always)]
             fn max(self, o: Self) -> Self {
-                <$t>::max(self, o)
+                Fp::max_num(self, o)
             }
             #[inline(always)]
             fn min(self, o: Self) -> Self {
-                <$t>::min(self, o)
+                Fp::min_num(self, o)
             }
             #[inline(always)]
             fn gt(self, o: Self) -> Self {
@@ -124,11 +126,11 @@ macro_rules! impl_lane {
             }
             #[inline(always)]
             fn atan2(self, x: Self) -> Self {
-                <$t>::atan2(self, x)
+                Trig::arctan2(self, x)
             }
             #[inline(always)]
             fn sin_cos(self) -> (Self, Self) {
-                <$t>::sin_cos(self)
+                Trig::sincos(self)
             }
         }
     };

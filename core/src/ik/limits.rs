@@ -14,6 +14,7 @@
 
 use core::f32::consts::PI;
 
+use crate::fp::Fp;
 use crate::math::{Quat, Vec3};
 use crate::Error;
 
@@ -309,7 +310,7 @@ fn clamp_angle(a: f32, min: f32, max: f32) -> f32 {
     }
     let circ = |b: f32| {
         let d = libm::fabsf(a - b);
-        d.min(2.0 * PI - d)
+        d.min_num(2.0 * PI - d)
     };
     if circ(min) <= circ(max) {
         min

@@ -11,6 +11,7 @@
 
 use super::limits::JointLimit;
 use super::IkPose;
+use crate::fp::Fp;
 use crate::math::{Quat, Vec3};
 use crate::Error;
 
@@ -354,7 +355,7 @@ pub(crate) fn limit_of(limits: &[JointLimit], i: usize) -> Option<&JointLimit> {
 /// distance: a sign that the solver may be stuck in a dead end.
 #[inline]
 pub(crate) fn gained_little(last: f32, distance: f32, stalled: f32) -> bool {
-    last - distance <= stalled.max(1e-3 * distance)
+    last - distance <= stalled.max_num(1e-3 * distance)
 }
 
 /// `local` normalised and, with a limit, projected onto it.
@@ -414,7 +415,7 @@ pub(crate) fn check_links(pose: &IkPose<'_, '_>, chain: &[u16]) -> Result<(), Er
 #[inline]
 pub(crate) fn bone_length(b: Vec3, from: Vec3) -> f32 {
     let len = b.length();
-    let noise = ZERO_BONE * (1.0f32).max(from.length());
+    let noise = ZERO_BONE * (1.0f32).max_num(from.length());
     if len > noise {
         len
     } else {

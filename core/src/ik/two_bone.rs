@@ -61,6 +61,7 @@ use wide::{f32x4, f32x8};
 
 use super::lanes::{Lane, Q, V};
 use super::IkPose;
+use crate::fp::Fp;
 use crate::math::{sqrt_f32, Mat4, Quat, Vec3};
 use crate::Error;
 
@@ -479,7 +480,7 @@ pub fn reference(limb: &Limb, goal: &TwoBoneGoal) -> Result<TwoBoneReport, Error
         let inv_r = 1.0 / r;
         let (ca, sa) = (big_a * inv_r, big_b * inv_r);
         let cb = ((k - c0) * inv_r).clamp(-1.0, 1.0);
-        let sb = sqrt_f32((1.0 - cb * cb).max(0.0));
+        let sb = sqrt_f32((1.0 - cb * cb).max_num(0.0));
         (ca * cb + sa * sb, sa * cb - ca * sb)
     } else {
         (1.0, 0.0)

@@ -1,6 +1,7 @@
 use core::ops::Mul;
 
 use super::{Quat, Vec3};
+use crate::fp::Fp;
 
 /// A 4x4 column-major matrix; `cols[c][r]` is row `r` of column `c`.
 ///
@@ -196,7 +197,7 @@ impl Mat4 {
         let mut m = 0.0f32;
         for c in 0..4 {
             for r in 0..4 {
-                m = m.max(libm::fabsf(self.cols[c][r] - o.cols[c][r]));
+                m = m.max_num(libm::fabsf(self.cols[c][r] - o.cols[c][r]));
             }
         }
         m

@@ -1,6 +1,7 @@
 use core::ops::{Add, Mul, Neg};
 
 use super::Vec3;
+use crate::fp::Fp;
 
 /// A quaternion `(x, y, z, w)`; unit quaternions represent rotations.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -150,7 +151,7 @@ impl Quat {
     #[inline]
     #[must_use]
     pub fn angle_between(self, o: Quat) -> f32 {
-        2.0 * libm::acosf(libm::fabsf(self.dot(o)).min(1.0))
+        2.0 * libm::acosf(libm::fabsf(self.dot(o)).min_num(1.0))
     }
 
     /// True when every component is finite.

@@ -13,6 +13,7 @@ use wide::f32x4;
 use crate::blend::JointWeights;
 use crate::clip::ClipSource;
 use crate::error::Error;
+use crate::fp::{Fp, Trig};
 use crate::soa::detail::{quat_flip_signs, quat_mul, vec_mul_add};
 use crate::soa::{check_len, SoaQuat, SoaTransform, SoaVec3};
 
@@ -92,10 +93,10 @@ pub fn make_additive_clip<C: ClipSource>(
 #[inline(always)]
 pub(crate) fn quat_pow(q: &SoaQuat, w: f32x4) -> SoaQuat {
     let q = quat_flip_signs(q, q.w.simd_lt(f32x4::ZERO));
-    let cos_half = f32x4::ONE.fast_min(q.w);
-    let half = cos_half.acos();
-    let sin_half = crate::math::sqrt4((f32x4::ONE - cos_half * cos_half).fast_max(f32x4::ZERO));
-    let (s, c) = (half * w).sin_cos();
+    let cos_half = f32x4::ONE.min_lt(q.w);
+    let half = cos_half.arccos();
+    let sin_half = crate::math::sqrt4((f32x4::ONE - cos_half * cos_half).max_gt(f32x4::ZERO));
+    let (s, c) = (half * w).sincos();
     let small = sin_half.simd_lt(f32x4::splat(1e-6));
     let ratio = small.bitselect(w, s / sin_half);
     SoaQuat {
@@ -123,9 +124,9 @@ pub fn apply_additive(
         o.rotation = quat_mul(&o.rotation, &quat_pow(&a.rotation, w));
         vec_mul_add(&mut o.translation, &a.translation, w);
         let one = f32x4::ONE;
-        o.scale.x *= (a.scale.x - one).mul_add(w, one);
-        o.scale.y *= (a.scale.y - one).mul_add(w, one);
-        o.scale.z *= (a.scale.z - one).mul_add(w, one);
+        o.scale.x *= (a.scale.x - one).madd(w, one);
+        o.scale.y *= (a.scale.y - one).madd(w, one);
+        o.scale.z *= (a.scale.z - one).madd(w, one);
     }
     Ok(())
 }

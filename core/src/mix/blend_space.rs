@@ -17,6 +17,7 @@ use heapless::Vec as HVec;
 use crate::blend::{self, BlendJob, BlendLayer};
 use crate::clip::{ClipSource, TimeMode};
 use crate::error::Error;
+use crate::fp::Fp;
 use crate::soa::{check_len, SoaTransform};
 
 /// Up to three `(sample, clip, weight)` triples; weights are `>= 0` and sum to 1.
@@ -519,7 +520,7 @@ impl<const S: usize, const T: usize> BlendSpace2D<S, T> {
             let l2 = t.inv[2] * d[0] + t.inv[3] * d[1];
             let l0 = 1.0 - l1 - l2;
             if l0 >= EPS && l1 >= EPS && l2 >= EPS {
-                let (l0, l1, l2) = (l0.max(0.0), l1.max(0.0), l2.max(0.0));
+                let (l0, l1, l2) = (l0.max_num(0.0), l1.max_num(0.0), l2.max_num(0.0));
                 let sum = l0 + l1 + l2;
                 return Ok(self.make(t.idx, [l0 / sum, l1 / sum, l2 / sum]));
             }

@@ -32,6 +32,7 @@ use super::detail::{euler_zxy, quat_zxy};
 use crate::blend::JointWeights;
 use crate::clip::ClipSource;
 use crate::error::Error;
+use crate::fp::Fp;
 use crate::soa::detail::{dot4, normalize, quat_mul_add, vec_mul_add, vec_scale};
 use crate::soa::{check_len, SoaQuat, SoaTransform, SoaVec3};
 
@@ -70,7 +71,7 @@ impl Ramp {
             let d = (nr + 1) as f32;
             let up = (frame + 1) as f32 / d;
             let down = (length - frame) as f32 / d;
-            up.min(down).min(1.0)
+            up.min_num(down).min_num(1.0)
         };
         match self {
             Ramp::None => 1.0,
@@ -340,9 +341,9 @@ impl Acc {
             }
             MixMode::JointAngles => {
                 let a = euler_zxy(&x.rotation);
-                self.q.x = a.x.mul_add(w, self.q.x);
-                self.q.y = a.y.mul_add(w, self.q.y);
-                self.q.z = a.z.mul_add(w, self.q.z);
+                self.q.x = a.x.madd(w, self.q.x);
+                self.q.y = a.y.madd(w, self.q.y);
+                self.q.z = a.z.madd(w, self.q.z);
             }
         }
         self.w += w;
@@ -391,9 +392,9 @@ fn accumulate<const ANGLES: bool>(o: &mut SoaTransform, x: &SoaTransform, w: f32
     vec_mul_add(&mut o.scale, &x.scale, w);
     if ANGLES {
         let a = euler_zxy(&x.rotation);
-        o.rotation.x = a.x.mul_add(w, o.rotation.x);
-        o.rotation.y = a.y.mul_add(w, o.rotation.y);
-        o.rotation.z = a.z.mul_add(w, o.rotation.z);
+        o.rotation.x = a.x.madd(w, o.rotation.x);
+        o.rotation.y = a.y.madd(w, o.rotation.y);
+        o.rotation.z = a.z.madd(w, o.rotation.z);
     } else {
         let wq = w.flip_signs(dot4(&o.rotation, &x.rotation).simd_lt(f32x4::ZERO));
         quat_mul_add(&mut o.rotation, &x.rotation, wq);
@@ -444,7 +445,7 @@ fn mix_chunked<const ANGLES: bool>(job: &MixJob<'_>, out: &mut [SoaTransform]) {
         if let Some(idle) = &job.idle {
             let pose = &idle.pose[base..base + out.len()];
             for (i, ((o, x), a)) in out.iter_mut().zip(pose).zip(acc.iter_mut()).enumerate() {
-                let wi = input_weight(idle, base + i) * (f32x4::ONE - *a).fast_max(f32x4::ZERO);
+                let wi = input_weight(idle, base + i) * (f32x4::ONE - *a).max_gt(f32x4::ZERO);
                 accumulate::<ANGLES>(o, x, wi);
                 *a += wi;
             }
@@ -455,7 +456,7 @@ fn mix_chunked<const ANGLES: bool>(job: &MixJob<'_>, out: &mut [SoaTransform]) {
             // The rest pose only matters below the threshold: one
             // predictable branch per block instead of a fifth accumulation.
             if w.simd_lt(threshold).any() {
-                let rw = (threshold - w).fast_max(f32x4::ZERO);
+                let rw = (threshold - w).max_gt(f32x4::ZERO);
                 accumulate::<ANGLES>(o, r, rw);
                 w += rw;
             }

@@ -61,6 +61,7 @@ pub fn quat_from_euler_zxy(a: Vec3) -> Quat {
 
 /// SIMD twins of the helpers above.
 pub(crate) mod detail {
+    use crate::fp::{Fp, Trig};
     use crate::soa::{SoaQuat, SoaVec3};
     use wide::f32x4;
 
@@ -70,10 +71,10 @@ pub(crate) mod detail {
         let two = f32x4::splat(2.0);
         let one = f32x4::ONE;
         let (x, y, z, w) = (q.x, q.y, q.z, q.w);
-        let m21 = one.fast_min((-one).fast_max(two * (y * z + w * x)));
-        let ex = m21.asin();
-        let ez = (-(two * (x * y - w * z))).atan2(one - two * (x * x + z * z));
-        let ey = (-(two * (x * z - w * y))).atan2(one - two * (x * x + y * y));
+        let m21 = one.min_lt((-one).max_gt(two * (y * z + w * x)));
+        let ex = m21.arcsin();
+        let ez = (-(two * (x * y - w * z))).arctan2(one - two * (x * x + z * z));
+        let ey = (-(two * (x * z - w * y))).arctan2(one - two * (x * x + y * y));
         SoaVec3 {
             x: ez,
             y: ex,
@@ -85,9 +86,9 @@ pub(crate) mod detail {
     #[inline(always)]
     pub fn quat_zxy(a: &SoaVec3) -> SoaQuat {
         let half = f32x4::splat(0.5);
-        let (sz, cz) = (a.x * half).sin_cos();
-        let (sx, cx) = (a.y * half).sin_cos();
-        let (sy, cy) = (a.z * half).sin_cos();
+        let (sz, cz) = (a.x * half).sincos();
+        let (sx, cx) = (a.y * half).sincos();
+        let (sy, cy) = (a.z * half).sincos();
         SoaQuat {
             x: cz * sx * cy - sz * cx * sy,
             y: cz * cx * sy + sz * sx * cy,

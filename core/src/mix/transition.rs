@@ -26,6 +26,7 @@
 use wide::f32x4;
 
 use crate::error::Error;
+use crate::fp::Fp;
 use crate::math::{Quat, Vec3};
 use crate::soa::detail::quat_mul;
 use crate::soa::{check_len, SoaQuat, SoaTransform, SoaVec3, LANES};
@@ -144,13 +145,17 @@ pub fn clamp_channel(x0: f32, v0: f32, duration: f32) -> (f32, f32, f32) {
         return (0.0, 0.0, duration);
     }
     // Moving away from zero: clamp to 0.
-    let v0 = if x0 > 0.0 { v0.min(0.0) } else { v0.max(0.0) };
+    let v0 = if x0 > 0.0 {
+        v0.min_num(0.0)
+    } else {
+        v0.max_num(0.0)
+    };
     let t = if v0 != 0.0 {
-        duration.min(-2.5 * x0 / v0)
+        duration.min_num(-2.5 * x0 / v0)
     } else {
         duration
     };
-    (x0, v0, t.max(1e-6))
+    (x0, v0, t.max_num(1e-6))
 }
 
 /// The quintic coefficients `[x0, V, a, b, c, 1/T]` of a channel.
@@ -227,7 +232,7 @@ pub fn start(state: &mut [InertialBlock], job: &SwitchJob<'_>) -> Result<f32, Er
             let (x0, v0, dur) = clamp_channel(x0, v0, job.duration);
             tc[l] = quintic_coefficients(x0, v0, dur);
             t_dir[l] = dir;
-            longest = longest.max(dur);
+            longest = longest.max_num(dur);
             // Rotation: angle about a fixed axis.
             let (axis, angle) = axis_angle(old.rotation * new.rotation.conjugate());
             let qp = oldp.rotation * newp.rotation.conjugate();
@@ -236,7 +241,7 @@ pub fn start(state: &mut [InertialBlock], job: &SwitchJob<'_>) -> Result<f32, Er
             let (x0, v0, dur) = clamp_channel(angle, v0, job.duration);
             rc[l] = quintic_coefficients(x0, v0, dur);
             r_axis[l] = axis;
-            longest = longest.max(dur);
+            longest = longest.max_num(dur);
         }
         let vec = |v: &[Vec3; LANES]| SoaVec3 {
             x: f32x4::new(v.map(|v| v.x)),
@@ -300,20 +305,20 @@ fn check_apply(state: usize, pose: usize, t: f32, decay: Decay) -> Result<f32, E
 fn sin_cos_half_turn(x: f32x4) -> (f32x4, f32x4) {
     let k = |v: f32| f32x4::splat(v);
     let lim = k(core::f32::consts::FRAC_PI_2);
-    // Operand order keeps NaN: `fast_min`/`fast_max` return the second operand on NaN.
-    let x = lim.fast_min((-lim).fast_max(x));
+    // Operand order keeps NaN: `min_lt`/`max_gt` return the second operand on NaN.
+    let x = lim.min_lt((-lim).max_gt(x));
     // Minimax polynomials on [-π/2, π/2] (fitted offline by iteratively
     // reweighted least squares): sin to x⁷, max error 5.9e-7; cos to x⁸,
     // max error 4.7e-8. Estrin's scheme in y = x² keeps the chains short.
     let y = x * x;
     let y2 = y * y;
-    let s01 = y.mul_add(k(-0.166_648_28), k(0.999_996_6));
-    let s23 = y.mul_add(k(-0.000_183_636_54), k(0.008_306_325));
-    let s = y2.mul_add(s23, s01) * x;
-    let c01 = y.mul_add(k(-0.499_999_05), k(0.999_999_95));
-    let c23 = y.mul_add(k(-0.001_385_370_4), k(0.041_663_585));
+    let s01 = y.madd(k(-0.166_648_28), k(0.999_996_6));
+    let s23 = y.madd(k(-0.000_183_636_54), k(0.008_306_325));
+    let s = y2.madd(s23, s01) * x;
+    let c01 = y.madd(k(-0.499_999_05), k(0.999_999_95));
+    let c23 = y.madd(k(-0.001_385_370_4), k(0.041_663_585));
     let c4 = k(0.000_023_153_932);
-    let c = y2.mul_add(y2.mul_add(c4, c23), c01);
+    let c = y2.madd(y2.madd(c4, c23), c01);
     (s, c)
 }
 
@@ -321,16 +326,16 @@ fn sin_cos_half_turn(x: f32x4) -> (f32x4, f32x4) {
 fn channel(c: &[f32x4; 6], t: f32, y: f32, e: f32, quintic: bool) -> f32x4 {
     if quintic {
         // x = (c0 + c1 s) + s³ ((c2 + c3 s) + c4 s²), Estrin form.
-        let s = f32x4::ONE.fast_min(f32x4::splat(t) * c[5]);
+        let s = f32x4::ONE.min_lt(f32x4::splat(t) * c[5]);
         let s2 = s * s;
         let s3 = s2 * s;
-        let lo = s.mul_add(c[1], c[0]);
-        let hi = s2.mul_add(c[4], s.mul_add(c[3], c[2]));
-        s3.mul_add(hi, lo)
+        let lo = s.madd(c[1], c[0]);
+        let hi = s2.madd(c[4], s.madd(c[3], c[2]));
+        s3.madd(hi, lo)
     } else {
         let v0 = c[1] * c[5];
         let y = f32x4::splat(y);
-        f32x4::splat(e) * (v0 + y * c[0]).mul_add(f32x4::splat(t), c[0])
+        f32x4::splat(e) * (v0 + y * c[0]).madd(f32x4::splat(t), c[0])
     }
 }
 
@@ -355,9 +360,9 @@ pub fn apply(
         // on, e.g. constant bone lengths) skip that channel: one compare.
         if !channel_is_zero(&st.t) {
             let xt = channel(&st.t, t, y, e, quintic);
-            p.translation.x = st.t_dir.x.mul_add(xt, p.translation.x);
-            p.translation.y = st.t_dir.y.mul_add(xt, p.translation.y);
-            p.translation.z = st.t_dir.z.mul_add(xt, p.translation.z);
+            p.translation.x = st.t_dir.x.madd(xt, p.translation.x);
+            p.translation.y = st.t_dir.y.madd(xt, p.translation.y);
+            p.translation.z = st.t_dir.z.madd(xt, p.translation.z);
         }
         if !channel_is_zero(&st.r) {
             let xr = channel(&st.r, t, y, e, quintic);

@@ -6,6 +6,7 @@ use super::layout::{load, Block3, Block4, Plan, Sink, Source};
 use super::pairs::with_aligned;
 use super::{DualQuat, Influences, Mat3x4, SkinMethod};
 use crate::error::Error;
+use crate::fp::Fp;
 use crate::soa::check_len;
 
 /// Four vertices' 3-vectors, one per lane.
@@ -95,9 +96,9 @@ impl V3 {
     #[inline(always)]
     fn lerp(self, o: V3, t: f32x4) -> V3 {
         V3 {
-            x: (o.x - self.x).mul_add(t, self.x),
-            y: (o.y - self.y).mul_add(t, self.y),
-            z: (o.z - self.z).mul_add(t, self.z),
+            x: (o.x - self.x).madd(t, self.x),
+            y: (o.y - self.y).madd(t, self.y),
+            z: (o.z - self.z).madd(t, self.z),
         }
     }
 }
@@ -117,7 +118,7 @@ struct LaneMat([[f32x4; 4]; 3]);
 impl LaneMat {
     #[inline(always)]
     fn point(&self, p: V3) -> V3 {
-        let r = |m: &[f32x4; 4]| m[0].mul_add(p.x, m[1].mul_add(p.y, m[2].mul_add(p.z, m[3])));
+        let r = |m: &[f32x4; 4]| m[0].madd(p.x, m[1].madd(p.y, m[2].madd(p.z, m[3])));
         V3 {
             x: r(&self.0[0]),
             y: r(&self.0[1]),
@@ -127,7 +128,7 @@ impl LaneMat {
 
     #[inline(always)]
     fn vector(&self, v: V3) -> V3 {
-        let r = |m: &[f32x4; 4]| m[0].mul_add(v.x, m[1].mul_add(v.y, m[2] * v.z));
+        let r = |m: &[f32x4; 4]| m[0].madd(v.x, m[1].madd(v.y, m[2] * v.z));
         V3 {
             x: r(&self.0[0]),
             y: r(&self.0[1]),
@@ -170,9 +171,9 @@ fn lbs_rows<const K: usize>(palette: &[Mat3x4], j: &[u16; 4], w: &[f32; 4]) -> [
         let x = |m: &Mat3x4| f32x4::new(m.rows[r]);
         match K {
             1 => x(m0) * w0,
-            2 => x(m0).mul_add(w0, x(m1) * w1),
-            3 => x(m0).mul_add(w0, x(m1) * w1) + x(m2) * w2,
-            _ => x(m0).mul_add(w0, x(m1) * w1) + x(m2).mul_add(w2, x(m3) * w3),
+            2 => x(m0).madd(w0, x(m1) * w1),
+            3 => x(m0).madd(w0, x(m1) * w1) + x(m2) * w2,
+            _ => x(m0).madd(w0, x(m1) * w1) + x(m2).madd(w2, x(m3) * w3),
         }
     };
     [row(0), row(1), row(2)]
@@ -203,7 +204,7 @@ fn lbs_matrix<const K: usize>(
                 let m = entry(palette, j[s], &ZERO_MAT);
                 let ws = f32x4::splat(w[s]);
                 for (row, e) in rows.iter_mut().zip(&m.rows) {
-                    *row = f32x4::new(*e).mul_add(ws, *row);
+                    *row = f32x4::new(*e).madd(ws, *row);
                 }
             }
         }
@@ -247,15 +248,15 @@ impl LaneDq {
     fn rotate(&self, v: V3) -> V3 {
         let a = self.u.cross(v);
         let a = V3 {
-            x: self.w.mul_add(v.x, a.x),
-            y: self.w.mul_add(v.y, a.y),
-            z: self.w.mul_add(v.z, a.z),
+            x: self.w.madd(v.x, a.x),
+            y: self.w.madd(v.y, a.y),
+            z: self.w.madd(v.z, a.z),
         };
         let b = self.u.cross(a);
         V3 {
-            x: b.x.mul_add(self.s, v.x),
-            y: b.y.mul_add(self.s, v.y),
-            z: b.z.mul_add(self.s, v.z),
+            x: b.x.madd(self.s, v.x),
+            y: b.y.madd(self.s, v.y),
+            z: b.z.madd(self.s, v.z),
         }
     }
 
@@ -317,15 +318,12 @@ fn dqs_transform<const K: usize>(
             let s = if aligned {
                 $wk
             } else {
-                let dot = r[0].mul_add(
-                    r0[0],
-                    r[1].mul_add(r0[1], r[2].mul_add(r0[2], r[3] * r0[3])),
-                );
+                let dot = r[0].madd(r0[0], r[1].madd(r0[1], r[2].madd(r0[2], r[3] * r0[3])));
                 $wk.flip_signs(dot.simd_lt(f32x4::ZERO))
             };
             for i in 0..4 {
-                br[i] = r[i].mul_add(s, br[i]);
-                bd[i] = d[i].mul_add(s, bd[i]);
+                br[i] = r[i].madd(s, br[i]);
+                bd[i] = d[i].madd(s, bd[i]);
             }
         };
     }
@@ -342,7 +340,7 @@ fn dqs_transform<const K: usize>(
     // part is `v + s r × (r × v + r_w v)` and the translation is
     // `s (r_w d - d_w r + r × d)`: one division instead of a square root,
     // a division and eight products.
-    let len2 = br[0].mul_add(br[0], br[1] * br[1]) + br[2].mul_add(br[2], br[3] * br[3]);
+    let len2 = br[0].madd(br[0], br[1] * br[1]) + br[2].madd(br[2], br[3] * br[3]);
     let s = f32x4::splat(2.0) / len2;
     let u = V3 {
         x: br[0],
@@ -355,7 +353,7 @@ fn dqs_transform<const K: usize>(
         z: bd[2],
     };
     let c = u.cross(du);
-    let t = |a: f32x4, b: f32x4, c: f32x4| s * (br[3].mul_add(a, c) - bd[3] * b);
+    let t = |a: f32x4, b: f32x4, c: f32x4| s * (br[3].madd(a, c) - bd[3] * b);
     LaneDq {
         u,
         w: br[3],

@@ -218,6 +218,7 @@ pub(crate) use signing::{pairs_positive, sign_forest};
 ))]
 mod signing {
     use super::{DualQuat, Influences};
+    use crate::fp::Fp;
 
     /// The 4D dot product of two real parts, `(x x' + y y') + (z z' + w w')`
     /// (the AVX2 pair test's order; the kernels' own tests add in other
@@ -254,7 +255,7 @@ mod signing {
         if infl.pairs.is_empty() || palette.len() != infl.joint_count {
             return None;
         }
-        let max2 = palette.iter().fold(0.0f32, |m, e| m.max(dot(e, e)));
+        let max2 = palette.iter().fold(0.0f32, |m, e| m.max_num(dot(e, e)));
         let margin = MARGIN * max2;
         let (tree, rest) = infl.pairs.split_at(infl.tree.min(infl.pairs.len()));
         for &[c, p] in tree {

@@ -25,6 +25,7 @@ use wide::f32x4;
 
 use super::{DqsBinds, DualQuat, LbsBind, Mat3x4};
 use crate::error::Error;
+use crate::fp::Fp;
 use crate::math::Mat4;
 use crate::soa::check_len;
 
@@ -34,8 +35,8 @@ use crate::soa::check_len;
 fn mul_cols(m: &Mat4, b: &Mat4) -> [f32x4; 4] {
     let m = m.to_lanes();
     let e = |c: usize, r: usize| f32x4::splat(b.cols[c][r]);
-    let col = |c: usize| m[0].mul_add(e(c, 0), m[1].mul_add(e(c, 1), m[2] * e(c, 2)));
-    let t = m[0].mul_add(e(3, 0), m[1].mul_add(e(3, 1), m[2].mul_add(e(3, 2), m[3])));
+    let col = |c: usize| m[0].madd(e(c, 0), m[1].madd(e(c, 1), m[2] * e(c, 2)));
+    let t = m[0].madd(e(3, 0), m[1].madd(e(3, 1), m[2].madd(e(3, 2), m[3])));
     [col(0), col(1), col(2), t]
 }
 
@@ -68,11 +69,11 @@ fn mul_lanes_b(m: [&Mat4; 4], be: &[[f32x4; 3]; 4]) -> [[f32x4; 4]; 4] {
     let me = lanes4(m);
     let el = |r: usize, c: usize| {
         let t = if c == 3 {
-            me[2][r].mul_add(be[c][2], me[3][r])
+            me[2][r].madd(be[c][2], me[3][r])
         } else {
             me[2][r] * be[c][2]
         };
-        me[0][r].mul_add(be[c][0], me[1][r].mul_add(be[c][1], t))
+        me[0][r].madd(be[c][0], me[1][r].madd(be[c][1], t))
     };
     let col = |c: usize| [el(0, c), el(1, c), el(2, c), f32x4::ZERO];
     [col(0), col(1), col(2), col(3)]
@@ -185,8 +186,8 @@ pub(crate) fn lbs_prepared_portable(
     for ((m, b), o) in rest {
         let m = m.to_lanes();
         let e = |c: usize, r: usize| f32x4::splat(b.get(r, c));
-        let col = |c: usize| m[0].mul_add(e(c, 0), m[1].mul_add(e(c, 1), m[2] * e(c, 2)));
-        let t = m[0].mul_add(e(3, 0), m[1].mul_add(e(3, 1), m[2].mul_add(e(3, 2), m[3])));
+        let col = |c: usize| m[0].madd(e(c, 0), m[1].madd(e(c, 1), m[2] * e(c, 2)));
+        let t = m[0].madd(e(3, 0), m[1].madd(e(3, 1), m[2].madd(e(3, 2), m[3])));
         let r = f32x4::transpose([col(0), col(1), col(2), t]);
         o.rows = [r[0].to_array(), r[1].to_array(), r[2].to_array()];
     }
@@ -396,9 +397,11 @@ pub(crate) fn dqs_portable(
 pub(crate) mod detail {
     use wide::f32x4;
 
+    use crate::fp::Fp;
+
     #[inline(always)]
     fn dot3(a: [f32x4; 3], b: [f32x4; 3]) -> f32x4 {
-        a[0].mul_add(b[0], a[1].mul_add(b[1], a[2] * b[2]))
+        a[0].madd(b[0], a[1].madd(b[1], a[2] * b[2]))
     }
 
     #[inline(always)]
@@ -447,15 +450,15 @@ pub(crate) mod detail {
         // m11 ± m22 = (yi1 ± w2) / |w|.
         let (ap, am) = (yi[1] + w[2], yi[1] - w[2]);
         let (pw, py) = (one + x[0], one - x[0]);
-        let tw = ap.mul_add(iw, pw);
-        let tx = (-ap).mul_add(iw, pw);
-        let ty = am.mul_add(iw, py);
-        let tz = (-am).mul_add(iw, py);
+        let tw = ap.madd(iw, pw);
+        let tx = (-ap).madd(iw, pw);
+        let ty = am.madd(iw, py);
+        let tz = (-am).madd(iw, py);
         let m21_m12 = (yi[2] - w[1]) * iw;
-        let m02_m20 = w[0].mul_add(iw, -x[2]);
-        let m10_m01 = (-yi[0]).mul_add(iw, x[1]);
-        let m01_m10 = yi[0].mul_add(iw, x[1]);
-        let m02_m20p = w[0].mul_add(iw, x[2]);
+        let m02_m20 = w[0].madd(iw, -x[2]);
+        let m10_m01 = (-yi[0]).madd(iw, x[1]);
+        let m01_m10 = yi[0].madd(iw, x[1]);
+        let m02_m20p = w[0].madd(iw, x[2]);
         let m12_m21 = (w[1] + yi[2]) * iw;
         let vw = [m21_m12, m02_m20, m10_m01, tw];
         let vx = [tx, m01_m10, m02_m20p, m21_m12];
@@ -465,9 +468,9 @@ pub(crate) mod detail {
         // is a sign test, and the winners' t the multiply-add with |ap|
         // (|am|). Ties go to the first of w, x, y, z, as in the reference.
         let vwx = select(ap.simd_lt(f32x4::ZERO), vx, vw);
-        let twx = ap.abs().mul_add(iw, pw);
+        let twx = ap.abs().madd(iw, pw);
         let vyz = select(am.simd_lt(f32x4::ZERO), vz, vy);
-        let tyz = am.abs().mul_add(iw, py);
+        let tyz = am.abs().madd(iw, py);
         let take = tyz.simd_gt(twx);
         let best = select(take, vyz, vwx);
         let bt = take.bitselect(tyz, twx);

@@ -30,7 +30,21 @@ pub(super) fn sub(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
 /// Accurate angle between two rotations (radians), for any sign.
 pub(super) fn angle_between(a: Quat, b: Quat) -> f32 {
     let (v, c) = half_angle_sides(a, b);
-    2.0 * v.atan2(c)
+    2.0 * atan2(v, c)
+}
+
+/// `atan2`: the platform C library's by default; under `deterministic`
+/// `libm`'s, the same on every target, so that the error bounds (and with
+/// them the chosen bit rates and the container) do not depend on it.
+fn atan2(y: f32, x: f32) -> f32 {
+    #[cfg(feature = "deterministic")]
+    {
+        libm::atan2f(y, x)
+    }
+    #[cfg(not(feature = "deterministic"))]
+    {
+        y.atan2(x)
+    }
 }
 
 /// The sides `(|v|, |w|)` of `d = a* b`, whose angle `atan2(|v|, |w|)` is
@@ -462,7 +476,7 @@ impl Track {
             t.decoded.push(dec);
         }
         if let Some((v, c)) = widest {
-            err = err.max(2.0 * v.atan2(c));
+            err = err.max(2.0 * atan2(v, c));
         }
         t.err = err;
     }

@@ -38,14 +38,6 @@ pub(crate) struct Pool {
     workers: Vec<JoinHandle<()>>,
 }
 
-/// A pool whose thread `i` failed to start: the workers started before it
-/// wait at a barrier sized for all, which nothing can fill, so they are
-/// left blocked there (they hold no borrowed data, only the shared state).
-fn abandon(shared: &Shared, workers: Vec<JoinHandle<()>>) {
-    shared.stop.store(true, Ordering::Release);
-    drop(workers);
-}
-
 impl Pool {
     /// A pool of `threads` threads in all (at least 1): the caller of
     /// [`Pool::run`] and `threads − 1` workers.
@@ -70,8 +62,11 @@ impl Pool {
             match spawned {
                 Ok(h) => pool.workers.push(h),
                 Err(e) => {
-                    let workers = std::mem::take(&mut pool.workers);
-                    abandon(&pool.shared, workers);
+                    // The workers started so far wait at a barrier sized for
+                    // every thread, which nothing can fill now: detach them
+                    // (they hold only the shared state, no borrowed data) so
+                    // that `Drop` does not wait with them.
+                    pool.workers.clear();
                     return Err(e);
                 }
             }

@@ -6,6 +6,8 @@
 //! `#[path = "../support/mod.rs"] mod support;` and uses only part of it.
 #![allow(dead_code)]
 
+pub mod peak;
+
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 

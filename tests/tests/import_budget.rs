@@ -15,8 +15,6 @@
 #[path = "../support/mod.rs"]
 mod support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -25,47 +23,11 @@ use sinew_std::import::load::{load_files, LoadOptions};
 use sinew_std::import::ozz::{self, OzzOptions};
 use sinew_std::import::{bvh, DEFAULT_MEMORY_BUDGET};
 use sinew_std::{Asset, ImportError, Location};
+use support::peak::{peak_of, PeakAllocator};
 
 // ---------------------------------------------------------------------------
 // Largest-allocation probe
 // ---------------------------------------------------------------------------
-
-struct PeakAllocator;
-
-thread_local! {
-    static MEASURING: Cell<bool> = const { Cell::new(false) };
-    static PEAK: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note(size: usize) {
-    if MEASURING.try_with(Cell::get).unwrap_or(false) {
-        let _ = PEAK.try_with(|p| p.set(p.get().max(size)));
-    }
-}
-
-// Safety: every method forwards to `System` with the caller's arguments
-// unchanged, so `System`'s guarantees are this allocator's guarantees.
-unsafe impl GlobalAlloc for PeakAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        // Safety: same contract as `GlobalAlloc::alloc`, upheld by our caller.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        // Safety: same contract as `GlobalAlloc::alloc_zeroed`, upheld by our caller.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note(new_size);
-        // Safety: `ptr` was allocated by `System` (through us) with `layout`.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // Safety: `ptr` was allocated by `System` (through us) with `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: PeakAllocator = PeakAllocator;
@@ -86,13 +48,9 @@ const QUICK: Duration = Duration::from_secs(1);
 /// Runs an import, returning its result, the largest allocation it made and
 /// how long it took.
 fn measure<R>(f: impl FnOnce() -> R) -> (R, usize, Duration) {
-    PEAK.with(|p| p.set(0));
-    MEASURING.with(|m| m.set(true));
     let start = Instant::now();
-    let r = f();
-    let elapsed = start.elapsed();
-    MEASURING.with(|m| m.set(false));
-    (r, PEAK.with(Cell::get), elapsed)
+    let (r, peak) = peak_of(f);
+    (r, peak, start.elapsed())
 }
 
 /// The import was refused for its budget, at `location`, with `words` in

@@ -38,6 +38,7 @@ pub mod mesh;
 pub mod mix;
 pub mod prelude;
 pub mod procedural;
+pub mod secondary;
 pub mod skeleton;
 pub mod skin;
 pub mod soa;

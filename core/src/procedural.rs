@@ -259,6 +259,44 @@ fn finger_name(finger: &str, k: usize, side: &str) -> &'static str {
     F[f][k + if side == "l" { 0 } else { 4 }]
 }
 
+/// Joints of the tail that [`humanoid_with_tail_joints`] adds to the humanoid.
+pub const TAIL_JOINT_COUNT: usize = 6;
+
+/// The humanoid's joints followed by a tail of [`TAIL_JOINT_COUNT`] joints
+/// (`tail_01` .. `tail_06`) that leaves the pelvis backwards (−Z), drooping
+/// a little more at every joint, 0.9 m long in all.
+///
+/// The gait clips hold the tail at its rest pose (its joints have no
+/// motion of their own), so it is the test subject for secondary motion:
+/// rigid, it sticks out behind the character; with spring bones
+/// ([`crate::secondary::chain`]) it swings and trails. The first
+/// [`HUMANOID_JOINT_COUNT`] joints are [`humanoid_joints`] unchanged.
+#[must_use]
+pub fn humanoid_with_tail_joints() -> [JointDef<'static>; HUMANOID_JOINT_COUNT + TAIL_JOINT_COUNT] {
+    const NAMES: [&str; TAIL_JOINT_COUNT] = [
+        "tail_01", "tail_02", "tail_03", "tail_04", "tail_05", "tail_06",
+    ];
+    let body = humanoid_joints();
+    let mut joints = [body[0]; HUMANOID_JOINT_COUNT + TAIL_JOINT_COUNT];
+    joints[..HUMANOID_JOINT_COUNT].copy_from_slice(&body);
+    // The pelvis is joint 0; the tail's first joint sits just behind it.
+    let mut parent = 0;
+    for (k, name) in NAMES.iter().enumerate() {
+        let (offset, droop) = if k == 0 {
+            (Vec3::new(0.0, -0.02, -0.1), Quat::from_rotation_x(-0.35))
+        } else {
+            (Vec3::new(0.0, 0.0, -0.16), Quat::from_rotation_x(-0.1))
+        };
+        joints[HUMANOID_JOINT_COUNT + k] = JointDef {
+            name,
+            parent: Some(parent),
+            rest: Transform::from_translation_rotation(offset, droop),
+        };
+        parent = HUMANOID_JOINT_COUNT + k;
+    }
+    joints
+}
+
 /// Builds the humanoid's skeleton container into `out` (see [`crate::skeleton::build`]).
 ///
 /// # Errors
@@ -530,5 +568,37 @@ mod tests {
         let head = models[skel.find_joint("head_end").unwrap()].translation();
         assert!(foot.y > 0.0 && foot.y < 0.1, "{foot:?}");
         assert!(head.y > 1.6 && head.y < 1.9, "{head:?}");
+    }
+
+    #[test]
+    fn the_tailed_humanoid_is_the_humanoid_plus_a_drooping_tail() {
+        let joints = humanoid_with_tail_joints();
+        assert_eq!(&joints[..HUMANOID_JOINT_COUNT], &humanoid_joints()[..]);
+        let size = crate::skeleton::required_size(&joints);
+        let mut buf = Align16([0u8; 16_384]);
+        let n = crate::skeleton::build(&joints, &mut buf.0[..size], None).unwrap();
+        let skel = Skeleton::from_bytes(&buf.0[..n]).unwrap();
+        let mut models = [Mat4::IDENTITY; HUMANOID_JOINT_COUNT + TAIL_JOINT_COUNT];
+        fk::local_to_model(&FkJob::new(&skel, skel.rest_pose()), &mut models).unwrap();
+        let pelvis = models[0].translation();
+        let mut prev = pelvis;
+        for k in 1..=TAIL_JOINT_COUNT {
+            let j = skel.find_joint(&tail_name(k)).unwrap();
+            let p = models[j].translation();
+            // Each joint further back and lower than the one before.
+            assert!(
+                p.z < prev.z && p.y < prev.y,
+                "tail_{k:02}: {p:?} after {prev:?}"
+            );
+            prev = p;
+        }
+        let length = (prev - pelvis).length();
+        assert!(length > 0.7 && length < 0.9, "{length}");
+    }
+
+    fn tail_name(k: usize) -> &'static str {
+        [
+            "", "tail_01", "tail_02", "tail_03", "tail_04", "tail_05", "tail_06",
+        ][k]
     }
 }

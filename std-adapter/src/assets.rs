@@ -280,7 +280,21 @@ impl Humanoid {
     /// # Errors
     /// [`Error::InvalidSampleRate`] for a non-positive or non-finite rate.
     pub fn new(sample_rate: f32) -> Result<Self, Error> {
-        let skeleton = OwnedSkeleton::build(&procedural::humanoid_joints())?;
+        Humanoid::from_joints(&procedural::humanoid_joints(), sample_rate)
+    }
+
+    /// The humanoid with a tail ([`procedural::humanoid_with_tail_joints`]),
+    /// which its clips hold at rest: the subject of the spring-bone demos
+    /// and tests.
+    ///
+    /// # Errors
+    /// [`Error::InvalidSampleRate`] for a non-positive or non-finite rate.
+    pub fn with_tail(sample_rate: f32) -> Result<Self, Error> {
+        Humanoid::from_joints(&procedural::humanoid_with_tail_joints(), sample_rate)
+    }
+
+    fn from_joints(joints: &[sinew_core::JointDef<'_>], sample_rate: f32) -> Result<Self, Error> {
+        let skeleton = OwnedSkeleton::build(joints)?;
         let view = skeleton.view();
         let clip = |g: Gait| -> Result<OwnedClip, Error> {
             let frames = procedural::gait_frame_count(g, sample_rate);

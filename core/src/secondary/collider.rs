@@ -66,12 +66,13 @@ impl Collider {
                 what: "plane point",
             });
         }
-        let normal = normal
-            .try_normalize()
-            .filter(|n| n.is_finite())
-            .ok_or(Error::InvalidParameter {
-                what: "plane normal must be finite and non-zero",
-            })?;
+        let normal =
+            normal
+                .try_normalize()
+                .filter(|n| n.is_finite())
+                .ok_or(Error::InvalidParameter {
+                    what: "plane normal must be finite and non-zero",
+                })?;
         Ok(Collider::Plane {
             normal,
             offset: normal.dot(point),
@@ -225,7 +226,11 @@ fn push_from_point(p: Vec3, center: Vec3, reach: f32) -> Option<Contact> {
         return None;
     }
     let dist = crate::math::sqrt_f32(dist2);
-    let normal = if dist > 1e-12 { d * (1.0 / dist) } else { Vec3::Y };
+    let normal = if dist > 1e-12 {
+        d * (1.0 / dist)
+    } else {
+        Vec3::Y
+    };
     Some(Contact {
         position: center + normal * reach,
         normal,

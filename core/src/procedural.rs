@@ -583,7 +583,7 @@ mod tests {
         let pelvis = models[0].translation();
         let mut prev = pelvis;
         for k in 1..=TAIL_JOINT_COUNT {
-            let j = skel.find_joint(&tail_name(k)).unwrap();
+            let j = skel.find_joint(tail_name(k)).unwrap();
             let p = models[j].translation();
             // Each joint further back and lower than the one before.
             assert!(

@@ -52,40 +52,10 @@ impl<F: Fn(f32, f32) -> Option<(f32, Vec3)>> Ground for F {
     }
 }
 
-/// A critically damped spring: a value that follows a target without
-/// overshoot, halving its distance to a still target every `half_life`
-/// seconds (the exact solution of `x'' = −k² (x − target) − 2k x'`, so any
-/// time step gives the same curve).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Spring {
-    /// Current value.
-    pub value: f32,
-    /// Current velocity, value units per second.
-    pub velocity: f32,
-}
-
-impl Spring {
-    /// Advances by `dt` seconds towards `target`; returns the new value. A
-    /// `half_life` of 0 (or less) snaps to the target.
-    pub fn update(&mut self, target: f32, half_life: f32, dt: f32) -> f32 {
-        if half_life <= 0.0 {
-            *self = Spring {
-                value: target,
-                velocity: 0.0,
-            };
-            return target;
-        }
-        // k = 2 ln 2 / half_life: the decay rate of a critically damped
-        // spring whose distance halves every half_life.
-        let k = 2.0 * core::f32::consts::LN_2 / half_life;
-        let j0 = self.value - target;
-        let j1 = self.velocity + j0 * k;
-        let e = libm::expf(-k * dt);
-        self.value = e * (j0 + j1 * dt) + target;
-        self.velocity = e * (self.velocity - j1 * k * dt);
-        self.value
-    }
-}
+/// The critically damped spring foot placement smooths with (its
+/// [`Spring::update`] shorthand), kept here under the name foot placement
+/// has always exported.
+pub use crate::secondary::spring::Spring;
 
 /// One leg: hip → knee → ankle (each the parent of the next).
 #[derive(Clone, Copy, Debug, PartialEq)]

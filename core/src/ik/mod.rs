@@ -30,7 +30,7 @@ pub mod foot;
 pub mod jacobian;
 mod lanes;
 pub mod limits;
-mod solve;
+pub(crate) mod solve;
 pub mod two_bone;
 
 pub use limits::JointLimit;

@@ -49,6 +49,8 @@ enum Command {
     Plot(sinew_cli::demo::PlotArgs),
     /// Foot placement on stairs (off, then on) and a look-at chain following a target, as a three-row PNG; prints one figure per row.
     Ik(sinew_cli::ik::IkArgs),
+    /// Secondary motion on the humanoid with a tail: rigid, spring bones, spring bones and a cloth cape, as a three-row PNG; prints one figure per row.
+    Secondary(sinew_cli::secondary::SecondaryArgs),
     /// Compress clips under an object-space error bound (default: the procedural humanoid's clips), and write each file's skeleton (.sinewskl) and skinned meshes (.sinewmsh) beside them.
     Compress(CompressArgs),
 }
@@ -251,6 +253,7 @@ fn main() -> ExitCode {
         Some(Command::Mix(m)) => sinew_cli::demo::mix_command(&m, &emit),
         Some(Command::Plot(p)) => sinew_cli::demo::plot_command(&p, &emit),
         Some(Command::Ik(a)) => sinew_cli::ik::ik_command(&a, &emit),
+        Some(Command::Secondary(a)) => sinew_cli::secondary::secondary_command(&a, &emit),
         Some(Command::Compress(c)) => compress(&c),
     };
     match result {

@@ -807,3 +807,50 @@ fn ik_strip_on_the_procedural_walk_and_on_cmu() {
     }
     std::fs::remove_dir_all(&root).ok();
 }
+
+/// `sinew secondary`: a 4 x 100 px strip of four rows whose figures say
+/// that the spring tail keeps its bone lengths, trails the run and comes to
+/// rest, that the cape's edges stay within a few percent of their length,
+/// and that the pushed ragdoll strays and comes back towards the walk.
+#[test]
+fn secondary_strip_shows_springs_cloth_and_a_pushed_ragdoll() {
+    let dir = std::env::temp_dir().join(format!("sinew-secondary-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_sinew"))
+        .current_dir(&dir)
+        .args([
+            "secondary",
+            "--frames",
+            "4",
+            "--cell",
+            "100",
+            "--out",
+            "s.png",
+        ])
+        .output()
+        .expect("the sinew binary runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let rows: Vec<&str> = out.lines().collect();
+    assert_eq!(rows.len(), 5, "{out}");
+    assert!(rows[1].starts_with("row 2, spring tail"), "{out}");
+    let lag = figure(rows[1], "max tip lag");
+    let stretch = figure(rows[1], "max bone stretch");
+    let rest = figure(rows[1], "after the stop in");
+    // It trails by centimetres, keeps its bones (within 0.01 %), and is
+    // still before the end of the run.
+    assert!(lag > 5.0 && stretch < 0.01 && rest < 1.6, "{out}");
+    let strain = figure(rows[2], "max structural strain");
+    assert!(strain < 10.0, "{out}");
+    let before = figure(rows[3], "chest within");
+    let after = figure(rows[3], "before the push,");
+    let end = figure(rows[3], "at most after it,");
+    assert!(after > 2.0 * before && end < after, "{out}");
+    let png_path = dir.join("s.png");
+    assert_eq!(png_size(&png_path), (400, 38 + 4 * (26 + 100) + 6));
+    for row in 0..4 {
+        let top = 38 + row * 126 + 26;
+        assert!(has_ink(&png_path, top..top + 100), "row {row} is empty");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -56,9 +56,11 @@
 //!    1 m circles at 3 m/s stretches its edges by up to about 5 % at 4
 //!    sub-steps of 4 sweeps (more sub-steps lower it); hanging, it settles
 //!    under 1 %.
-//! 4. **Collisions** (scalar): each free particle is pushed out of every
-//!    collider in list order ([`Collider::push_out`]), and `friction` of its
-//!    sliding along the surface during this sub-step is removed.
+//! 4. **Collisions** (scalar), after every sweep: each free particle is
+//!    pushed out of every collider in list order ([`Collider::push_out`]),
+//!    so the next sweep spreads a push-out over the edges around it; after
+//!    the last sweep `friction` of its sliding along the surface during
+//!    this sub-step is also removed.
 //! 5. **Velocities** (lanes): `v = (x − x_before) / h`, then clamped to
 //!    `max_speed`, so a collider that teleports into the cloth cannot fling
 //!    it away.
@@ -1120,17 +1122,23 @@ fn run(
             z[i] = p.z;
         }
         lambda.fill(0.0);
-        for _ in 0..settings.iterations {
+        for sweep in 0..settings.iterations {
             project(cloth.constraints, w, x, y, z, lambda, inv_h2);
-        }
-        if !colliders.is_empty() {
-            collide(
-                colliders,
-                settings,
-                w,
-                [&mut *x, &mut *y, &mut *z],
-                [&mut *vx, &mut *vy, &mut *vz],
-            );
+            // Collisions close every sweep, so the next sweep's
+            // constraints see (and spread) each push-out instead of one
+            // final push leaving the edges around it stretched; friction
+            // acts once, after the last sweep.
+            if !colliders.is_empty() {
+                let last = sweep + 1 == settings.iterations;
+                collide(
+                    colliders,
+                    settings.radius,
+                    if last { settings.friction } else { 0.0 },
+                    w,
+                    [&mut *x, &mut *y, &mut *z],
+                    [&mut *vx, &mut *vy, &mut *vz],
+                );
+            }
         }
         if lanes {
             velocity_lanes(
@@ -1297,7 +1305,8 @@ fn project(
 /// positions at the start of the sub-step (for friction).
 fn collide(
     colliders: &[Collider],
-    settings: &Settings,
+    radius: f32,
+    friction: f32,
     w: &[f32],
     p: [&mut [f32]; 3],
     before: [&mut [f32]; 3],
@@ -1311,13 +1320,13 @@ fn collide(
         let mut q = Vec3::new(x[i], y[i], z[i]);
         let mut hit = false;
         for c in colliders {
-            if let Some(contact) = c.push_out(q, settings.radius) {
+            if let Some(contact) = c.push_out(q, radius) {
                 q = contact.position;
-                if settings.friction > 0.0 {
+                if friction > 0.0 {
                     let moved = q - Vec3::new(bx[i], by[i], bz[i]);
                     let n = contact.normal;
                     let slide = moved - n * moved.dot(n);
-                    q = q - slide * settings.friction;
+                    q = q - slide * friction;
                 }
                 hit = true;
             }

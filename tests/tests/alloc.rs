@@ -9,7 +9,8 @@
 //! (LBS, DQS, mixed, pair tables, eight influences, strided buffers), IK
 //! (two-bone single, in lanes and many at once; aim and look-at; CCD,
 //! FABRIK and the Jacobian methods, with limits; foot placement), secondary
-//! motion (springs, PD controllers, cloth), the C ABI
+//! motion (springs, PD controllers, cloth, spring-bone chains one by one
+//! and in lanes), the C ABI
 //! (every per-frame export, called from Rust), and the crowd's `step` on
 //! its worker threads (raw and compressed clips, with and without feet).
 //!
@@ -437,6 +438,7 @@ const CHECKS: &[(&str, fn())] = &[
     check!(secondary::springs_allocate_nothing),
     check!(secondary::pd_controllers_allocate_nothing),
     check!(secondary::cloth_allocates_nothing),
+    check!(secondary::spring_chains_allocate_nothing),
     check!(capi::pose_calls_allocate_nothing),
     check!(capi::skinning_allocates_nothing),
     check!(capi::ik_allocates_nothing),

@@ -161,3 +161,93 @@ pub fn cloth_allocates_nothing() {
         Ok::<f32, Error>(steps.step + state.y[n - 1])
     });
 }
+
+pub fn spring_chains_allocate_nothing() {
+    use sinew_core::ik::IkPose;
+    use sinew_core::secondary::chain::{
+        self, ChainJob, ChainSettings, ChainState, LaneChain, SpringChain, LANES,
+    };
+    let h = Humanoid::with_tail(60.0).expect("tailed humanoid");
+    let skel = h.skeleton.view();
+    let clip = h.clips[2].view();
+    let joints: Vec<u16> = (1..=sinew_core::procedural::TAIL_JOINT_COUNT)
+        .map(|k| skel.find_joint(&format!("tail_{k:02}")).expect("tail") as u16)
+        .collect();
+    let chain = SpringChain::new(&skel, &joints).expect("valid chain");
+    let n = joints.len();
+    let mut locals = vec![vec![SoaTransform::IDENTITY; skel.soa_count()]; LANES];
+    let mut models = vec![vec![Mat4::IDENTITY; skel.joint_count()]; LANES];
+    let mut current = vec![vec![Vec3::ZERO; n]; LANES];
+    let mut previous = vec![vec![Vec3::ZERO; n]; LANES];
+    let shapes = [JointCollider {
+        joint: skel.find_joint("thigh_l").expect("thigh") as u16,
+        shape: Collider::Capsule {
+            a: Vec3::ZERO,
+            b: Vec3::new(0.0, -0.4, 0.0),
+            radius: 0.08,
+        },
+    }];
+    let mut placed = [Collider::Sphere {
+        center: Vec3::ZERO,
+        radius: 0.0,
+    }];
+    let settings = ChainSettings {
+        radius: 0.02,
+        ..ChainSettings::default()
+    };
+    for k in 0..LANES {
+        clip.sample(0.2 * k as f32, TimeMode::Loop, &mut locals[k])
+            .expect("sample");
+        fk::local_to_model(&FkJob::new(&skel, &locals[k]), &mut models[k]).expect("fk");
+        let state = ChainState {
+            current: &mut current[k],
+            previous: &mut previous[k],
+        };
+        chain::reset(&chain, &models[k], &Mat4::IDENTITY, state).expect("reset");
+    }
+    frames_allocate_nothing(
+        "spring chains (one by one, then four in lanes)",
+        120,
+        |frame| {
+            let t = frame as f32 / 60.0;
+            let world = Mat4::from_translation(Vec3::new(0.0, 0.0, 3.0 * t));
+            for k in 0..LANES {
+                clip.sample(t + 0.2 * k as f32, TimeMode::Loop, &mut locals[k])?;
+                fk::local_to_model(&FkJob::new(&skel, &locals[k]), &mut models[k])?;
+            }
+            // Character 0 one by one, with a collider and the write-back.
+            chain::place_world(&shapes, &models[0], &world, &mut placed)?;
+            let job = ChainJob::new(chain)
+                .with_settings(settings)
+                .with_world(world)
+                .with_colliders(&placed);
+            let mut pose = IkPose::new(&skel, &mut locals[0], &mut models[0], None)?;
+            let state = ChainState {
+                current: &mut current[0],
+                previous: &mut previous[0],
+            };
+            let report = chain::step(&job, &mut pose, state, 1.0 / 60.0)?;
+            // All four in lanes (simulation only).
+            let mut batch: [Option<LaneChain<'_, '_>>; LANES] = Default::default();
+            for (((slot, m), c), p) in batch
+                .iter_mut()
+                .zip(&models)
+                .zip(current.iter_mut())
+                .zip(previous.iter_mut())
+            {
+                *slot = Some(LaneChain {
+                    job: ChainJob::new(chain)
+                        .with_settings(settings)
+                        .with_world(world),
+                    models: m,
+                    state: ChainState {
+                        current: c,
+                        previous: p,
+                    },
+                });
+            }
+            chain::simulate_lanes(&mut batch, 1.0 / 60.0)?;
+            Ok::<f32, Error>(report.steps.step + current[3][n - 1].y)
+        },
+    );
+}

@@ -757,50 +757,64 @@ impl<'a> SpatialHash<'a> {
         }
         let [x, y, z] = positions;
         let nb = self.buckets() as u32;
+        let inv = self.inv_cell;
+        let entries = &self.entries[..n];
         let mut near = [0u32; 27];
-        let mut near_len = 0;
-        let mut near_of: Option<[i32; 3]> = None;
         let mut found = 0;
-        for &ie in &self.entries[..n] {
-            let i = ie as usize;
-            let (xi, yi, zi) = (x[i], y[i], z[i]);
-            let c = cell_of(xi, yi, zi, self.inv_cell);
-            // Points of one cell are mostly consecutive here (they share a
-            // bucket), and share their neighbour buckets.
-            if near_of != Some(c) {
-                near_len = 0;
-                for dz in -1..=1 {
-                    for dy in -1..=1 {
-                        for dx in -1..=1 {
-                            let b = bucket(
-                                [
-                                    c[0].wrapping_add(dx),
-                                    c[1].wrapping_add(dy),
-                                    c[2].wrapping_add(dz),
-                                ],
-                                nb,
-                            );
-                            if !near[..near_len].contains(&b) {
-                                near[near_len] = b;
-                                near_len += 1;
-                            }
+        let mut g0 = 0;
+        // Points of one cell share a bucket, so they are consecutive in
+        // `entries` unless another cell's points in the same bucket come
+        // between; each run of one cell (a group) shares its neighbour
+        // buckets and walks them once for all its points.
+        while g0 < n {
+            let first = entries[g0] as usize;
+            let c = cell_of(x[first], y[first], z[first], inv);
+            let mut g1 = g0 + 1;
+            while g1 < n {
+                let k = entries[g1] as usize;
+                if cell_of(x[k], y[k], z[k], inv) != c {
+                    break;
+                }
+                g1 += 1;
+            }
+            let group = &entries[g0..g1];
+            g0 = g1;
+            let mut near_len = 0;
+            for dz in -1..=1 {
+                for dy in -1..=1 {
+                    for dx in -1..=1 {
+                        let b = bucket(
+                            [
+                                c[0].wrapping_add(dx),
+                                c[1].wrapping_add(dy),
+                                c[2].wrapping_add(dz),
+                            ],
+                            nb,
+                        );
+                        if !near[..near_len].contains(&b) {
+                            near[near_len] = b;
+                            near_len += 1;
                         }
                     }
                 }
-                near_of = Some(c);
             }
             for &b in &near[..near_len] {
                 let b = b as usize;
-                let list = &self.entries[self.table[b] as usize..self.table[b + 1] as usize];
-                // Ascending within a bucket: skip straight to j > i.
-                let from = list.partition_point(|&j| j as usize <= i);
-                for &je in &list[from..] {
+                for &je in &self.entries[self.table[b] as usize..self.table[b + 1] as usize] {
                     let j = je as usize;
-                    let d = Vec3::new(x[j] - xi, y[j] - yi, z[j] - zi);
-                    let d2 = norm2(d);
-                    if d2 < self.cutoff2 {
-                        f(i, j, d, d2);
-                        found += 1;
+                    let (xj, yj, zj) = (x[j], y[j], z[j]);
+                    // The group is ascending: its points below j are a prefix.
+                    for &ie in group {
+                        if ie >= je {
+                            break;
+                        }
+                        let i = ie as usize;
+                        let d = Vec3::new(xj - x[i], yj - y[i], zj - z[i]);
+                        let d2 = norm2(d);
+                        if d2 < self.cutoff2 {
+                            f(i, j, d, d2);
+                            found += 1;
+                        }
                     }
                 }
             }

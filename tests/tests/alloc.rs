@@ -10,7 +10,7 @@
 //! (two-bone single, in lanes and many at once; aim and look-at; CCD,
 //! FABRIK and the Jacobian methods, with limits; foot placement), secondary
 //! motion (springs, PD controllers, cloth, spring-bone chains one by one
-//! and in lanes), the C ABI
+//! and in lanes, particles with pair forces), the C ABI
 //! (every per-frame export, called from Rust), and the crowd's `step` on
 //! its worker threads (raw and compressed clips, with and without feet).
 //!
@@ -439,6 +439,7 @@ const CHECKS: &[(&str, fn())] = &[
     check!(secondary::pd_controllers_allocate_nothing),
     check!(secondary::cloth_allocates_nothing),
     check!(secondary::spring_chains_allocate_nothing),
+    check!(secondary::particles_allocate_nothing),
     check!(capi::pose_calls_allocate_nothing),
     check!(capi::skinning_allocates_nothing),
     check!(capi::ik_allocates_nothing),

@@ -251,3 +251,83 @@ pub fn spring_chains_allocate_nothing() {
         },
     );
 }
+
+pub fn particles_allocate_nothing() {
+    use sinew_core::secondary::particles::{
+        self, Emitter, EmitterState, PairForce, PairScratch, ParticleBuffers, Particles,
+        SpatialHash,
+    };
+    const CAPACITY: usize = 512;
+    let h = Humanoid::default_rate();
+    let skel = h.skeleton.view();
+    let clip = h.clips[2].view();
+    let mut local = vec![SoaTransform::IDENTITY; skel.soa_count()];
+    let mut models = vec![Mat4::IDENTITY; skel.joint_count()];
+    let mut arrays = vec![vec![0.0f32; CAPACITY]; 8];
+    let [px, py, pz, vx, vy, vz, age, lifetime] = &mut arrays[..] else {
+        unreachable!("eight arrays")
+    };
+    let mut cloud = Particles::new(
+        ParticleBuffers {
+            px,
+            py,
+            pz,
+            vx,
+            vy,
+            vz,
+            age,
+            lifetime,
+        },
+        0,
+    )
+    .expect("particle buffers");
+    let mut acc = vec![vec![0.0f32; CAPACITY]; 3];
+    let (mut table, mut entries, mut keys) =
+        (vec![0u32; 257], vec![0u32; CAPACITY], vec![0u32; CAPACITY]);
+    let [ax, ay, az] = &mut acc[..] else {
+        unreachable!("three arrays")
+    };
+    let mut scratch = PairScratch {
+        ax,
+        ay,
+        az,
+        hash: SpatialHash::new(&mut table, &mut entries, &mut keys).expect("hash"),
+    };
+    let emitter = Emitter {
+        joint: skel.find_joint("hand_r").expect("hand") as u16,
+        rate: 600.0,
+        offset: Vec3::ZERO,
+        spawn_radius: 0.05,
+        direction: Vec3::Y,
+        cone_angle: 0.6,
+        speed: [1.0, 3.0],
+        lifetime: [0.3, 0.8],
+    };
+    let mut emitting = EmitterState::new(7);
+    let settings = particles::Settings {
+        drag: 0.3,
+        radius: 0.01,
+        restitution: 0.4,
+        friction: 0.2,
+        pair: Some(PairForce {
+            strength: -1e-4,
+            softening: 0.02,
+            cutoff: 0.1,
+        }),
+        ..particles::Settings::default()
+    };
+    let floor = [Collider::plane(Vec3::ZERO, Vec3::Y).expect("floor")];
+    frames_allocate_nothing("particles (emit, pair forces, floor)", 120, |frame| {
+        clip.sample(frame as f32 / 60.0, TimeMode::Loop, &mut local)?;
+        fk::local_to_model(&FkJob::new(&skel, &local), &mut models)?;
+        particles::emit(&emitter, &mut emitting, &models, 1.0 / 60.0, &mut cloud)?;
+        let report = particles::step(
+            &mut cloud,
+            &settings,
+            &floor,
+            Some(&mut scratch),
+            1.0 / 60.0,
+        )?;
+        Ok::<f32, Error>(report.steps.step + cloud.live() as f32)
+    });
+}

@@ -319,6 +319,13 @@ pub fn step(
     check_len("PD state", n, state.len())?;
     check_len("PD animated pose", soa_count(n), job.animated.len())?;
     check_len("PD output pose", soa_count(n), out.len())?;
+    // Checked here, not only by `SubSteps::split`: the stability bound
+    // below is a `min`, which would let a NaN `max_step` through.
+    if !(job.max_step.is_finite() && job.max_step > 0.0) {
+        return Err(Error::InvalidParameter {
+            what: "maximum sub-step must be finite and positive",
+        });
+    }
     let mut max_step = job.max_step;
     for (j, (joint, s)) in job.joints.iter().zip(state.iter()).enumerate() {
         joint.validate()?;
@@ -696,15 +703,13 @@ mod tests {
             &mut out
         )
         .is_err());
-        assert!(check(
-            PdJob {
-                max_step: 0.0,
-                ..job
-            },
-            &mut state,
-            &mut out
-        )
-        .is_err());
+        for max_step in [0.0, -1.0, f32::NAN, f32::INFINITY] {
+            let r = check(PdJob { max_step, ..job }, &mut state, &mut out);
+            assert!(
+                matches!(r, Err(Error::InvalidParameter { .. })),
+                "{max_step}"
+            );
+        }
         // Lengths.
         let two = [good; 2];
         assert!(matches!(

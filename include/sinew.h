@@ -114,6 +114,15 @@
 // The blend threshold most callers want (the core's `blend::DEFAULT_THRESHOLD`).
 #define SINEW_DEFAULT_BLEND_THRESHOLD 0.1
 
+// Largest angular frequency a `sinew_spring_params` accepts, rad/s.
+#define SINEW_SPRING_MAX_ANGULAR_FREQUENCY 1e6
+
+// Largest damping ratio a `sinew_spring_params` accepts.
+#define SINEW_SPRING_MAX_DAMPING_RATIO 1e4
+
+// Largest `kp / I` (1/s²) and `kd / I` (1/s) of a `sinew_pd_joint`.
+#define SINEW_PD_MAX_GAIN_PER_INERTIA 1e12
+
 // Bytes of the procedural humanoid's skeleton container.
 #define SINEW_HUMANOID_SKELETON_SIZE 8496
 
@@ -465,7 +474,8 @@ typedef uint32_t (*sinew_ground_fn)(void *user,
                                     float z,
                                     struct sinew_ground_hit *hit);
 
-// A critically damped spring of `sinew_foot_state`.
+// A spring-damped float: the state of `sinew_spring_advance` and
+// `sinew_spring_advance_batch`, and of each spring of `sinew_foot_state`.
 typedef struct sinew_spring {
   // Current value.
   float value;
@@ -519,6 +529,77 @@ typedef struct SINEW_ALIGNED(16) sinew_inertial_block {
   // Private state (offset directions, decay coefficients).
   float opaque[18][4];
 } sinew_inertial_block;
+
+// Spring parameters: a spring pulls its value `x` towards a target `g`
+// with `x'' = −ω² (x − g) − 2ζω (x' − g')`. Fill it with
+// `sinew_spring_params_half_life` or `sinew_spring_params_frequency`;
+// every call checks it again (INVALID_ARGUMENT when it is out of range).
+typedef struct sinew_spring_params {
+  // Angular frequency ω, rad/s, in `0..=SINEW_SPRING_MAX_ANGULAR_FREQUENCY`;
+  // `INFINITY` (with `damping_ratio` 1) snaps to the target.
+  float angular_frequency;
+  // Damping ratio ζ, in `0..=SINEW_SPRING_MAX_DAMPING_RATIO` (`< 1`
+  // oscillates, 1 is critically damped, `> 1` creeps).
+  float damping_ratio;
+} sinew_spring_params;
+
+// A spring-damped 3-vector (each component a spring with the same
+// parameters).
+typedef struct sinew_vec3_spring {
+  // Current value.
+  float value[3];
+  // Current velocity, units per second.
+  float velocity[3];
+} sinew_vec3_spring;
+
+// A spring-damped rotation. The spring acts on the rotation vector
+// `log(value · target⁻¹)` along the short arc; `velocity` is its rate of
+// change, rad/s, in the frame the rotations are expressed in.
+typedef struct sinew_quat_spring {
+  // Current rotation, quaternion `(x, y, z, w)` (non-zero; written at
+  // unit length).
+  float value[4];
+  // Current angular velocity, rad/s.
+  float velocity[3];
+} sinew_quat_spring;
+
+// One joint's PD controller settings (the torque is
+// `kp · error − kd · angular velocity`, its magnitude at most
+// `torque_limit`; the inertia is `mass · length² / 3`).
+typedef struct sinew_pd_joint {
+  // Stiffness, torque per radian of error, finite and `>= 0`.
+  float kp;
+  // Damping, torque per rad/s, finite and `>= 0`.
+  float kd;
+  // Bone mass, finite and `> 0`.
+  float mass;
+  // Bone length, finite and `> 0`.
+  float length;
+  // Largest torque magnitude, `>= 0`; `INFINITY` for none.
+  float torque_limit;
+  // Output blend in `0..=1`: 0 the animation, 1 the simulation.
+  float weight;
+} sinew_pd_joint;
+
+// One joint's simulated state, carried from frame to frame (fill it with
+// `sinew_pd_reset`).
+typedef struct sinew_pd_state {
+  // Simulated local rotation, quaternion `(x, y, z, w)`.
+  float rotation[4];
+  // Angular velocity in the parent's frame, rad/s.
+  float angular_velocity[3];
+} sinew_pd_state;
+
+// How a frame's `dt` was cut into sub-steps.
+typedef struct sinew_substeps {
+  // Number of sub-steps, `>= 1`.
+  uint32_t count;
+  // Length of each sub-step, seconds.
+  float step;
+  // Seconds of the frame not simulated because it needed more than the
+  // allowed sub-steps (0 when nothing was clamped).
+  float dropped;
+} sinew_substeps;
 
 // One joint for `sinew_skeleton_build`.
 typedef struct sinew_joint_def {
@@ -1094,6 +1175,217 @@ sinew_status sinew_pose_blend(const struct sinew_blend_layer *layers,
                               float threshold,
                               struct sinew_soa_transform *out,
                               size_t out_len);
+
+// Fills `*out` with a critically damped spring (ζ = 1) of half-life
+// `half_life` seconds: ω = 2 ln 2 / `half_life`. Released at rest at
+// distance d from a still target, the distance after t seconds is
+// `d (1 + ωt) e^{−ωt}` (0.597 d after one half-life); a half-life of 0
+// snaps to the target.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_ARGUMENT (`half_life`
+// negative, NaN, infinite, or positive but below
+// `2 ln 2 / SINEW_SPRING_MAX_ANGULAR_FREQUENCY`).
+//
+// # Safety
+// `out` is NULL or writable.
+sinew_status sinew_spring_params_half_life(float half_life,
+                                           struct sinew_spring_params *out);
+
+// Fills `*out` with a spring of natural frequency `frequency` Hz
+// (ω = 2π · `frequency`) and damping ratio `damping_ratio`. A frequency
+// of 0 exerts no force.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_ARGUMENT (either negative,
+// NaN or infinite; ω above `SINEW_SPRING_MAX_ANGULAR_FREQUENCY`; a
+// damping ratio above `SINEW_SPRING_MAX_DAMPING_RATIO`).
+//
+// # Safety
+// `out` is NULL or writable.
+sinew_status sinew_spring_params_frequency(float frequency,
+                                           float damping_ratio,
+                                           struct sinew_spring_params *out);
+
+// Advances `*spring` by `dt` seconds towards a target that is at `target`
+// at the start of the step and moves at `*target_velocity` units per
+// second during it (NULL: a still target). The step is the exact
+// solution over `dt`, so one step of 0.1 s and ten of 0.01 s agree up to
+// rounding.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, OVERLAPPING_BUFFERS (`spring`
+// overlaps `params` or `target_velocity`), INVALID_ARGUMENT (`params` out
+// of range, `dt` not finite and `> 0`, a NaN or infinite target, target
+// velocity or state). `*spring` is untouched on error.
+//
+// # Safety
+// `spring` is readable and writable; `target_velocity` is NULL or one
+// readable float; `params` is readable.
+sinew_status sinew_spring_advance(struct sinew_spring *spring,
+                                  float target,
+                                  const float *target_velocity,
+                                  const struct sinew_spring_params *params,
+                                  float dt);
+
+// Advances `*spring` by `dt` seconds towards a target that is at
+// `target` (3 floats) at the start of the step and moves at
+// `target_velocity` (3 floats, units per second; NULL: still) during it.
+// Each component is a `sinew_spring_advance` with the same parameters.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, OVERLAPPING_BUFFERS (`spring`
+// overlaps an input), INVALID_ARGUMENT (as `sinew_spring_advance`).
+// `*spring` is untouched on error.
+//
+// # Safety
+// `spring` is readable and writable; `target` is 3 readable floats;
+// `target_velocity` is NULL or 3 readable floats; `params` is readable.
+sinew_status sinew_vec3_spring_advance(struct sinew_vec3_spring *spring,
+                                       const float *target,
+                                       const float *target_velocity,
+                                       const struct sinew_spring_params *params,
+                                       float dt);
+
+// Advances the rotation spring `*spring` by `dt` seconds towards a
+// target rotation that is `target` (quaternion `(x, y, z, w)`, any
+// non-zero length) at the start of the step and turns at the angular
+// velocity `target_velocity` (3 floats, rad/s; NULL: still) during it.
+// The rotation error follows the spring along the short arc (`q` and
+// `−q` are the same rotation); the new rotation is written at unit
+// length.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, OVERLAPPING_BUFFERS (`spring`
+// overlaps an input), INVALID_ARGUMENT (as `sinew_spring_advance`, and a
+// zero quaternion as `target` or `spring->value`). `*spring` is untouched
+// on error.
+//
+// # Safety
+// `spring` is readable and writable; `target` is 4 readable floats;
+// `target_velocity` is NULL or 3 readable floats; `params` is readable.
+sinew_status sinew_quat_spring_advance(struct sinew_quat_spring *spring,
+                                       const float *target,
+                                       const float *target_velocity,
+                                       const struct sinew_spring_params *params,
+                                       float dt);
+
+// Advances `springs_len` springs with the same parameters by `dt`
+// seconds towards still targets: `springs[i]` follows `targets[i]`.
+// Each spring ends exactly where `sinew_spring_advance` would put it.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (`targets_len` is not
+// `springs_len`), OVERLAPPING_BUFFERS (`springs` overlaps `targets` or
+// `params`), INVALID_ARGUMENT (`params` out of range, `dt` not finite and
+// `> 0`, a NaN or infinite target or state). `springs` is untouched on
+// error.
+//
+// # Safety
+// `springs` has `springs_len` readable and writable entries; `targets`
+// has `targets_len` readable floats; `params` is readable.
+sinew_status sinew_spring_advance_batch(struct sinew_spring *springs,
+                                        size_t springs_len,
+                                        const float *targets,
+                                        size_t targets_len,
+                                        const struct sinew_spring_params *params,
+                                        float dt);
+
+// Fills `*out` with a fully simulated joint (weight 1, no torque limit)
+// of stiffness `kp` and critical damping `kd = 2 √(kp I)`, `I = mass ·
+// length² / 3`: released from an offset it settles without overshoot.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_ARGUMENT (`kp` negative or
+// not finite, `mass` or `length` not finite and `> 0`, `kp / I` above
+// `SINEW_PD_MAX_GAIN_PER_INERTIA`).
+//
+// # Safety
+// `out` is NULL or writable.
+sinew_status sinew_pd_joint_critical(float kp,
+                                     float mass,
+                                     float length,
+                                     struct sinew_pd_joint *out);
+
+// Fills `*out` with a fully simulated joint (weight 1, no torque limit)
+// whose small motions are the critically damped spring of half-life
+// `half_life` seconds (see `sinew_spring_params_half_life`): ω₀ = 2 ln 2 /
+// `half_life`, `kp = I ω₀²`, `kd = 2 I ω₀`, `I = mass · length² / 3`.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_ARGUMENT (`half_life` not
+// finite and `> 0`, `mass` or `length` not finite and `> 0`, gains per
+// inertia above `SINEW_PD_MAX_GAIN_PER_INERTIA`).
+//
+// # Safety
+// `out` is NULL or writable.
+sinew_status sinew_pd_joint_from_half_life(float half_life,
+                                           float mass,
+                                           float length,
+                                           struct sinew_pd_joint *out);
+
+// Sets each of the `state_len` joints' state to rest at its rotation in
+// `pose` (the first frame, or after a teleport).
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (`pose_len` is not
+// `sinew_soa_count(state_len)`), OVERLAPPING_BUFFERS. `state` is
+// untouched on error.
+//
+// # Safety
+// `pose` has `pose_len` readable blocks; `state` has `state_len` writable
+// entries.
+sinew_status sinew_pd_reset(const struct sinew_soa_transform *pose,
+                            size_t pose_len,
+                            struct sinew_pd_state *state,
+                            size_t state_len);
+
+// Writes bone lengths from the skeleton's rest pose for
+// `sinew_pd_joint::length`: `out[j]` is the longest rest offset of `j`'s
+// children from `j`, or for a joint without such a child its own rest
+// offset from its parent; a lone root gets 0 (give it a length before
+// using it). Scale is ignored.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_HANDLE, BAD_LENGTH
+// (`out_len` is not the joint count), OVERLAPPING_BUFFERS (`out` overlaps
+// the skeleton's bytes). `out` is untouched on error.
+//
+// # Safety
+// `skeleton` points to a loaded handle; `out` has `out_len` writable
+// floats.
+sinew_status sinew_pd_rest_bone_lengths(const struct sinew_skeleton *skeleton,
+                                        float *out,
+                                        size_t out_len);
+
+// One frame of PD control: advances each joint's `state` by `dt` seconds
+// towards its rotation in `animated` and writes `out`, the animated pose
+// with each joint's rotation blended between the animated (weight 0) and
+// the simulated (weight 1) one (translations, scales and padding lanes
+// copied). `joint_count` joints; `animated` and `out` have
+// `sinew_soa_count(joint_count)` blocks. The frame is cut into equal
+// sub-steps of at most `max_step` seconds (shorter where a stiff joint
+// needs it), at most `max_substeps` of them; a longer frame is simulated
+// for `max_substeps` sub-steps only and the time dropped is reported.
+// Each sub-step is semi-implicit Euler: `ω += (τ / I) h`, `q =
+// normalise(exp(ω h) q)`. `report` may be NULL. 1/240 s and 16 are the
+// core's defaults.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (`state_len` not
+// `joint_count`; `animated_len` or `out_len` not
+// `sinew_soa_count(joint_count)`), OVERLAPPING_BUFFERS, INVALID_ARGUMENT
+// (a joint's settings out of range, `dt` or `max_step` not finite and
+// `> 0`, `max_substeps` 0, a NaN or zero rotation in `animated` or
+// `state`, a NaN velocity). `state`, `out` and `report` are untouched on
+// error.
+//
+// # Safety
+// `joints` has `joint_count` readable entries; `animated` has
+// `animated_len` readable blocks; `state` has `state_len` readable and
+// writable entries; `out` has `out_len` writable blocks; `report` is NULL
+// or writable.
+sinew_status sinew_pd_step(const struct sinew_pd_joint *joints,
+                           size_t joint_count,
+                           const struct sinew_soa_transform *animated,
+                           size_t animated_len,
+                           float dt,
+                           float max_step,
+                           uint32_t max_substeps,
+                           struct sinew_pd_state *state,
+                           size_t state_len,
+                           struct sinew_soa_transform *out,
+                           size_t out_len,
+                           struct sinew_substeps *report);
 
 // Validates a skeleton container once (header, layout, parent order,
 // finite floats, UTF-8 names; linear in its size) and fills `*out` with a

@@ -1274,6 +1274,454 @@ static void ik(void) {
                   SINEW_STATUS_ZERO_LENGTH_BONE);
 }
 
+/* Secondary motion: springs against their closed forms, PD joints against
+ * the semi-implicit Euler recursion they integrate (about one axis it is a
+ * scalar recursion), then every error path, each leaving its outputs
+ * untouched. */
+
+/* CHECK, and the call left `obj` as it was. */
+#define CHECK_KEEPS(call, want, obj)                                                   \
+  do {                                                                                 \
+    unsigned char before_[sizeof(obj)];                                                \
+    memcpy(before_, &(obj), sizeof(obj));                                              \
+    CHECK(call, want);                                                                 \
+    if (memcmp(before_, &(obj), sizeof(obj)) != 0) {                                   \
+      fprintf(stderr, "%s:%d: %s wrote on error\n", __FILE__, __LINE__, #call);        \
+      exit(1);                                                                         \
+    }                                                                                  \
+  } while (0)
+
+static void expect_near(const char *what, double got, double want, double tol) {
+  if (!(fabs(got - want) <= tol)) {
+    fprintf(stderr, "%s: got %.9g, wanted %.9g (tolerance %g)\n", what, got, want, tol);
+    exit(1);
+  }
+}
+
+enum { BATCH = 70 };
+static sinew_spring batch[BATCH], batch_ref[BATCH];
+static float batch_targets[BATCH];
+
+static void springs(void) {
+  const sinew_status OK = SINEW_STATUS_OK, BAD = SINEW_STATUS_INVALID_ARGUMENT;
+  const double ln2 = log(2.0), pi = acos(-1.0);
+  sinew_spring_params crit, under, snap;
+  CHECK(sinew_spring_params_half_life(0.2f, &crit), OK);
+  expect_near("half-life omega", crit.angular_frequency, 2.0 * ln2 / 0.2, 1e-5);
+  expect_near("half-life zeta", crit.damping_ratio, 1.0, 0.0);
+  CHECK(sinew_spring_params_frequency(1.5f, 0.3f, &under), OK);
+  expect_near("frequency omega", under.angular_frequency, 2.0 * pi * 1.5, 1e-5);
+  expect_near("frequency zeta", under.damping_ratio, 0.3, 1e-7);
+  CHECK(sinew_spring_params_half_life(0.0f, &snap), OK);
+  if (!(isinf(snap.angular_frequency) && snap.damping_ratio == 1.0f)) exit(1);
+
+  /* Released from 1 at rest towards a still 0: (1 + wt) e^{-wt}, the same
+   * in one step of 0.35 s or seven of 0.05 s. */
+  const double w = crit.angular_frequency, t = 0.35, e = exp(-w * t);
+  sinew_spring s = {1.0f, 0.0f}, s7 = {1.0f, 0.0f};
+  CHECK(sinew_spring_advance(&s, 0.0f, NULL, &crit, 0.35f), OK);
+  for (int i = 0; i < 7; i++) CHECK(sinew_spring_advance(&s7, 0.0f, NULL, &crit, 0.05f), OK);
+  expect_near("spring value", s.value, (1.0 + w * t) * e, 1e-6);
+  expect_near("spring velocity", s.velocity, -w * w * t * e, 1e-5);
+  expect_near("spring in 7 steps", s7.value, s.value, 1e-5);
+  expect_near("spring velocity in 7 steps", s7.velocity, s.velocity, 1e-4);
+
+  /* A target leaving 0 at 0.5/s: 0.5 t + e^{-wt} (1 + (w - 0.5) t). */
+  const float gv = 0.5f;
+  s = (sinew_spring){1.0f, 0.0f};
+  CHECK(sinew_spring_advance(&s, 0.0f, &gv, &crit, 0.35f), OK);
+  expect_near("moving target", s.value, 0.5 * t + e * (1.0 + (w - 0.5) * t), 1e-6);
+
+  /* Under-damped from 1 at rest: e^{-zwt} (cos(wd t) + zw / wd sin(wd t)). */
+  const double wu = under.angular_frequency, z = under.damping_ratio;
+  const double wd = wu * sqrt(1.0 - z * z), tu = 0.4;
+  s = (sinew_spring){1.0f, 0.0f};
+  CHECK(sinew_spring_advance(&s, 0.0f, NULL, &under, 0.4f), OK);
+  expect_near("under-damped", s.value,
+              exp(-z * wu * tu) * (cos(wd * tu) + z * wu / wd * sin(wd * tu)), 1e-6);
+
+  /* A half-life of 0 snaps onto the target and takes its velocity. */
+  const float two = 2.0f;
+  s = (sinew_spring){5.0f, 9.0f};
+  CHECK(sinew_spring_advance(&s, 1.0f, &two, &snap, 0.5f), OK);
+  if (s.value != 2.0f || s.velocity != 2.0f) exit(1);
+
+  /* A vector is three float springs: g + (x - g)(1 + wt) e^{-wt}. */
+  const double tv = 0.1, ev = (1.0 + w * tv) * exp(-w * tv);
+  sinew_vec3_spring v = {{1.0f, 2.0f, -1.0f}, {0.0f, 0.0f, 0.0f}};
+  const float goal[3] = {0.5f, 0.5f, 0.5f};
+  CHECK(sinew_vec3_spring_advance(&v, goal, NULL, &crit, 0.1f), OK);
+  const float start[3] = {1.0f, 2.0f, -1.0f};
+  for (int k = 0; k < 3; k++)
+    expect_near("vec3 spring", v.value[k], 0.5 + (start[k] - 0.5) * ev, 1e-6);
+
+  /* A rotation 1 rad about +Y from a still identity: the angle follows
+   * the float spring, about the same axis; -identity is the same target. */
+  const double a = 1.0 * ev;
+  sinew_quat_spring q = {{0.0f, sinf(0.5f), 0.0f, cosf(0.5f)}, {0.0f, 0.0f, 0.0f}};
+  sinew_quat_spring q2 = q;
+  const float identity[4] = {0, 0, 0, 1}, minus_identity[4] = {0, 0, 0, -1};
+  CHECK(sinew_quat_spring_advance(&q, identity, NULL, &crit, 0.1f), OK);
+  CHECK(sinew_quat_spring_advance(&q2, minus_identity, NULL, &crit, 0.1f), OK);
+  const double want_q[4] = {0.0, sin(a / 2.0), 0.0, cos(a / 2.0)};
+  for (int k = 0; k < 4; k++) expect_near("quat spring", q.value[k], want_q[k], 1e-6);
+  expect_near("quat spring velocity", q.velocity[1], -w * w * tv * exp(-w * tv), 1e-5);
+  double dot = 0.0;
+  for (int k = 0; k < 4; k++) dot += (double)q.value[k] * q2.value[k];
+  expect_near("quat spring, q and -q", fabs(dot), 1.0, 1e-6);
+  expect_near("quat spring velocity, q and -q", q2.velocity[1], q.velocity[1], 1e-6);
+
+  /* A batch (more than one pass of the library's stack buffer) is each
+   * spring advanced alone, bit for bit. */
+  for (int i = 0; i < BATCH; i++) {
+    batch[i] = (sinew_spring){0.1f * (float)i - 3.0f, 0.05f * (float)i};
+    batch_targets[i] = 1.0f - 0.02f * (float)i;
+    batch_ref[i] = batch[i];
+    CHECK(sinew_spring_advance(&batch_ref[i], batch_targets[i], NULL, &under, 1.0f / 30.0f), OK);
+  }
+  CHECK(sinew_spring_advance_batch(batch, BATCH, batch_targets, BATCH, &under, 1.0f / 30.0f), OK);
+  if (memcmp(batch, batch_ref, sizeof batch) != 0) {
+    fprintf(stderr, "batch differs from single springs\n");
+    exit(1);
+  }
+  CHECK(sinew_spring_advance_batch(NULL, 0, NULL, 0, &under, 0.1f), OK);
+
+  /* Parameters out of range. */
+  sinew_spring_params p = crit;
+  CHECK_KEEPS(sinew_spring_params_half_life(-1.0f, &p), BAD, p);
+  CHECK_KEEPS(sinew_spring_params_half_life(NAN, &p), BAD, p);
+  CHECK_KEEPS(sinew_spring_params_half_life(INFINITY, &p), BAD, p);
+  CHECK_KEEPS(sinew_spring_params_half_life(1e-9f, &p), BAD, p);
+  CHECK(sinew_spring_params_half_life(0.1f, NULL), SINEW_STATUS_NULL_PARAMETER);
+  CHECK_KEEPS(sinew_spring_params_frequency(-1.0f, 1.0f, &p), BAD, p);
+  CHECK_KEEPS(sinew_spring_params_frequency(NAN, 1.0f, &p), BAD, p);
+  CHECK_KEEPS(sinew_spring_params_frequency(1.0f, -0.1f, &p), BAD, p);
+  CHECK_KEEPS(sinew_spring_params_frequency(1.0f, NAN, &p), BAD, p);
+  CHECK_KEEPS(sinew_spring_params_frequency(2e5f, 1.0f, &p), BAD, p);
+  CHECK_KEEPS(sinew_spring_params_frequency(1.0f, 2e4f, &p), BAD, p);
+  CHECK(sinew_spring_params_frequency(1.0f, 1.0f, NULL), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_spring_params_half_life(0.1f, (sinew_spring_params *)(void *)(scratch + 1)),
+        SINEW_STATUS_MISALIGNED);
+
+  /* Advancing: NULL, bad parameters, bad time steps, NaN, overlaps. */
+  s = (sinew_spring){1.0f, 0.5f};
+  const float nan = NAN;
+  const sinew_spring_params bad_params[4] = {
+      {-1.0f, 1.0f}, {INFINITY, 0.5f}, {1.0f, NAN}, {2e6f, 1.0f}};
+  for (int i = 0; i < 4; i++) {
+    CHECK_KEEPS(sinew_spring_advance(&s, 0.0f, NULL, &bad_params[i], 0.1f), BAD, s);
+    CHECK_KEEPS(sinew_spring_advance_batch(batch, BATCH, batch_targets, BATCH, &bad_params[i],
+                                           0.1f),
+                BAD, batch);
+  }
+  const float bad_dt[4] = {0.0f, -0.01f, NAN, INFINITY};
+  for (int i = 0; i < 4; i++) {
+    CHECK_KEEPS(sinew_spring_advance(&s, 0.0f, NULL, &crit, bad_dt[i]), BAD, s);
+    CHECK_KEEPS(sinew_vec3_spring_advance(&v, goal, NULL, &crit, bad_dt[i]), BAD, v);
+    CHECK_KEEPS(sinew_quat_spring_advance(&q, identity, NULL, &crit, bad_dt[i]), BAD, q);
+    CHECK_KEEPS(sinew_spring_advance_batch(batch, BATCH, batch_targets, BATCH, &crit, bad_dt[i]),
+                BAD, batch);
+  }
+  CHECK(sinew_spring_advance(NULL, 0.0f, NULL, &crit, 0.1f), SINEW_STATUS_NULL_PARAMETER);
+  CHECK_KEEPS(sinew_spring_advance(&s, 0.0f, NULL, NULL, 0.1f), SINEW_STATUS_NULL_PARAMETER, s);
+  CHECK_KEEPS(sinew_spring_advance(&s, NAN, NULL, &crit, 0.1f), BAD, s);
+  CHECK_KEEPS(sinew_spring_advance(&s, 0.0f, &nan, &crit, 0.1f), BAD, s);
+  CHECK_KEEPS(sinew_spring_advance(&s, 0.0f, &s.velocity, &crit, 0.1f),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, s);
+  CHECK(sinew_spring_advance((sinew_spring *)(void *)(scratch + 1), 0.0f, NULL, &crit, 0.1f),
+        SINEW_STATUS_MISALIGNED);
+  sinew_spring broken = {NAN, 0.0f};
+  CHECK_KEEPS(sinew_spring_advance(&broken, 0.0f, NULL, &crit, 0.1f), BAD, broken);
+
+  const float nan3[3] = {0.0f, NAN, 0.0f};
+  CHECK_KEEPS(sinew_vec3_spring_advance(&v, NULL, NULL, &crit, 0.1f),
+              SINEW_STATUS_NULL_PARAMETER, v);
+  CHECK_KEEPS(sinew_vec3_spring_advance(&v, nan3, NULL, &crit, 0.1f), BAD, v);
+  CHECK_KEEPS(sinew_vec3_spring_advance(&v, goal, nan3, &crit, 0.1f), BAD, v);
+  CHECK_KEEPS(sinew_vec3_spring_advance(&v, v.velocity, NULL, &crit, 0.1f),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, v);
+
+  const float zero4[4] = {0, 0, 0, 0}, nan4[4] = {NAN, 0, 0, 1};
+  CHECK_KEEPS(sinew_quat_spring_advance(&q, zero4, NULL, &crit, 0.1f), BAD, q);
+  CHECK_KEEPS(sinew_quat_spring_advance(&q, nan4, NULL, &crit, 0.1f), BAD, q);
+  CHECK_KEEPS(sinew_quat_spring_advance(&q, identity, nan3, &crit, 0.1f), BAD, q);
+  CHECK_KEEPS(sinew_quat_spring_advance(&q, NULL, NULL, &crit, 0.1f),
+              SINEW_STATUS_NULL_PARAMETER, q);
+  sinew_quat_spring zero_q = {{0, 0, 0, 0}, {0, 0, 0}};
+  CHECK_KEEPS(sinew_quat_spring_advance(&zero_q, identity, NULL, &crit, 0.1f), BAD, zero_q);
+  CHECK_KEEPS(sinew_quat_spring_advance(&q, q.value, NULL, &crit, 0.1f),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, q);
+
+  CHECK_KEEPS(sinew_spring_advance_batch(batch, BATCH, batch_targets, BATCH - 1, &crit, 0.1f),
+              SINEW_STATUS_BAD_LENGTH, batch);
+  CHECK(sinew_spring_advance_batch(NULL, BATCH, batch_targets, BATCH, &crit, 0.1f),
+        SINEW_STATUS_NULL_PARAMETER);
+  CHECK_KEEPS(sinew_spring_advance_batch(batch, BATCH, NULL, BATCH, &crit, 0.1f),
+              SINEW_STATUS_NULL_PARAMETER, batch);
+  CHECK_KEEPS(sinew_spring_advance_batch(batch, BATCH, batch_targets, BATCH, NULL, 0.1f),
+              SINEW_STATUS_NULL_PARAMETER, batch);
+  CHECK_KEEPS(sinew_spring_advance_batch(batch, BATCH, (const float *)(const void *)batch, BATCH,
+                                         &crit, 0.1f),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, batch);
+  /* A NaN in the last target (past the first pass): nothing written. */
+  batch_targets[BATCH - 1] = NAN;
+  CHECK_KEEPS(sinew_spring_advance_batch(batch, BATCH, batch_targets, BATCH, &crit, 0.1f), BAD,
+              batch);
+  batch_targets[BATCH - 1] = 0.0f;
+  batch[BATCH - 1].velocity = INFINITY;
+  CHECK_KEEPS(sinew_spring_advance_batch(batch, BATCH, batch_targets, BATCH, &crit, 0.1f), BAD,
+              batch);
+}
+
+/* PD controllers: joints of a five-joint pose (two blocks), each turned
+ * about +Z from an identity target. */
+enum { PD_JOINTS = 5 };
+static struct {
+  sinew_pd_state state[PD_JOINTS];
+  sinew_soa_transform out[2];
+  sinew_substeps report;
+} pd;
+static sinew_soa_transform pd_anim[2];
+static float bone_lengths[SINEW_HUMANOID_JOINT_COUNT];
+
+static float bad_dt4(int i) {
+  const float v[4] = {0.0f, -0.01f, NAN, INFINITY};
+  return v[i];
+}
+
+static void pd_pose_rotation(sinew_soa_transform *pose, size_t j, const float q[4]) {
+  for (int c = 0; c < 4; c++) pose[j / 4].rotation[c][j % 4] = q[c];
+}
+
+static float pd_angle_z(const sinew_pd_state *s) {
+  return 2.0f * atan2f(s->rotation[2], s->rotation[3]);
+}
+
+static void pd_controllers(void) {
+  const sinew_status OK = SINEW_STATUS_OK, BAD = SINEW_STATUS_INVALID_ARGUMENT;
+  const float mass = 2.0f, length = 0.4f, inertia = mass * length * length / 3.0f;
+
+  /* Constructors. */
+  sinew_pd_joint crit, hl;
+  CHECK(sinew_pd_joint_critical(50.0f, mass, length, &crit), OK);
+  expect_near("critical kp", crit.kp, 50.0, 0.0);
+  expect_near("critical kd", crit.kd, 2.0 * sqrt(50.0 * inertia), 1e-5);
+  if (crit.mass != mass || crit.length != length || crit.weight != 1.0f ||
+      !isinf(crit.torque_limit))
+    exit(1);
+  const double w0 = 2.0 * log(2.0) / 0.2;
+  CHECK(sinew_pd_joint_from_half_life(0.2f, mass, length, &hl), OK);
+  expect_near("half-life kp", hl.kp, inertia * w0 * w0, 1e-4);
+  expect_near("half-life kd", hl.kd, 2.0 * inertia * w0, 1e-5);
+
+  /* Rest bone lengths: the longest child offset, else the own offset. */
+  CHECK(sinew_pd_rest_bone_lengths(&ik_skel, bone_lengths, ik_skel.joint_count), OK);
+  for (size_t j = 0; j < ik_skel.joint_count; j++) {
+    double want = 0.0;
+    for (size_t c = 0; c < ik_skel.joint_count; c++) {
+      if (ik_skel.parents[c] != j) continue;
+      const float *tr = &ik_skel.rest_pose[c / 4].translation[0][0];
+      const double x = tr[c % 4], y = tr[4 + c % 4], zz = tr[8 + c % 4];
+      const double l = sqrt(x * x + y * y + zz * zz);
+      if (l > want) want = l;
+    }
+    if (want == 0.0 && ik_skel.parents[j] != SINEW_NO_PARENT) {
+      const float *tr = &ik_skel.rest_pose[j / 4].translation[0][0];
+      const double x = tr[j % 4], y = tr[4 + j % 4], zz = tr[8 + j % 4];
+      want = sqrt(x * x + y * y + zz * zz);
+    }
+    expect_near("bone length", bone_lengths[j], want, 1e-6);
+  }
+
+  /* The animated pose: identity rotations, translations (j, 1, 2), scale
+   * 1.5; the state starts 0.1, 0.3, 0.5, 0.7, 0.9 rad about +Z, at rest. */
+  memset(pd_anim, 0, sizeof pd_anim);
+  for (size_t j = 0; j < 8; j++) {
+    pd_anim[j / 4].translation[0][j % 4] = (float)j;
+    pd_anim[j / 4].translation[1][j % 4] = 1.0f;
+    pd_anim[j / 4].translation[2][j % 4] = 2.0f;
+    pd_anim[j / 4].rotation[3][j % 4] = 1.0f;
+    for (int c = 0; c < 3; c++) pd_anim[j / 4].scale[c][j % 4] = 1.5f;
+  }
+  static sinew_soa_transform start_pose[2];
+  memcpy(start_pose, pd_anim, sizeof start_pose);
+  float theta0[PD_JOINTS];
+  for (size_t j = 0; j < PD_JOINTS; j++) {
+    theta0[j] = 0.1f + 0.2f * (float)j;
+    const float qz[4] = {0.0f, 0.0f, sinf(theta0[j] / 2.0f), cosf(theta0[j] / 2.0f)};
+    pd_pose_rotation(start_pose, j, qz);
+  }
+  CHECK(sinew_pd_reset(start_pose, 2, pd.state, PD_JOINTS), OK);
+  for (size_t j = 0; j < PD_JOINTS; j++) {
+    expect_near("reset angle", pd_angle_z(&pd.state[j]), theta0[j], 1e-6);
+    if (pd.state[j].angular_velocity[0] != 0.0f || pd.state[j].angular_velocity[2] != 0.0f)
+      exit(1);
+  }
+
+  /* Joints 0-2 fully simulated, 3 at weight 0, 4 at weight 0.5. Twelve
+   * frames of 1/60 s (one half-life), each four sub-steps of 1/240 s of
+   * w += (kp e - kd w) / I h, theta += w h with e = -theta. */
+  sinew_pd_joint joints[PD_JOINTS];
+  for (size_t j = 0; j < PD_JOINTS; j++) joints[j] = hl;
+  joints[3].weight = 0.0f;
+  joints[4].weight = 0.5f;
+  double theta[PD_JOINTS], omega[PD_JOINTS];
+  for (size_t j = 0; j < PD_JOINTS; j++) theta[j] = theta0[j], omega[j] = 0.0;
+  for (int f = 0; f < 12; f++) {
+    CHECK(sinew_pd_step(joints, PD_JOINTS, pd_anim, 2, 1.0f / 60.0f, 1.0f / 240.0f, 16, pd.state,
+                        PD_JOINTS, pd.out, 2, &pd.report),
+          OK);
+    if (pd.report.count != 4 || pd.report.dropped != 0.0f) exit(1);
+    expect_near("PD sub-step", pd.report.step, 1.0 / 240.0, 1e-9);
+    for (size_t j = 0; j < PD_JOINTS; j++)
+      for (int k = 0; k < 4; k++) {
+        const double h = pd.report.step;
+        omega[j] += (hl.kp * -theta[j] - hl.kd * omega[j]) / inertia * h;
+        theta[j] += omega[j] * h;
+      }
+  }
+  for (size_t j = 0; j < PD_JOINTS; j++) {
+    expect_near("PD angle", pd_angle_z(&pd.state[j]), theta[j], 2e-5);
+    expect_near("PD angular velocity", pd.state[j].angular_velocity[2], omega[j], 2e-4);
+    /* Near the linear spring of the same half-life: 0.597 of it left. */
+    expect_near("PD half-life", theta[j] / theta0[j], (1.0 + 2.0 * log(2.0)) / 4.0, 0.02);
+  }
+  for (size_t j = 0; j < 3; j++)
+    for (int c = 0; c < 4; c++)
+      if (pd.out[j / 4].rotation[c][j % 4] != pd.state[j].rotation[c]) exit(1);
+  for (int c = 0; c < 4; c++)
+    if (pd.out[0].rotation[c][3] != pd_anim[0].rotation[c][3]) exit(1);
+  const float half = 2.0f * atan2f(pd.out[1].rotation[2][0], pd.out[1].rotation[3][0]);
+  expect_near("PD weight 0.5", half, pd_angle_z(&pd.state[4]) / 2.0, 1e-3);
+  for (int r = 0; r < 3; r++)
+    for (size_t l = 0; l < 8; l++)
+      if (pd.out[l / 4].translation[r][l % 4] != pd_anim[l / 4].translation[r][l % 4] ||
+          pd.out[l / 4].scale[r][l % 4] != 1.5f)
+        exit(1);
+
+  /* A hitch: 5 s is 16 sub-steps of 1/240 s and the rest dropped. */
+  CHECK(sinew_pd_step(joints, PD_JOINTS, pd_anim, 2, 5.0f, 1.0f / 240.0f, 16, pd.state,
+                      PD_JOINTS, pd.out, 2, &pd.report),
+        OK);
+  if (pd.report.count != 16) exit(1);
+  expect_near("PD dropped", pd.report.dropped, 5.0 - 16.0 / 240.0, 1e-5);
+  CHECK(sinew_pd_step(joints, PD_JOINTS, pd_anim, 2, 1.0f / 60.0f, 1.0f / 240.0f, 16, pd.state,
+                      PD_JOINTS, pd.out, 2, NULL),
+        OK);
+
+  /* Constructors out of range. */
+  sinew_pd_joint j0 = crit;
+  CHECK_KEEPS(sinew_pd_joint_critical(-1.0f, mass, length, &j0), BAD, j0);
+  CHECK_KEEPS(sinew_pd_joint_critical(NAN, mass, length, &j0), BAD, j0);
+  CHECK_KEEPS(sinew_pd_joint_critical(1.0f, 0.0f, length, &j0), BAD, j0);
+  CHECK_KEEPS(sinew_pd_joint_critical(1.0f, mass, 0.0f, &j0), BAD, j0); /* zero-length bone */
+  CHECK_KEEPS(sinew_pd_joint_critical(1e30f, mass, length, &j0), BAD, j0);
+  CHECK_KEEPS(sinew_pd_joint_from_half_life(0.0f, mass, length, &j0), BAD, j0);
+  CHECK_KEEPS(sinew_pd_joint_from_half_life(-0.1f, mass, length, &j0), BAD, j0);
+  CHECK_KEEPS(sinew_pd_joint_from_half_life(NAN, mass, length, &j0), BAD, j0);
+  CHECK_KEEPS(sinew_pd_joint_from_half_life(0.1f, mass, -1.0f, &j0), BAD, j0);
+  CHECK(sinew_pd_joint_critical(1.0f, mass, length, NULL), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_pd_joint_from_half_life(0.1f, mass, length, NULL), SINEW_STATUS_NULL_PARAMETER);
+
+  /* Reset and bone lengths. */
+  CHECK_KEEPS(sinew_pd_reset(start_pose, 1, pd.state, PD_JOINTS), SINEW_STATUS_BAD_LENGTH, pd);
+  CHECK_KEEPS(sinew_pd_reset(NULL, 2, pd.state, PD_JOINTS), SINEW_STATUS_NULL_PARAMETER, pd);
+  CHECK_KEEPS(sinew_pd_reset(pd.out, 2, (sinew_pd_state *)(void *)pd.out, PD_JOINTS),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, pd);
+  CHECK_KEEPS(sinew_pd_rest_bone_lengths(&ik_skel, bone_lengths, ik_skel.joint_count - 1),
+              SINEW_STATUS_BAD_LENGTH, bone_lengths);
+  CHECK(sinew_pd_rest_bone_lengths(&ik_skel, NULL, ik_skel.joint_count),
+        SINEW_STATUS_NULL_PARAMETER);
+  sinew_skeleton forged = ik_skel;
+  forged.joint_count += 1;
+  CHECK_KEEPS(sinew_pd_rest_bone_lengths(&forged, bone_lengths, ik_skel.joint_count),
+              SINEW_STATUS_INVALID_HANDLE, bone_lengths);
+
+  /* Stepping: every bad setting, length, value and overlap. */
+#define PD_STEP(js, n, anim, anim_len, dt, max_step, max_n, st, st_len, out, out_len)   \
+  sinew_pd_step((js), (n), (anim), (anim_len), (dt), (max_step), (max_n), (st), (st_len), \
+                (out), (out_len), &pd.report)
+  const sinew_pd_joint good = hl;
+  sinew_pd_joint bad[8];
+  for (int i = 0; i < 8; i++) bad[i] = good;
+  bad[0].kp = -1.0f;
+  bad[1].kd = NAN;
+  bad[2].mass = 0.0f;
+  bad[3].length = 0.0f;
+  bad[4].torque_limit = -1.0f;
+  bad[5].weight = 1.5f;
+  bad[6].kp = 1e30f;
+  bad[7].length = NAN;
+  for (int i = 0; i < 8; i++) {
+    joints[2] = bad[i];
+    CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                        pd.out, 2),
+                BAD, pd);
+  }
+  joints[2] = good;
+  for (int i = 0; i < 4; i++) {
+    CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, bad_dt4(i), 0.004f, 16, pd.state,
+                        PD_JOINTS, pd.out, 2),
+                BAD, pd);
+    CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, bad_dt4(i), 16, pd.state,
+                        PD_JOINTS, pd.out, 2),
+                BAD, pd);
+  }
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 0, pd.state, PD_JOINTS,
+                      pd.out, 2),
+              BAD, pd);
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS - 1,
+                      pd.out, 2),
+              SINEW_STATUS_BAD_LENGTH, pd);
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 1, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      pd.out, 2),
+              SINEW_STATUS_BAD_LENGTH, pd);
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      pd.out, 1),
+              SINEW_STATUS_BAD_LENGTH, pd);
+  CHECK_KEEPS(PD_STEP(NULL, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      pd.out, 2),
+              SINEW_STATUS_NULL_PARAMETER, pd);
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      (sinew_soa_transform *)(void *)(scratch + 4), 2),
+              SINEW_STATUS_MISALIGNED, pd);
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      pd_anim, 2),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, pd);
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16,
+                      (sinew_pd_state *)(void *)pd.out, PD_JOINTS, pd.out, 2),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, pd);
+  CHECK_KEEPS(sinew_pd_step(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state,
+                            PD_JOINTS, pd.out, 2, (sinew_substeps *)(void *)pd.state),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, pd);
+  static sinew_soa_transform nan_anim[2], zero_anim[2];
+  memcpy(nan_anim, pd_anim, sizeof nan_anim);
+  memcpy(zero_anim, pd_anim, sizeof zero_anim);
+  nan_anim[1].rotation[0][0] = NAN;
+  zero_anim[0].rotation[3][2] = 0.0f;
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, nan_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      pd.out, 2),
+              BAD, pd);
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, zero_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      pd.out, 2),
+              BAD, pd);
+  pd.state[1].angular_velocity[0] = NAN;
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      pd.out, 2),
+              BAD, pd);
+  pd.state[1].angular_velocity[0] = 0.0f;
+  memset(pd.state[3].rotation, 0, sizeof pd.state[3].rotation);
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      pd.out, 2),
+              BAD, pd);
+#undef PD_STEP
+}
+
+static void secondary(void) {
+  springs();
+  pd_controllers();
+}
+
 int main(int argc, char **argv) {
   printf("version %s\n", sinew_version());
   if (sinew_version_number() != SINEW_VERSION_NUMBER ||
@@ -1287,6 +1735,7 @@ int main(int argc, char **argv) {
   build();
   bad_input();
   ik();
+  secondary();
   if (argc > 1) compressed(argv[1]);
   if (argc > 2) mesh_file(argv[2]);
   printf("checks %u\n", checks);

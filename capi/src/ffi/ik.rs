@@ -198,7 +198,8 @@ pub struct sinew_foot_placement {
     pub soften: f32,
 }
 
-/// A critically damped spring of `sinew_foot_state`.
+/// A spring-damped float: the state of `sinew_spring_advance` and
+/// `sinew_spring_advance_batch`, and of each spring of `sinew_foot_state`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct sinew_spring {

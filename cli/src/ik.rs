@@ -525,19 +525,19 @@ pub struct IkFigures {
 }
 
 /// `count` indices spread evenly over `0..n`.
-fn spread(n: usize, count: usize) -> Vec<usize> {
+pub(crate) fn spread(n: usize, count: usize) -> Vec<usize> {
     (0..count).map(|i| i * n / count.max(1)).collect()
 }
 
-const BACKGROUND: [u8; 4] = [250, 250, 247, 255];
-const GROUND_FILL: [u8; 4] = [222, 218, 208, 255];
-const GROUND_EDGE: [u8; 4] = [120, 112, 100, 255];
-const DIVIDER: [u8; 4] = [200, 200, 195, 255];
+pub(crate) const BACKGROUND: [u8; 4] = [250, 250, 247, 255];
+pub(crate) const GROUND_FILL: [u8; 4] = [222, 218, 208, 255];
+pub(crate) const GROUND_EDGE: [u8; 4] = [120, 112, 100, 255];
+pub(crate) const DIVIDER: [u8; 4] = [200, 200, 195, 255];
 const SUNK: [u8; 4] = [215, 30, 30, 255];
 const ON_GROUND: [u8; 4] = [30, 150, 60, 255];
 const TARGET: [u8; 4] = [200, 30, 120, 255];
 
-fn row_pixmap(cells: usize, cell: u32) -> Res<Pixmap> {
+pub(crate) fn row_pixmap(cells: usize, cell: u32) -> Res<Pixmap> {
     let mut p = Pixmap::new(cell * cells as u32, cell).ok_or("bad row size")?;
     p.fill(Color::from_rgba8(
         BACKGROUND[0],
@@ -732,7 +732,7 @@ pub fn ik_strip(args: &IkArgs) -> Res<(Pixmap, IkFigures)> {
 }
 
 /// The rows stacked under `title`, each with its caption above it.
-fn label_rows(rows: &[Pixmap], title: &str, captions: &[String]) -> Res<Pixmap> {
+pub(crate) fn label_rows(rows: &[Pixmap], title: &str, captions: &[String]) -> Res<Pixmap> {
     let width = rows.iter().map(Pixmap::width).max().unwrap_or(1);
     let size = 14;
     let header = 2 * size + 10;

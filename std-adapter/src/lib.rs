@@ -15,6 +15,8 @@ pub mod crowd;
 pub mod export;
 pub mod import;
 mod pool;
+#[cfg(feature = "ragdoll")]
+pub mod ragdoll;
 pub mod synthetic;
 
 pub use assets::{AlignedBytes, FloatTrack, Humanoid, OwnedClip, OwnedSkeleton};

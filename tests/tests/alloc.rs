@@ -8,7 +8,8 @@
 //! motion, the 1D and 2D blend spaces with phase sync, palettes and skinning
 //! (LBS, DQS, mixed, pair tables, eight influences, strided buffers), IK
 //! (two-bone single, in lanes and many at once; aim and look-at; CCD,
-//! FABRIK and the Jacobian methods, with limits; foot placement), the C ABI
+//! FABRIK and the Jacobian methods, with limits; foot placement), secondary
+//! motion (springs, PD controllers, cloth), the C ABI
 //! (every per-frame export, called from Rust), and the crowd's `step` on
 //! its worker threads (raw and compressed clips, with and without feet).
 //!
@@ -52,6 +53,8 @@ mod crowd;
 mod ik;
 #[path = "alloc/motion.rs"]
 mod motion;
+#[path = "alloc/secondary.rs"]
+mod secondary;
 #[path = "alloc/skin.rs"]
 mod skin;
 
@@ -431,6 +434,9 @@ const CHECKS: &[(&str, fn())] = &[
     check!(ik::aim_and_look_at_allocate_nothing),
     check!(ik::chain_solvers_allocate_nothing),
     check!(ik::foot_placement_allocates_nothing),
+    check!(secondary::springs_allocate_nothing),
+    check!(secondary::pd_controllers_allocate_nothing),
+    check!(secondary::cloth_allocates_nothing),
     check!(capi::pose_calls_allocate_nothing),
     check!(capi::skinning_allocates_nothing),
     check!(capi::ik_allocates_nothing),

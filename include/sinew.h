@@ -123,6 +123,22 @@
 // Largest `kp / I` (1/s²) and `kd / I` (1/s) of a `sinew_pd_joint`.
 #define SINEW_PD_MAX_GAIN_PER_INERTIA 1e12
 
+// Most joints in a spring chain (its root and up to 31 particles).
+#define SINEW_MAX_CHAIN 32
+
+// Most colliders one spring chain step takes.
+#define SINEW_MAX_CHAIN_COLLIDERS 16
+
+// Collider kind: a ball (`a` centre, `radius`).
+#define SINEW_COLLIDER_SPHERE 0
+
+// Collider kind: the points within `radius` of the segment `a`–`b`.
+#define SINEW_COLLIDER_CAPSULE 1
+
+// Collider kind: the half-space `dot(a, p) <= offset` (`a` the unit
+// normal, pointing out of the solid side).
+#define SINEW_COLLIDER_PLANE 2
+
 // Bytes of the procedural humanoid's skeleton container.
 #define SINEW_HUMANOID_SKELETON_SIZE 8496
 
@@ -600,6 +616,88 @@ typedef struct sinew_substeps {
   // allowed sub-steps (0 when nothing was clamped).
   float dropped;
 } sinew_substeps;
+
+// How a spring chain moves (`sinew_chain_settings_default` fills the
+// defaults). Lengths are the model's unit, times seconds, angles radians.
+typedef struct sinew_chain_settings {
+  // Pull towards the animated pose, `0..=1`: the fraction of the way to
+  // its animated position a particle moves per 1/60 s (0 free, 1 rigid).
+  float stiffness;
+  // Damping, `0..=1`: the fraction of its velocity a particle loses per
+  // 1/60 s.
+  float drag;
+  // Gravity, world space, units/s².
+  float gravity[3];
+  // Any other acceleration (wind), world space, units/s².
+  float wind[3];
+  // Particle radius for collisions, finite and `>= 0`.
+  float radius;
+  // Largest angle between a simulated bone and its animated direction,
+  // `0..=pi` (pi: no limit).
+  float max_angle;
+  // Longest sub-step, seconds, finite and `> 0`.
+  float max_step;
+  // Most sub-steps per frame, `>= 1`; a longer frame is clamped.
+  uint32_t max_substeps;
+  // Most constraint passes per sub-step, `>= 1` (one runs without
+  // colliders).
+  uint32_t iterations;
+  // Passes stop when no particle moved more than this, finite and `>= 0`.
+  float tolerance;
+} sinew_chain_settings;
+
+// A collision shape, world space. A particle of radius `r` collides with
+// a sphere or capsule when its centre is closer than `radius + r` to the
+// centre or segment, with a plane when it is less than `r` above it.
+typedef struct sinew_collider {
+  // `SINEW_COLLIDER_SPHERE`, `SINEW_COLLIDER_CAPSULE` or
+  // `SINEW_COLLIDER_PLANE`.
+  uint32_t kind;
+  // Sphere: centre. Capsule: one end of the axis. Plane: unit normal
+  // (length within 1e-3 of 1).
+  float a[3];
+  // Capsule: the other end of the axis (unused otherwise).
+  float b[3];
+  // Sphere and capsule: radius, `>= 0` (unused for a plane).
+  float radius;
+  // Plane: signed distance of the plane from the origin along `a`
+  // (unused otherwise).
+  float offset;
+} sinew_collider;
+
+// A spring chain and what its step needs besides the pose and state.
+typedef struct sinew_spring_chain {
+  // Joint indices, root side first, each the parent of the next: joint
+  // 0 keeps its animated position, the others are particles.
+  const size_t *joints;
+  // Length of `joints`, 2 to `SINEW_MAX_CHAIN`.
+  size_t joint_count;
+  // How it moves.
+  struct sinew_chain_settings settings;
+  // NULL (the identity), or the character's placement: world =
+  // `world` · model space; finite and invertible.
+  const struct sinew_float4x4 *world;
+  // Shapes in world space, at most `SINEW_MAX_CHAIN_COLLIDERS`.
+  const struct sinew_collider *colliders;
+  // Length of `colliders`.
+  size_t collider_count;
+  // NULL with length 0 (every bone uses `settings.max_angle`), or one
+  // angle limit per bone (`joint_count - 1`), radians in `0..=pi`.
+  const float *angle_limits;
+  // Length of `angle_limits`.
+  size_t angle_limits_len;
+} sinew_spring_chain;
+
+// What a spring chain step did.
+typedef struct sinew_chain_report {
+  // How the frame was cut (`steps.dropped > 0` when it was clamped).
+  struct sinew_substeps steps;
+  // The most constraint passes a sub-step ran.
+  uint32_t passes;
+  // The deepest a particle was left inside a collider (0 when none
+  // touches).
+  float penetration;
+} sinew_chain_report;
 
 // One joint for `sinew_skeleton_build`.
 typedef struct sinew_joint_def {
@@ -1386,6 +1484,107 @@ sinew_status sinew_pd_step(const struct sinew_pd_joint *joints,
                            struct sinew_soa_transform *out,
                            size_t out_len,
                            struct sinew_substeps *report);
+
+// Fills `*out` with the default chain settings: stiffness 0.1, drag 0.05,
+// gravity 9.81 down −Y, no wind, radius 0, no angle limit (pi), sub-steps
+// of at most 1/120 s (at most 8), 4 passes, tolerance 1e-4.
+//
+// Errors: NULL_PARAMETER, MISALIGNED.
+//
+// # Safety
+// `out` is NULL or writable.
+sinew_status sinew_chain_settings_default(struct sinew_chain_settings *out);
+
+// Checks `joint_count` joints as a spring chain of `skeleton`: root side
+// first, each the parent of the next, no bone of zero length in the rest
+// pose. `sinew_spring_chain_reset` and `sinew_spring_chain_step` make the
+// same checks.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_HANDLE, BAD_LENGTH (fewer
+// than 2 joints), CAPACITY_EXCEEDED (more than `SINEW_MAX_CHAIN`),
+// OUT_OF_RANGE (a joint past the skeleton), NOT_A_CHAIN (a joint that is
+// not the parent of the next), ZERO_LENGTH_BONE (a rest bone of zero
+// length).
+//
+// # Safety
+// `skeleton` points to a loaded handle; `joints` has `joint_count`
+// readable entries.
+sinew_status sinew_spring_chain_check(const struct sinew_skeleton *skeleton,
+                                      const size_t *joints,
+                                      size_t joint_count);
+
+// Puts the chain's particles on the animated pose with zero velocity:
+// `current` and `previous` (`chain->joint_count` entries each) get the
+// world-space positions of the chain's joints, `world · models[j]`. Call
+// it before the first step and after a teleport. Reads only `joints`,
+// `joint_count` and `world` of `*chain`; the pose is not written.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_HANDLE, OVERLAPPING_BUFFERS,
+// BAD_LENGTH (a state length not `joint_count`, fewer than 2 joints; a
+// pose or matrix count not the skeleton's), CAPACITY_EXCEEDED,
+// OUT_OF_RANGE, NOT_A_CHAIN, ZERO_LENGTH_BONE (as
+// `sinew_spring_chain_check`), INVALID_ARGUMENT (a non-finite `world` or
+// joint position), SINGULAR_TRANSFORM (a `world` that cannot be
+// inverted). The state is untouched on error.
+//
+// # Safety
+// `pose` points to a `sinew_ik_pose` whose skeleton is a loaded handle
+// and whose buffers are valid for their lengths; `chain` points to a
+// `sinew_spring_chain` whose `joints` has `joint_count` entries and whose
+// `world` is NULL or readable; `current` and `previous` have
+// `current_len` and `previous_len` writable entries.
+sinew_status sinew_spring_chain_reset(const struct sinew_ik_pose *pose,
+                                      const struct sinew_spring_chain *chain,
+                                      float (*current)[3],
+                                      size_t current_len,
+                                      float (*previous)[3],
+                                      size_t previous_len);
+
+// Steps a spring chain by `dt` seconds against the animated pose and
+// writes the result into it. The frame is cut into equal sub-steps of at
+// most `settings.max_step` (at most `settings.max_substeps`; a longer
+// frame is clamped and the time dropped reported). Each sub-step moves
+// the particles by Verlet integration (inertia with drag, gravity and
+// wind, a pull towards the animated pose), then, root to tip, puts each
+// back at its bone's length from its parent, within the angle limit, and
+// out of the colliders along that sphere. The chain root moves linearly
+// from its last position to its animated one over the frame. Then each
+// chain joint but the last is turned so that its bone points at the next
+// particle (`local' = local · correction`), and the model matrices of the
+// chain root's subtree are recomputed. Particles are world space
+// (`chain->world`); `current` and `previous` (`joint_count` entries,
+// filled by `sinew_spring_chain_reset`) carry them from frame to frame.
+// `report` may be NULL.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_HANDLE, OVERLAPPING_BUFFERS,
+// BAD_LENGTH (a state length not `joint_count`, fewer than 2 joints,
+// `angle_limits_len` neither 0 nor `joint_count - 1`; a pose or matrix
+// count not the skeleton's), CAPACITY_EXCEEDED (more than
+// `SINEW_MAX_CHAIN` joints or `SINEW_MAX_CHAIN_COLLIDERS` colliders),
+// OUT_OF_RANGE, NOT_A_CHAIN, INVALID_ARGUMENT (a setting out of range, a
+// `dt` not finite and `> 0`, an angle limit outside `0..=pi`, an unknown
+// collider kind, a collider with a NaN, a negative radius or a plane
+// normal not of unit length, a NaN in the state, the pose or `world`),
+// SINGULAR_TRANSFORM (a `world` that cannot be inverted),
+// ZERO_LENGTH_BONE (a chain bone of zero length in the rest or animated
+// pose). The pose, the matrices, the state and `report` are untouched on
+// error.
+//
+// # Safety
+// `pose` points to a `sinew_ik_pose` whose skeleton is a loaded handle
+// and whose buffers are valid for their lengths; `chain` points to a
+// `sinew_spring_chain` whose pointers are valid for their lengths (or
+// NULL where allowed); `current` and `previous` have `current_len` and
+// `previous_len` readable and writable entries; `report` is NULL or
+// writable.
+sinew_status sinew_spring_chain_step(const struct sinew_ik_pose *pose,
+                                     const struct sinew_spring_chain *chain,
+                                     float dt,
+                                     float (*current)[3],
+                                     size_t current_len,
+                                     float (*previous)[3],
+                                     size_t previous_len,
+                                     struct sinew_chain_report *report);
 
 // Validates a skeleton container once (header, layout, parent order,
 // finite floats, UTF-8 names; linear in its size) and fills `*out` with a

@@ -1274,6 +1274,15 @@ static void ik(void) {
                   SINEW_STATUS_ZERO_LENGTH_BONE);
 }
 
+/* Exits with the condition's text unless it holds. */
+#define REQUIRE(cond)                                                                  \
+  do {                                                                                 \
+    if (!(cond)) {                                                                     \
+      fprintf(stderr, "%s:%d: %s does not hold\n", __FILE__, __LINE__, #cond);         \
+      exit(1);                                                                         \
+    }                                                                                  \
+  } while (0)
+
 /* Secondary motion: springs against their closed forms, PD joints against
  * the semi-implicit Euler recursion they integrate (about one axis it is a
  * scalar recursion), then every error path, each leaving its outputs
@@ -1313,7 +1322,7 @@ static void springs(void) {
   expect_near("frequency omega", under.angular_frequency, 2.0 * pi * 1.5, 1e-5);
   expect_near("frequency zeta", under.damping_ratio, 0.3, 1e-7);
   CHECK(sinew_spring_params_half_life(0.0f, &snap), OK);
-  if (!(isinf(snap.angular_frequency) && snap.damping_ratio == 1.0f)) exit(1);
+  REQUIRE(isinf(snap.angular_frequency) && snap.damping_ratio == 1.0f);
 
   /* Released from 1 at rest towards a still 0: (1 + wt) e^{-wt}, the same
    * in one step of 0.35 s or seven of 0.05 s. */
@@ -1344,7 +1353,7 @@ static void springs(void) {
   const float two = 2.0f;
   s = (sinew_spring){5.0f, 9.0f};
   CHECK(sinew_spring_advance(&s, 1.0f, &two, &snap, 0.5f), OK);
-  if (s.value != 2.0f || s.velocity != 2.0f) exit(1);
+  REQUIRE(s.value == 2.0f && s.velocity == 2.0f);
 
   /* A vector is three float springs: g + (x - g)(1 + wt) e^{-wt}. */
   const double tv = 0.1, ev = (1.0 + w * tv) * exp(-w * tv);
@@ -1380,10 +1389,7 @@ static void springs(void) {
     CHECK(sinew_spring_advance(&batch_ref[i], batch_targets[i], NULL, &under, 1.0f / 30.0f), OK);
   }
   CHECK(sinew_spring_advance_batch(batch, BATCH, batch_targets, BATCH, &under, 1.0f / 30.0f), OK);
-  if (memcmp(batch, batch_ref, sizeof batch) != 0) {
-    fprintf(stderr, "batch differs from single springs\n");
-    exit(1);
-  }
+  REQUIRE(memcmp(batch, batch_ref, sizeof batch) == 0);
   CHECK(sinew_spring_advance_batch(NULL, 0, NULL, 0, &under, 0.1f), OK);
 
   /* Parameters out of range. */
@@ -1506,9 +1512,8 @@ static void pd_controllers(void) {
   CHECK(sinew_pd_joint_critical(50.0f, mass, length, &crit), OK);
   expect_near("critical kp", crit.kp, 50.0, 0.0);
   expect_near("critical kd", crit.kd, 2.0 * sqrt(50.0 * inertia), 1e-5);
-  if (crit.mass != mass || crit.length != length || crit.weight != 1.0f ||
-      !isinf(crit.torque_limit))
-    exit(1);
+  REQUIRE(crit.mass == mass && crit.length == length && crit.weight == 1.0f &&
+          isinf(crit.torque_limit));
   const double w0 = 2.0 * log(2.0) / 0.2;
   CHECK(sinew_pd_joint_from_half_life(0.2f, mass, length, &hl), OK);
   expect_near("half-life kp", hl.kp, inertia * w0 * w0, 1e-4);
@@ -1554,8 +1559,7 @@ static void pd_controllers(void) {
   CHECK(sinew_pd_reset(start_pose, 2, pd.state, PD_JOINTS), OK);
   for (size_t j = 0; j < PD_JOINTS; j++) {
     expect_near("reset angle", pd_angle_z(&pd.state[j]), theta0[j], 1e-6);
-    if (pd.state[j].angular_velocity[0] != 0.0f || pd.state[j].angular_velocity[2] != 0.0f)
-      exit(1);
+    REQUIRE(pd.state[j].angular_velocity[0] == 0.0f && pd.state[j].angular_velocity[2] == 0.0f);
   }
 
   /* Joints 0-2 fully simulated, 3 at weight 0, 4 at weight 0.5. Twelve
@@ -1571,7 +1575,7 @@ static void pd_controllers(void) {
     CHECK(sinew_pd_step(joints, PD_JOINTS, pd_anim, 2, 1.0f / 60.0f, 1.0f / 240.0f, 16, pd.state,
                         PD_JOINTS, pd.out, 2, &pd.report),
           OK);
-    if (pd.report.count != 4 || pd.report.dropped != 0.0f) exit(1);
+    REQUIRE(pd.report.count == 4 && pd.report.dropped == 0.0f);
     expect_near("PD sub-step", pd.report.step, 1.0 / 240.0, 1e-9);
     for (size_t j = 0; j < PD_JOINTS; j++)
       for (int k = 0; k < 4; k++) {
@@ -1588,22 +1592,21 @@ static void pd_controllers(void) {
   }
   for (size_t j = 0; j < 3; j++)
     for (int c = 0; c < 4; c++)
-      if (pd.out[j / 4].rotation[c][j % 4] != pd.state[j].rotation[c]) exit(1);
+      REQUIRE(pd.out[j / 4].rotation[c][j % 4] == pd.state[j].rotation[c]);
   for (int c = 0; c < 4; c++)
-    if (pd.out[0].rotation[c][3] != pd_anim[0].rotation[c][3]) exit(1);
+    REQUIRE(pd.out[0].rotation[c][3] == pd_anim[0].rotation[c][3]);
   const float half = 2.0f * atan2f(pd.out[1].rotation[2][0], pd.out[1].rotation[3][0]);
   expect_near("PD weight 0.5", half, pd_angle_z(&pd.state[4]) / 2.0, 1e-3);
   for (int r = 0; r < 3; r++)
     for (size_t l = 0; l < 8; l++)
-      if (pd.out[l / 4].translation[r][l % 4] != pd_anim[l / 4].translation[r][l % 4] ||
-          pd.out[l / 4].scale[r][l % 4] != 1.5f)
-        exit(1);
+      REQUIRE(pd.out[l / 4].translation[r][l % 4] == pd_anim[l / 4].translation[r][l % 4] &&
+              pd.out[l / 4].scale[r][l % 4] == 1.5f);
 
   /* A hitch: 5 s is 16 sub-steps of 1/240 s and the rest dropped. */
   CHECK(sinew_pd_step(joints, PD_JOINTS, pd_anim, 2, 5.0f, 1.0f / 240.0f, 16, pd.state,
                       PD_JOINTS, pd.out, 2, &pd.report),
         OK);
-  if (pd.report.count != 16) exit(1);
+  REQUIRE(pd.report.count == 16);
   expect_near("PD dropped", pd.report.dropped, 5.0 - 16.0 / 240.0, 1e-5);
   CHECK(sinew_pd_step(joints, PD_JOINTS, pd_anim, 2, 1.0f / 60.0f, 1.0f / 240.0f, 16, pd.state,
                       PD_JOINTS, pd.out, 2, NULL),
@@ -1717,9 +1720,281 @@ static void pd_controllers(void) {
 #undef PD_STEP
 }
 
+/* Spring-bone chains on a built four-joint chain along +X (bones 0.3, 0.3,
+ * 0.2) at height 1: without stiffness and with full drag, each frame moves
+ * every particle down by g h^2 and puts it back at its bone length from its
+ * parent, which the test repeats in double; with colliders, the report's
+ * penetration is the one measured here. Then every error path. */
+static alignas(16) uint8_t chain_bytes[1024], flat_bytes[1024];
+static sinew_skeleton chain_skel;
+static struct {
+  sinew_soa_transform local[1];
+  sinew_float4x4 models[4];
+  float cur[4][3], prev[4][3];
+  sinew_chain_report report;
+} ch;
+
+static void chain_pose(void) {
+  memcpy(ch.local, chain_skel.rest_pose, sizeof ch.local);
+  CHECK(sinew_skeleton_local_to_model(&chain_skel, ch.local, 1, NULL, ch.models, 4),
+        SINEW_STATUS_OK);
+}
+
+static void build_chain(sinew_skeleton *out, uint8_t *bytes, size_t size, size_t n,
+                        const float (*offsets)[3]) {
+  static const char *names[4] = {"root", "a", "b", "c"};
+  sinew_joint_def defs[4];
+  memset(defs, 0, sizeof defs);
+  for (size_t j = 0; j < n; j++) {
+    defs[j].name = names[j];
+    defs[j].name_len = strlen(names[j]);
+    defs[j].parent = j == 0 ? SINEW_NO_PARENT : (uint16_t)(j - 1);
+    memcpy(defs[j].translation, offsets[j], sizeof offsets[j]);
+    defs[j].rotation[3] = 1.0f;
+    defs[j].scale[0] = defs[j].scale[1] = defs[j].scale[2] = 1.0f;
+  }
+  size_t written = 0;
+  CHECK(sinew_skeleton_build(defs, n, bytes, size, NULL, 0, &written), SINEW_STATUS_OK);
+  CHECK(sinew_skeleton_load(bytes, written, out), SINEW_STATUS_OK);
+}
+
+/* How deep a particle is inside `c` (negative: how far outside). */
+static double collider_depth(const sinew_collider *c, const float *p) {
+  double d;
+  if (c->kind == SINEW_COLLIDER_PLANE) {
+    d = c->offset - (c->a[0] * p[0] + c->a[1] * p[1] + c->a[2] * p[2]);
+  } else {
+    double ab[3], ap[3], t = 0.0, len2 = 0.0, q[3], dist = 0.0;
+    for (int k = 0; k < 3; k++) {
+      ab[k] = (c->kind == SINEW_COLLIDER_CAPSULE ? c->b[k] : c->a[k]) - c->a[k];
+      ap[k] = p[k] - c->a[k];
+      t += ab[k] * ap[k];
+      len2 += ab[k] * ab[k];
+    }
+    t = len2 > 0.0 ? fmin(1.0, fmax(0.0, t / len2)) : 0.0;
+    for (int k = 0; k < 3; k++) q[k] = p[k] - (c->a[k] + t * ab[k]), dist += q[k] * q[k];
+    d = c->radius - sqrt(dist);
+  }
+  return d;
+}
+
+static void spring_chains(void) {
+  const sinew_status OK = SINEW_STATUS_OK, BAD = SINEW_STATUS_INVALID_ARGUMENT;
+  static const float offsets[4][3] = {{0, 1, 0}, {0.3f, 0, 0}, {0.3f, 0, 0}, {0.2f, 0, 0}};
+  build_chain(&chain_skel, chain_bytes, sizeof chain_bytes, 4, offsets);
+  const size_t joints[4] = {0, 1, 2, 3};
+  const double lengths[4] = {0.0, 0.3, 0.3, 0.2};
+  sinew_ik_pose pose = {&chain_skel, ch.local, 1, NULL, ch.models, 4};
+
+  sinew_chain_settings d;
+  CHECK(sinew_chain_settings_default(&d), OK);
+  REQUIRE(d.stiffness == 0.1f && d.drag == 0.05f && d.gravity[1] == -9.81f &&
+          d.max_substeps == 8 && d.iterations == 4 && d.tolerance == 1e-4f && d.radius == 0.0f);
+  expect_near("default max_angle", d.max_angle, acos(-1.0), 1e-6);
+  expect_near("default max_step", d.max_step, 1.0 / 120.0, 1e-9);
+  CHECK(sinew_chain_settings_default(NULL), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_spring_chain_check(&chain_skel, joints, 4), OK);
+
+  /* Free and fully damped: fall by g h^2, back onto the bone lengths. */
+  sinew_chain_settings s = d;
+  s.stiffness = 0.0f;
+  s.drag = 1.0f;
+  s.max_step = 1.0f / 60.0f;
+  sinew_spring_chain chain = {joints, 4, s, NULL, NULL, 0, NULL, 0};
+  chain_pose();
+  CHECK(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.prev, 4), OK);
+  double x[4][3];
+  for (int i = 0; i < 4; i++)
+    for (int k = 0; k < 3; k++) {
+      x[i][k] = ch.models[i].cols[3][k];
+      REQUIRE(ch.cur[i][k] == ch.models[i].cols[3][k] && ch.prev[i][k] == ch.cur[i][k]);
+    }
+  const double h = 1.0 / 60.0, drop = 9.81 * h * h;
+  for (int f = 0; f < 5; f++) {
+    chain_pose();
+    CHECK(sinew_spring_chain_step(&pose, &chain, 1.0f / 60.0f, ch.cur, 4, ch.prev, 4, &ch.report),
+          OK);
+    for (int i = 1; i < 4; i++) {
+      x[i][1] -= drop;
+      double d3[3], l = 0.0;
+      for (int k = 0; k < 3; k++) d3[k] = x[i][k] - x[i - 1][k], l += d3[k] * d3[k];
+      l = sqrt(l);
+      for (int k = 0; k < 3; k++) x[i][k] = x[i - 1][k] + d3[k] / l * lengths[i];
+    }
+    REQUIRE(ch.report.steps.count == 1 && ch.report.steps.dropped == 0.0f &&
+            ch.report.passes == 1 && ch.report.penetration == 0.0f);
+  }
+  for (int i = 0; i < 4; i++)
+    for (int k = 0; k < 3; k++) {
+      expect_near("chain particle", ch.cur[i][k], x[i][k], 1e-5);
+      /* The pose was turned onto the particles. */
+      expect_near("chain joint", ch.models[i].cols[3][k], x[i][k], 1e-5);
+    }
+  REQUIRE(x[3][1] < 1.0 - 4.0 * drop); /* it did fall */
+
+  /* Colliders: a plane, a capsule and a sphere under the chain; the
+   * report's penetration is the deepest measured here, and the particles
+   * keep their bone lengths. */
+  const sinew_collider shapes[3] = {
+      {SINEW_COLLIDER_PLANE, {0, 1, 0}, {0, 0, 0}, 0.0f, 0.95f},
+      {SINEW_COLLIDER_CAPSULE, {-1, 0.85f, 0}, {2, 0.85f, 0}, 0.1f, 0.0f},
+      {SINEW_COLLIDER_SPHERE, {0.25f, 0.7f, 0}, {0, 0, 0}, 0.25f, 0.0f},
+  };
+  sinew_chain_settings loose = d;
+  loose.stiffness = 0.0f;
+  for (int c = 0; c < 3; c++) {
+    chain = (sinew_spring_chain){joints, 4, loose, NULL, &shapes[c], 1, NULL, 0};
+    chain_pose();
+    CHECK(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.prev, 4), OK);
+    for (int f = 0; f < 90; f++) {
+      chain_pose();
+      CHECK(sinew_spring_chain_step(&pose, &chain, 1.0f / 60.0f, ch.cur, 4, ch.prev, 4,
+                                    &ch.report),
+            OK);
+    }
+    double deepest = -INFINITY;
+    for (int i = 1; i < 4; i++) {
+      deepest = fmax(deepest, collider_depth(&shapes[c], ch.cur[i]));
+      expect_near("chain bone length", dist3(ch.cur[i], ch.cur[i - 1]), lengths[i], 1e-5);
+    }
+    /* Resting on the shape: touching it, not inside. */
+    REQUIRE(deepest > -1e-3 && deepest < 1e-3);
+    expect_near("chain penetration", ch.report.penetration, fmax(deepest, 0.0), 1e-5);
+    REQUIRE(ch.report.passes >= 1 && ch.report.steps.count == 2);
+  }
+  /* Without colliders the chain swings lower than all three hold it. */
+  chain = (sinew_spring_chain){joints, 4, loose, NULL, NULL, 0, NULL, 0};
+  CHECK(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.prev, 4), OK);
+  for (int f = 0; f < 90; f++) {
+    chain_pose();
+    CHECK(sinew_spring_chain_step(&pose, &chain, 1.0f / 60.0f, ch.cur, 4, ch.prev, 4, NULL), OK);
+  }
+  REQUIRE(ch.cur[2][1] < 0.9f);
+
+  /* A hitch: 1 s is 8 sub-steps of 1/120 s and the rest dropped. */
+  chain_pose();
+  CHECK(sinew_spring_chain_step(&pose, &chain, 1.0f, ch.cur, 4, ch.prev, 4, &ch.report), OK);
+  REQUIRE(ch.report.steps.count == 8);
+  expect_near("chain dropped", ch.report.steps.dropped, 1.0 - 8.0 / 120.0, 1e-6);
+
+  /* Chain checks. */
+  static const float flat[2][3] = {{0, 1, 0}, {0, 0, 0}};
+  sinew_skeleton flat_skel;
+  build_chain(&flat_skel, flat_bytes, sizeof flat_bytes, 2, flat);
+  const size_t pair[2] = {0, 1}, skip[2] = {0, 2}, far_[2] = {0, 9};
+  size_t many[33];
+  for (int i = 0; i < 33; i++) many[i] = 0;
+  CHECK(sinew_spring_chain_check(NULL, joints, 4), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_spring_chain_check(&chain_skel, NULL, 4), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_spring_chain_check(&chain_skel, joints, 1), SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_spring_chain_check(&chain_skel, many, 33), SINEW_STATUS_CAPACITY_EXCEEDED);
+  CHECK(sinew_spring_chain_check(&chain_skel, far_, 2), SINEW_STATUS_OUT_OF_RANGE);
+  CHECK(sinew_spring_chain_check(&chain_skel, skip, 2), SINEW_STATUS_NOT_A_CHAIN);
+  CHECK(sinew_spring_chain_check(&flat_skel, pair, 2), SINEW_STATUS_ZERO_LENGTH_BONE);
+  sinew_skeleton forged = chain_skel;
+  forged.check ^= 1;
+  CHECK(sinew_spring_chain_check(&forged, joints, 4), SINEW_STATUS_INVALID_HANDLE);
+
+  /* Reset errors leave the state alone. */
+  chain = (sinew_spring_chain){joints, 4, d, NULL, NULL, 0, NULL, 0};
+  chain_pose();
+  CHECK(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.prev, 4), OK);
+  CHECK_KEEPS(sinew_spring_chain_reset(&pose, &chain, ch.cur, 3, ch.prev, 4),
+              SINEW_STATUS_BAD_LENGTH, ch);
+  CHECK_KEEPS(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.cur, 4),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, ch);
+  CHECK_KEEPS(sinew_spring_chain_reset(&pose, NULL, ch.cur, 4, ch.prev, 4),
+              SINEW_STATUS_NULL_PARAMETER, ch);
+  CHECK_KEEPS(sinew_spring_chain_reset(NULL, &chain, ch.cur, 4, ch.prev, 4),
+              SINEW_STATUS_NULL_PARAMETER, ch);
+  sinew_float4x4 world;
+  memset(&world, 0, sizeof world);
+  chain.world = &world;
+  CHECK_KEEPS(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.prev, 4),
+              SINEW_STATUS_SINGULAR_TRANSFORM, ch);
+  for (int c = 0; c < 4; c++) world.cols[c][c] = 1.0f;
+  world.cols[3][1] = NAN;
+  CHECK_KEEPS(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.prev, 4), BAD, ch);
+  world.cols[3][1] = 2.0f;
+  CHECK(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.prev, 4), OK);
+  expect_near("chain world", ch.cur[3][1], 3.0, 1e-6);
+  chain.world = NULL;
+  CHECK(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.prev, 4), OK);
+
+  /* Step errors leave the pose, the matrices, the state and the report
+   * alone. */
+#define CHAIN_STEP(c, dt) \
+  sinew_spring_chain_step(&pose, (c), (dt), ch.cur, 4, ch.prev, 4, &ch.report)
+  sinew_chain_settings bad_settings[10];
+  for (int i = 0; i < 10; i++) bad_settings[i] = d;
+  bad_settings[0].stiffness = 1.5f;
+  bad_settings[1].drag = NAN;
+  bad_settings[2].gravity[1] = NAN;
+  bad_settings[3].wind[0] = INFINITY;
+  bad_settings[4].radius = -1.0f;
+  bad_settings[5].max_angle = 4.0f;
+  bad_settings[6].max_step = 0.0f;
+  bad_settings[7].max_substeps = 0;
+  bad_settings[8].iterations = 0;
+  bad_settings[9].tolerance = -1.0f;
+  for (int i = 0; i < 10; i++) {
+    sinew_spring_chain b = {joints, 4, bad_settings[i], NULL, NULL, 0, NULL, 0};
+    CHECK_KEEPS(CHAIN_STEP(&b, 1.0f / 60.0f), BAD, ch);
+  }
+  for (int i = 0; i < 4; i++) CHECK_KEEPS(CHAIN_STEP(&chain, bad_dt4(i)), BAD, ch);
+  sinew_collider bad_shapes[5] = {shapes[0], shapes[1], shapes[2], shapes[0], shapes[2]};
+  bad_shapes[0].kind = 7;
+  bad_shapes[1].b[2] = NAN;
+  bad_shapes[2].radius = -1.0f;
+  bad_shapes[3].a[1] = 2.0f; /* plane normal not of unit length */
+  bad_shapes[4].a[0] = INFINITY;
+  for (int i = 0; i < 5; i++) {
+    sinew_spring_chain b = {joints, 4, d, NULL, &bad_shapes[i], 1, NULL, 0};
+    CHECK_KEEPS(CHAIN_STEP(&b, 1.0f / 60.0f), BAD, ch);
+  }
+  sinew_collider seventeen[17];
+  for (int i = 0; i < 17; i++) seventeen[i] = shapes[0];
+  sinew_spring_chain b = {joints, 4, d, NULL, seventeen, 17, NULL, 0};
+  CHECK_KEEPS(CHAIN_STEP(&b, 1.0f / 60.0f), SINEW_STATUS_CAPACITY_EXCEEDED, ch);
+  const float limits[3] = {0.5f, 4.0f, 0.5f};
+  b = (sinew_spring_chain){joints, 4, d, NULL, NULL, 0, limits, 2};
+  CHECK_KEEPS(CHAIN_STEP(&b, 1.0f / 60.0f), SINEW_STATUS_BAD_LENGTH, ch);
+  b.angle_limits_len = 3;
+  CHECK_KEEPS(CHAIN_STEP(&b, 1.0f / 60.0f), BAD, ch);
+  b = (sinew_spring_chain){skip, 2, d, NULL, NULL, 0, NULL, 0};
+  CHECK_KEEPS(CHAIN_STEP(&b, 1.0f / 60.0f), SINEW_STATUS_NOT_A_CHAIN, ch);
+  b = (sinew_spring_chain){far_, 2, d, NULL, NULL, 0, NULL, 0};
+  CHECK_KEEPS(CHAIN_STEP(&b, 1.0f / 60.0f), SINEW_STATUS_OUT_OF_RANGE, ch);
+  b = (sinew_spring_chain){joints, 4, d, &world, NULL, 0, NULL, 0};
+  world.cols[0][0] = 0.0f;
+  CHECK_KEEPS(CHAIN_STEP(&b, 1.0f / 60.0f), SINEW_STATUS_SINGULAR_TRANSFORM, ch);
+  CHECK_KEEPS(CHAIN_STEP(NULL, 1.0f / 60.0f), SINEW_STATUS_NULL_PARAMETER, ch);
+  CHECK_KEEPS(sinew_spring_chain_step(&pose, &chain, 0.01f, ch.cur, 3, ch.prev, 3, &ch.report),
+              SINEW_STATUS_BAD_LENGTH, ch);
+  CHECK_KEEPS(sinew_spring_chain_step(&pose, &chain, 0.01f, ch.cur, 4, ch.prev, 4,
+                                      (sinew_chain_report *)(void *)ch.cur),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, ch);
+  CHECK_KEEPS(sinew_spring_chain_step(&pose, &chain, 0.01f, (float(*)[3])(void *)ch.models, 4,
+                                      ch.prev, 4, &ch.report),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, ch);
+  ch.prev[2][0] = NAN;
+  CHECK_KEEPS(CHAIN_STEP(&chain, 0.01f), BAD, ch);
+  ch.prev[2][0] = 0.6f;
+  ch.models[1].cols[3][2] = NAN;
+  CHECK_KEEPS(CHAIN_STEP(&chain, 0.01f), BAD, ch);
+  /* Joints 1 and 2 animated at the same place. */
+  chain_pose();
+  memcpy(ch.models[2].cols[3], ch.models[1].cols[3], sizeof ch.models[1].cols[3]);
+  CHECK_KEEPS(CHAIN_STEP(&chain, 0.01f), SINEW_STATUS_ZERO_LENGTH_BONE, ch);
+  chain_pose();
+  CHECK(CHAIN_STEP(&chain, 0.01f), OK);
+#undef CHAIN_STEP
+}
+
 static void secondary(void) {
   springs();
   pd_controllers();
+  spring_chains();
 }
 
 int main(int argc, char **argv) {

@@ -1,18 +1,22 @@
-//! Secondary motion: springs (float, vector, rotation, batches) and PD
-//! joint controllers, over caller-owned state.
+//! Secondary motion: springs (float, vector, rotation, batches), PD joint
+//! controllers and spring-bone chains, over caller-owned state.
 //!
 //! The core reports a NaN or infinite input as a non-finite value; here,
 //! as in the IK calls, that is the caller's argument: INVALID_ARGUMENT.
 
 use core::mem::{align_of, offset_of, size_of};
 
+use sinew_core::ik::IkPose;
+use sinew_core::secondary::chain::{self, ChainJob, ChainSettings, ChainState, SpringChain};
+use sinew_core::secondary::collider::Collider;
 use sinew_core::secondary::pd::{self, PdJob, PdJoint, PdState};
 use sinew_core::secondary::spring::{advance_scalar, QuatSpring, Spring, SpringParams, Vec3Spring};
 use sinew_core::secondary::SubSteps;
-use sinew_core::{Error, Quat, Vec3};
+use sinew_core::{Error, Mat4, Quat, Skeleton, Vec3};
 
 use super::ik::sinew_spring;
-use super::pose::{poses, poses_mut, sinew_soa_transform};
+use super::ik::{in_range, sinew_ik_pose, PoseBuffers};
+use super::pose::{poses, poses_mut, sinew_float4x4, sinew_soa_transform};
 use super::ptr::{disjoint, out_param, read, slice, slice_mut, write, Span};
 use super::skeleton::{sinew_skeleton, view_skeleton};
 use super::status::sinew_status;
@@ -683,5 +687,515 @@ fn substeps(s: SubSteps) -> sinew_substeps {
         count: s.count,
         step: s.step,
         dropped: s.dropped,
+    }
+}
+
+/// Most joints in a spring chain (its root and up to 31 particles).
+pub const SINEW_MAX_CHAIN: usize = 32;
+
+/// Most colliders one spring chain step takes.
+pub const SINEW_MAX_CHAIN_COLLIDERS: usize = 16;
+
+/// Collider kind: a ball (`a` centre, `radius`).
+pub const SINEW_COLLIDER_SPHERE: u32 = 0;
+
+/// Collider kind: the points within `radius` of the segment `a`–`b`.
+pub const SINEW_COLLIDER_CAPSULE: u32 = 1;
+
+/// Collider kind: the half-space `dot(a, p) <= offset` (`a` the unit
+/// normal, pointing out of the solid side).
+pub const SINEW_COLLIDER_PLANE: u32 = 2;
+
+const _: () = {
+    use sinew_core::secondary::chain;
+    assert!(SINEW_MAX_CHAIN == chain::MAX_CHAIN);
+    assert!(SINEW_MAX_CHAIN_COLLIDERS == chain::MAX_COLLIDERS);
+};
+
+/// A collision shape, world space. A particle of radius `r` collides with
+/// a sphere or capsule when its centre is closer than `radius + r` to the
+/// centre or segment, with a plane when it is less than `r` above it.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct sinew_collider {
+    /// `SINEW_COLLIDER_SPHERE`, `SINEW_COLLIDER_CAPSULE` or
+    /// `SINEW_COLLIDER_PLANE`.
+    pub kind: u32,
+    /// Sphere: centre. Capsule: one end of the axis. Plane: unit normal
+    /// (length within 1e-3 of 1).
+    pub a: [f32; 3],
+    /// Capsule: the other end of the axis (unused otherwise).
+    pub b: [f32; 3],
+    /// Sphere and capsule: radius, `>= 0` (unused for a plane).
+    pub radius: f32,
+    /// Plane: signed distance of the plane from the origin along `a`
+    /// (unused otherwise).
+    pub offset: f32,
+}
+
+/// How a spring chain moves (`sinew_chain_settings_default` fills the
+/// defaults). Lengths are the model's unit, times seconds, angles radians.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct sinew_chain_settings {
+    /// Pull towards the animated pose, `0..=1`: the fraction of the way to
+    /// its animated position a particle moves per 1/60 s (0 free, 1 rigid).
+    pub stiffness: f32,
+    /// Damping, `0..=1`: the fraction of its velocity a particle loses per
+    /// 1/60 s.
+    pub drag: f32,
+    /// Gravity, world space, units/s².
+    pub gravity: [f32; 3],
+    /// Any other acceleration (wind), world space, units/s².
+    pub wind: [f32; 3],
+    /// Particle radius for collisions, finite and `>= 0`.
+    pub radius: f32,
+    /// Largest angle between a simulated bone and its animated direction,
+    /// `0..=pi` (pi: no limit).
+    pub max_angle: f32,
+    /// Longest sub-step, seconds, finite and `> 0`.
+    pub max_step: f32,
+    /// Most sub-steps per frame, `>= 1`; a longer frame is clamped.
+    pub max_substeps: u32,
+    /// Most constraint passes per sub-step, `>= 1` (one runs without
+    /// colliders).
+    pub iterations: u32,
+    /// Passes stop when no particle moved more than this, finite and `>= 0`.
+    pub tolerance: f32,
+}
+
+/// A spring chain and what its step needs besides the pose and state.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct sinew_spring_chain {
+    /// Joint indices, root side first, each the parent of the next: joint
+    /// 0 keeps its animated position, the others are particles.
+    pub joints: *const usize,
+    /// Length of `joints`, 2 to `SINEW_MAX_CHAIN`.
+    pub joint_count: usize,
+    /// How it moves.
+    pub settings: sinew_chain_settings,
+    /// NULL (the identity), or the character's placement: world =
+    /// `world` · model space; finite and invertible.
+    pub world: *const sinew_float4x4,
+    /// Shapes in world space, at most `SINEW_MAX_CHAIN_COLLIDERS`.
+    pub colliders: *const sinew_collider,
+    /// Length of `colliders`.
+    pub collider_count: usize,
+    /// NULL with length 0 (every bone uses `settings.max_angle`), or one
+    /// angle limit per bone (`joint_count - 1`), radians in `0..=pi`.
+    pub angle_limits: *const f32,
+    /// Length of `angle_limits`.
+    pub angle_limits_len: usize,
+}
+
+/// What a spring chain step did.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct sinew_chain_report {
+    /// How the frame was cut (`steps.dropped > 0` when it was clamped).
+    pub steps: sinew_substeps,
+    /// The most constraint passes a sub-step ran.
+    pub passes: u32,
+    /// The deepest a particle was left inside a collider (0 when none
+    /// touches).
+    pub penetration: f32,
+}
+
+fn vec3s(s: &[[f32; 3]]) -> &[Vec3] {
+    // SAFETY: `Vec3` is `repr(C)` with three `f32` at the offsets of `[f32; 3]`, the same size and
+    // alignment (asserted above); every bit pattern is a valid `f32`.
+    unsafe { core::slice::from_raw_parts(s.as_ptr().cast(), s.len()) }
+}
+
+fn vec3s_mut(s: &mut [[f32; 3]]) -> &mut [Vec3] {
+    // SAFETY: as `vec3s`; the borrow moves from `s` to the result.
+    unsafe { core::slice::from_raw_parts_mut(s.as_mut_ptr().cast(), s.len()) }
+}
+
+/// Checks a chain's joints against the skeleton the way the IK calls do
+/// (each failure its own status), then builds the core's chain over
+/// `store`.
+fn spring_chain<'c>(
+    s: &Skeleton<'_>,
+    joints: &[usize],
+    store: &'c mut [u16; SINEW_MAX_CHAIN],
+) -> Result<SpringChain<'c>, sinew_status> {
+    if joints.len() < 2 {
+        return Err(sinew_status::BadLength);
+    }
+    if joints.len() > SINEW_MAX_CHAIN {
+        return Err(sinew_status::CapacityExceeded);
+    }
+    in_range(s, joints)?;
+    if joints.windows(2).any(|w| s.parent(w[1]) != Some(w[0])) {
+        return Err(sinew_status::NotAChain);
+    }
+    for (d, &j) in store.iter_mut().zip(joints) {
+        // In range, so below `MAX_JOINTS`, which fits a `u16`.
+        *d = u16::try_from(j).map_err(|_| sinew_status::OutOfRange)?;
+    }
+    // With the links checked, the core's one remaining complaint is a bone
+    // of zero length in the rest pose.
+    SpringChain::new(s, &store[..joints.len()]).map_err(|e| match e {
+        Error::InvalidParameter { .. } => sinew_status::ZeroLengthBone,
+        e => status(e),
+    })
+}
+
+/// The placement of a chain: identity for NULL; non-finite is
+/// INVALID_ARGUMENT, not invertible SINGULAR_TRANSFORM.
+///
+/// # Safety
+/// `world` is NULL or points to a readable matrix.
+unsafe fn world_matrix(world: *const sinew_float4x4) -> Result<Mat4, sinew_status> {
+    if world.is_null() {
+        return Ok(Mat4::IDENTITY);
+    }
+    // SAFETY: this function's `# Safety` contract; `read` checks alignment.
+    let m: Mat4 = bytemuck::cast(unsafe { read(world)? });
+    if !m.is_finite() {
+        return Err(sinew_status::InvalidArgument);
+    }
+    if m.inverse_affine().is_none() {
+        return Err(sinew_status::SingularTransform);
+    }
+    Ok(m)
+}
+
+fn collider(c: &sinew_collider) -> Result<Collider, sinew_status> {
+    let shape = match c.kind {
+        SINEW_COLLIDER_SPHERE => Collider::Sphere {
+            center: vec3(c.a),
+            radius: c.radius,
+        },
+        SINEW_COLLIDER_CAPSULE => Collider::Capsule {
+            a: vec3(c.a),
+            b: vec3(c.b),
+            radius: c.radius,
+        },
+        SINEW_COLLIDER_PLANE => Collider::Plane {
+            normal: vec3(c.a),
+            offset: c.offset,
+        },
+        _ => return Err(sinew_status::InvalidArgument),
+    };
+    shape.validate().map_err(status)?;
+    Ok(shape)
+}
+
+fn chain_settings(c: &sinew_chain_settings) -> Result<ChainSettings, sinew_status> {
+    let s = ChainSettings {
+        stiffness: c.stiffness,
+        drag: c.drag,
+        gravity: vec3(c.gravity),
+        wind: vec3(c.wind),
+        radius: c.radius,
+        max_angle: c.max_angle,
+        max_step: c.max_step,
+        max_substeps: c.max_substeps,
+        iterations: c.iterations,
+        tolerance: c.tolerance,
+    };
+    s.validate().map_err(status)?;
+    Ok(s)
+}
+
+/// Fills `*out` with the default chain settings: stiffness 0.1, drag 0.05,
+/// gravity 9.81 down −Y, no wind, radius 0, no angle limit (pi), sub-steps
+/// of at most 1/120 s (at most 8), 4 passes, tolerance 1e-4.
+///
+/// Errors: NULL_PARAMETER, MISALIGNED.
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_chain_settings_default(
+    out: *mut sinew_chain_settings,
+) -> sinew_status {
+    boundary! {
+        out_param(out)?;
+        let d = ChainSettings::default();
+        let s = sinew_chain_settings {
+            stiffness: d.stiffness,
+            drag: d.drag,
+            gravity: d.gravity.to_array(),
+            wind: d.wind.to_array(),
+            radius: d.radius,
+            max_angle: d.max_angle,
+            max_step: d.max_step,
+            max_substeps: d.max_substeps,
+            iterations: d.iterations,
+            tolerance: d.tolerance,
+        };
+        // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract makes
+        // it writable.
+        unsafe { write(out, s) };
+        Ok(())
+    }
+}
+
+/// Checks `joint_count` joints as a spring chain of `skeleton`: root side
+/// first, each the parent of the next, no bone of zero length in the rest
+/// pose. `sinew_spring_chain_reset` and `sinew_spring_chain_step` make the
+/// same checks.
+///
+/// Errors: NULL_PARAMETER, MISALIGNED, INVALID_HANDLE, BAD_LENGTH (fewer
+/// than 2 joints), CAPACITY_EXCEEDED (more than `SINEW_MAX_CHAIN`),
+/// OUT_OF_RANGE (a joint past the skeleton), NOT_A_CHAIN (a joint that is
+/// not the parent of the next), ZERO_LENGTH_BONE (a rest bone of zero
+/// length).
+///
+/// # Safety
+/// `skeleton` points to a loaded handle; `joints` has `joint_count`
+/// readable entries.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_spring_chain_check(
+    skeleton: *const sinew_skeleton,
+    joints: *const usize,
+    joint_count: usize,
+) -> sinew_status {
+    boundary! {
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its length
+        // during the call; the helpers check NULL, alignment and size.
+        let (s, j) = unsafe { (view_skeleton(skeleton)?, slice(joints, joint_count)?) };
+        let mut store = [0u16; SINEW_MAX_CHAIN];
+        spring_chain(&s, j, &mut store)?;
+        Ok(())
+    }
+}
+
+/// Particle positions, `float[3]` each.
+type Points<'a> = &'a mut [[f32; 3]];
+
+/// A chain's state arrays, checked: `current` and `previous`, `n` entries
+/// each, disjoint from each other and from `inputs`.
+///
+/// # Safety
+/// Each pointer is valid for its length during the call.
+unsafe fn chain_state<'a>(
+    current: *mut [f32; 3],
+    current_len: usize,
+    previous: *mut [f32; 3],
+    previous_len: usize,
+    inputs: &[Span],
+) -> Result<(Points<'a>, Points<'a>), sinew_status> {
+    // SAFETY: this function's `# Safety` contract; the helpers check NULL, alignment and size.
+    let (c, p) = unsafe {
+        (
+            slice_mut(current, current_len)?,
+            slice_mut(previous, previous_len)?,
+        )
+    };
+    let (cs, ps) = (Span::of(c), Span::of(p));
+    disjoint(cs, &[ps])?;
+    disjoint(cs, inputs)?;
+    disjoint(ps, inputs)?;
+    Ok((c, p))
+}
+
+/// Puts the chain's particles on the animated pose with zero velocity:
+/// `current` and `previous` (`chain->joint_count` entries each) get the
+/// world-space positions of the chain's joints, `world · models[j]`. Call
+/// it before the first step and after a teleport. Reads only `joints`,
+/// `joint_count` and `world` of `*chain`; the pose is not written.
+///
+/// Errors: NULL_PARAMETER, MISALIGNED, INVALID_HANDLE, OVERLAPPING_BUFFERS,
+/// BAD_LENGTH (a state length not `joint_count`, fewer than 2 joints; a
+/// pose or matrix count not the skeleton's), CAPACITY_EXCEEDED,
+/// OUT_OF_RANGE, NOT_A_CHAIN, ZERO_LENGTH_BONE (as
+/// `sinew_spring_chain_check`), INVALID_ARGUMENT (a non-finite `world` or
+/// joint position), SINGULAR_TRANSFORM (a `world` that cannot be
+/// inverted). The state is untouched on error.
+///
+/// # Safety
+/// `pose` points to a `sinew_ik_pose` whose skeleton is a loaded handle
+/// and whose buffers are valid for their lengths; `chain` points to a
+/// `sinew_spring_chain` whose `joints` has `joint_count` entries and whose
+/// `world` is NULL or readable; `current` and `previous` have
+/// `current_len` and `previous_len` writable entries.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_spring_chain_reset(
+    pose: *const sinew_ik_pose,
+    chain: *const sinew_spring_chain,
+    current: *mut [f32; 3],
+    current_len: usize,
+    previous: *mut [f32; 3],
+    previous_len: usize,
+) -> sinew_status {
+    boundary! {
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its length
+        // during the call; the helpers check NULL, alignment and size.
+        let (c, joints, world) = unsafe {
+            let c = read(chain)?;
+            (c, slice(c.joints, c.joint_count)?, world_matrix(c.world)?)
+        };
+        let inputs = [
+            Span::value(chain),
+            Span::of(joints),
+            Span::value(c.world),
+        ];
+        // SAFETY: as above.
+        let (cur, prev) =
+            unsafe { chain_state(current, current_len, previous, previous_len, &inputs)? };
+        // SAFETY: as above; the state was checked against the chain's buffers and is passed on.
+        let buffers = unsafe { PoseBuffers::new(pose, &[Span::of(cur), Span::of(prev)])? };
+        let mut store = [0u16; SINEW_MAX_CHAIN];
+        let sc = spring_chain(&buffers.skeleton, joints, &mut store)?;
+        // SAFETY: the buffers checked by `PoseBuffers::new`; no mutable view of them is alive.
+        let models = unsafe { buffers.models()? };
+        let state = ChainState {
+            current: vec3s_mut(cur),
+            previous: vec3s_mut(prev),
+        };
+        chain::reset(&sc, models, &world, state).map_err(status)?;
+        Ok(())
+    }
+}
+
+/// Steps a spring chain by `dt` seconds against the animated pose and
+/// writes the result into it. The frame is cut into equal sub-steps of at
+/// most `settings.max_step` (at most `settings.max_substeps`; a longer
+/// frame is clamped and the time dropped reported). Each sub-step moves
+/// the particles by Verlet integration (inertia with drag, gravity and
+/// wind, a pull towards the animated pose), then, root to tip, puts each
+/// back at its bone's length from its parent, within the angle limit, and
+/// out of the colliders along that sphere. The chain root moves linearly
+/// from its last position to its animated one over the frame. Then each
+/// chain joint but the last is turned so that its bone points at the next
+/// particle (`local' = local · correction`), and the model matrices of the
+/// chain root's subtree are recomputed. Particles are world space
+/// (`chain->world`); `current` and `previous` (`joint_count` entries,
+/// filled by `sinew_spring_chain_reset`) carry them from frame to frame.
+/// `report` may be NULL.
+///
+/// Errors: NULL_PARAMETER, MISALIGNED, INVALID_HANDLE, OVERLAPPING_BUFFERS,
+/// BAD_LENGTH (a state length not `joint_count`, fewer than 2 joints,
+/// `angle_limits_len` neither 0 nor `joint_count - 1`; a pose or matrix
+/// count not the skeleton's), CAPACITY_EXCEEDED (more than
+/// `SINEW_MAX_CHAIN` joints or `SINEW_MAX_CHAIN_COLLIDERS` colliders),
+/// OUT_OF_RANGE, NOT_A_CHAIN, INVALID_ARGUMENT (a setting out of range, a
+/// `dt` not finite and `> 0`, an angle limit outside `0..=pi`, an unknown
+/// collider kind, a collider with a NaN, a negative radius or a plane
+/// normal not of unit length, a NaN in the state, the pose or `world`),
+/// SINGULAR_TRANSFORM (a `world` that cannot be inverted),
+/// ZERO_LENGTH_BONE (a chain bone of zero length in the rest or animated
+/// pose). The pose, the matrices, the state and `report` are untouched on
+/// error.
+///
+/// # Safety
+/// `pose` points to a `sinew_ik_pose` whose skeleton is a loaded handle
+/// and whose buffers are valid for their lengths; `chain` points to a
+/// `sinew_spring_chain` whose pointers are valid for their lengths (or
+/// NULL where allowed); `current` and `previous` have `current_len` and
+/// `previous_len` readable and writable entries; `report` is NULL or
+/// writable.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_spring_chain_step(
+    pose: *const sinew_ik_pose,
+    chain: *const sinew_spring_chain,
+    dt: f32,
+    current: *mut [f32; 3],
+    current_len: usize,
+    previous: *mut [f32; 3],
+    previous_len: usize,
+    report: *mut sinew_chain_report,
+) -> sinew_status {
+    boundary! {
+        if !report.is_null() {
+            out_param(report)?;
+        }
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its length
+        // during the call; the helpers check NULL, alignment and size.
+        let (c, joints, world, shapes, limits) = unsafe {
+            let c = read(chain)?;
+            (
+                c,
+                slice(c.joints, c.joint_count)?,
+                world_matrix(c.world)?,
+                slice(c.colliders, c.collider_count)?,
+                slice(c.angle_limits, c.angle_limits_len)?,
+            )
+        };
+        let inputs = [
+            Span::value(chain),
+            Span::of(joints),
+            Span::value(c.world),
+            Span::of(shapes),
+            Span::of(limits),
+        ];
+        // SAFETY: as above.
+        let (cur, prev) =
+            unsafe { chain_state(current, current_len, previous, previous_len, &inputs)? };
+        let rs = Span::value(report.cast_const());
+        disjoint(rs, &inputs)?;
+        disjoint(rs, &[Span::of(cur), Span::of(prev)])?;
+        // The pose is written: it must not overlap any other buffer of the call.
+        let (cs, ps) = (Span::of(cur), Span::of(prev));
+        let [i0, i1, i2, i3, i4] = inputs;
+        let others = [i0, i1, i2, i3, i4, cs, ps, rs];
+        // SAFETY: as above.
+        let buffers = unsafe { PoseBuffers::new(pose, &others)? };
+        let mut store = [0u16; SINEW_MAX_CHAIN];
+        let sc = spring_chain(&buffers.skeleton, joints, &mut store)?;
+        // The core's checks, made here so that a later invalid parameter
+        // can only be a bone of zero length in the animated pose.
+        let settings = chain_settings(&c.settings)?;
+        SubSteps::split(dt, settings.max_step, settings.max_substeps).map_err(status)?;
+        if shapes.len() > SINEW_MAX_CHAIN_COLLIDERS {
+            return Err(sinew_status::CapacityExceeded);
+        }
+        let mut colliders = [Collider::Sphere {
+            center: Vec3::ZERO,
+            radius: 0.0,
+        }; SINEW_MAX_CHAIN_COLLIDERS];
+        for (d, s) in colliders.iter_mut().zip(shapes) {
+            *d = collider(s)?;
+        }
+        if !(limits.is_empty() || limits.len() == sc.bone_count()) {
+            return Err(sinew_status::BadLength);
+        }
+        if !limits.iter().all(|a| (0.0..=core::f32::consts::PI).contains(a)) {
+            return Err(sinew_status::InvalidArgument);
+        }
+        if cur.len() != sc.joint_count() || prev.len() != sc.joint_count() {
+            return Err(sinew_status::BadLength);
+        }
+        let job = ChainJob::new(sc)
+            .with_settings(settings)
+            .with_world(world)
+            .with_colliders(&colliders[..shapes.len()])
+            .with_angle_limits(limits);
+        // The core writes the state before it turns the joints; stepping a
+        // copy keeps the caller's state untouched should the turn fail.
+        let n = sc.joint_count();
+        let (mut x, mut y) = ([Vec3::ZERO; SINEW_MAX_CHAIN], [Vec3::ZERO; SINEW_MAX_CHAIN]);
+        x[..n].copy_from_slice(vec3s(cur));
+        y[..n].copy_from_slice(vec3s(prev));
+        // SAFETY: the buffers checked by `PoseBuffers::new`; no other view of them is alive.
+        let (local, models) = unsafe { buffers.mutable()? };
+        let mut ik = IkPose::new(&buffers.skeleton, local, models, buffers.root.as_ref())
+            .map_err(status)?;
+        let state = ChainState {
+            current: &mut x[..n],
+            previous: &mut y[..n],
+        };
+        let r = chain::step(&job, &mut ik, state, dt).map_err(|e| match e {
+            Error::InvalidParameter { .. } => sinew_status::ZeroLengthBone,
+            e => status(e),
+        })?;
+        vec3s_mut(cur).copy_from_slice(&x[..n]);
+        vec3s_mut(prev).copy_from_slice(&y[..n]);
+        if !report.is_null() {
+            let out = sinew_chain_report {
+                steps: substeps(r.steps),
+                passes: r.passes,
+                penetration: r.penetration,
+            };
+            // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract
+            // makes it writable.
+            unsafe { write(report, out) };
+        }
+        Ok(())
     }
 }

@@ -114,6 +114,31 @@
 // The blend threshold most callers want (the core's `blend::DEFAULT_THRESHOLD`).
 #define SINEW_DEFAULT_BLEND_THRESHOLD 0.1
 
+// Largest angular frequency a `sinew_spring_params` accepts, rad/s.
+#define SINEW_SPRING_MAX_ANGULAR_FREQUENCY 1e6
+
+// Largest damping ratio a `sinew_spring_params` accepts.
+#define SINEW_SPRING_MAX_DAMPING_RATIO 1e4
+
+// Largest `kp / I` (1/s²) and `kd / I` (1/s) of a `sinew_pd_joint`.
+#define SINEW_PD_MAX_GAIN_PER_INERTIA 1e12
+
+// Most joints in a spring chain (its root and up to 31 particles).
+#define SINEW_MAX_CHAIN 32
+
+// Most colliders one spring chain step takes.
+#define SINEW_MAX_CHAIN_COLLIDERS 16
+
+// Collider kind: a ball (`a` centre, `radius`).
+#define SINEW_COLLIDER_SPHERE 0
+
+// Collider kind: the points within `radius` of the segment `a`–`b`.
+#define SINEW_COLLIDER_CAPSULE 1
+
+// Collider kind: the half-space `dot(a, p) <= offset` (`a` the unit
+// normal, pointing out of the solid side).
+#define SINEW_COLLIDER_PLANE 2
+
 // Bytes of the procedural humanoid's skeleton container.
 #define SINEW_HUMANOID_SKELETON_SIZE 8496
 
@@ -465,7 +490,8 @@ typedef uint32_t (*sinew_ground_fn)(void *user,
                                     float z,
                                     struct sinew_ground_hit *hit);
 
-// A critically damped spring of `sinew_foot_state`.
+// A spring-damped float: the state of `sinew_spring_advance` and
+// `sinew_spring_advance_batch`, and of each spring of `sinew_foot_state`.
 typedef struct sinew_spring {
   // Current value.
   float value;
@@ -519,6 +545,159 @@ typedef struct SINEW_ALIGNED(16) sinew_inertial_block {
   // Private state (offset directions, decay coefficients).
   float opaque[18][4];
 } sinew_inertial_block;
+
+// Spring parameters: a spring pulls its value `x` towards a target `g`
+// with `x'' = −ω² (x − g) − 2ζω (x' − g')`. Fill it with
+// `sinew_spring_params_half_life` or `sinew_spring_params_frequency`;
+// every call checks it again (INVALID_ARGUMENT when it is out of range).
+typedef struct sinew_spring_params {
+  // Angular frequency ω, rad/s, in `0..=SINEW_SPRING_MAX_ANGULAR_FREQUENCY`;
+  // `INFINITY` (with `damping_ratio` 1) snaps to the target.
+  float angular_frequency;
+  // Damping ratio ζ, in `0..=SINEW_SPRING_MAX_DAMPING_RATIO` (`< 1`
+  // oscillates, 1 is critically damped, `> 1` creeps).
+  float damping_ratio;
+} sinew_spring_params;
+
+// A spring-damped 3-vector (each component a spring with the same
+// parameters).
+typedef struct sinew_vec3_spring {
+  // Current value.
+  float value[3];
+  // Current velocity, units per second.
+  float velocity[3];
+} sinew_vec3_spring;
+
+// A spring-damped rotation. The spring acts on the rotation vector
+// `log(value · target⁻¹)` along the short arc; `velocity` is its rate of
+// change, rad/s, in the frame the rotations are expressed in.
+typedef struct sinew_quat_spring {
+  // Current rotation, quaternion `(x, y, z, w)` (non-zero; written at
+  // unit length).
+  float value[4];
+  // Current angular velocity, rad/s.
+  float velocity[3];
+} sinew_quat_spring;
+
+// One joint's PD controller settings (the torque is
+// `kp · error − kd · angular velocity`, its magnitude at most
+// `torque_limit`; the inertia is `mass · length² / 3`).
+typedef struct sinew_pd_joint {
+  // Stiffness, torque per radian of error, finite and `>= 0`.
+  float kp;
+  // Damping, torque per rad/s, finite and `>= 0`.
+  float kd;
+  // Bone mass, finite and `> 0`.
+  float mass;
+  // Bone length, finite and `> 0`.
+  float length;
+  // Largest torque magnitude, `>= 0`; `INFINITY` for none.
+  float torque_limit;
+  // Output blend in `0..=1`: 0 the animation, 1 the simulation.
+  float weight;
+} sinew_pd_joint;
+
+// One joint's simulated state, carried from frame to frame (fill it with
+// `sinew_pd_reset`).
+typedef struct sinew_pd_state {
+  // Simulated local rotation, quaternion `(x, y, z, w)`.
+  float rotation[4];
+  // Angular velocity in the parent's frame, rad/s.
+  float angular_velocity[3];
+} sinew_pd_state;
+
+// How a frame's `dt` was cut into sub-steps.
+typedef struct sinew_substeps {
+  // Number of sub-steps, `>= 1`.
+  uint32_t count;
+  // Length of each sub-step, seconds.
+  float step;
+  // Seconds of the frame not simulated because it needed more than the
+  // allowed sub-steps (0 when nothing was clamped).
+  float dropped;
+} sinew_substeps;
+
+// How a spring chain moves (`sinew_chain_settings_default` fills the
+// defaults). Lengths are the model's unit, times seconds, angles radians.
+typedef struct sinew_chain_settings {
+  // Pull towards the animated pose, `0..=1`: the fraction of the way to
+  // its animated position a particle moves per 1/60 s (0 free, 1 rigid).
+  float stiffness;
+  // Damping, `0..=1`: the fraction of its velocity a particle loses per
+  // 1/60 s.
+  float drag;
+  // Gravity, world space, units/s².
+  float gravity[3];
+  // Any other acceleration (wind), world space, units/s².
+  float wind[3];
+  // Particle radius for collisions, finite and `>= 0`.
+  float radius;
+  // Largest angle between a simulated bone and its animated direction,
+  // `0..=pi` (pi: no limit).
+  float max_angle;
+  // Longest sub-step, seconds, finite and `> 0`.
+  float max_step;
+  // Most sub-steps per frame, `>= 1`; a longer frame is clamped.
+  uint32_t max_substeps;
+  // Most constraint passes per sub-step, `>= 1` (one runs without
+  // colliders).
+  uint32_t iterations;
+  // Passes stop when no particle moved more than this, finite and `>= 0`.
+  float tolerance;
+} sinew_chain_settings;
+
+// A collision shape, world space. A particle of radius `r` collides with
+// a sphere or capsule when its centre is closer than `radius + r` to the
+// centre or segment, with a plane when it is less than `r` above it.
+typedef struct sinew_collider {
+  // `SINEW_COLLIDER_SPHERE`, `SINEW_COLLIDER_CAPSULE` or
+  // `SINEW_COLLIDER_PLANE`.
+  uint32_t kind;
+  // Sphere: centre. Capsule: one end of the axis. Plane: unit normal
+  // (length within 1e-3 of 1).
+  float a[3];
+  // Capsule: the other end of the axis (unused otherwise).
+  float b[3];
+  // Sphere and capsule: radius, `>= 0` (unused for a plane).
+  float radius;
+  // Plane: signed distance of the plane from the origin along `a`
+  // (unused otherwise).
+  float offset;
+} sinew_collider;
+
+// A spring chain and what its step needs besides the pose and state.
+typedef struct sinew_spring_chain {
+  // Joint indices, root side first, each the parent of the next: joint
+  // 0 keeps its animated position, the others are particles.
+  const size_t *joints;
+  // Length of `joints`, 2 to `SINEW_MAX_CHAIN`.
+  size_t joint_count;
+  // How it moves.
+  struct sinew_chain_settings settings;
+  // NULL (the identity), or the character's placement: world =
+  // `world` · model space; finite and invertible.
+  const struct sinew_float4x4 *world;
+  // Shapes in world space, at most `SINEW_MAX_CHAIN_COLLIDERS`.
+  const struct sinew_collider *colliders;
+  // Length of `colliders`.
+  size_t collider_count;
+  // NULL with length 0 (every bone uses `settings.max_angle`), or one
+  // angle limit per bone (`joint_count - 1`), radians in `0..=pi`.
+  const float *angle_limits;
+  // Length of `angle_limits`.
+  size_t angle_limits_len;
+} sinew_spring_chain;
+
+// What a spring chain step did.
+typedef struct sinew_chain_report {
+  // How the frame was cut (`steps.dropped > 0` when it was clamped).
+  struct sinew_substeps steps;
+  // The most constraint passes a sub-step ran.
+  uint32_t passes;
+  // The deepest a particle was left inside a collider (0 when none
+  // touches).
+  float penetration;
+} sinew_chain_report;
 
 // One joint for `sinew_skeleton_build`.
 typedef struct sinew_joint_def {
@@ -1094,6 +1273,318 @@ sinew_status sinew_pose_blend(const struct sinew_blend_layer *layers,
                               float threshold,
                               struct sinew_soa_transform *out,
                               size_t out_len);
+
+// Fills `*out` with a critically damped spring (ζ = 1) of half-life
+// `half_life` seconds: ω = 2 ln 2 / `half_life`. Released at rest at
+// distance d from a still target, the distance after t seconds is
+// `d (1 + ωt) e^{−ωt}` (0.597 d after one half-life); a half-life of 0
+// snaps to the target.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_ARGUMENT (`half_life`
+// negative, NaN, infinite, or positive but below
+// `2 ln 2 / SINEW_SPRING_MAX_ANGULAR_FREQUENCY`).
+//
+// # Safety
+// `out` is NULL or writable.
+sinew_status sinew_spring_params_half_life(float half_life,
+                                           struct sinew_spring_params *out);
+
+// Fills `*out` with a spring of natural frequency `frequency` Hz
+// (ω = 2π · `frequency`) and damping ratio `damping_ratio`. A frequency
+// of 0 exerts no force.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_ARGUMENT (either negative,
+// NaN or infinite; ω above `SINEW_SPRING_MAX_ANGULAR_FREQUENCY`; a
+// damping ratio above `SINEW_SPRING_MAX_DAMPING_RATIO`).
+//
+// # Safety
+// `out` is NULL or writable.
+sinew_status sinew_spring_params_frequency(float frequency,
+                                           float damping_ratio,
+                                           struct sinew_spring_params *out);
+
+// Advances `*spring` by `dt` seconds towards a target that is at `target`
+// at the start of the step and moves at `*target_velocity` units per
+// second during it (NULL: a still target). The step is the exact
+// solution over `dt`, so one step of 0.1 s and ten of 0.01 s agree up to
+// rounding.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, OVERLAPPING_BUFFERS (`spring`
+// overlaps `params` or `target_velocity`), INVALID_ARGUMENT (`params` out
+// of range, `dt` not finite and `> 0`, a NaN or infinite target, target
+// velocity or state). `*spring` is untouched on error.
+//
+// # Safety
+// `spring` is readable and writable; `target_velocity` is NULL or one
+// readable float; `params` is readable.
+sinew_status sinew_spring_advance(struct sinew_spring *spring,
+                                  float target,
+                                  const float *target_velocity,
+                                  const struct sinew_spring_params *params,
+                                  float dt);
+
+// Advances `*spring` by `dt` seconds towards a target that is at
+// `target` (3 floats) at the start of the step and moves at
+// `target_velocity` (3 floats, units per second; NULL: still) during it.
+// Each component is a `sinew_spring_advance` with the same parameters.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, OVERLAPPING_BUFFERS (`spring`
+// overlaps an input), INVALID_ARGUMENT (as `sinew_spring_advance`).
+// `*spring` is untouched on error.
+//
+// # Safety
+// `spring` is readable and writable; `target` is 3 readable floats;
+// `target_velocity` is NULL or 3 readable floats; `params` is readable.
+sinew_status sinew_vec3_spring_advance(struct sinew_vec3_spring *spring,
+                                       const float *target,
+                                       const float *target_velocity,
+                                       const struct sinew_spring_params *params,
+                                       float dt);
+
+// Advances the rotation spring `*spring` by `dt` seconds towards a
+// target rotation that is `target` (quaternion `(x, y, z, w)`, any
+// non-zero length) at the start of the step and turns at the angular
+// velocity `target_velocity` (3 floats, rad/s; NULL: still) during it.
+// The rotation error follows the spring along the short arc (`q` and
+// `−q` are the same rotation); the new rotation is written at unit
+// length.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, OVERLAPPING_BUFFERS (`spring`
+// overlaps an input), INVALID_ARGUMENT (as `sinew_spring_advance`, and a
+// zero quaternion as `target` or `spring->value`). `*spring` is untouched
+// on error.
+//
+// # Safety
+// `spring` is readable and writable; `target` is 4 readable floats;
+// `target_velocity` is NULL or 3 readable floats; `params` is readable.
+sinew_status sinew_quat_spring_advance(struct sinew_quat_spring *spring,
+                                       const float *target,
+                                       const float *target_velocity,
+                                       const struct sinew_spring_params *params,
+                                       float dt);
+
+// Advances `springs_len` springs with the same parameters by `dt`
+// seconds towards still targets: `springs[i]` follows `targets[i]`.
+// Each spring ends exactly where `sinew_spring_advance` would put it.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (`targets_len` is not
+// `springs_len`), OVERLAPPING_BUFFERS (`springs` overlaps `targets` or
+// `params`), INVALID_ARGUMENT (`params` out of range, `dt` not finite and
+// `> 0`, a NaN or infinite target or state). `springs` is untouched on
+// error.
+//
+// # Safety
+// `springs` has `springs_len` readable and writable entries; `targets`
+// has `targets_len` readable floats; `params` is readable.
+sinew_status sinew_spring_advance_batch(struct sinew_spring *springs,
+                                        size_t springs_len,
+                                        const float *targets,
+                                        size_t targets_len,
+                                        const struct sinew_spring_params *params,
+                                        float dt);
+
+// Fills `*out` with a fully simulated joint (weight 1, no torque limit)
+// of stiffness `kp` and critical damping `kd = 2 √(kp I)`, `I = mass ·
+// length² / 3`: released from an offset it settles without overshoot.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_ARGUMENT (`kp` negative or
+// not finite, `mass` or `length` not finite and `> 0`, `kp / I` above
+// `SINEW_PD_MAX_GAIN_PER_INERTIA`).
+//
+// # Safety
+// `out` is NULL or writable.
+sinew_status sinew_pd_joint_critical(float kp,
+                                     float mass,
+                                     float length,
+                                     struct sinew_pd_joint *out);
+
+// Fills `*out` with a fully simulated joint (weight 1, no torque limit)
+// whose small motions are the critically damped spring of half-life
+// `half_life` seconds (see `sinew_spring_params_half_life`): ω₀ = 2 ln 2 /
+// `half_life`, `kp = I ω₀²`, `kd = 2 I ω₀`, `I = mass · length² / 3`.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_ARGUMENT (`half_life` not
+// finite and `> 0`, `mass` or `length` not finite and `> 0`, gains per
+// inertia above `SINEW_PD_MAX_GAIN_PER_INERTIA`).
+//
+// # Safety
+// `out` is NULL or writable.
+sinew_status sinew_pd_joint_from_half_life(float half_life,
+                                           float mass,
+                                           float length,
+                                           struct sinew_pd_joint *out);
+
+// Sets each of the `state_len` joints' state to rest at its rotation in
+// `pose` (the first frame, or after a teleport).
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (`pose_len` is not
+// `sinew_soa_count(state_len)`), OVERLAPPING_BUFFERS. `state` is
+// untouched on error.
+//
+// # Safety
+// `pose` has `pose_len` readable blocks; `state` has `state_len` writable
+// entries.
+sinew_status sinew_pd_reset(const struct sinew_soa_transform *pose,
+                            size_t pose_len,
+                            struct sinew_pd_state *state,
+                            size_t state_len);
+
+// Writes bone lengths from the skeleton's rest pose for
+// `sinew_pd_joint::length`: `out[j]` is the longest rest offset of `j`'s
+// children from `j`, or for a joint without such a child its own rest
+// offset from its parent; a lone root gets 0 (give it a length before
+// using it). Scale is ignored.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_HANDLE, BAD_LENGTH
+// (`out_len` is not the joint count), OVERLAPPING_BUFFERS (`out` overlaps
+// the skeleton's bytes). `out` is untouched on error.
+//
+// # Safety
+// `skeleton` points to a loaded handle; `out` has `out_len` writable
+// floats.
+sinew_status sinew_pd_rest_bone_lengths(const struct sinew_skeleton *skeleton,
+                                        float *out,
+                                        size_t out_len);
+
+// One frame of PD control: advances each joint's `state` by `dt` seconds
+// towards its rotation in `animated` and writes `out`, the animated pose
+// with each joint's rotation blended between the animated (weight 0) and
+// the simulated (weight 1) one (translations, scales and padding lanes
+// copied). `joint_count` joints; `animated` and `out` have
+// `sinew_soa_count(joint_count)` blocks. The frame is cut into equal
+// sub-steps of at most `max_step` seconds (shorter where a stiff joint
+// needs it), at most `max_substeps` of them; a longer frame is simulated
+// for `max_substeps` sub-steps only and the time dropped is reported.
+// Each sub-step is semi-implicit Euler: `ω += (τ / I) h`, `q =
+// normalise(exp(ω h) q)`. `report` may be NULL. 1/240 s and 16 are the
+// core's defaults.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (`state_len` not
+// `joint_count`; `animated_len` or `out_len` not
+// `sinew_soa_count(joint_count)`), OVERLAPPING_BUFFERS, INVALID_ARGUMENT
+// (a joint's settings out of range, `dt` or `max_step` not finite and
+// `> 0`, `max_substeps` 0, a NaN or zero rotation in `animated` or
+// `state`, a NaN velocity). `state`, `out` and `report` are untouched on
+// error.
+//
+// # Safety
+// `joints` has `joint_count` readable entries; `animated` has
+// `animated_len` readable blocks; `state` has `state_len` readable and
+// writable entries; `out` has `out_len` writable blocks; `report` is NULL
+// or writable.
+sinew_status sinew_pd_step(const struct sinew_pd_joint *joints,
+                           size_t joint_count,
+                           const struct sinew_soa_transform *animated,
+                           size_t animated_len,
+                           float dt,
+                           float max_step,
+                           uint32_t max_substeps,
+                           struct sinew_pd_state *state,
+                           size_t state_len,
+                           struct sinew_soa_transform *out,
+                           size_t out_len,
+                           struct sinew_substeps *report);
+
+// Fills `*out` with the default chain settings: stiffness 0.1, drag 0.05,
+// gravity 9.81 down −Y, no wind, radius 0, no angle limit (pi), sub-steps
+// of at most 1/120 s (at most 8), 4 passes, tolerance 1e-4.
+//
+// Errors: NULL_PARAMETER, MISALIGNED.
+//
+// # Safety
+// `out` is NULL or writable.
+sinew_status sinew_chain_settings_default(struct sinew_chain_settings *out);
+
+// Checks `joint_count` joints as a spring chain of `skeleton`: root side
+// first, each the parent of the next, no bone of zero length in the rest
+// pose. `sinew_spring_chain_reset` and `sinew_spring_chain_step` make the
+// same checks.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_HANDLE, BAD_LENGTH (fewer
+// than 2 joints), CAPACITY_EXCEEDED (more than `SINEW_MAX_CHAIN`),
+// OUT_OF_RANGE (a joint past the skeleton), NOT_A_CHAIN (a joint that is
+// not the parent of the next), ZERO_LENGTH_BONE (a rest bone of zero
+// length).
+//
+// # Safety
+// `skeleton` points to a loaded handle; `joints` has `joint_count`
+// readable entries.
+sinew_status sinew_spring_chain_check(const struct sinew_skeleton *skeleton,
+                                      const size_t *joints,
+                                      size_t joint_count);
+
+// Puts the chain's particles on the animated pose with zero velocity:
+// `current` and `previous` (`chain->joint_count` entries each) get the
+// world-space positions of the chain's joints, `world · models[j]`. Call
+// it before the first step and after a teleport. Reads only `joints`,
+// `joint_count` and `world` of `*chain`; the pose is not written.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_HANDLE, OVERLAPPING_BUFFERS,
+// BAD_LENGTH (a state length not `joint_count`, fewer than 2 joints; a
+// pose or matrix count not the skeleton's), CAPACITY_EXCEEDED,
+// OUT_OF_RANGE, NOT_A_CHAIN, ZERO_LENGTH_BONE (as
+// `sinew_spring_chain_check`), INVALID_ARGUMENT (a non-finite `world` or
+// joint position), SINGULAR_TRANSFORM (a `world` that cannot be
+// inverted). The state is untouched on error.
+//
+// # Safety
+// `pose` points to a `sinew_ik_pose` whose skeleton is a loaded handle
+// and whose buffers are valid for their lengths; `chain` points to a
+// `sinew_spring_chain` whose `joints` has `joint_count` entries and whose
+// `world` is NULL or readable; `current` and `previous` have
+// `current_len` and `previous_len` writable entries.
+sinew_status sinew_spring_chain_reset(const struct sinew_ik_pose *pose,
+                                      const struct sinew_spring_chain *chain,
+                                      float (*current)[3],
+                                      size_t current_len,
+                                      float (*previous)[3],
+                                      size_t previous_len);
+
+// Steps a spring chain by `dt` seconds against the animated pose and
+// writes the result into it. The frame is cut into equal sub-steps of at
+// most `settings.max_step` (at most `settings.max_substeps`; a longer
+// frame is clamped and the time dropped reported). Each sub-step moves
+// the particles by Verlet integration (inertia with drag, gravity and
+// wind, a pull towards the animated pose), then, root to tip, puts each
+// back at its bone's length from its parent, within the angle limit, and
+// out of the colliders along that sphere. The chain root moves linearly
+// from its last position to its animated one over the frame. Then each
+// chain joint but the last is turned so that its bone points at the next
+// particle (`local' = local · correction`), and the model matrices of the
+// chain root's subtree are recomputed. Particles are world space
+// (`chain->world`); `current` and `previous` (`joint_count` entries,
+// filled by `sinew_spring_chain_reset`) carry them from frame to frame.
+// `report` may be NULL.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_HANDLE, OVERLAPPING_BUFFERS,
+// BAD_LENGTH (a state length not `joint_count`, fewer than 2 joints,
+// `angle_limits_len` neither 0 nor `joint_count - 1`; a pose or matrix
+// count not the skeleton's), CAPACITY_EXCEEDED (more than
+// `SINEW_MAX_CHAIN` joints or `SINEW_MAX_CHAIN_COLLIDERS` colliders),
+// OUT_OF_RANGE, NOT_A_CHAIN, INVALID_ARGUMENT (a setting out of range, a
+// `dt` not finite and `> 0`, an angle limit outside `0..=pi`, an unknown
+// collider kind, a collider with a NaN, a negative radius or a plane
+// normal not of unit length, a NaN in the state, the pose or `world`),
+// SINGULAR_TRANSFORM (a `world` that cannot be inverted),
+// ZERO_LENGTH_BONE (a chain bone of zero length in the rest or animated
+// pose). The pose, the matrices, the state and `report` are untouched on
+// error.
+//
+// # Safety
+// `pose` points to a `sinew_ik_pose` whose skeleton is a loaded handle
+// and whose buffers are valid for their lengths; `chain` points to a
+// `sinew_spring_chain` whose pointers are valid for their lengths (or
+// NULL where allowed); `current` and `previous` have `current_len` and
+// `previous_len` readable and writable entries; `report` is NULL or
+// writable.
+sinew_status sinew_spring_chain_step(const struct sinew_ik_pose *pose,
+                                     const struct sinew_spring_chain *chain,
+                                     float dt,
+                                     float (*current)[3],
+                                     size_t current_len,
+                                     float (*previous)[3],
+                                     size_t previous_len,
+                                     struct sinew_chain_report *report);
 
 // Validates a skeleton container once (header, layout, parent order,
 // finite floats, UTF-8 names; linear in its size) and fills `*out` with a

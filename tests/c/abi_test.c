@@ -1274,6 +1274,729 @@ static void ik(void) {
                   SINEW_STATUS_ZERO_LENGTH_BONE);
 }
 
+/* Exits with the condition's text unless it holds. */
+#define REQUIRE(cond)                                                                  \
+  do {                                                                                 \
+    if (!(cond)) {                                                                     \
+      fprintf(stderr, "%s:%d: %s does not hold\n", __FILE__, __LINE__, #cond);         \
+      exit(1);                                                                         \
+    }                                                                                  \
+  } while (0)
+
+/* Secondary motion: springs against their closed forms, PD joints against
+ * the semi-implicit Euler recursion they integrate (about one axis it is a
+ * scalar recursion), then every error path, each leaving its outputs
+ * untouched. */
+
+/* CHECK, and the call left `obj` as it was. */
+#define CHECK_KEEPS(call, want, obj)                                                   \
+  do {                                                                                 \
+    unsigned char before_[sizeof(obj)];                                                \
+    memcpy(before_, &(obj), sizeof(obj));                                              \
+    CHECK(call, want);                                                                 \
+    if (memcmp(before_, &(obj), sizeof(obj)) != 0) {                                   \
+      fprintf(stderr, "%s:%d: %s wrote on error\n", __FILE__, __LINE__, #call);        \
+      exit(1);                                                                         \
+    }                                                                                  \
+  } while (0)
+
+static void expect_near(const char *what, double got, double want, double tol) {
+  if (!(fabs(got - want) <= tol)) {
+    fprintf(stderr, "%s: got %.9g, wanted %.9g (tolerance %g)\n", what, got, want, tol);
+    exit(1);
+  }
+}
+
+enum { BATCH = 70 };
+static sinew_spring batch[BATCH], batch_ref[BATCH];
+static float batch_targets[BATCH];
+
+static void springs(void) {
+  const sinew_status OK = SINEW_STATUS_OK, BAD = SINEW_STATUS_INVALID_ARGUMENT;
+  const double ln2 = log(2.0), pi = acos(-1.0);
+  sinew_spring_params crit, under, snap;
+  CHECK(sinew_spring_params_half_life(0.2f, &crit), OK);
+  expect_near("half-life omega", crit.angular_frequency, 2.0 * ln2 / 0.2, 1e-5);
+  expect_near("half-life zeta", crit.damping_ratio, 1.0, 0.0);
+  CHECK(sinew_spring_params_frequency(1.5f, 0.3f, &under), OK);
+  expect_near("frequency omega", under.angular_frequency, 2.0 * pi * 1.5, 1e-5);
+  expect_near("frequency zeta", under.damping_ratio, 0.3, 1e-7);
+  CHECK(sinew_spring_params_half_life(0.0f, &snap), OK);
+  REQUIRE(isinf(snap.angular_frequency) && snap.damping_ratio == 1.0f);
+
+  /* Released from 1 at rest towards a still 0: (1 + wt) e^{-wt}, the same
+   * in one step of 0.35 s or seven of 0.05 s. */
+  const double w = crit.angular_frequency, t = 0.35, e = exp(-w * t);
+  sinew_spring s = {1.0f, 0.0f}, s7 = {1.0f, 0.0f};
+  CHECK(sinew_spring_advance(&s, 0.0f, NULL, &crit, 0.35f), OK);
+  for (int i = 0; i < 7; i++) CHECK(sinew_spring_advance(&s7, 0.0f, NULL, &crit, 0.05f), OK);
+  expect_near("spring value", s.value, (1.0 + w * t) * e, 1e-6);
+  expect_near("spring velocity", s.velocity, -w * w * t * e, 1e-5);
+  expect_near("spring in 7 steps", s7.value, s.value, 1e-5);
+  expect_near("spring velocity in 7 steps", s7.velocity, s.velocity, 1e-4);
+
+  /* A target leaving 0 at 0.5/s: 0.5 t + e^{-wt} (1 + (w - 0.5) t). */
+  const float gv = 0.5f;
+  s = (sinew_spring){1.0f, 0.0f};
+  CHECK(sinew_spring_advance(&s, 0.0f, &gv, &crit, 0.35f), OK);
+  expect_near("moving target", s.value, 0.5 * t + e * (1.0 + (w - 0.5) * t), 1e-6);
+
+  /* Under-damped from 1 at rest: e^{-zwt} (cos(wd t) + zw / wd sin(wd t)). */
+  const double wu = under.angular_frequency, z = under.damping_ratio;
+  const double wd = wu * sqrt(1.0 - z * z), tu = 0.4;
+  s = (sinew_spring){1.0f, 0.0f};
+  CHECK(sinew_spring_advance(&s, 0.0f, NULL, &under, 0.4f), OK);
+  expect_near("under-damped", s.value,
+              exp(-z * wu * tu) * (cos(wd * tu) + z * wu / wd * sin(wd * tu)), 1e-6);
+
+  /* A half-life of 0 snaps onto the target and takes its velocity. */
+  const float two = 2.0f;
+  s = (sinew_spring){5.0f, 9.0f};
+  CHECK(sinew_spring_advance(&s, 1.0f, &two, &snap, 0.5f), OK);
+  REQUIRE(s.value == 2.0f && s.velocity == 2.0f);
+
+  /* A vector is three float springs: g + (x - g)(1 + wt) e^{-wt}. */
+  const double tv = 0.1, ev = (1.0 + w * tv) * exp(-w * tv);
+  sinew_vec3_spring v = {{1.0f, 2.0f, -1.0f}, {0.0f, 0.0f, 0.0f}};
+  const float goal[3] = {0.5f, 0.5f, 0.5f};
+  CHECK(sinew_vec3_spring_advance(&v, goal, NULL, &crit, 0.1f), OK);
+  const float start[3] = {1.0f, 2.0f, -1.0f};
+  for (int k = 0; k < 3; k++)
+    expect_near("vec3 spring", v.value[k], 0.5 + (start[k] - 0.5) * ev, 1e-6);
+
+  /* A rotation 1 rad about +Y from a still identity: the angle follows
+   * the float spring, about the same axis; -identity is the same target. */
+  const double a = 1.0 * ev;
+  sinew_quat_spring q = {{0.0f, sinf(0.5f), 0.0f, cosf(0.5f)}, {0.0f, 0.0f, 0.0f}};
+  sinew_quat_spring q2 = q;
+  const float identity[4] = {0, 0, 0, 1}, minus_identity[4] = {0, 0, 0, -1};
+  CHECK(sinew_quat_spring_advance(&q, identity, NULL, &crit, 0.1f), OK);
+  CHECK(sinew_quat_spring_advance(&q2, minus_identity, NULL, &crit, 0.1f), OK);
+  const double want_q[4] = {0.0, sin(a / 2.0), 0.0, cos(a / 2.0)};
+  for (int k = 0; k < 4; k++) expect_near("quat spring", q.value[k], want_q[k], 1e-6);
+  expect_near("quat spring velocity", q.velocity[1], -w * w * tv * exp(-w * tv), 1e-5);
+  double dot = 0.0;
+  for (int k = 0; k < 4; k++) dot += (double)q.value[k] * q2.value[k];
+  expect_near("quat spring, q and -q", fabs(dot), 1.0, 1e-6);
+  expect_near("quat spring velocity, q and -q", q2.velocity[1], q.velocity[1], 1e-6);
+
+  /* A batch (more than one pass of the library's stack buffer) is each
+   * spring advanced alone, bit for bit. */
+  for (int i = 0; i < BATCH; i++) {
+    batch[i] = (sinew_spring){0.1f * (float)i - 3.0f, 0.05f * (float)i};
+    batch_targets[i] = 1.0f - 0.02f * (float)i;
+    batch_ref[i] = batch[i];
+    CHECK(sinew_spring_advance(&batch_ref[i], batch_targets[i], NULL, &under, 1.0f / 30.0f), OK);
+  }
+  CHECK(sinew_spring_advance_batch(batch, BATCH, batch_targets, BATCH, &under, 1.0f / 30.0f), OK);
+  REQUIRE(memcmp(batch, batch_ref, sizeof batch) == 0);
+  CHECK(sinew_spring_advance_batch(NULL, 0, NULL, 0, &under, 0.1f), OK);
+
+  /* Parameters out of range. */
+  sinew_spring_params p = crit;
+  CHECK_KEEPS(sinew_spring_params_half_life(-1.0f, &p), BAD, p);
+  CHECK_KEEPS(sinew_spring_params_half_life(NAN, &p), BAD, p);
+  CHECK_KEEPS(sinew_spring_params_half_life(INFINITY, &p), BAD, p);
+  CHECK_KEEPS(sinew_spring_params_half_life(1e-9f, &p), BAD, p);
+  CHECK(sinew_spring_params_half_life(0.1f, NULL), SINEW_STATUS_NULL_PARAMETER);
+  CHECK_KEEPS(sinew_spring_params_frequency(-1.0f, 1.0f, &p), BAD, p);
+  CHECK_KEEPS(sinew_spring_params_frequency(NAN, 1.0f, &p), BAD, p);
+  CHECK_KEEPS(sinew_spring_params_frequency(1.0f, -0.1f, &p), BAD, p);
+  CHECK_KEEPS(sinew_spring_params_frequency(1.0f, NAN, &p), BAD, p);
+  CHECK_KEEPS(sinew_spring_params_frequency(2e5f, 1.0f, &p), BAD, p);
+  CHECK_KEEPS(sinew_spring_params_frequency(1.0f, 2e4f, &p), BAD, p);
+  CHECK(sinew_spring_params_frequency(1.0f, 1.0f, NULL), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_spring_params_half_life(0.1f, (sinew_spring_params *)(void *)(scratch + 1)),
+        SINEW_STATUS_MISALIGNED);
+
+  /* Advancing: NULL, bad parameters, bad time steps, NaN, overlaps. */
+  s = (sinew_spring){1.0f, 0.5f};
+  const float nan = NAN;
+  const sinew_spring_params bad_params[4] = {
+      {-1.0f, 1.0f}, {INFINITY, 0.5f}, {1.0f, NAN}, {2e6f, 1.0f}};
+  for (int i = 0; i < 4; i++) {
+    CHECK_KEEPS(sinew_spring_advance(&s, 0.0f, NULL, &bad_params[i], 0.1f), BAD, s);
+    CHECK_KEEPS(sinew_spring_advance_batch(batch, BATCH, batch_targets, BATCH, &bad_params[i],
+                                           0.1f),
+                BAD, batch);
+  }
+  const float bad_dt[4] = {0.0f, -0.01f, NAN, INFINITY};
+  for (int i = 0; i < 4; i++) {
+    CHECK_KEEPS(sinew_spring_advance(&s, 0.0f, NULL, &crit, bad_dt[i]), BAD, s);
+    CHECK_KEEPS(sinew_vec3_spring_advance(&v, goal, NULL, &crit, bad_dt[i]), BAD, v);
+    CHECK_KEEPS(sinew_quat_spring_advance(&q, identity, NULL, &crit, bad_dt[i]), BAD, q);
+    CHECK_KEEPS(sinew_spring_advance_batch(batch, BATCH, batch_targets, BATCH, &crit, bad_dt[i]),
+                BAD, batch);
+  }
+  CHECK(sinew_spring_advance(NULL, 0.0f, NULL, &crit, 0.1f), SINEW_STATUS_NULL_PARAMETER);
+  CHECK_KEEPS(sinew_spring_advance(&s, 0.0f, NULL, NULL, 0.1f), SINEW_STATUS_NULL_PARAMETER, s);
+  CHECK_KEEPS(sinew_spring_advance(&s, NAN, NULL, &crit, 0.1f), BAD, s);
+  CHECK_KEEPS(sinew_spring_advance(&s, 0.0f, &nan, &crit, 0.1f), BAD, s);
+  CHECK_KEEPS(sinew_spring_advance(&s, 0.0f, &s.velocity, &crit, 0.1f),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, s);
+  CHECK(sinew_spring_advance((sinew_spring *)(void *)(scratch + 1), 0.0f, NULL, &crit, 0.1f),
+        SINEW_STATUS_MISALIGNED);
+  sinew_spring broken = {NAN, 0.0f};
+  CHECK_KEEPS(sinew_spring_advance(&broken, 0.0f, NULL, &crit, 0.1f), BAD, broken);
+
+  const float nan3[3] = {0.0f, NAN, 0.0f};
+  CHECK_KEEPS(sinew_vec3_spring_advance(&v, NULL, NULL, &crit, 0.1f),
+              SINEW_STATUS_NULL_PARAMETER, v);
+  CHECK_KEEPS(sinew_vec3_spring_advance(&v, nan3, NULL, &crit, 0.1f), BAD, v);
+  CHECK_KEEPS(sinew_vec3_spring_advance(&v, goal, nan3, &crit, 0.1f), BAD, v);
+  CHECK_KEEPS(sinew_vec3_spring_advance(&v, v.velocity, NULL, &crit, 0.1f),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, v);
+
+  const float zero4[4] = {0, 0, 0, 0}, nan4[4] = {NAN, 0, 0, 1};
+  CHECK_KEEPS(sinew_quat_spring_advance(&q, zero4, NULL, &crit, 0.1f), BAD, q);
+  CHECK_KEEPS(sinew_quat_spring_advance(&q, nan4, NULL, &crit, 0.1f), BAD, q);
+  CHECK_KEEPS(sinew_quat_spring_advance(&q, identity, nan3, &crit, 0.1f), BAD, q);
+  CHECK_KEEPS(sinew_quat_spring_advance(&q, NULL, NULL, &crit, 0.1f),
+              SINEW_STATUS_NULL_PARAMETER, q);
+  sinew_quat_spring zero_q = {{0, 0, 0, 0}, {0, 0, 0}};
+  CHECK_KEEPS(sinew_quat_spring_advance(&zero_q, identity, NULL, &crit, 0.1f), BAD, zero_q);
+  CHECK_KEEPS(sinew_quat_spring_advance(&q, q.value, NULL, &crit, 0.1f),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, q);
+
+  CHECK_KEEPS(sinew_spring_advance_batch(batch, BATCH, batch_targets, BATCH - 1, &crit, 0.1f),
+              SINEW_STATUS_BAD_LENGTH, batch);
+  CHECK(sinew_spring_advance_batch(NULL, BATCH, batch_targets, BATCH, &crit, 0.1f),
+        SINEW_STATUS_NULL_PARAMETER);
+  CHECK_KEEPS(sinew_spring_advance_batch(batch, BATCH, NULL, BATCH, &crit, 0.1f),
+              SINEW_STATUS_NULL_PARAMETER, batch);
+  CHECK_KEEPS(sinew_spring_advance_batch(batch, BATCH, batch_targets, BATCH, NULL, 0.1f),
+              SINEW_STATUS_NULL_PARAMETER, batch);
+  CHECK_KEEPS(sinew_spring_advance_batch(batch, BATCH, (const float *)(const void *)batch, BATCH,
+                                         &crit, 0.1f),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, batch);
+  /* A NaN in the last target (past the first pass): nothing written. */
+  batch_targets[BATCH - 1] = NAN;
+  CHECK_KEEPS(sinew_spring_advance_batch(batch, BATCH, batch_targets, BATCH, &crit, 0.1f), BAD,
+              batch);
+  batch_targets[BATCH - 1] = 0.0f;
+  batch[BATCH - 1].velocity = INFINITY;
+  CHECK_KEEPS(sinew_spring_advance_batch(batch, BATCH, batch_targets, BATCH, &crit, 0.1f), BAD,
+              batch);
+}
+
+/* PD controllers: joints of a five-joint pose (two blocks), each turned
+ * about +Z from an identity target. */
+enum { PD_JOINTS = 5 };
+static struct {
+  sinew_pd_state state[PD_JOINTS];
+  sinew_soa_transform out[2];
+  sinew_substeps report;
+} pd;
+static sinew_soa_transform pd_anim[2];
+static float bone_lengths[SINEW_HUMANOID_JOINT_COUNT];
+
+static float bad_dt4(int i) {
+  const float v[4] = {0.0f, -0.01f, NAN, INFINITY};
+  return v[i];
+}
+
+static void pd_pose_rotation(sinew_soa_transform *pose, size_t j, const float q[4]) {
+  for (int c = 0; c < 4; c++) pose[j / 4].rotation[c][j % 4] = q[c];
+}
+
+static float pd_angle_z(const sinew_pd_state *s) {
+  return 2.0f * atan2f(s->rotation[2], s->rotation[3]);
+}
+
+static void pd_controllers(void) {
+  const sinew_status OK = SINEW_STATUS_OK, BAD = SINEW_STATUS_INVALID_ARGUMENT;
+  const float mass = 2.0f, length = 0.4f, inertia = mass * length * length / 3.0f;
+
+  /* Constructors. */
+  sinew_pd_joint crit, hl;
+  CHECK(sinew_pd_joint_critical(50.0f, mass, length, &crit), OK);
+  expect_near("critical kp", crit.kp, 50.0, 0.0);
+  expect_near("critical kd", crit.kd, 2.0 * sqrt(50.0 * inertia), 1e-5);
+  REQUIRE(crit.mass == mass && crit.length == length && crit.weight == 1.0f &&
+          isinf(crit.torque_limit));
+  const double w0 = 2.0 * log(2.0) / 0.2;
+  CHECK(sinew_pd_joint_from_half_life(0.2f, mass, length, &hl), OK);
+  expect_near("half-life kp", hl.kp, inertia * w0 * w0, 1e-4);
+  expect_near("half-life kd", hl.kd, 2.0 * inertia * w0, 1e-5);
+
+  /* Rest bone lengths: the longest child offset, else the own offset. */
+  CHECK(sinew_pd_rest_bone_lengths(&ik_skel, bone_lengths, ik_skel.joint_count), OK);
+  for (size_t j = 0; j < ik_skel.joint_count; j++) {
+    double want = 0.0;
+    for (size_t c = 0; c < ik_skel.joint_count; c++) {
+      if (ik_skel.parents[c] != j) continue;
+      const float *tr = &ik_skel.rest_pose[c / 4].translation[0][0];
+      const double x = tr[c % 4], y = tr[4 + c % 4], zz = tr[8 + c % 4];
+      const double l = sqrt(x * x + y * y + zz * zz);
+      if (l > want) want = l;
+    }
+    if (want == 0.0 && ik_skel.parents[j] != SINEW_NO_PARENT) {
+      const float *tr = &ik_skel.rest_pose[j / 4].translation[0][0];
+      const double x = tr[j % 4], y = tr[4 + j % 4], zz = tr[8 + j % 4];
+      want = sqrt(x * x + y * y + zz * zz);
+    }
+    expect_near("bone length", bone_lengths[j], want, 1e-6);
+  }
+
+  /* The animated pose: identity rotations, translations (j, 1, 2), scale
+   * 1.5; the state starts 0.1, 0.3, 0.5, 0.7, 0.9 rad about +Z, at rest. */
+  memset(pd_anim, 0, sizeof pd_anim);
+  for (size_t j = 0; j < 8; j++) {
+    pd_anim[j / 4].translation[0][j % 4] = (float)j;
+    pd_anim[j / 4].translation[1][j % 4] = 1.0f;
+    pd_anim[j / 4].translation[2][j % 4] = 2.0f;
+    pd_anim[j / 4].rotation[3][j % 4] = 1.0f;
+    for (int c = 0; c < 3; c++) pd_anim[j / 4].scale[c][j % 4] = 1.5f;
+  }
+  static sinew_soa_transform start_pose[2];
+  memcpy(start_pose, pd_anim, sizeof start_pose);
+  float theta0[PD_JOINTS];
+  for (size_t j = 0; j < PD_JOINTS; j++) {
+    theta0[j] = 0.1f + 0.2f * (float)j;
+    const float qz[4] = {0.0f, 0.0f, sinf(theta0[j] / 2.0f), cosf(theta0[j] / 2.0f)};
+    pd_pose_rotation(start_pose, j, qz);
+  }
+  CHECK(sinew_pd_reset(start_pose, 2, pd.state, PD_JOINTS), OK);
+  for (size_t j = 0; j < PD_JOINTS; j++) {
+    expect_near("reset angle", pd_angle_z(&pd.state[j]), theta0[j], 1e-6);
+    REQUIRE(pd.state[j].angular_velocity[0] == 0.0f && pd.state[j].angular_velocity[2] == 0.0f);
+  }
+
+  /* Joints 0-2 fully simulated, 3 at weight 0, 4 at weight 0.5. Twelve
+   * frames of 1/60 s (one half-life), each four sub-steps of 1/240 s of
+   * w += (kp e - kd w) / I h, theta += w h with e = -theta. */
+  sinew_pd_joint joints[PD_JOINTS];
+  for (size_t j = 0; j < PD_JOINTS; j++) joints[j] = hl;
+  joints[3].weight = 0.0f;
+  joints[4].weight = 0.5f;
+  double theta[PD_JOINTS], omega[PD_JOINTS];
+  for (size_t j = 0; j < PD_JOINTS; j++) theta[j] = theta0[j], omega[j] = 0.0;
+  for (int f = 0; f < 12; f++) {
+    CHECK(sinew_pd_step(joints, PD_JOINTS, pd_anim, 2, 1.0f / 60.0f, 1.0f / 240.0f, 16, pd.state,
+                        PD_JOINTS, pd.out, 2, &pd.report),
+          OK);
+    REQUIRE(pd.report.count == 4 && pd.report.dropped == 0.0f);
+    expect_near("PD sub-step", pd.report.step, 1.0 / 240.0, 1e-9);
+    for (size_t j = 0; j < PD_JOINTS; j++)
+      for (int k = 0; k < 4; k++) {
+        const double h = pd.report.step;
+        omega[j] += (hl.kp * -theta[j] - hl.kd * omega[j]) / inertia * h;
+        theta[j] += omega[j] * h;
+      }
+  }
+  for (size_t j = 0; j < PD_JOINTS; j++) {
+    expect_near("PD angle", pd_angle_z(&pd.state[j]), theta[j], 2e-5);
+    expect_near("PD angular velocity", pd.state[j].angular_velocity[2], omega[j], 2e-4);
+    /* Near the linear spring of the same half-life: 0.597 of it left. */
+    expect_near("PD half-life", theta[j] / theta0[j], (1.0 + 2.0 * log(2.0)) / 4.0, 0.02);
+  }
+  for (size_t j = 0; j < 3; j++)
+    for (int c = 0; c < 4; c++)
+      REQUIRE(pd.out[j / 4].rotation[c][j % 4] == pd.state[j].rotation[c]);
+  for (int c = 0; c < 4; c++)
+    REQUIRE(pd.out[0].rotation[c][3] == pd_anim[0].rotation[c][3]);
+  const float half = 2.0f * atan2f(pd.out[1].rotation[2][0], pd.out[1].rotation[3][0]);
+  expect_near("PD weight 0.5", half, pd_angle_z(&pd.state[4]) / 2.0, 1e-3);
+  for (int r = 0; r < 3; r++)
+    for (size_t l = 0; l < 8; l++)
+      REQUIRE(pd.out[l / 4].translation[r][l % 4] == pd_anim[l / 4].translation[r][l % 4] &&
+              pd.out[l / 4].scale[r][l % 4] == 1.5f);
+
+  /* A hitch: 5 s is 16 sub-steps of 1/240 s and the rest dropped. */
+  CHECK(sinew_pd_step(joints, PD_JOINTS, pd_anim, 2, 5.0f, 1.0f / 240.0f, 16, pd.state,
+                      PD_JOINTS, pd.out, 2, &pd.report),
+        OK);
+  REQUIRE(pd.report.count == 16);
+  expect_near("PD dropped", pd.report.dropped, 5.0 - 16.0 / 240.0, 1e-5);
+  CHECK(sinew_pd_step(joints, PD_JOINTS, pd_anim, 2, 1.0f / 60.0f, 1.0f / 240.0f, 16, pd.state,
+                      PD_JOINTS, pd.out, 2, NULL),
+        OK);
+
+  /* Constructors out of range. */
+  sinew_pd_joint j0 = crit;
+  CHECK_KEEPS(sinew_pd_joint_critical(-1.0f, mass, length, &j0), BAD, j0);
+  CHECK_KEEPS(sinew_pd_joint_critical(NAN, mass, length, &j0), BAD, j0);
+  CHECK_KEEPS(sinew_pd_joint_critical(1.0f, 0.0f, length, &j0), BAD, j0);
+  CHECK_KEEPS(sinew_pd_joint_critical(1.0f, mass, 0.0f, &j0), BAD, j0); /* zero-length bone */
+  CHECK_KEEPS(sinew_pd_joint_critical(1e30f, mass, length, &j0), BAD, j0);
+  CHECK_KEEPS(sinew_pd_joint_from_half_life(0.0f, mass, length, &j0), BAD, j0);
+  CHECK_KEEPS(sinew_pd_joint_from_half_life(-0.1f, mass, length, &j0), BAD, j0);
+  CHECK_KEEPS(sinew_pd_joint_from_half_life(NAN, mass, length, &j0), BAD, j0);
+  CHECK_KEEPS(sinew_pd_joint_from_half_life(0.1f, mass, -1.0f, &j0), BAD, j0);
+  CHECK(sinew_pd_joint_critical(1.0f, mass, length, NULL), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_pd_joint_from_half_life(0.1f, mass, length, NULL), SINEW_STATUS_NULL_PARAMETER);
+
+  /* Reset and bone lengths. */
+  CHECK_KEEPS(sinew_pd_reset(start_pose, 1, pd.state, PD_JOINTS), SINEW_STATUS_BAD_LENGTH, pd);
+  CHECK_KEEPS(sinew_pd_reset(NULL, 2, pd.state, PD_JOINTS), SINEW_STATUS_NULL_PARAMETER, pd);
+  CHECK_KEEPS(sinew_pd_reset(pd.out, 2, (sinew_pd_state *)(void *)pd.out, PD_JOINTS),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, pd);
+  CHECK_KEEPS(sinew_pd_rest_bone_lengths(&ik_skel, bone_lengths, ik_skel.joint_count - 1),
+              SINEW_STATUS_BAD_LENGTH, bone_lengths);
+  CHECK(sinew_pd_rest_bone_lengths(&ik_skel, NULL, ik_skel.joint_count),
+        SINEW_STATUS_NULL_PARAMETER);
+  sinew_skeleton forged = ik_skel;
+  forged.joint_count += 1;
+  CHECK_KEEPS(sinew_pd_rest_bone_lengths(&forged, bone_lengths, ik_skel.joint_count),
+              SINEW_STATUS_INVALID_HANDLE, bone_lengths);
+
+  /* Stepping: every bad setting, length, value and overlap. */
+#define PD_STEP(js, n, anim, anim_len, dt, max_step, max_n, st, st_len, out, out_len)   \
+  sinew_pd_step((js), (n), (anim), (anim_len), (dt), (max_step), (max_n), (st), (st_len), \
+                (out), (out_len), &pd.report)
+  const sinew_pd_joint good = hl;
+  sinew_pd_joint bad[8];
+  for (int i = 0; i < 8; i++) bad[i] = good;
+  bad[0].kp = -1.0f;
+  bad[1].kd = NAN;
+  bad[2].mass = 0.0f;
+  bad[3].length = 0.0f;
+  bad[4].torque_limit = -1.0f;
+  bad[5].weight = 1.5f;
+  bad[6].kp = 1e30f;
+  bad[7].length = NAN;
+  for (int i = 0; i < 8; i++) {
+    joints[2] = bad[i];
+    CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                        pd.out, 2),
+                BAD, pd);
+  }
+  joints[2] = good;
+  for (int i = 0; i < 4; i++) {
+    CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, bad_dt4(i), 0.004f, 16, pd.state,
+                        PD_JOINTS, pd.out, 2),
+                BAD, pd);
+    CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, bad_dt4(i), 16, pd.state,
+                        PD_JOINTS, pd.out, 2),
+                BAD, pd);
+  }
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 0, pd.state, PD_JOINTS,
+                      pd.out, 2),
+              BAD, pd);
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS - 1,
+                      pd.out, 2),
+              SINEW_STATUS_BAD_LENGTH, pd);
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 1, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      pd.out, 2),
+              SINEW_STATUS_BAD_LENGTH, pd);
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      pd.out, 1),
+              SINEW_STATUS_BAD_LENGTH, pd);
+  CHECK_KEEPS(PD_STEP(NULL, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      pd.out, 2),
+              SINEW_STATUS_NULL_PARAMETER, pd);
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      (sinew_soa_transform *)(void *)(scratch + 4), 2),
+              SINEW_STATUS_MISALIGNED, pd);
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      pd_anim, 2),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, pd);
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16,
+                      (sinew_pd_state *)(void *)pd.out, PD_JOINTS, pd.out, 2),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, pd);
+  CHECK_KEEPS(sinew_pd_step(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state,
+                            PD_JOINTS, pd.out, 2, (sinew_substeps *)(void *)pd.state),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, pd);
+  static sinew_soa_transform nan_anim[2], zero_anim[2];
+  memcpy(nan_anim, pd_anim, sizeof nan_anim);
+  memcpy(zero_anim, pd_anim, sizeof zero_anim);
+  nan_anim[1].rotation[0][0] = NAN;
+  zero_anim[0].rotation[3][2] = 0.0f;
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, nan_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      pd.out, 2),
+              BAD, pd);
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, zero_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      pd.out, 2),
+              BAD, pd);
+  pd.state[1].angular_velocity[0] = NAN;
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      pd.out, 2),
+              BAD, pd);
+  pd.state[1].angular_velocity[0] = 0.0f;
+  memset(pd.state[3].rotation, 0, sizeof pd.state[3].rotation);
+  CHECK_KEEPS(PD_STEP(joints, PD_JOINTS, pd_anim, 2, 0.01f, 0.004f, 16, pd.state, PD_JOINTS,
+                      pd.out, 2),
+              BAD, pd);
+#undef PD_STEP
+}
+
+/* Spring-bone chains on a built four-joint chain along +X (bones 0.3, 0.3,
+ * 0.2) at height 1: without stiffness and with full drag, each frame moves
+ * every particle down by g h^2 and puts it back at its bone length from its
+ * parent, which the test repeats in double; with colliders, the report's
+ * penetration is the one measured here. Then every error path. */
+static alignas(16) uint8_t chain_bytes[1024], flat_bytes[1024];
+static sinew_skeleton chain_skel;
+static struct {
+  sinew_soa_transform local[1];
+  sinew_float4x4 models[4];
+  float cur[4][3], prev[4][3];
+  sinew_chain_report report;
+} ch;
+
+static void chain_pose(void) {
+  memcpy(ch.local, chain_skel.rest_pose, sizeof ch.local);
+  CHECK(sinew_skeleton_local_to_model(&chain_skel, ch.local, 1, NULL, ch.models, 4),
+        SINEW_STATUS_OK);
+}
+
+static void build_chain(sinew_skeleton *out, uint8_t *bytes, size_t size, size_t n,
+                        const float (*offsets)[3]) {
+  static const char *names[4] = {"root", "a", "b", "c"};
+  sinew_joint_def defs[4];
+  memset(defs, 0, sizeof defs);
+  for (size_t j = 0; j < n; j++) {
+    defs[j].name = names[j];
+    defs[j].name_len = strlen(names[j]);
+    defs[j].parent = j == 0 ? SINEW_NO_PARENT : (uint16_t)(j - 1);
+    memcpy(defs[j].translation, offsets[j], sizeof offsets[j]);
+    defs[j].rotation[3] = 1.0f;
+    defs[j].scale[0] = defs[j].scale[1] = defs[j].scale[2] = 1.0f;
+  }
+  size_t written = 0;
+  CHECK(sinew_skeleton_build(defs, n, bytes, size, NULL, 0, &written), SINEW_STATUS_OK);
+  CHECK(sinew_skeleton_load(bytes, written, out), SINEW_STATUS_OK);
+}
+
+/* How deep a particle is inside `c` (negative: how far outside). */
+static double collider_depth(const sinew_collider *c, const float *p) {
+  double d;
+  if (c->kind == SINEW_COLLIDER_PLANE) {
+    d = c->offset - (c->a[0] * p[0] + c->a[1] * p[1] + c->a[2] * p[2]);
+  } else {
+    double ab[3], ap[3], t = 0.0, len2 = 0.0, q[3], dist = 0.0;
+    for (int k = 0; k < 3; k++) {
+      ab[k] = (c->kind == SINEW_COLLIDER_CAPSULE ? c->b[k] : c->a[k]) - c->a[k];
+      ap[k] = p[k] - c->a[k];
+      t += ab[k] * ap[k];
+      len2 += ab[k] * ab[k];
+    }
+    t = len2 > 0.0 ? fmin(1.0, fmax(0.0, t / len2)) : 0.0;
+    for (int k = 0; k < 3; k++) q[k] = p[k] - (c->a[k] + t * ab[k]), dist += q[k] * q[k];
+    d = c->radius - sqrt(dist);
+  }
+  return d;
+}
+
+static void spring_chains(void) {
+  const sinew_status OK = SINEW_STATUS_OK, BAD = SINEW_STATUS_INVALID_ARGUMENT;
+  static const float offsets[4][3] = {{0, 1, 0}, {0.3f, 0, 0}, {0.3f, 0, 0}, {0.2f, 0, 0}};
+  build_chain(&chain_skel, chain_bytes, sizeof chain_bytes, 4, offsets);
+  const size_t joints[4] = {0, 1, 2, 3};
+  const double lengths[4] = {0.0, 0.3, 0.3, 0.2};
+  sinew_ik_pose pose = {&chain_skel, ch.local, 1, NULL, ch.models, 4};
+
+  sinew_chain_settings d;
+  CHECK(sinew_chain_settings_default(&d), OK);
+  REQUIRE(d.stiffness == 0.1f && d.drag == 0.05f && d.gravity[1] == -9.81f &&
+          d.max_substeps == 8 && d.iterations == 4 && d.tolerance == 1e-4f && d.radius == 0.0f);
+  expect_near("default max_angle", d.max_angle, acos(-1.0), 1e-6);
+  expect_near("default max_step", d.max_step, 1.0 / 120.0, 1e-9);
+  CHECK(sinew_chain_settings_default(NULL), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_spring_chain_check(&chain_skel, joints, 4), OK);
+
+  /* Free and fully damped: fall by g h^2, back onto the bone lengths. */
+  sinew_chain_settings s = d;
+  s.stiffness = 0.0f;
+  s.drag = 1.0f;
+  s.max_step = 1.0f / 60.0f;
+  sinew_spring_chain chain = {joints, 4, s, NULL, NULL, 0, NULL, 0};
+  chain_pose();
+  CHECK(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.prev, 4), OK);
+  double x[4][3];
+  for (int i = 0; i < 4; i++)
+    for (int k = 0; k < 3; k++) {
+      x[i][k] = ch.models[i].cols[3][k];
+      REQUIRE(ch.cur[i][k] == ch.models[i].cols[3][k] && ch.prev[i][k] == ch.cur[i][k]);
+    }
+  const double h = 1.0 / 60.0, drop = 9.81 * h * h;
+  for (int f = 0; f < 5; f++) {
+    chain_pose();
+    CHECK(sinew_spring_chain_step(&pose, &chain, 1.0f / 60.0f, ch.cur, 4, ch.prev, 4, &ch.report),
+          OK);
+    for (int i = 1; i < 4; i++) {
+      x[i][1] -= drop;
+      double d3[3], l = 0.0;
+      for (int k = 0; k < 3; k++) d3[k] = x[i][k] - x[i - 1][k], l += d3[k] * d3[k];
+      l = sqrt(l);
+      for (int k = 0; k < 3; k++) x[i][k] = x[i - 1][k] + d3[k] / l * lengths[i];
+    }
+    REQUIRE(ch.report.steps.count == 1 && ch.report.steps.dropped == 0.0f &&
+            ch.report.passes == 1 && ch.report.penetration == 0.0f);
+  }
+  for (int i = 0; i < 4; i++)
+    for (int k = 0; k < 3; k++) {
+      expect_near("chain particle", ch.cur[i][k], x[i][k], 1e-5);
+      /* The pose was turned onto the particles. */
+      expect_near("chain joint", ch.models[i].cols[3][k], x[i][k], 1e-5);
+    }
+  REQUIRE(x[3][1] < 1.0 - 4.0 * drop); /* it did fall */
+
+  /* Colliders: a plane, a capsule and a sphere under the chain; the
+   * report's penetration is the deepest measured here, and the particles
+   * keep their bone lengths. */
+  const sinew_collider shapes[3] = {
+      {SINEW_COLLIDER_PLANE, {0, 1, 0}, {0, 0, 0}, 0.0f, 0.95f},
+      {SINEW_COLLIDER_CAPSULE, {-1, 0.85f, 0}, {2, 0.85f, 0}, 0.1f, 0.0f},
+      {SINEW_COLLIDER_SPHERE, {0.25f, 0.7f, 0}, {0, 0, 0}, 0.25f, 0.0f},
+  };
+  sinew_chain_settings loose = d;
+  loose.stiffness = 0.0f;
+  for (int c = 0; c < 3; c++) {
+    chain = (sinew_spring_chain){joints, 4, loose, NULL, &shapes[c], 1, NULL, 0};
+    chain_pose();
+    CHECK(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.prev, 4), OK);
+    for (int f = 0; f < 90; f++) {
+      chain_pose();
+      CHECK(sinew_spring_chain_step(&pose, &chain, 1.0f / 60.0f, ch.cur, 4, ch.prev, 4,
+                                    &ch.report),
+            OK);
+    }
+    double deepest = -INFINITY;
+    for (int i = 1; i < 4; i++) {
+      deepest = fmax(deepest, collider_depth(&shapes[c], ch.cur[i]));
+      expect_near("chain bone length", dist3(ch.cur[i], ch.cur[i - 1]), lengths[i], 1e-5);
+    }
+    /* Resting on the shape: touching it, not inside. */
+    REQUIRE(deepest > -1e-3 && deepest < 1e-3);
+    expect_near("chain penetration", ch.report.penetration, fmax(deepest, 0.0), 1e-5);
+    REQUIRE(ch.report.passes >= 1 && ch.report.steps.count == 2);
+  }
+  /* Without colliders the chain swings lower than all three hold it. */
+  chain = (sinew_spring_chain){joints, 4, loose, NULL, NULL, 0, NULL, 0};
+  CHECK(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.prev, 4), OK);
+  for (int f = 0; f < 90; f++) {
+    chain_pose();
+    CHECK(sinew_spring_chain_step(&pose, &chain, 1.0f / 60.0f, ch.cur, 4, ch.prev, 4, NULL), OK);
+  }
+  REQUIRE(ch.cur[2][1] < 0.9f);
+
+  /* A hitch: 1 s is 8 sub-steps of 1/120 s and the rest dropped. */
+  chain_pose();
+  CHECK(sinew_spring_chain_step(&pose, &chain, 1.0f, ch.cur, 4, ch.prev, 4, &ch.report), OK);
+  REQUIRE(ch.report.steps.count == 8);
+  expect_near("chain dropped", ch.report.steps.dropped, 1.0 - 8.0 / 120.0, 1e-6);
+
+  /* Chain checks. */
+  static const float flat[2][3] = {{0, 1, 0}, {0, 0, 0}};
+  sinew_skeleton flat_skel;
+  build_chain(&flat_skel, flat_bytes, sizeof flat_bytes, 2, flat);
+  const size_t pair[2] = {0, 1}, skip[2] = {0, 2}, far_[2] = {0, 9};
+  size_t many[33];
+  for (int i = 0; i < 33; i++) many[i] = 0;
+  CHECK(sinew_spring_chain_check(NULL, joints, 4), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_spring_chain_check(&chain_skel, NULL, 4), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_spring_chain_check(&chain_skel, joints, 1), SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_spring_chain_check(&chain_skel, many, 33), SINEW_STATUS_CAPACITY_EXCEEDED);
+  CHECK(sinew_spring_chain_check(&chain_skel, far_, 2), SINEW_STATUS_OUT_OF_RANGE);
+  CHECK(sinew_spring_chain_check(&chain_skel, skip, 2), SINEW_STATUS_NOT_A_CHAIN);
+  CHECK(sinew_spring_chain_check(&flat_skel, pair, 2), SINEW_STATUS_ZERO_LENGTH_BONE);
+  sinew_skeleton forged = chain_skel;
+  forged.check ^= 1;
+  CHECK(sinew_spring_chain_check(&forged, joints, 4), SINEW_STATUS_INVALID_HANDLE);
+
+  /* Reset errors leave the state alone. */
+  chain = (sinew_spring_chain){joints, 4, d, NULL, NULL, 0, NULL, 0};
+  chain_pose();
+  CHECK(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.prev, 4), OK);
+  CHECK_KEEPS(sinew_spring_chain_reset(&pose, &chain, ch.cur, 3, ch.prev, 4),
+              SINEW_STATUS_BAD_LENGTH, ch);
+  CHECK_KEEPS(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.cur, 4),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, ch);
+  CHECK_KEEPS(sinew_spring_chain_reset(&pose, NULL, ch.cur, 4, ch.prev, 4),
+              SINEW_STATUS_NULL_PARAMETER, ch);
+  CHECK_KEEPS(sinew_spring_chain_reset(NULL, &chain, ch.cur, 4, ch.prev, 4),
+              SINEW_STATUS_NULL_PARAMETER, ch);
+  sinew_float4x4 world;
+  memset(&world, 0, sizeof world);
+  chain.world = &world;
+  CHECK_KEEPS(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.prev, 4),
+              SINEW_STATUS_SINGULAR_TRANSFORM, ch);
+  for (int c = 0; c < 4; c++) world.cols[c][c] = 1.0f;
+  world.cols[3][1] = NAN;
+  CHECK_KEEPS(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.prev, 4), BAD, ch);
+  world.cols[3][1] = 2.0f;
+  CHECK(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.prev, 4), OK);
+  expect_near("chain world", ch.cur[3][1], 3.0, 1e-6);
+  chain.world = NULL;
+  CHECK(sinew_spring_chain_reset(&pose, &chain, ch.cur, 4, ch.prev, 4), OK);
+
+  /* Step errors leave the pose, the matrices, the state and the report
+   * alone. */
+#define CHAIN_STEP(c, dt) \
+  sinew_spring_chain_step(&pose, (c), (dt), ch.cur, 4, ch.prev, 4, &ch.report)
+  sinew_chain_settings bad_settings[10];
+  for (int i = 0; i < 10; i++) bad_settings[i] = d;
+  bad_settings[0].stiffness = 1.5f;
+  bad_settings[1].drag = NAN;
+  bad_settings[2].gravity[1] = NAN;
+  bad_settings[3].wind[0] = INFINITY;
+  bad_settings[4].radius = -1.0f;
+  bad_settings[5].max_angle = 4.0f;
+  bad_settings[6].max_step = 0.0f;
+  bad_settings[7].max_substeps = 0;
+  bad_settings[8].iterations = 0;
+  bad_settings[9].tolerance = -1.0f;
+  for (int i = 0; i < 10; i++) {
+    sinew_spring_chain b = {joints, 4, bad_settings[i], NULL, NULL, 0, NULL, 0};
+    CHECK_KEEPS(CHAIN_STEP(&b, 1.0f / 60.0f), BAD, ch);
+  }
+  for (int i = 0; i < 4; i++) CHECK_KEEPS(CHAIN_STEP(&chain, bad_dt4(i)), BAD, ch);
+  sinew_collider bad_shapes[5] = {shapes[0], shapes[1], shapes[2], shapes[0], shapes[2]};
+  bad_shapes[0].kind = 7;
+  bad_shapes[1].b[2] = NAN;
+  bad_shapes[2].radius = -1.0f;
+  bad_shapes[3].a[1] = 2.0f; /* plane normal not of unit length */
+  bad_shapes[4].a[0] = INFINITY;
+  for (int i = 0; i < 5; i++) {
+    sinew_spring_chain b = {joints, 4, d, NULL, &bad_shapes[i], 1, NULL, 0};
+    CHECK_KEEPS(CHAIN_STEP(&b, 1.0f / 60.0f), BAD, ch);
+  }
+  sinew_collider seventeen[17];
+  for (int i = 0; i < 17; i++) seventeen[i] = shapes[0];
+  sinew_spring_chain b = {joints, 4, d, NULL, seventeen, 17, NULL, 0};
+  CHECK_KEEPS(CHAIN_STEP(&b, 1.0f / 60.0f), SINEW_STATUS_CAPACITY_EXCEEDED, ch);
+  const float limits[3] = {0.5f, 4.0f, 0.5f};
+  b = (sinew_spring_chain){joints, 4, d, NULL, NULL, 0, limits, 2};
+  CHECK_KEEPS(CHAIN_STEP(&b, 1.0f / 60.0f), SINEW_STATUS_BAD_LENGTH, ch);
+  b.angle_limits_len = 3;
+  CHECK_KEEPS(CHAIN_STEP(&b, 1.0f / 60.0f), BAD, ch);
+  b = (sinew_spring_chain){skip, 2, d, NULL, NULL, 0, NULL, 0};
+  CHECK_KEEPS(CHAIN_STEP(&b, 1.0f / 60.0f), SINEW_STATUS_NOT_A_CHAIN, ch);
+  b = (sinew_spring_chain){far_, 2, d, NULL, NULL, 0, NULL, 0};
+  CHECK_KEEPS(CHAIN_STEP(&b, 1.0f / 60.0f), SINEW_STATUS_OUT_OF_RANGE, ch);
+  b = (sinew_spring_chain){joints, 4, d, &world, NULL, 0, NULL, 0};
+  world.cols[0][0] = 0.0f;
+  CHECK_KEEPS(CHAIN_STEP(&b, 1.0f / 60.0f), SINEW_STATUS_SINGULAR_TRANSFORM, ch);
+  CHECK_KEEPS(CHAIN_STEP(NULL, 1.0f / 60.0f), SINEW_STATUS_NULL_PARAMETER, ch);
+  CHECK_KEEPS(sinew_spring_chain_step(&pose, &chain, 0.01f, ch.cur, 3, ch.prev, 3, &ch.report),
+              SINEW_STATUS_BAD_LENGTH, ch);
+  CHECK_KEEPS(sinew_spring_chain_step(&pose, &chain, 0.01f, ch.cur, 4, ch.prev, 4,
+                                      (sinew_chain_report *)(void *)ch.cur),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, ch);
+  CHECK_KEEPS(sinew_spring_chain_step(&pose, &chain, 0.01f, (float(*)[3])(void *)ch.models, 4,
+                                      ch.prev, 4, &ch.report),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, ch);
+  ch.prev[2][0] = NAN;
+  CHECK_KEEPS(CHAIN_STEP(&chain, 0.01f), BAD, ch);
+  ch.prev[2][0] = 0.6f;
+  ch.models[1].cols[3][2] = NAN;
+  CHECK_KEEPS(CHAIN_STEP(&chain, 0.01f), BAD, ch);
+  /* Joints 1 and 2 animated at the same place. */
+  chain_pose();
+  memcpy(ch.models[2].cols[3], ch.models[1].cols[3], sizeof ch.models[1].cols[3]);
+  CHECK_KEEPS(CHAIN_STEP(&chain, 0.01f), SINEW_STATUS_ZERO_LENGTH_BONE, ch);
+  chain_pose();
+  CHECK(CHAIN_STEP(&chain, 0.01f), OK);
+#undef CHAIN_STEP
+}
+
+static void secondary(void) {
+  springs();
+  pd_controllers();
+  spring_chains();
+}
+
 int main(int argc, char **argv) {
   printf("version %s\n", sinew_version());
   if (sinew_version_number() != SINEW_VERSION_NUMBER ||
@@ -1287,6 +2010,7 @@ int main(int argc, char **argv) {
   build();
   bad_input();
   ik();
+  secondary();
   if (argc > 1) compressed(argv[1]);
   if (argc > 2) mesh_file(argv[2]);
   printf("checks %u\n", checks);

@@ -198,7 +198,8 @@ pub struct sinew_foot_placement {
     pub soften: f32,
 }
 
-/// A critically damped spring of `sinew_foot_state`.
+/// A spring-damped float: the state of `sinew_spring_advance` and
+/// `sinew_spring_advance_batch`, and of each spring of `sinew_foot_state`.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct sinew_spring {
@@ -281,9 +282,9 @@ fn quat(q: Quat) -> [f32; 4] {
 /// The buffers of a `sinew_ik_pose`, checked (NULL, alignment, lengths,
 /// overlaps) through shared views; the mutable views are made only for the
 /// solve, so that a ground callback may read the buffers before it.
-struct PoseBuffers<'a> {
-    skeleton: Skeleton<'a>,
-    root: Option<Mat4>,
+pub(crate) struct PoseBuffers<'a> {
+    pub(crate) skeleton: Skeleton<'a>,
+    pub(crate) root: Option<Mat4>,
     local: (*mut sinew_soa_transform, usize),
     models: (*mut sinew_float4x4, usize),
 }
@@ -293,7 +294,10 @@ impl<'a> PoseBuffers<'a> {
     /// `pose` is NULL or points to a `sinew_ik_pose` whose skeleton is a
     /// loaded handle and whose buffers are valid for their lengths during
     /// the call. `others` are the byte ranges of the call's other buffers.
-    unsafe fn new(pose: *const sinew_ik_pose, others: &[Span]) -> Result<Self, sinew_status> {
+    pub(crate) unsafe fn new(
+        pose: *const sinew_ik_pose,
+        others: &[Span],
+    ) -> Result<Self, sinew_status> {
         // SAFETY: this function's `# Safety` contract makes each pointer valid for its
         // length during the call; the helpers check NULL, alignment and size.
         let (p, skeleton) = unsafe {
@@ -337,7 +341,7 @@ impl<'a> PoseBuffers<'a> {
     ///
     /// # Safety
     /// As [`PoseBuffers::new`]; no mutable view of the matrices is alive.
-    unsafe fn models(&self) -> Result<&'a [Mat4], sinew_status> {
+    pub(crate) unsafe fn models(&self) -> Result<&'a [Mat4], sinew_status> {
         // SAFETY: checked by `new` under the same contract.
         let m = unsafe { slice(self.models.0.cast_const(), self.models.1)? };
         Ok(bytemuck::cast_slice(m))
@@ -349,7 +353,9 @@ impl<'a> PoseBuffers<'a> {
     /// As [`PoseBuffers::new`]; called once, with no other view of the
     /// buffers alive (`new` checked that they do not overlap each other,
     /// the skeleton or the call's other buffers).
-    unsafe fn mutable(&self) -> Result<(&'a mut [SoaTransform], &'a mut [Mat4]), sinew_status> {
+    pub(crate) unsafe fn mutable(
+        &self,
+    ) -> Result<(&'a mut [SoaTransform], &'a mut [Mat4]), sinew_status> {
         // SAFETY: checked by `new` under the same contract; this is the only view.
         let (l, m) = unsafe {
             (
@@ -361,7 +367,7 @@ impl<'a> PoseBuffers<'a> {
     }
 }
 
-fn in_range(s: &Skeleton<'_>, joints: &[usize]) -> Status {
+pub(crate) fn in_range(s: &Skeleton<'_>, joints: &[usize]) -> Status {
     if joints.iter().all(|&j| j < s.joint_count()) {
         Ok(())
     } else {

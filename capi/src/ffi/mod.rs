@@ -30,6 +30,7 @@ pub mod clip;
 pub mod ik;
 pub mod mix;
 pub mod pose;
+pub mod secondary;
 pub mod skeleton;
 pub mod skin;
 
@@ -37,6 +38,7 @@ pub use clip::*;
 pub use ik::*;
 pub use mix::*;
 pub use pose::*;
+pub use secondary::*;
 pub use skeleton::*;
 pub use skin::*;
 pub use status::{

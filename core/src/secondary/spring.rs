@@ -130,6 +130,33 @@ impl SpringParams {
         })
     }
 
+    /// A spring of angular frequency `omega` rad/s and damping ratio
+    /// `zeta`, the two numbers [`SpringParams::angular_frequency`] and
+    /// [`SpringParams::damping_ratio`] return: for parameters stored
+    /// elsewhere (a file, a C struct) and rebuilt exactly. `omega =
+    /// f32::INFINITY` with `zeta = 1` is the snap of a half-life of 0.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] when `omega` is negative, NaN, or above
+    /// [`MAX_ANGULAR_FREQUENCY`] (infinite only with `zeta == 1`), or
+    /// `zeta` is negative, NaN or above [`MAX_DAMPING_RATIO`].
+    pub fn angular(omega: f32, zeta: f32) -> Result<SpringParams, Error> {
+        if !(zeta.is_finite() && (0.0..=MAX_DAMPING_RATIO).contains(&zeta)) {
+            return Err(Error::InvalidParameter {
+                what: "spring damping ratio must be in 0..=MAX_DAMPING_RATIO",
+            });
+        }
+        if omega == f32::INFINITY && zeta == 1.0 {
+            return Ok(SpringParams { omega, zeta });
+        }
+        if !(omega.is_finite() && (0.0..=MAX_ANGULAR_FREQUENCY).contains(&omega)) {
+            return Err(Error::InvalidParameter {
+                what: "spring angular frequency must be in 0..=MAX_ANGULAR_FREQUENCY (infinite only with damping ratio 1)",
+            });
+        }
+        Ok(SpringParams { omega, zeta })
+    }
+
     /// `ω`, rad/s (infinite for a half-life of 0).
     #[inline]
     #[must_use]
@@ -981,6 +1008,42 @@ mod tests {
         let mut scalar = [Spring::default(); 2];
         assert!(advance_scalar(&mut scalar, &[0.0], &step).is_err());
         assert!(advance_scalar(&mut scalar, &[0.0, f32::NAN], &step).is_err());
+    }
+
+    #[test]
+    fn angular_rebuilds_every_params_exactly_and_rejects_the_rest() {
+        for p in [
+            SpringParams::half_life(0.2).unwrap(),
+            SpringParams::half_life(0.0).unwrap(),
+            SpringParams::frequency(3.0, 0.1).unwrap(),
+            SpringParams::frequency(0.0, 0.0).unwrap(),
+            SpringParams::frequency(MAX_ANGULAR_FREQUENCY / 7.0, MAX_DAMPING_RATIO).unwrap(),
+        ] {
+            let q = SpringParams::angular(p.angular_frequency(), p.damping_ratio()).unwrap();
+            assert_eq!(q, p);
+            assert_eq!(q.step(0.01), p.step(0.01));
+        }
+        assert!(SpringParams::angular(MAX_ANGULAR_FREQUENCY, 0.5).is_ok());
+        for (w, z) in [
+            (-1.0, 1.0),
+            (f32::NAN, 1.0),
+            (MAX_ANGULAR_FREQUENCY * 1.01, 1.0),
+            (f32::INFINITY, 0.5),
+            (f32::INFINITY, f32::NAN),
+            (f32::NEG_INFINITY, 1.0),
+            (1.0, -0.1),
+            (1.0, f32::NAN),
+            (1.0, f32::INFINITY),
+            (1.0, MAX_DAMPING_RATIO * 1.01),
+        ] {
+            assert!(
+                matches!(
+                    SpringParams::angular(w, z),
+                    Err(Error::InvalidParameter { .. })
+                ),
+                "{w} {z}"
+            );
+        }
     }
 
     #[test]

@@ -443,6 +443,7 @@ const CHECKS: &[(&str, fn())] = &[
     check!(capi::pose_calls_allocate_nothing),
     check!(capi::skinning_allocates_nothing),
     check!(capi::ik_allocates_nothing),
+    check!(capi::secondary_motion_allocates_nothing),
     check!(crowd::stages_with_feet_allocate_nothing),
     check!(crowd::step_allocates_nothing_on_any_thread),
     check!(crowd::step_with_feet_allocates_nothing_on_any_thread),

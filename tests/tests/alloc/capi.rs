@@ -714,3 +714,196 @@ pub fn ik_allocates_nothing() {
         Ok::<f32, Failed>(sum)
     });
 }
+
+pub fn secondary_motion_allocates_nothing() {
+    let a = Assets::new();
+    let (blocks, joints) = (a.blocks(), a.joints());
+    let mut local = vec![SoaTransform::IDENTITY; blocks];
+    let mut models = vec![Mat4::IDENTITY; joints];
+    let mut pd_out = local.clone();
+    let mut params = sinew_spring_params::default();
+    let mut spring = sinew_spring::default();
+    let mut batch = vec![sinew_spring::default(); 70];
+    let targets: Vec<f32> = (0..70).map(|i| i as f32 * 0.01).collect();
+    let mut quat = sinew_quat_spring {
+        value: [0.0, 0.0, 0.0, 1.0],
+        velocity: [0.0; 3],
+    };
+    let mut lengths = vec![0.0f32; joints];
+    let mut pd_joints = vec![<sinew_pd_joint as bytemuck::Zeroable>::zeroed(); joints];
+    let mut pd_state = vec![sinew_pd_state::default(); joints];
+    let arm = [
+        "clavicle_l",
+        "upper_arm_l",
+        "upper_arm_twist_l",
+        "lower_arm_l",
+    ]
+    .map(|n| a.joint(n));
+    let mut settings = sinew_chain_settings::default();
+    let floor = sinew_collider {
+        kind: SINEW_COLLIDER_PLANE,
+        a: [0.0, 1.0, 0.0],
+        b: [0.0; 3],
+        radius: 0.0,
+        offset: 0.0,
+    };
+    let (mut current, mut previous) = ([[0.0f32; 3]; 4], [[0.0f32; 3]; 4]);
+    // SAFETY: the skeleton and clip handles were loaded from containers
+    // that outlive them; every pointer is a live local buffer of the
+    // length passed with it.
+    unsafe {
+        ok("params", sinew_spring_params_half_life(0.15, &mut params)).expect("spring");
+        ok(
+            "lengths",
+            sinew_pd_rest_bone_lengths(&a.skeleton, lengths.as_mut_ptr(), joints),
+        )
+        .expect("bone lengths");
+        for (j, l) in pd_joints.iter_mut().zip(&lengths) {
+            ok(
+                "pd joint",
+                sinew_pd_joint_from_half_life(0.1, 1.0, l.max(0.05), j),
+            )
+            .expect("pd joint");
+        }
+        ok("settings", sinew_chain_settings_default(&mut settings)).expect("settings");
+        ok(
+            "sample",
+            sinew_clip_sample(
+                &a.walk,
+                0.0,
+                SINEW_TIME_LOOP,
+                local.as_mut_ptr().cast(),
+                blocks,
+            ),
+        )
+        .expect("sample");
+        ok(
+            "pd reset",
+            sinew_pd_reset(local.as_ptr().cast(), blocks, pd_state.as_mut_ptr(), joints),
+        )
+        .expect("pd reset");
+    }
+    let chain = sinew_spring_chain {
+        joints: arm.as_ptr(),
+        joint_count: arm.len(),
+        settings,
+        world: std::ptr::null(),
+        colliders: &floor,
+        collider_count: 1,
+        angle_limits: std::ptr::null(),
+        angle_limits_len: 0,
+    };
+    let mut first = true;
+    frames_allocate_nothing("the C ABI's secondary motion", 200, |frame| {
+        let t = frame as f32 / 60.0;
+        let mut report = sinew_chain_report::default();
+        let mut steps = sinew_substeps::default();
+        // SAFETY: as above; the pose's buffers have `blocks` blocks and
+        // `joints` matrices, the particle arrays `arm.len()` entries.
+        unsafe {
+            ok(
+                "sinew_spring_advance",
+                sinew_spring_advance(&mut spring, t.sin(), std::ptr::null(), &params, 1.0 / 60.0),
+            )?;
+            ok(
+                "sinew_spring_advance_batch",
+                sinew_spring_advance_batch(
+                    batch.as_mut_ptr(),
+                    batch.len(),
+                    targets.as_ptr(),
+                    targets.len(),
+                    &params,
+                    1.0 / 60.0,
+                ),
+            )?;
+            let half = 0.5 * t;
+            let target = [0.0, half.sin(), 0.0, half.cos()];
+            ok(
+                "sinew_quat_spring_advance",
+                sinew_quat_spring_advance(
+                    &mut quat,
+                    target.as_ptr(),
+                    std::ptr::null(),
+                    &params,
+                    1.0 / 60.0,
+                ),
+            )?;
+            ok(
+                "sinew_clip_sample",
+                sinew_clip_sample(
+                    &a.walk,
+                    t,
+                    SINEW_TIME_LOOP,
+                    local.as_mut_ptr().cast(),
+                    blocks,
+                ),
+            )?;
+            ok(
+                "sinew_pd_step",
+                sinew_pd_step(
+                    pd_joints.as_ptr(),
+                    joints,
+                    local.as_ptr().cast(),
+                    blocks,
+                    1.0 / 60.0,
+                    1.0 / 240.0,
+                    16,
+                    pd_state.as_mut_ptr(),
+                    joints,
+                    pd_out.as_mut_ptr().cast(),
+                    blocks,
+                    &mut steps,
+                ),
+            )?;
+            ok(
+                "sinew_skeleton_local_to_model",
+                sinew_skeleton_local_to_model(
+                    &a.skeleton,
+                    local.as_ptr().cast(),
+                    blocks,
+                    std::ptr::null(),
+                    models.as_mut_ptr().cast(),
+                    joints,
+                ),
+            )?;
+            let pose = sinew_ik_pose {
+                skeleton: &a.skeleton,
+                local: local.as_mut_ptr().cast(),
+                local_len: blocks,
+                root: std::ptr::null(),
+                models: models.as_mut_ptr().cast(),
+                models_len: joints,
+            };
+            if first {
+                first = false;
+                ok(
+                    "sinew_spring_chain_reset",
+                    sinew_spring_chain_reset(
+                        &pose,
+                        &chain,
+                        current.as_mut_ptr(),
+                        arm.len(),
+                        previous.as_mut_ptr(),
+                        arm.len(),
+                    ),
+                )?;
+            }
+            ok(
+                "sinew_spring_chain_step",
+                sinew_spring_chain_step(
+                    &pose,
+                    &chain,
+                    1.0 / 60.0,
+                    current.as_mut_ptr(),
+                    arm.len(),
+                    previous.as_mut_ptr(),
+                    arm.len(),
+                    &mut report,
+                ),
+            )?;
+        }
+        Ok::<f32, Failed>(
+            spring.value + batch[9].value + quat.value[1] + steps.step + current[3][1],
+        )
+    });
+}

@@ -42,6 +42,7 @@ pub mod secondary;
 pub mod skeleton;
 pub mod skin;
 pub mod soa;
+pub mod track;
 
 pub use container::Align16;
 pub use error::Error;

@@ -1,0 +1,1 @@
+//! Filled in by its own change; declared here so the module list is settled.

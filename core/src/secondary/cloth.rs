@@ -216,18 +216,7 @@ impl<'a> Cloth<'a> {
                 what: "a cloth holds at most 2^32 particles",
             });
         }
-        for &w in inv_mass {
-            if !w.is_finite() {
-                return Err(Error::NonFinite {
-                    what: "particle inverse mass",
-                });
-            }
-            if w < 0.0 {
-                return Err(Error::InvalidParameter {
-                    what: "particle inverse mass must not be negative",
-                });
-            }
-        }
+        check_inv_masses(inv_mass)?;
         for c in constraints {
             if c.a as usize >= n || c.b as usize >= n {
                 return Err(Error::InvalidParameter {
@@ -560,6 +549,23 @@ pub struct Grid {
     pub compliance: Compliance,
 }
 
+/// Every inverse mass finite and not negative.
+fn check_inv_masses(inv_mass: &[f32]) -> Result<(), Error> {
+    for &w in inv_mass {
+        if !w.is_finite() {
+            return Err(Error::NonFinite {
+                what: "particle inverse mass",
+            });
+        }
+        if w < 0.0 {
+            return Err(Error::InvalidParameter {
+                what: "particle inverse mass must not be negative",
+            });
+        }
+    }
+    Ok(())
+}
+
 fn check_compliance(c: &Compliance) -> Result<(), Error> {
     for v in [c.structural, c.shear, c.bend] {
         if !v.is_finite() {
@@ -863,18 +869,7 @@ pub fn build_tethers(
             what: "tether slack must not be negative",
         });
     }
-    for &w in inv_mass {
-        if !w.is_finite() {
-            return Err(Error::NonFinite {
-                what: "particle inverse mass",
-            });
-        }
-        if w < 0.0 {
-            return Err(Error::InvalidParameter {
-                what: "particle inverse mass must not be negative",
-            });
-        }
-    }
+    check_inv_masses(inv_mass)?;
     if !(all_finite(&x[..n]) && all_finite(&y[..n]) && all_finite(&z[..n])) {
         return Err(Error::NonFinite {
             what: "particle position",

@@ -1593,6 +1593,52 @@ mod tests {
         assert!((m.translation - (a.translation + f.translation) * 0.5).length() < 1e-5);
     }
 
+    /// Falling and getting up: the ragdoll falls and comes to rest, then the
+    /// pose blends back to the animation (a standing frame of the walk) as
+    /// the weight eases from 1 to 0 over one second: every frame's joints
+    /// turn by a bounded angle (no pop), and the last frame is the
+    /// animation bit for bit.
+    #[test]
+    fn ragdoll_falls_then_blends_back_up_to_the_animation() {
+        let (h, models) = humanoid();
+        let view = h.skeleton.view();
+        let desc = raised(RagdollDesc::humanoid(&view), 1.0);
+        let mut r = Ragdoll::new(&view, &models, &desc).unwrap();
+        let anim = walk_frame(&h, 0);
+        for _ in 0..(3.0 / DT) as usize {
+            r.step(DT).unwrap();
+        }
+        let mut previous = anim.clone();
+        r.write_pose(&mut previous, Blend::Global(1.0)).unwrap();
+        let lying = get_joint(&previous, 0).unwrap();
+        assert!(lying.translation.y < 0.5, "fell: {:?}", lying.translation);
+        let frames = (1.0 / DT) as usize;
+        let mut worst = 0.0f32;
+        for f in 1..=frames {
+            r.step(DT).unwrap();
+            let u = f as f32 / frames as f32;
+            let weight = 1.0 - u * u * (3.0 - 2.0 * u);
+            let mut out = anim.clone();
+            r.write_pose(&mut out, Blend::Global(weight)).unwrap();
+            for j in 0..view.joint_count() {
+                let (a, b) = (
+                    get_joint(&previous, j).unwrap(),
+                    get_joint(&out, j).unwrap(),
+                );
+                worst = worst.max(a.rotation.angle_between(b.rotation));
+            }
+            previous = out;
+        }
+        // A smoothstep over 60 frames turns a joint by at most 1.5 / 60 of
+        // its lying-to-standing angle (at most pi) per frame, plus the
+        // bodies' own settling.
+        assert!(worst < 0.1, "largest turn in one frame: {worst} rad");
+        assert_eq!(
+            bytemuck::cast_slice::<_, u8>(&previous),
+            bytemuck::cast_slice::<_, u8>(&anim)
+        );
+    }
+
     /// Falls, is driven, is hit: the final pose's bits.
     fn scripted_run(h: &Humanoid, models: &[Mat4]) -> Vec<u32> {
         let view = h.skeleton.view();

@@ -113,6 +113,44 @@ impl Assets {
         let skel = self.humanoid.skeleton.view();
         skel.find_joint(name).expect("a humanoid joint")
     }
+
+    /// The walk at `t` seconds through the C ABI: `sinew_clip_sample` into
+    /// `local`, then `sinew_skeleton_local_to_model` into `models`.
+    fn walk_pose(
+        &self,
+        t: f32,
+        local: &mut [SoaTransform],
+        models: &mut [Mat4],
+    ) -> Result<(), Failed> {
+        let (blocks, joints) = (self.blocks(), self.joints());
+        assert!(local.len() == blocks && models.len() == joints);
+        // SAFETY: the handles were loaded from containers that outlive
+        // them; `local` has `blocks` blocks and `models` `joints` matrices
+        // (checked above), and the two do not overlap.
+        unsafe {
+            ok(
+                "sinew_clip_sample",
+                sinew_clip_sample(
+                    &self.walk,
+                    t,
+                    SINEW_TIME_LOOP,
+                    local.as_mut_ptr().cast(),
+                    blocks,
+                ),
+            )?;
+            ok(
+                "sinew_skeleton_local_to_model",
+                sinew_skeleton_local_to_model(
+                    &self.skeleton,
+                    local.as_ptr().cast(),
+                    blocks,
+                    std::ptr::null(),
+                    models.as_mut_ptr().cast(),
+                    joints,
+                ),
+            )
+        }
+    }
 }
 
 fn empty_clip() -> sinew_clip {
@@ -413,27 +451,7 @@ pub fn skinning_allocates_nothing() {
         // influences, the palettes `joints` entries, the strided buffers
         // `n * STRIDE` floats), and outputs are distinct from inputs.
         unsafe {
-            ok(
-                "sinew_clip_sample",
-                sinew_clip_sample(
-                    &a.walk,
-                    t,
-                    SINEW_TIME_LOOP,
-                    local.as_mut_ptr().cast(),
-                    blocks,
-                ),
-            )?;
-            ok(
-                "sinew_skeleton_local_to_model",
-                sinew_skeleton_local_to_model(
-                    &a.skeleton,
-                    local.as_ptr().cast(),
-                    blocks,
-                    std::ptr::null(),
-                    models.as_mut_ptr().cast(),
-                    joints,
-                ),
-            )?;
+            a.walk_pose(t, &mut local, &mut models)?;
             ok(
                 "sinew_skin_lbs_palette_prepared",
                 sinew_skin_lbs_palette_prepared(
@@ -596,27 +614,7 @@ pub fn ik_allocates_nothing() {
         // states are locals or captured buffers.
         unsafe {
             let pose_at = |local: &mut Vec<SoaTransform>, models: &mut Vec<Mat4>| {
-                ok(
-                    "sinew_clip_sample",
-                    sinew_clip_sample(
-                        &a.walk,
-                        t,
-                        SINEW_TIME_LOOP,
-                        local.as_mut_ptr().cast(),
-                        blocks,
-                    ),
-                )?;
-                ok(
-                    "sinew_skeleton_local_to_model",
-                    sinew_skeleton_local_to_model(
-                        &a.skeleton,
-                        local.as_ptr().cast(),
-                        blocks,
-                        std::ptr::null(),
-                        models.as_mut_ptr().cast(),
-                        joints,
-                    ),
-                )
+                a.walk_pose(t, local, models)
             };
             pose_at(&mut local, &mut models)?;
             let pose = sinew_ik_pose {
@@ -828,16 +826,7 @@ pub fn secondary_motion_allocates_nothing() {
                     1.0 / 60.0,
                 ),
             )?;
-            ok(
-                "sinew_clip_sample",
-                sinew_clip_sample(
-                    &a.walk,
-                    t,
-                    SINEW_TIME_LOOP,
-                    local.as_mut_ptr().cast(),
-                    blocks,
-                ),
-            )?;
+            a.walk_pose(t, &mut local, &mut models)?;
             ok(
                 "sinew_pd_step",
                 sinew_pd_step(
@@ -853,17 +842,6 @@ pub fn secondary_motion_allocates_nothing() {
                     pd_out.as_mut_ptr().cast(),
                     blocks,
                     &mut steps,
-                ),
-            )?;
-            ok(
-                "sinew_skeleton_local_to_model",
-                sinew_skeleton_local_to_model(
-                    &a.skeleton,
-                    local.as_ptr().cast(),
-                    blocks,
-                    std::ptr::null(),
-                    models.as_mut_ptr().cast(),
-                    joints,
                 ),
             )?;
             let pose = sinew_ik_pose {

@@ -228,26 +228,16 @@ impl<'a> Cloth<'a> {
                     what: "constraint joins a particle to itself",
                 });
             }
-            if !c.rest.is_finite() {
-                return Err(Error::NonFinite {
-                    what: "constraint rest length",
-                });
-            }
-            if c.rest < 0.0 {
-                return Err(Error::InvalidParameter {
-                    what: "constraint rest length must not be negative",
-                });
-            }
-            if !c.compliance.is_finite() {
-                return Err(Error::NonFinite {
-                    what: "constraint compliance",
-                });
-            }
-            if c.compliance < 0.0 {
-                return Err(Error::InvalidParameter {
-                    what: "constraint compliance must not be negative",
-                });
-            }
+            finite_non_negative(
+                c.rest,
+                "constraint rest length",
+                "constraint rest length must not be negative",
+            )?;
+            finite_non_negative(
+                c.compliance,
+                "constraint compliance",
+                "constraint compliance must not be negative",
+            )?;
         }
         for p in pins {
             let Some(&w) = inv_mass.get(p.particle as usize) else {
@@ -549,35 +539,37 @@ pub struct Grid {
     pub compliance: Compliance,
 }
 
+/// `v` finite (else [`Error::NonFinite`] naming `what`) and not negative
+/// (else [`Error::InvalidParameter`] with `negative`).
+fn finite_non_negative(v: f32, what: &'static str, negative: &'static str) -> Result<(), Error> {
+    if !v.is_finite() {
+        return Err(Error::NonFinite { what });
+    }
+    if v < 0.0 {
+        return Err(Error::InvalidParameter { what: negative });
+    }
+    Ok(())
+}
+
 /// Every inverse mass finite and not negative.
 fn check_inv_masses(inv_mass: &[f32]) -> Result<(), Error> {
     for &w in inv_mass {
-        if !w.is_finite() {
-            return Err(Error::NonFinite {
-                what: "particle inverse mass",
-            });
-        }
-        if w < 0.0 {
-            return Err(Error::InvalidParameter {
-                what: "particle inverse mass must not be negative",
-            });
-        }
+        finite_non_negative(
+            w,
+            "particle inverse mass",
+            "particle inverse mass must not be negative",
+        )?;
     }
     Ok(())
 }
 
 fn check_compliance(c: &Compliance) -> Result<(), Error> {
     for v in [c.structural, c.shear, c.bend] {
-        if !v.is_finite() {
-            return Err(Error::NonFinite {
-                what: "constraint compliance",
-            });
-        }
-        if v < 0.0 {
-            return Err(Error::InvalidParameter {
-                what: "constraint compliance must not be negative",
-            });
-        }
+        finite_non_negative(
+            v,
+            "constraint compliance",
+            "constraint compliance must not be negative",
+        )?;
     }
     Ok(())
 }
@@ -859,16 +851,7 @@ pub fn build_tethers(
             });
         }
     }
-    if !slack.is_finite() {
-        return Err(Error::NonFinite {
-            what: "tether slack",
-        });
-    }
-    if slack < 0.0 {
-        return Err(Error::InvalidParameter {
-            what: "tether slack must not be negative",
-        });
-    }
+    finite_non_negative(slack, "tether slack", "tether slack must not be negative")?;
     check_inv_masses(inv_mass)?;
     if !(all_finite(&x[..n]) && all_finite(&y[..n]) && all_finite(&z[..n])) {
         return Err(Error::NonFinite {

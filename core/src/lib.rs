@@ -36,6 +36,7 @@ pub mod ik;
 pub mod math;
 pub mod mesh;
 pub mod mix;
+pub mod player;
 pub mod prelude;
 pub mod procedural;
 pub mod secondary;

@@ -4,7 +4,11 @@
 //! - [`playhead`]: one clip's time advanced frame by frame in loop, clamp or
 //!   ping-pong mode, and the [`Advance`] it took (wraps, bounces, direction),
 //!   which triggers an event track and yields the root motion along it.
+//! - [`fade`]: the sources playing and their weights through cross-fades
+//!   (interruptible without a pop) and inertialized switches.
 
+pub mod fade;
 pub mod playhead;
 
+pub use fade::{Blend, FadeCurve, Fader, Transition};
 pub use playhead::{Advance, PlayMode, Playhead};

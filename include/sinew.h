@@ -160,6 +160,15 @@
 // Skinning method: a per-vertex mix of LBS and DQS (both palettes).
 #define SINEW_SKIN_MIXED 2
 
+// Edge kind: an instant event was passed.
+#define SINEW_EDGE_INSTANT 0
+
+// Edge kind: the playhead entered a range event (its start forwards, its end backwards).
+#define SINEW_EDGE_ENTER 1
+
+// Edge kind: the playhead left a range event (its end forwards, its start backwards).
+#define SINEW_EDGE_LEAVE 2
+
 // Result of every fallible C function.
 //
 // `SINEW_STATUS_OK` is 0; failures use their own range (7101–7199) so they
@@ -867,6 +876,66 @@ typedef struct sinew_strided_target {
   // Where the attributes go in a vertex of `data`.
   struct sinew_vertex_layout layout;
 } sinew_strided_target;
+
+// One event: an instant (`start == end`) or a range (`start < end`), in
+// seconds within the clip, named by `name_len` bytes at `name_offset` of
+// the track's name table (0 for an unnamed event).
+typedef struct sinew_event {
+  // Start time, seconds.
+  float start;
+  // End time, seconds, `>= start`.
+  float end;
+  // The caller's id, reported with each edge.
+  uint32_t id;
+  // Byte offset of the name in the name table.
+  uint32_t name_offset;
+  // Byte length of the name.
+  uint32_t name_len;
+} sinew_event;
+
+// An event track over caller memory, which must stay alive and unchanged
+// during each call that reads it.
+typedef struct sinew_event_track {
+  // Length of the clip cycle, seconds, finite and `> 0`.
+  float duration;
+  // Events sorted by start time, each within `[0, duration]`.
+  const struct sinew_event *events;
+  // Number of events.
+  size_t event_count;
+  // UTF-8 name table (NULL with length 0 when no event is named).
+  const uint8_t *names;
+  // Bytes in the name table.
+  size_t names_len;
+  // Indices of the range events sorted by end time, as
+  // `sinew_event_sort_range_ends` writes them.
+  const uint32_t *ranges;
+  // Number of range events.
+  size_t range_count;
+} sinew_event_track;
+
+// One edge crossing reported by triggering.
+typedef struct sinew_edge {
+  // Index of the event in the track.
+  uint32_t event;
+  // The event's id.
+  uint32_t id;
+  // Time of the edge within the clip, seconds: the event's start or end.
+  float time;
+  // Clip cycle of the crossing (always 0 when clamped).
+  int32_t cycle;
+  // `SINEW_EDGE_INSTANT`, `SINEW_EDGE_ENTER` or `SINEW_EDGE_LEAVE`.
+  uint32_t kind;
+  // 1 when the playhead crossed the edge going forwards, else 0.
+  uint32_t forward;
+} sinew_edge;
+
+// How many edges a triggering call wrote and how many did not fit.
+typedef struct sinew_triggered {
+  // Edges written to the front of the output buffer, in play order.
+  uint64_t written;
+  // Edges crossed after those that did not fit.
+  uint64_t dropped;
+} sinew_triggered;
 
 #ifdef __cplusplus
 extern "C" {
@@ -1887,6 +1956,49 @@ sinew_status sinew_skin_strided(const struct sinew_skin_palette *palette,
 // `4 · vertex_count` entries.
 sinew_status sinew_skin_check_influences(const struct sinew_skin_mesh *mesh,
                                          size_t joint_count);
+
+// Writes into `out` the indices of the range events (`start < end`) of
+// `events`, sorted by end time and then index: the `ranges` of a
+// `sinew_event_track`. `*written` is how many (set-up time: quadratic in
+// the worst case).
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH, BUFFER_TOO_SMALL (fewer
+// entries than range events), CAPACITY_EXCEEDED. `out` and `*written` are
+// untouched on error.
+//
+// # Safety
+// `events` has `event_count` entries, `out` has `out_len` entries and
+// `written` is NULL or writable.
+sinew_status sinew_event_sort_range_ends(const struct sinew_event *events,
+                                         size_t event_count,
+                                         uint32_t *out,
+                                         size_t out_len,
+                                         size_t *written);
+
+// Reports the edges of `track` crossed by play from `from` to `to`
+// seconds, in play order, each crossing exactly once over a chain of
+// calls. `mode` is `SINEW_TIME_LOOP` (times unwrapped: a call may cross
+// the loop point any number of times, either way) or `SINEW_TIME_CLAMP`
+// (times clamped to the clip). At most `out_len` edges are written; the
+// rest are counted in `result->dropped`.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH, INVALID_ARGUMENT (a NaN
+// or infinite time, an unknown mode, an invalid track: events unsorted or
+// outside the clip, a name outside the table, ranges not as
+// `sinew_event_sort_range_ends` writes them). `out` and `*result` are
+// untouched on error.
+//
+// # Safety
+// `track` points to a `sinew_event_track` whose pointers are valid for
+// their lengths; `out` has `out_len` writable entries; `result` is
+// writable.
+sinew_status sinew_event_trigger(const struct sinew_event_track *track,
+                                 float from,
+                                 float to,
+                                 uint32_t mode,
+                                 struct sinew_edge *out,
+                                 size_t out_len,
+                                 struct sinew_triggered *result);
 
 #ifdef __cplusplus
 }  // extern "C"

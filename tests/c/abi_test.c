@@ -1997,6 +1997,98 @@ static void secondary(void) {
   spring_chains();
 }
 
+/* Event tracks: triggering across a loop wrap, backwards, into a short
+ * buffer, and every bad input. */
+static void events(void) {
+  static const char names[] = "stepswing";
+  sinew_event ev[3] = {
+      {0.0f, 0.0f, 10, 0, 0},
+      {0.2f, 0.8f, 12, 4, 5},
+      {0.5f, 0.5f, 11, 0, 4},
+  };
+  uint32_t ranges[1];
+  size_t n = 99;
+  CHECK(sinew_event_sort_range_ends(ev, 3, ranges, 0, &n), SINEW_STATUS_BUFFER_TOO_SMALL);
+  CHECK(sinew_event_sort_range_ends(ev, 3, ranges, 1, &n), SINEW_STATUS_OK);
+  if (n != 1 || ranges[0] != 1) {
+    fprintf(stderr, "sort_range_ends wrote %zu entries\n", n);
+    exit(1);
+  }
+  sinew_event_track track = {1.0f, ev, 3, (const uint8_t *)names, 9, ranges, 1};
+  sinew_edge out[8];
+  sinew_triggered r;
+  /* 0.9 -> 2.1 looping: 1.0 (id 10), 1.2 enter, 1.5 (id 11), 1.8 leave, 2.0 (id 10). */
+  CHECK(sinew_event_trigger(&track, 0.9f, 2.1f, SINEW_TIME_LOOP, out, 8, &r), SINEW_STATUS_OK);
+  const uint32_t ids[5] = {10, 12, 11, 12, 10};
+  const uint32_t kinds[5] = {SINEW_EDGE_INSTANT, SINEW_EDGE_ENTER, SINEW_EDGE_INSTANT,
+                             SINEW_EDGE_LEAVE, SINEW_EDGE_INSTANT};
+  const int32_t cycles[5] = {1, 1, 1, 1, 2};
+  if (r.written != 5 || r.dropped != 0) {
+    fprintf(stderr, "trigger wrote %llu, dropped %llu\n", (unsigned long long)r.written,
+            (unsigned long long)r.dropped);
+    exit(1);
+  }
+  for (int i = 0; i < 5; i++) {
+    if (out[i].id != ids[i] || out[i].kind != kinds[i] || out[i].cycle != cycles[i] ||
+        out[i].forward != 1) {
+      fprintf(stderr, "edge %d: id %u kind %u cycle %d forward %u\n", i, out[i].id, out[i].kind,
+              out[i].cycle, out[i].forward);
+      exit(1);
+    }
+  }
+  /* Backwards over the same span: the reverse order, a range's end entered. */
+  CHECK(sinew_event_trigger(&track, 2.1f, 0.9f, SINEW_TIME_LOOP, out, 8, &r), SINEW_STATUS_OK);
+  if (r.written != 5 || out[0].id != 10 || out[1].kind != SINEW_EDGE_ENTER || out[1].id != 12 ||
+      out[0].forward != 0) {
+    fprintf(stderr, "backwards trigger wrong\n");
+    exit(1);
+  }
+  /* A short buffer keeps the first edges and counts the rest. */
+  CHECK(sinew_event_trigger(&track, 0.9f, 2.1f, SINEW_TIME_LOOP, out, 3, &r), SINEW_STATUS_OK);
+  if (r.written != 3 || r.dropped != 2 || out[2].id != 11) {
+    fprintf(stderr, "short buffer: %llu + %llu\n", (unsigned long long)r.written,
+            (unsigned long long)r.dropped);
+    exit(1);
+  }
+  /* Clamped: nothing repeats. */
+  CHECK(sinew_event_trigger(&track, 0.9f, 2.1f, SINEW_TIME_CLAMP, out, 8, &r), SINEW_STATUS_OK);
+  if (r.written != 0) {
+    fprintf(stderr, "clamped trigger past the end wrote %llu\n", (unsigned long long)r.written);
+    exit(1);
+  }
+  sinew_triggered keep = {77, 77};
+  CHECK(sinew_event_trigger(&track, NAN, 1.0f, SINEW_TIME_LOOP, out, 8, &keep),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_event_trigger(&track, 0.0f, 1.0f, 7, out, 8, &keep), SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_event_trigger(&track, 0.0f, 1.0f, SINEW_TIME_LOOP, out, 8, NULL),
+        SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_event_trigger(NULL, 0.0f, 1.0f, SINEW_TIME_LOOP, out, 8, &keep),
+        SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_event_trigger(&track, 0.0f, 1.0f, SINEW_TIME_LOOP, NULL, 8, &keep),
+        SINEW_STATUS_NULL_PARAMETER);
+  sinew_event_track bad = track;
+  bad.range_count = 0; /* the range event is missing from `ranges` */
+  CHECK(sinew_event_trigger(&bad, 0.0f, 1.0f, SINEW_TIME_LOOP, out, 8, &keep),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  bad = track;
+  bad.names_len = 6; /* "swing" runs past the table */
+  CHECK(sinew_event_trigger(&bad, 0.0f, 1.0f, SINEW_TIME_LOOP, out, 8, &keep),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  sinew_event unsorted[3] = {ev[2], ev[0], ev[1]};
+  bad = track;
+  bad.events = unsorted;
+  CHECK(sinew_event_trigger(&bad, 0.0f, 1.0f, SINEW_TIME_LOOP, out, 8, &keep),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  bad = track;
+  bad.duration = NAN;
+  CHECK(sinew_event_trigger(&bad, 0.0f, 1.0f, SINEW_TIME_LOOP, out, 8, &keep),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  if (keep.written != 77 || keep.dropped != 77) {
+    fprintf(stderr, "a failed trigger wrote its result\n");
+    exit(1);
+  }
+}
+
 int main(int argc, char **argv) {
   printf("version %s\n", sinew_version());
   if (sinew_version_number() != SINEW_VERSION_NUMBER ||
@@ -2011,6 +2103,7 @@ int main(int argc, char **argv) {
   bad_input();
   ik();
   secondary();
+  events();
   if (argc > 1) compressed(argv[1]);
   if (argc > 2) mesh_file(argv[2]);
   printf("checks %u\n", checks);

@@ -33,6 +33,7 @@ pub mod pose;
 pub mod secondary;
 pub mod skeleton;
 pub mod skin;
+pub mod track;
 
 pub use clip::*;
 pub use ik::*;
@@ -45,3 +46,4 @@ pub use status::{
     sinew_status, sinew_status_string, sinew_version, sinew_version_number, SINEW_VERSION_MAJOR,
     SINEW_VERSION_MINOR, SINEW_VERSION_NUMBER, SINEW_VERSION_PATCH,
 };
+pub use track::*;

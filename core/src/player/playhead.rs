@@ -11,7 +11,7 @@ use crate::clip::{ClipSource, TimeMode};
 use crate::error::Error;
 use crate::mix::root_motion::{root_motion, rotate_y, wrap_angle, RootMotion};
 use crate::soa::SoaTransform;
-use crate::track::event::{Edge, EventTrack, Triggered};
+use crate::track::event::{Edge, EdgeBuffer, EventTrack, Triggered};
 
 /// How play continues past a clip's ends.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -298,6 +298,18 @@ impl Advance {
     /// [`Error::InvalidParameter`] when `track`'s duration differs from the
     /// advance's; nothing is written then.
     pub fn trigger(&self, track: &EventTrack<'_>, out: &mut [Edge]) -> Result<Triggered, Error> {
+        self.trigger_into(track, out)
+    }
+
+    /// [`Self::trigger`] into any [`EdgeBuffer`].
+    ///
+    /// # Errors
+    /// As [`Self::trigger`].
+    pub fn trigger_into<B: EdgeBuffer + ?Sized>(
+        &self,
+        track: &EventTrack<'_>,
+        out: &mut B,
+    ) -> Result<Triggered, Error> {
         if track.duration() != self.duration {
             return Err(Error::InvalidParameter {
                 what: "event track duration differs from the clip's",
@@ -305,9 +317,11 @@ impl Advance {
         }
         let d = self.duration;
         match self.mode {
-            PlayMode::Loop if d > 0.0 => track.trigger_wrapped(self.from, self.to, self.turns, out),
+            PlayMode::Loop if d > 0.0 => {
+                track.trigger_wrapped_into(self.from, self.to, self.turns, out)
+            }
             PlayMode::Loop | PlayMode::Clamp => {
-                track.trigger(self.from, self.to, TimeMode::Clamp, out)
+                track.trigger_into(self.from, self.to, TimeMode::Clamp, out)
             }
             PlayMode::PingPong => self.trigger_bounces(track, out),
         }
@@ -316,16 +330,20 @@ impl Advance {
     /// Ping-pong: one clamped triggering per leg between bounces. The legs
     /// between the first and last bounce each cross every edge, so past the
     /// buffer they are counted, not walked.
-    fn trigger_bounces(
+    fn trigger_bounces<B: EdgeBuffer + ?Sized>(
         &self,
         track: &EventTrack<'_>,
-        out: &mut [Edge],
+        out: &mut B,
     ) -> Result<Triggered, Error> {
         let d = self.duration;
-        let capacity = out.len();
+        let capacity = out.capacity();
         let mut total = Triggered::default();
         let mut add = |from: f32, to: f32, total: &mut Triggered| -> Result<(), Error> {
-            let t = track.trigger(from, to, TimeMode::Clamp, &mut out[total.written..])?;
+            let mut rest = After {
+                inner: &mut *out,
+                start: total.written,
+            };
+            let t = track.trigger_into(from, to, TimeMode::Clamp, &mut rest)?;
             total.written += t.written;
             total.dropped = total.dropped.saturating_add(t.dropped);
             Ok(())
@@ -390,6 +408,23 @@ impl Advance {
         } else {
             Ok(inverse(root_motion(clip, root, b, a, rest, scratch)?))
         }
+    }
+}
+
+/// The slots of a buffer from `start` on: where one leg of a ping-pong
+/// writes after the legs before it.
+struct After<'a, B: EdgeBuffer + ?Sized> {
+    inner: &'a mut B,
+    start: usize,
+}
+
+impl<B: EdgeBuffer + ?Sized> EdgeBuffer for After<'_, B> {
+    fn capacity(&self) -> usize {
+        self.inner.capacity().saturating_sub(self.start)
+    }
+
+    fn put(&mut self, i: usize, edge: Edge) {
+        self.inner.put(self.start + i, edge);
     }
 }
 

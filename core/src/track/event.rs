@@ -444,6 +444,21 @@ impl<'a> EventTrack<'a> {
         mode: TimeMode,
         out: &mut [Edge],
     ) -> Result<Triggered, Error> {
+        self.trigger_into(from, to, mode, out)
+    }
+
+    /// [`Self::trigger`] into any [`EdgeBuffer`] (a C array of another edge
+    /// type, a ring buffer).
+    ///
+    /// # Errors
+    /// As [`Self::trigger`].
+    pub fn trigger_into<B: EdgeBuffer + ?Sized>(
+        &self,
+        from: f32,
+        to: f32,
+        mode: TimeMode,
+        out: &mut B,
+    ) -> Result<Triggered, Error> {
         if !(from.is_finite() && to.is_finite()) {
             return Err(Error::NonFinite {
                 what: "trigger time",
@@ -482,6 +497,20 @@ impl<'a> EventTrack<'a> {
         to: f32,
         loops: i32,
         out: &mut [Edge],
+    ) -> Result<Triggered, Error> {
+        self.trigger_wrapped_into(from, to, loops, out)
+    }
+
+    /// [`Self::trigger_wrapped`] into any [`EdgeBuffer`].
+    ///
+    /// # Errors
+    /// As [`Self::trigger_wrapped`].
+    pub fn trigger_wrapped_into<B: EdgeBuffer + ?Sized>(
+        &self,
+        from: f32,
+        to: f32,
+        loops: i32,
+        out: &mut B,
     ) -> Result<Triggered, Error> {
         if !(from.is_finite() && to.is_finite()) {
             return Err(Error::NonFinite {
@@ -530,7 +559,14 @@ impl<'a> EventTrack<'a> {
     }
 
     /// Loop-mode triggering between normalised positions.
-    fn run_loop(&self, ca: i64, xa: f32, cb: i64, xb: f32, out: &mut [Edge]) -> Triggered {
+    fn run_loop<B: EdgeBuffer + ?Sized>(
+        &self,
+        ca: i64,
+        xa: f32,
+        cb: i64,
+        xb: f32,
+        out: &mut B,
+    ) -> Triggered {
         let mut sink = Sink::new(out);
         let forward = (cb, xb) > (ca, xa);
         if (cb, xb) == (ca, xa) || self.events.is_empty() {
@@ -589,7 +625,7 @@ impl<'a> EventTrack<'a> {
     }
 
     /// Clamp-mode triggering between times in `[0, duration]`.
-    fn run_clamp(&self, a: f32, b: f32, out: &mut [Edge]) -> Triggered {
+    fn run_clamp<B: EdgeBuffer + ?Sized>(&self, a: f32, b: f32, out: &mut B) -> Triggered {
         let mut sink = Sink::new(out);
         if a == b {
             return sink.done();
@@ -634,7 +670,14 @@ impl<'a> EventTrack<'a> {
     }
 
     /// Writes the edges in `[lo, hi)` of cycle `cycle` in play order.
-    fn emit(&self, lo: f32, hi: f32, cycle: i64, forward: bool, sink: &mut Sink<'_>) {
+    fn emit(
+        &self,
+        lo: f32,
+        hi: f32,
+        cycle: i64,
+        forward: bool,
+        sink: &mut Sink<'_, impl EdgeBuffer + ?Sized>,
+    ) {
         let (s0, s1, r0, r1) = self.bounds(lo, hi);
         let cycle = i32::try_from(cycle).unwrap_or(if cycle < 0 { i32::MIN } else { i32::MAX });
         let (mut i, mut j) = if forward { (s0, r0) } else { (s1, r1) };
@@ -727,15 +770,39 @@ fn loop_window(k: i64, span: i64, lo_x: f32, hi_x: f32, d: f32) -> Option<(f32, 
     (lo < hi).then_some((lo, hi))
 }
 
+/// Where triggering writes its edges: a fixed number of slots filled from
+/// the front. `[Edge]` is one; a C binding implements it over its own edge
+/// type, converting each edge as it is written.
+pub trait EdgeBuffer {
+    /// Number of slots.
+    fn capacity(&self) -> usize;
+    /// Writes `edge` into slot `i` (`i < capacity()`).
+    fn put(&mut self, i: usize, edge: Edge);
+}
+
+impl EdgeBuffer for [Edge] {
+    #[inline]
+    fn capacity(&self) -> usize {
+        self.len()
+    }
+
+    #[inline]
+    fn put(&mut self, i: usize, edge: Edge) {
+        if let Some(slot) = self.get_mut(i) {
+            *slot = edge;
+        }
+    }
+}
+
 /// The output buffer of one call.
-struct Sink<'o> {
-    out: &'o mut [Edge],
+struct Sink<'o, B: EdgeBuffer + ?Sized> {
+    out: &'o mut B,
     written: usize,
     dropped: u64,
 }
 
-impl<'o> Sink<'o> {
-    fn new(out: &'o mut [Edge]) -> Self {
+impl<'o, B: EdgeBuffer + ?Sized> Sink<'o, B> {
+    fn new(out: &'o mut B) -> Self {
         Sink {
             out,
             written: 0,
@@ -745,13 +812,13 @@ impl<'o> Sink<'o> {
 
     #[inline]
     fn full(&self) -> bool {
-        self.written >= self.out.len()
+        self.written >= self.out.capacity()
     }
 
     #[inline]
     fn push(&mut self, e: Edge) {
-        if let Some(slot) = self.out.get_mut(self.written) {
-            *slot = e;
+        if self.written < self.out.capacity() {
+            self.out.put(self.written, e);
             self.written += 1;
         } else {
             self.dropped = self.dropped.saturating_add(1);

@@ -307,6 +307,17 @@ pub struct Axes<'a> {
     pub decimals: (usize, usize),
 }
 
+/// Points and short segments drawn over a [`line_chart_with_marks`]: the
+/// keys of a keyframe curve (dots) and its tangents (segments).
+pub struct Marks<'a> {
+    /// Legend entry and colour.
+    pub key: Key<'a>,
+    /// Dots, in chart units.
+    pub points: Vec<(f32, f32)>,
+    /// Segments from one end to the other, in chart units.
+    pub segments: Vec<[(f32, f32); 2]>,
+}
+
 /// A line chart on `area`: title, axes with names and tick values, a light
 /// grid, `curves` (dashed ones on top), and a legend with each
 /// curve's text to the right of the plot.
@@ -314,8 +325,26 @@ pub struct Axes<'a> {
 /// # Errors
 /// An empty range or a drawing error.
 pub fn line_chart(area: &Area<'_>, axes: &Axes<'_>, curves: &[Curve<'_>]) -> Res<()> {
+    line_chart_with_marks(area, axes, curves, &[])
+}
+
+/// [`line_chart`] with `marks` drawn over the curves (segments 2 pixels
+/// wide, dots of radius 4) and named in the legend after them.
+///
+/// # Errors
+/// An empty range or a drawing error.
+pub fn line_chart_with_marks(
+    area: &Area<'_>,
+    axes: &Axes<'_>,
+    curves: &[Curve<'_>],
+    marks: &[Marks<'_>],
+) -> Res<()> {
     let size = 15;
-    let keys: Vec<Key<'_>> = curves.iter().map(|c| c.key).collect();
+    let keys: Vec<Key<'_>> = curves
+        .iter()
+        .map(|c| c.key)
+        .chain(marks.iter().map(|m| m.key))
+        .collect();
     let mut legend_w = 0;
     for k in &keys {
         legend_w = legend_w.max(text_width(k.text, size)?);
@@ -366,6 +395,16 @@ pub fn line_chart(area: &Area<'_>, axes: &Axes<'_>, curves: &[Curve<'_>]) -> Res
         } else {
             chart.draw_series(LineSeries::new(c.points.iter().copied(), style))?;
         }
+    }
+    for m in marks {
+        let line = m.key.colour.stroke_width(2);
+        chart.draw_series(
+            m.segments
+                .iter()
+                .map(|s| PathElement::new(s.to_vec(), line)),
+        )?;
+        let dot = m.key.colour.filled();
+        chart.draw_series(m.points.iter().map(|&p| Circle::new(p, 4, dot)))?;
     }
     legend(&side, &keys, (8, 2 * size as i32 + 20), size)
 }

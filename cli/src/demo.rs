@@ -736,8 +736,27 @@ pub struct PlotArgs {
     #[arg(long, default_value_t = 1.5)]
     pub seconds: f32,
     /// Output PNG.
-    #[arg(short, long)]
-    pub output: std::path::PathBuf,
+    #[arg(short, long, required_unless_present = "list")]
+    pub output: Option<std::path::PathBuf>,
+    /// Chart keyframe curves instead of a transition: the animation
+    /// channels of a glTF/GLB file or the tracks of an ozz track archive,
+    /// as the file holds them (keys, CUBICSPLINE tangents, the curve
+    /// sampled densely). Without FILE: a built-in CUBICSPLINE and STEP
+    /// example.
+    #[arg(long, value_name = "FILE", num_args = 0..=1)]
+    pub curve: Option<Option<std::path::PathBuf>>,
+    /// With --curve FILE: the curve to draw, `<node name or index>/<path>`
+    /// (path: translation, rotation, scale, weights/<target>) or an ozz
+    /// track's name or index, optionally `/<component>` (x, y, z, w or an index).
+    #[arg(long, requires = "curve")]
+    pub channel: Option<String>,
+    /// With --curve FILE: the glTF animation (name or index) to take the
+    /// channel from (default: the first that has it).
+    #[arg(long, requires = "curve")]
+    pub animation: Option<String>,
+    /// With --curve: list the curves (per animation) instead of drawing.
+    #[arg(long, requires = "curve")]
+    pub list: bool,
 }
 
 /// `--memory-budget`'s default, in MiB: the importers' own
@@ -996,6 +1015,20 @@ pub fn mix_command(args: &MixArgs, out: &dyn Fn(&str)) -> Res<()> {
 /// # Errors
 /// Loading, unknown clip or joint names, any core error, writing the PNG.
 pub fn plot_command(args: &PlotArgs, out: &dyn Fn(&str)) -> Res<()> {
+    if let Some(file) = &args.curve {
+        let req = crate::curves::CurveRequest {
+            file: file.as_deref(),
+            channel: args.channel.as_deref(),
+            animation: args.animation.as_deref(),
+            list: args.list,
+            output: args.output.as_ref(),
+        };
+        return crate::curves::plot_curve_command(&req, out);
+    }
+    let output = args
+        .output
+        .as_ref()
+        .ok_or("plot needs -o/--output for the PNG")?;
     let (skeleton, clips, source, _) =
         load(&args.files, args.rate, args.bvh_scale, args.memory_budget)?;
     let skel = skeleton.view();
@@ -1059,11 +1092,11 @@ pub fn plot_command(args: &PlotArgs, out: &dyn Fn(&str)) -> Res<()> {
         clips[from].name, clips[to].name, args.switch, args.blend
     );
     let png = draw_curves(&c, &opts, &title)?;
-    png.save_png(&args.output)
-        .map_err(|e| format!("cannot write {}: {e}", args.output.display()))?;
+    png.save_png(output)
+        .map_err(|e| format!("cannot write {}: {e}", output.display()))?;
     out(&format!(
         "wrote {} ({source}: {jn} pitch, {:?} -> {:?} at {} s, T = {} s, {}x{} px)",
-        args.output.display(),
+        output.display(),
         clips[from].name,
         clips[to].name,
         args.switch,

@@ -854,3 +854,108 @@ fn secondary_strip_shows_springs_cloth_and_a_pushed_ragdoll() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A glTF file (and its .bin) with one node `arm`: a CUBICSPLINE
+/// translation and a STEP rotation channel.
+fn write_curve_gltf() -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sinew-curve-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut bin: Vec<u8> = Vec::new();
+    let f32s = |bin: &mut Vec<u8>, v: &[f32]| v.iter().for_each(|x| bin.extend(x.to_le_bytes()));
+    f32s(&mut bin, &[0.0, 0.5, 1.25]); // 0: key times
+    #[rustfmt::skip]
+    f32s(&mut bin, &[
+        0.0, 0.0, 0.0,  0.0, 1.0, 0.0,  1.0, 0.0, 0.0,
+        0.0, 2.0, 0.0,  0.5, 1.5, 0.0,  0.0, -1.0, 0.5,
+        1.0, 0.0, 0.0,  1.0, 0.5, 0.25, 0.0, 0.0, 0.0,
+    ]); // 12: translation triplets
+    #[rustfmt::skip]
+    f32s(&mut bin, &[
+        0.0, 0.0, 0.0, 1.0,
+        0.0, 0.6, 0.0, 0.8,
+        0.0, 1.0, 0.0, 0.0,
+    ]); // 120: rotations
+    std::fs::write(dir.join("arm.bin"), &bin).unwrap();
+    let json = format!(
+        r#"{{"asset":{{"version":"2.0"}},"nodes":[{{"name":"arm"}}],
+"animations":[{{"name":"wave","samplers":[{{"input":0,"output":1,"interpolation":"CUBICSPLINE"}},{{"input":0,"output":2,"interpolation":"STEP"}}],
+"channels":[{{"sampler":0,"target":{{"node":0,"path":"translation"}}}},{{"sampler":1,"target":{{"node":0,"path":"rotation"}}}}]}}],
+"buffers":[{{"uri":"arm.bin","byteLength":{}}}],
+"bufferViews":[{{"buffer":0,"byteOffset":0,"byteLength":12}},{{"buffer":0,"byteOffset":12,"byteLength":108}},{{"buffer":0,"byteOffset":120,"byteLength":48}}],
+"accessors":[{{"bufferView":0,"componentType":5126,"count":3,"type":"SCALAR","min":[0],"max":[1.25]}},
+{{"bufferView":1,"componentType":5126,"count":9,"type":"VEC3"}},
+{{"bufferView":2,"componentType":5126,"count":3,"type":"VEC4"}}]}}"#,
+        bin.len()
+    );
+    let path = dir.join("arm.gltf");
+    std::fs::write(&path, json).unwrap();
+    path
+}
+
+#[test]
+fn plot_draws_keyframe_curves_from_a_file_and_the_built_in_example() {
+    let gltf = write_curve_gltf();
+    let file = gltf.to_str().unwrap();
+    let png = gltf.with_extension("png");
+    let out = png.to_str().unwrap();
+    for channel in ["arm/translation", "0/translation/y", "arm/rotation/w"] {
+        let _ = std::fs::remove_file(&png);
+        let o = sinew(&["plot", "--curve", file, "--channel", channel, "-o", out]);
+        assert!(o.status.success(), "{channel}: {}", stderr(&o));
+        assert!(
+            stdout(&o).starts_with(&format!("wrote {out}")),
+            "{}",
+            stdout(&o)
+        );
+        assert_eq!(png_size(&png), (1000, 460));
+        assert!(has_ink(&png, 0..30), "no title");
+    }
+    let o = sinew(&["plot", "--curve", file, "--list"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("animation 0 \"wave\""), "{text}");
+    assert!(
+        text.contains("arm/translation") && text.contains("CubicSpline"),
+        "{text}"
+    );
+    assert!(
+        text.contains("arm/rotation") && text.contains("Step"),
+        "{text}"
+    );
+    let o = sinew(&["plot", "--curve", file, "--channel", "arm/scale", "-o", out]);
+    assert_one_line_error(&o, "no curve \"arm/scale\" in");
+    assert!(
+        stderr(&o).contains("(channels: arm/translation, arm/rotation)"),
+        "{}",
+        stderr(&o)
+    );
+    let o = sinew(&[
+        "plot",
+        "--curve",
+        file,
+        "--channel",
+        "arm/rotation/v",
+        "-o",
+        out,
+    ]);
+    assert_one_line_error(
+        &o,
+        "arm/rotation has no component \"v\" (components: x, y, z, w)",
+    );
+    let o = sinew(&["plot", "--curve", file, "-o", out]);
+    assert_one_line_error(
+        &o,
+        "needs --channel (channels: arm/translation, arm/rotation)",
+    );
+    // Without a file: the built-in CUBICSPLINE and STEP example.
+    let _ = std::fs::remove_file(&png);
+    let o = sinew(&["plot", "--curve", "-o", out]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("example/cubic and example/step"),
+        "{}",
+        stdout(&o)
+    );
+    assert_eq!(png_size(&png), (1000, 460));
+    let _ = std::fs::remove_dir_all(gltf.parent().unwrap());
+}

@@ -154,6 +154,20 @@ pub fn from_slice(
             ));
         }
     }
+    let mut doc = open(bytes, name, base_dir, opts.memory_budget)?;
+    doc.import(opts)
+}
+
+/// A parsed document whose buffers load on demand, for readers that take
+/// other things from it than [`from_slice`] does (see [`super::curves`]):
+/// the container split, the JSON parsed and the asset version checked, with
+/// a budget of `memory_budget` bytes.
+pub(super) fn open<'a>(
+    bytes: &'a [u8],
+    name: &Path,
+    base_dir: Option<&Path>,
+    memory_budget: usize,
+) -> Result<Doc<'a>, ImportError> {
     let container = split_container(bytes, name)?;
     let root = parse_json(
         container.json,
@@ -161,16 +175,17 @@ pub fn from_slice(
         container.is_glb,
         name,
     )?;
-    let mut doc = Doc {
+    let doc = Doc {
         file: name.to_path_buf(),
         root,
         bin: container.bin,
         base_dir: base_dir.map(Path::to_path_buf),
         buffers: HashMap::new(),
         warnings: Vec::new(),
-        budget: Budget::new(opts.memory_budget),
+        budget: Budget::new(memory_budget),
     };
-    doc.import(opts)
+    doc.check_asset()?;
+    Ok(doc)
 }
 
 // ---------------------------------------------------------------------------
@@ -443,9 +458,9 @@ fn jp(parts: std::fmt::Arguments<'_>) -> String {
     parts.to_string()
 }
 
-struct Doc<'a> {
+pub(super) struct Doc<'a> {
     file: PathBuf,
-    root: json::Root,
+    pub(super) root: json::Root,
     bin: Option<&'a [u8]>,
     base_dir: Option<PathBuf>,
     /// Loaded buffers: the GLB binary chunk borrowed, the others decoded or read.
@@ -624,7 +639,7 @@ struct SkeletonInfo {
 }
 
 impl<'a> Doc<'a> {
-    fn err(&self, path: impl Into<String>, msg: impl Into<String>) -> ImportError {
+    pub(super) fn err(&self, path: impl Into<String>, msg: impl Into<String>) -> ImportError {
         ImportError::new(&self.file, Location::JsonPath(path.into()), msg)
     }
 
@@ -640,7 +655,7 @@ impl<'a> Doc<'a> {
     }
 
     /// An empty vector with room for `count` values, charged to the budget.
-    fn alloc<T>(
+    pub(super) fn alloc<T>(
         &mut self,
         count: usize,
         what: std::fmt::Arguments<'_>,
@@ -650,8 +665,8 @@ impl<'a> Doc<'a> {
         r.map_err(|m| self.err(path, m))
     }
 
+    /// The asset of a document [`open`] checked.
     fn import(&mut self, opts: &GltfOptions) -> Result<Asset, ImportError> {
-        self.check_asset()?;
         let parents = self.node_parents()?;
         let locals = self.node_locals()?;
         let info = self.build_skeleton(&parents, &locals)?;
@@ -889,7 +904,7 @@ impl<'a> Doc<'a> {
         }
     }
 
-    fn node_ref(&self, i: usize, path: String) -> Result<usize, ImportError> {
+    pub(super) fn node_ref(&self, i: usize, path: String) -> Result<usize, ImportError> {
         if i < self.root.nodes.len() {
             Ok(i)
         } else {
@@ -1451,7 +1466,7 @@ impl<'a> Doc<'a> {
     /// Reads float data: `F32`, or normalized integers mapped per the spec
     /// (`allow_ints` also accepts unnormalized integers, as
     /// KHR_mesh_quantization does).
-    fn read_floats(
+    pub(super) fn read_floats(
         &mut self,
         a: usize,
         from: &str,
@@ -1546,7 +1561,7 @@ impl<'a> Doc<'a> {
     // Animations
     // -----------------------------------------------------------------------
 
-    fn morph_target_count(&self, node: usize, path: &str) -> Result<usize, ImportError> {
+    pub(super) fn morph_target_count(&self, node: usize, path: &str) -> Result<usize, ImportError> {
         let Some(m) = self.root.nodes.get(node).and_then(|n| n.mesh) else {
             return Err(self.err(path, format!("node {node} has no mesh for morph weights")));
         };
@@ -2399,7 +2414,7 @@ impl<'a> Doc<'a> {
     }
 
     /// Frees a temporary vector charged for its length and gives the bytes back.
-    fn free<T>(&mut self, v: Vec<T>) {
+    pub(super) fn free<T>(&mut self, v: Vec<T>) {
         self.budget.release(bytes_of::<T>(v.len()));
     }
 

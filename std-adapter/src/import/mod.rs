@@ -1,5 +1,9 @@
 //! Importers: glTF 2.0 / GLB, BVH motion capture and ozz-animation archives.
 //!
+//! Besides assets, [`curves`] keeps glTF animation channels as keyframe
+//! curves (no resampling), and [`ozz::load_tracks`] reads ozz float and
+//! quaternion tracks as such curves.
+//!
 //! Every importer produces an [`Asset`]: a sinew skeleton (joints in
 //! depth-first pre-order, with a map from the file's joint order), raw uniform
 //! clips in skeleton order, skinned meshes, and warnings. Every failure is an
@@ -22,6 +26,7 @@ use crate::assets::{AlignedBytes, OwnedClip, OwnedSkeleton};
 
 mod budget;
 pub mod bvh;
+pub mod curves;
 pub mod gltf;
 pub mod load;
 pub mod ozz;

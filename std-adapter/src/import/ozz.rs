@@ -57,8 +57,12 @@ use sinew_core::skeleton::{self, JointDef};
 use sinew_core::soa::LANES;
 use sinew_core::{Quat, SoaTransform, Transform, Vec3, MAX_JOINTS};
 
+use sinew_core::track::curve::{CurveValue, Interpolation};
+
+use super::curves::{CurveData, OwnedCurve};
 use super::{
-    fmt_count, fmt_keys, read_file, Asset, Budget, ImportError, Location, DEFAULT_MEMORY_BUDGET,
+    bytes_of, fmt_count, fmt_keys, read_file, Asset, Budget, ImportError, Location,
+    DEFAULT_MEMORY_BUDGET,
 };
 use crate::assets::{AlignedBytes, OwnedClip, OwnedSkeleton};
 
@@ -1114,6 +1118,403 @@ pub fn load(
         warnings,
         units: "file units",
     })
+}
+
+// ---------------------------------------------------------------------------
+// Tracks
+// ---------------------------------------------------------------------------
+
+/// Track archive version this importer reads (every track type of
+/// ozz-animation 0.16).
+pub const TRACK_VERSION: u32 = 1;
+
+/// The five track types of an ozz archive, by their type tags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TrackKind {
+    /// `ozz-float_track`: one `f32` per key.
+    Float,
+    /// `ozz-float2_track`: two.
+    Float2,
+    /// `ozz-float3_track`: three.
+    Float3,
+    /// `ozz-float4_track`: four, interpolated component-wise.
+    Float4,
+    /// `ozz-quat_track`: a quaternion `x, y, z, w`, nlerped.
+    Quaternion,
+}
+
+impl TrackKind {
+    const ALL: [TrackKind; 5] = [
+        TrackKind::Float,
+        TrackKind::Float2,
+        TrackKind::Float3,
+        TrackKind::Float4,
+        TrackKind::Quaternion,
+    ];
+
+    /// The archive's type tag, e.g. `"ozz-float_track"`.
+    #[must_use]
+    pub fn tag(self) -> &'static str {
+        match self {
+            TrackKind::Float => "ozz-float_track",
+            TrackKind::Float2 => "ozz-float2_track",
+            TrackKind::Float3 => "ozz-float3_track",
+            TrackKind::Float4 => "ozz-float4_track",
+            TrackKind::Quaternion => "ozz-quat_track",
+        }
+    }
+
+    /// Floats per key.
+    #[must_use]
+    pub fn components(self) -> usize {
+        match self {
+            TrackKind::Float => 1,
+            TrackKind::Float2 => 2,
+            TrackKind::Float3 => 3,
+            TrackKind::Float4 | TrackKind::Quaternion => 4,
+        }
+    }
+}
+
+/// Options of [`load_tracks`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TrackOptions {
+    /// Seconds that ratio 1 stands for: key times become `ratio × duration`.
+    /// `None` keeps ozz's ratios, in `[0, 1]`, as the key times (ozz
+    /// samples a track by ratio; the animation the track goes with knows
+    /// the duration).
+    pub duration: Option<f32>,
+    /// Bytes the import may allocate for the curves;
+    /// [`DEFAULT_MEMORY_BUDGET`] by default.
+    pub memory_budget: usize,
+}
+
+impl Default for TrackOptions {
+    fn default() -> Self {
+        TrackOptions {
+            duration: None,
+            memory_budget: DEFAULT_MEMORY_BUDGET,
+        }
+    }
+}
+
+/// One ozz track read as a curve.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OzzTrack {
+    /// The track's name (empty when it has none).
+    pub name: String,
+    /// Its type.
+    pub kind: TrackKind,
+    /// Keys in the archive.
+    pub keys: usize,
+    /// The keys as a curve: [`CurveData::Float`] to
+    /// [`CurveData::Float4`], or [`CurveData::Rotation`]; times are ratios
+    /// or seconds (see [`TrackOptions::duration`]).
+    ///
+    /// ozz gives each key a step bit: set, the key's value holds until the
+    /// next key; clear, it is interpolated linearly towards it (quaternions
+    /// by nlerp). A track whose keys are all step (the last key's bit plays
+    /// no part) becomes [`Interpolation::Step`], one with none
+    /// [`Interpolation::Linear`]. A track that mixes them becomes
+    /// [`Interpolation::Linear`] with one key added before the key that
+    /// follows each step key, at the largest `f32` time below it and with
+    /// the step key's value: no `f32` time lies between the two, so the
+    /// curve gives ozz's value at every time. A track without keys (ozz
+    /// samples it as the identity) becomes one key at time 0 holding 0 or
+    /// the identity rotation.
+    pub curve: CurveData,
+}
+
+/// Reads every track of an ozz track archive (one or more tracks, each
+/// with its type tag and version, after the archive's endianness tag).
+///
+/// # Errors
+/// The file cannot be read, or any error of [`tracks_from_slice`].
+pub fn load_tracks(path: &Path, opts: &TrackOptions) -> Result<Vec<OzzTrack>, ImportError> {
+    tracks_from_slice(&read_file(path)?, path, opts)
+}
+
+/// [`load_tracks`] of an archive held in memory; `name` is the file named
+/// in errors.
+///
+/// The format (little endian), per track after the archive's 1-byte
+/// endianness tag: the NUL-terminated type tag ([`TrackKind::tag`]), `u32`
+/// version [`TRACK_VERSION`], `u32` key count `n`, `i32` name length, `n`
+/// `f32` ratios (strictly increasing in `[0, 1]`), `n` values of
+/// [`TrackKind::components`] `f32` each, `ceil(n / 8)` bytes of step bits
+/// (key `i` is bit `i % 8` of byte `i / 8`), and the name (no NUL).
+///
+/// # Errors
+/// [`Location::File`] for a duration that is not finite and positive, or
+/// key times that collide once scaled by it. Otherwise an [`ImportError`]
+/// at the byte offset of the offending field: wrong endianness tag, an
+/// unknown type tag, an unsupported version, truncation, a key count or
+/// name length that exceeds the bytes left (or a negative name length),
+/// a ratio that is NaN, outside `[0, 1]` or not after the previous one, a
+/// NaN or infinite value, a zero quaternion, an archive without tracks, or
+/// curves that would exceed `opts.memory_budget`.
+pub fn tracks_from_slice(
+    bytes: &[u8],
+    name: &Path,
+    opts: &TrackOptions,
+) -> Result<Vec<OzzTrack>, ImportError> {
+    if let Some(d) = opts.duration {
+        if !(d.is_finite() && d > 0.0) {
+            return Err(ImportError::new(
+                name,
+                Location::File,
+                format!("track duration {d} is not finite and positive"),
+            ));
+        }
+    }
+    let mut budget = Budget::new(opts.memory_budget);
+    let mut r = Reader::new(bytes, name);
+    let endian = r.u8("endianness tag")?;
+    if endian != LITTLE_ENDIAN_TAG {
+        return Err(r.err(
+            0,
+            format!("endianness tag is {endian}, expected 1 (little endian)"),
+        ));
+    }
+    let mut tracks = Vec::new();
+    while r.remaining() > 0 || tracks.is_empty() {
+        tracks.push(read_track(&mut r, opts.duration, &mut budget)?);
+    }
+    Ok(tracks)
+}
+
+/// The type tag at the reader's position.
+fn track_kind(r: &mut Reader<'_>) -> Result<TrackKind, ImportError> {
+    let at = r.pos;
+    let rest = &r.bytes[at..];
+    // The longest tag and its NUL.
+    let window = &rest[..rest.len().min(17)];
+    let Some(end) = window.iter().position(|&b| b == 0) else {
+        if window.is_empty() {
+            return Err(r.err(at, "truncated: no track in the archive"));
+        }
+        let shown = String::from_utf8_lossy(window);
+        return Err(r.err(
+            at,
+            format!("type tag {shown:?}... is not an ozz track tag (or is cut off)"),
+        ));
+    };
+    let tag = &window[..end];
+    let Some(kind) = TrackKind::ALL
+        .into_iter()
+        .find(|k| k.tag().as_bytes() == tag)
+    else {
+        let shown = String::from_utf8_lossy(tag);
+        return Err(r.err(
+            at,
+            format!("type tag is {shown:?}, not an ozz track (ozz-float_track, ozz-float2_track, ozz-float3_track, ozz-float4_track or ozz-quat_track)"),
+        ));
+    };
+    r.pos += end + 1;
+    Ok(kind)
+}
+
+fn read_track(
+    r: &mut Reader<'_>,
+    duration: Option<f32>,
+    budget: &mut Budget,
+) -> Result<OzzTrack, ImportError> {
+    let track_at = r.pos;
+    let kind = track_kind(r)?;
+    let at = r.pos;
+    let version = r.u32("version")?;
+    if version != TRACK_VERSION {
+        return Err(r.err(
+            at,
+            format!(
+                "unsupported {} version {version} (this importer reads version {TRACK_VERSION}, ozz-animation 0.16)",
+                kind.tag()
+            ),
+        ));
+    }
+    let comps = kind.components();
+    let count_at = r.pos;
+    let n = r.u32("key count")?;
+    let name_at = r.pos;
+    let name_len = r.i32("name length")?;
+    // Each key takes a ratio, a value and a step bit: the count must fit
+    // in what is left before anything is allocated from it.
+    let n = r.check_count(u64::from(n), 4 + 4 * comps as u64, count_at, "key count")?;
+    if name_len < 0 {
+        return Err(r.err(name_at, format!("name length {name_len} is negative")));
+    }
+    let ratios_at = r.pos;
+    let raw = r.take(4 * n, "key ratios")?;
+    let f32_at = |b: &[u8], i: usize| {
+        f32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]])
+    };
+    let mut ratios = budget
+        .vec::<f32>(n, format_args!("track: {} key ratios", fmt_count(n as u64)))
+        .map_err(|m| r.err(count_at, m))?;
+    for i in 0..n {
+        let t = f32_at(raw, i);
+        let off = ratios_at + 4 * i;
+        if !(0.0..=1.0).contains(&t) {
+            return Err(r.err(off, format!("key {i}: ratio {t} is not in [0, 1]")));
+        }
+        if let Some(&prev) = ratios.last() {
+            if t <= prev {
+                return Err(r.err(
+                    off,
+                    format!("key {i}: ratio {t} is not after the previous key's {prev}"),
+                ));
+            }
+        }
+        ratios.push(t);
+    }
+    let values_at = r.pos;
+    let raw = r.take(4 * comps * n, "key values")?;
+    let mut flat = budget
+        .vec::<f32>(
+            comps * n,
+            format_args!("track: {} key values", fmt_count(n as u64)),
+        )
+        .map_err(|m| r.err(count_at, m))?;
+    for i in 0..comps * n {
+        let v = f32_at(raw, i);
+        if !v.is_finite() {
+            return Err(r.err(
+                values_at + 4 * i,
+                format!("key {}: value is NaN or infinite", i / comps),
+            ));
+        }
+        flat.push(v);
+    }
+    if kind == TrackKind::Quaternion {
+        if let Some(k) = flat
+            .chunks_exact(4)
+            .position(|q| q.iter().map(|c| c * c).sum::<f32>() < 1e-12)
+        {
+            return Err(r.err(
+                values_at + 16 * k,
+                format!("key {k}: the quaternion is zero"),
+            ));
+        }
+    }
+    let steps = r.take(n.div_ceil(8), "key step bits")?;
+    let name_len = r.check_count(name_len as u64, 1, name_at, "name length")?;
+    let name = String::from_utf8_lossy(r.take(name_len, "track name")?).into_owned();
+
+    let step = |i: usize| steps[i / 8] & (1 << (i % 8)) != 0;
+    let keys = Keys {
+        ratios: &ratios,
+        duration,
+        step: &step,
+    };
+    let at_track = |m: String| r.err(track_at, m);
+    let pick = |c: &[f32], i: usize| c[i];
+    let curve = match kind {
+        TrackKind::Float => CurveData::Float(
+            keys.curve(budget, 0.0, |i| pick(&flat, i))
+                .map_err(at_track)?,
+        ),
+        TrackKind::Float2 => CurveData::Float2(
+            keys.curve(budget, [0.0; 2], |i| [flat[2 * i], flat[2 * i + 1]])
+                .map_err(at_track)?,
+        ),
+        TrackKind::Float3 => CurveData::Float3(
+            keys.curve(budget, [0.0; 3], |i| {
+                [flat[3 * i], flat[3 * i + 1], flat[3 * i + 2]]
+            })
+            .map_err(at_track)?,
+        ),
+        TrackKind::Float4 => CurveData::Float4(
+            keys.curve(budget, [0.0; 4], |i| {
+                [
+                    flat[4 * i],
+                    flat[4 * i + 1],
+                    flat[4 * i + 2],
+                    flat[4 * i + 3],
+                ]
+            })
+            .map_err(at_track)?,
+        ),
+        TrackKind::Quaternion => CurveData::Rotation(
+            keys.curve(budget, Quat::IDENTITY, |i| {
+                Quat::new(
+                    flat[4 * i],
+                    flat[4 * i + 1],
+                    flat[4 * i + 2],
+                    flat[4 * i + 3],
+                )
+            })
+            .map_err(at_track)?,
+        ),
+    };
+    budget.release(bytes_of::<f32>(ratios.len()) + bytes_of::<f32>(flat.len()));
+    Ok(OzzTrack {
+        name,
+        kind,
+        keys: n,
+        curve,
+    })
+}
+
+/// A track's checked ratios and step bits, turned into curves.
+struct Keys<'a> {
+    ratios: &'a [f32],
+    duration: Option<f32>,
+    step: &'a dyn Fn(usize) -> bool,
+}
+
+impl Keys<'_> {
+    /// The curve of values `value(i)` (see [`OzzTrack::curve`] for the
+    /// step bits), its keys charged to `budget`.
+    fn curve<V: CurveValue>(
+        &self,
+        budget: &mut Budget,
+        identity: V,
+        value: impl Fn(usize) -> V,
+    ) -> Result<OwnedCurve<V>, String> {
+        let n = self.ratios.len();
+        let time = |i: usize| self.ratios[i] * self.duration.unwrap_or(1.0);
+        if n == 0 {
+            let mut times = budget.vec(1, "track: 1 key")?;
+            times.push(0.0);
+            let mut values = budget.vec(1, "track: 1 key")?;
+            values.push(identity);
+            return OwnedCurve::new(times, values, Interpolation::Linear)
+                .map_err(|e| format!("track: {e}"));
+        }
+        // Segments are keys 0 .. n - 1; the last key's bit plays no part.
+        let steps = (0..n - 1).filter(|&i| (self.step)(i)).count();
+        let (interpolation, holds) = match steps {
+            0 => (Interpolation::Linear, 0),
+            s if s == n - 1 => (Interpolation::Step, 0),
+            s => (Interpolation::Linear, s),
+        };
+        let len = n + holds;
+        let what = format_args!("track: {} keys", fmt_count(len as u64));
+        let mut times = budget.vec::<f32>(len, what)?;
+        let mut values =
+            budget.vec::<V>(len, format_args!("track: {} keys", fmt_count(len as u64)))?;
+        for i in 0..n {
+            times.push(time(i));
+            values.push(value(i));
+            if holds > 0 && i + 1 < n && (self.step)(i) {
+                let hold = time(i + 1).next_down();
+                if hold > time(i) {
+                    times.push(hold);
+                    values.push(value(i));
+                }
+            }
+        }
+        OwnedCurve::new(times, values, interpolation).map_err(|e| {
+            format!(
+                "track: {e}{}",
+                if self.duration.is_some() {
+                    " (key times scaled by the duration)"
+                } else {
+                    ""
+                }
+            )
+        })
+    }
 }
 
 #[cfg(test)]

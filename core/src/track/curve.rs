@@ -121,7 +121,7 @@ const CURSOR_STEPS: usize = 4;
 
 /// Where a time falls on a curve.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Loc {
+pub(crate) enum Loc {
     /// Clamped (or a one-key curve): exactly key `k`.
     Key(usize),
     /// Inside interval `[t_i, t_i+1)` at `u` in `[0, 1]`.
@@ -218,6 +218,24 @@ impl<'a, V: CurveValue> Curve<'a, V> {
         })
     }
 
+    /// A curve over slices that already passed every check of
+    /// [`Curve::new`] (a validated track container, or keys decoded from
+    /// one): sampling relies on them, so this stays private to the crate.
+    #[inline]
+    #[must_use]
+    pub(crate) fn from_validated(
+        times: &'a [f32],
+        values: &'a [V],
+        interpolation: Interpolation,
+    ) -> Self {
+        debug_assert!(Curve::new(times, values, interpolation).is_ok());
+        Curve {
+            times,
+            values,
+            interpolation,
+        }
+    }
+
     /// The key times, in seconds.
     #[inline]
     #[must_use]
@@ -260,16 +278,21 @@ impl<'a, V: CurveValue> Curve<'a, V> {
         (self.times[0], self.times[self.times.len() - 1])
     }
 
+    /// Where `t` falls, by binary search (what [`Curve::sample`] evaluates).
+    #[inline]
+    pub(crate) fn find(&self, t: f32) -> Loc {
+        match self.clamp(t) {
+            Some(k) => Loc::Key(k),
+            None => self.search(t),
+        }
+    }
+
     /// The value at time `t` (seconds), by binary search over the keys.
     /// Times outside the keys (and NaN) clamp as the [module](self) says.
     #[inline]
     #[must_use]
     pub fn sample(&self, t: f32) -> V {
-        let loc = match self.clamp(t) {
-            Some(k) => Loc::Key(k),
-            None => self.search(t),
-        };
-        self.eval(loc)
+        self.eval(self.find(t))
     }
 
     /// The value at time `t`, starting the key search at `cursor` and
@@ -315,7 +338,7 @@ impl<'a, V: CurveValue> Curve<'a, V> {
 
     /// [`Curve::search`] that starts at the cursor and updates it.
     #[inline]
-    fn locate(&self, cursor: &mut Cursor, t: f32) -> Loc {
+    pub(crate) fn locate(&self, cursor: &mut Cursor, t: f32) -> Loc {
         if let Some(k) = self.clamp(t) {
             cursor.segment = k.min(self.times.len().saturating_sub(2));
             return Loc::Key(k);
@@ -387,8 +410,9 @@ impl<'a, V: CurveValue> Curve<'a, V> {
         )
     }
 
+    /// The value at `loc`, a location on this curve's keys.
     #[inline]
-    fn eval(&self, loc: Loc) -> V {
+    pub(crate) fn eval(&self, loc: Loc) -> V {
         let (i, u) = match loc {
             Loc::Key(k) => return self.value(k).key(),
             Loc::Segment(i, u) => (i, u),
@@ -408,7 +432,7 @@ impl<'a, V: CurveValue> Curve<'a, V> {
 
 /// One lane's share of [`sample4`]: `p(u) = p0 + u·(c1 + u·(c2 + u·c3))`.
 #[derive(Clone, Copy, Debug, Default)]
-struct LaneTerms {
+pub(crate) struct LaneTerms {
     u: f32,
     p0: f32,
     p1: f32,
@@ -420,13 +444,19 @@ struct LaneTerms {
 impl Curve<'_, f32> {
     /// The lane inputs for time `t`, moving the cursor as `sample_with`.
     #[inline]
-    fn lane_terms(&self, cursor: &mut Cursor, t: f32) -> LaneTerms {
+    pub(crate) fn lane_terms(&self, cursor: &mut Cursor, t: f32) -> LaneTerms {
+        self.lane_terms_at(self.locate(cursor, t))
+    }
+
+    /// The lane inputs at `loc`, a location on this curve's keys.
+    #[inline]
+    pub(crate) fn lane_terms_at(&self, loc: Loc) -> LaneTerms {
         let hold = |p: f32| LaneTerms {
             p0: p,
             p1: p,
             ..LaneTerms::default()
         };
-        let (i, u) = match self.locate(cursor, t) {
+        let (i, u) = match loc {
             Loc::Key(k) => return hold(self.value(k)),
             Loc::Segment(i, u) => (i, u),
         };
@@ -466,11 +496,22 @@ impl Curve<'_, f32> {
 #[must_use]
 pub fn sample4(curves: &[Curve<'_, f32>; 4], cursors: &mut [Cursor; 4], t: f32x4) -> f32x4 {
     let t = t.to_array();
+    let mut terms = [LaneTerms::default(); 4];
+    for l in 0..4 {
+        terms[l] = curves[l].lane_terms(&mut cursors[l], t[l]);
+    }
+    eval_lanes(&terms)
+}
+
+/// The interpolation half of [`sample4`]: four lanes' terms evaluated as a
+/// cubic in Horner form (also what [`super::store`] runs its lanes through).
+#[inline]
+#[must_use]
+pub(crate) fn eval_lanes(terms: &[LaneTerms; 4]) -> f32x4 {
     let (mut u, mut p0, mut p1, mut a, mut b) =
         ([0.0f32; 4], [0.0; 4], [0.0; 4], [0.0; 4], [0.0; 4]);
     let mut cubic = [0.0f32; 4];
-    for l in 0..4 {
-        let x = curves[l].lane_terms(&mut cursors[l], t[l]);
+    for (l, x) in terms.iter().enumerate() {
         (u[l], p0[l], p1[l], a[l], b[l]) = (x.u, x.p0, x.p1, x.a, x.b);
         // All ones selects the cubic terms.
         cubic[l] = f32::from_bits(if x.cubic { u32::MAX } else { 0 });

@@ -5,7 +5,9 @@
 //! Covered: sampling (raw, compressed with and without the rest pose, every
 //! rotation format), blending, FK (whole skeleton and a joint range), the
 //! mixer, smoothing, additive layers, cross-fades, inertialization, root
-//! motion, the 1D and 2D blend spaces with phase sync, palettes and skinning
+//! motion, the 1D and 2D blend spaces with phase sync, the per-character
+//! player (compressed clips, events, root motion, every kind of
+//! transition), palettes and skinning
 //! (LBS, DQS, mixed, pair tables, eight influences, strided buffers), IK
 //! (two-bone single, in lanes and many at once; aim and look-at; CCD,
 //! FABRIK and the Jacobian methods, with limits; foot placement), secondary
@@ -54,6 +56,8 @@ mod crowd;
 mod ik;
 #[path = "alloc/motion.rs"]
 mod motion;
+#[path = "alloc/player.rs"]
+mod player;
 #[path = "alloc/secondary.rs"]
 mod secondary;
 #[path = "alloc/skin.rs"]
@@ -429,6 +433,7 @@ const CHECKS: &[(&str, fn())] = &[
     check!(motion::crossfade_partial_fk_and_inertializer_allocate_nothing),
     check!(motion::root_motion_allocates_nothing),
     check!(motion::blend_space_2d_with_phase_allocates_nothing),
+    check!(player::player_allocates_nothing),
     check!(skin::palettes_allocate_nothing),
     check!(skin::skinning_allocates_nothing),
     check!(ik::two_bone_allocates_nothing),

@@ -8,7 +8,12 @@
 //!   (interruptible without a pop) and inertialized switches.
 
 pub mod fade;
+pub mod play;
 pub mod playhead;
 
 pub use fade::{Blend, FadeCurve, Fader, Transition};
+pub use play::{
+    BufferSizes, FrameReport, Player, PlayerBuffers, PlayerClips, PlayerEdge, Source,
+    EDGES_PER_SOURCE,
+};
 pub use playhead::{Advance, PlayMode, Playhead};

@@ -12,8 +12,5 @@ pub mod play;
 pub mod playhead;
 
 pub use fade::{Blend, FadeCurve, Fader, Transition};
-pub use play::{
-    BufferSizes, FrameReport, Player, PlayerBuffers, PlayerClips, PlayerEdge, Source,
-    EDGES_PER_SOURCE,
-};
+pub use play::{BufferSizes, FrameReport, Player, PlayerBuffers, PlayerClips, PlayerEdge, Source};
 pub use playhead::{Advance, PlayMode, Playhead};

@@ -43,13 +43,7 @@ use crate::error::Error;
 use crate::mix::root_motion::RootMotion;
 use crate::mix::transition::{Decay, InertialBlock, Inertializer, SwitchJob};
 use crate::soa::{check_len, SoaTransform, LANES};
-use crate::track::event::{Edge, EventTrack};
-
-/// Edges one source writes into the caller's buffer per frame at most;
-/// more are counted in [`FrameReport::edges_dropped`] (a frame crosses
-/// that many edges of one clip only with a very long `dt` or a very dense
-/// track).
-pub const EDGES_PER_SOURCE: usize = 32;
+use crate::track::event::{Edge, EdgeBuffer, EventTrack};
 
 /// One clip playing: its index in the clip table and its playhead.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -77,8 +71,7 @@ pub struct FrameReport {
     /// Edges written to the front of the caller's edge buffer: the sources'
     /// in turn, oldest source first, each in play order.
     pub edges_written: usize,
-    /// Edges crossed that did not fit (the buffer, or
-    /// [`EDGES_PER_SOURCE`] for one source).
+    /// Edges crossed that did not fit in the buffer.
     pub edges_dropped: u64,
     /// The weighted mean of the sources' root motions this frame (zero
     /// without a root joint).
@@ -461,6 +454,22 @@ impl<const K: usize> Player<K> {
         out: &mut [SoaTransform],
         edges: &mut [PlayerEdge],
     ) -> Result<FrameReport, Error> {
+        self.update_into(dt, assets, buffers, out, edges)
+    }
+
+    /// [`Self::update`] with the edges written into any [`EdgeBuffer`] of
+    /// [`PlayerEdge`]s (a C binding's array of its own edge type).
+    ///
+    /// # Errors
+    /// As [`Self::update`].
+    pub fn update_into<C: ClipSource, B: EdgeBuffer<PlayerEdge> + ?Sized>(
+        &mut self,
+        dt: f32,
+        assets: &PlayerClips<'_, C>,
+        buffers: &mut PlayerBuffers<'_>,
+        out: &mut [SoaTransform],
+        edges: &mut B,
+    ) -> Result<FrameReport, Error> {
         check_dt(dt)?;
         self.check(assets, buffers, out)?;
         let mut next = *self;
@@ -469,13 +478,13 @@ impl<const K: usize> Player<K> {
         Ok(report)
     }
 
-    fn step<C: ClipSource>(
+    fn step<C: ClipSource, B: EdgeBuffer<PlayerEdge> + ?Sized>(
         &mut self,
         dt: f32,
         assets: &PlayerClips<'_, C>,
         buffers: &mut PlayerBuffers<'_>,
         out: &mut [SoaTransform],
-        edges: &mut [PlayerEdge],
+        edges: &mut B,
     ) -> Result<FrameReport, Error> {
         let n = self.soa_count;
         let dt = if self.paused { 0.0 } else { dt };
@@ -502,7 +511,6 @@ impl<const K: usize> Player<K> {
         let mut report = FrameReport::default();
         let mut motions = [(RootMotion::ZERO, 0.0f32); K];
         let mut moved = 0;
-        let mut chunk = [Edge::default(); EDGES_PER_SOURCE];
         for (i, ((s, w), a)) in self.fader.sources().zip(&advances).enumerate() {
             let Some(a) = a else { continue };
             if i + 1 == self.fader.len() {
@@ -513,19 +521,13 @@ impl<const K: usize> Player<K> {
             }
             let clip = clip_at(assets.clips, s.clip as usize)?;
             if let Some(Some(track)) = assets.events.get(s.clip as usize) {
-                let room = edges.len() - report.edges_written;
-                let chunk = &mut chunk[..room.min(EDGES_PER_SOURCE)];
-                let t = a.trigger(track, chunk)?;
-                for (o, e) in edges[report.edges_written..]
-                    .iter_mut()
-                    .zip(&chunk[..t.written])
-                {
-                    *o = PlayerEdge {
-                        edge: *e,
-                        clip: s.clip,
-                        weight: w,
-                    };
-                }
+                let mut tagged = Tagged {
+                    out: &mut *edges,
+                    start: report.edges_written,
+                    clip: s.clip,
+                    weight: w,
+                };
+                let t = a.trigger_into(track, &mut tagged)?;
                 report.edges_written += t.written;
                 report.edges_dropped = report.edges_dropped.saturating_add(t.dropped);
             }
@@ -625,6 +627,32 @@ fn mix<C: ClipSource, const K: usize>(
         }
     }
     blend::blend(&BlendJob::new(&layers[..m], &[], assets.rest), out)
+}
+
+/// The slots of the caller's edge buffer from `start` on, as a buffer of
+/// core edges: each edge is stored with the source's clip and weight.
+struct Tagged<'a, B: EdgeBuffer<PlayerEdge> + ?Sized> {
+    out: &'a mut B,
+    start: usize,
+    clip: u32,
+    weight: f32,
+}
+
+impl<B: EdgeBuffer<PlayerEdge> + ?Sized> EdgeBuffer for Tagged<'_, B> {
+    fn capacity(&self) -> usize {
+        self.out.capacity().saturating_sub(self.start)
+    }
+
+    fn put(&mut self, i: usize, edge: Edge) {
+        self.out.put(
+            self.start + i,
+            PlayerEdge {
+                edge,
+                clip: self.clip,
+                weight: self.weight,
+            },
+        );
+    }
 }
 
 #[cfg(test)]

@@ -772,22 +772,23 @@ fn loop_window(k: i64, span: i64, lo_x: f32, hi_x: f32, d: f32) -> Option<(f32, 
 
 /// Where triggering writes its edges: a fixed number of slots filled from
 /// the front. `[Edge]` is one; a C binding implements it over its own edge
-/// type, converting each edge as it is written.
-pub trait EdgeBuffer {
+/// type, converting each edge as it is written, and the player over its
+/// [`crate::player::PlayerEdge`]s (`E` is the type of edge stored).
+pub trait EdgeBuffer<E = Edge> {
     /// Number of slots.
     fn capacity(&self) -> usize;
     /// Writes `edge` into slot `i` (`i < capacity()`).
-    fn put(&mut self, i: usize, edge: Edge);
+    fn put(&mut self, i: usize, edge: E);
 }
 
-impl EdgeBuffer for [Edge] {
+impl<E> EdgeBuffer<E> for [E] {
     #[inline]
     fn capacity(&self) -> usize {
         self.len()
     }
 
     #[inline]
-    fn put(&mut self, i: usize, edge: Edge) {
+    fn put(&mut self, i: usize, edge: E) {
         if let Some(slot) = self.get_mut(i) {
             *slot = edge;
         }

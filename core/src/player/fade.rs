@@ -135,11 +135,11 @@ impl Transition {
 pub struct Fader<T, const K: usize> {
     /// `len` live entries, oldest first: the payload and its frozen weight
     /// `bᵢ` (the newest entry's is unused).
-    entries: [(T, f32); K],
-    len: usize,
-    elapsed: f32,
-    duration: f32,
-    curve: FadeCurve,
+    pub(super) entries: [(T, f32); K],
+    pub(super) len: usize,
+    pub(super) elapsed: f32,
+    pub(super) duration: f32,
+    pub(super) curve: FadeCurve,
 }
 
 impl<T: Copy, const K: usize> Fader<T, K> {

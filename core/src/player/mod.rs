@@ -10,6 +10,7 @@
 pub mod fade;
 pub mod play;
 pub mod playhead;
+pub mod state;
 
 pub use fade::{Blend, FadeCurve, Fader, Transition};
 pub use play::{BufferSizes, FrameReport, Player, PlayerBuffers, PlayerClips, PlayerEdge, Source};

@@ -129,17 +129,17 @@ pub struct PlayerClips<'a, C> {
 /// A character's player; see the [module docs](self).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Player<const K: usize> {
-    fader: Fader<Source, K>,
-    inertializer: Inertializer,
+    pub(super) fader: Fader<Source, K>,
+    pub(super) inertializer: Inertializer,
     /// An inertialized transition whose switch the next update makes.
-    pending: Option<Transition>,
-    soa_count: usize,
-    speed: f32,
+    pub(super) pending: Option<Transition>,
+    pub(super) soa_count: usize,
+    pub(super) speed: f32,
     /// The `dt` between the two poses of the history.
-    last_dt: f32,
+    pub(super) last_dt: f32,
     /// Valid poses in the history (0 to 2).
-    history: u8,
-    paused: bool,
+    pub(super) history: u8,
+    pub(super) paused: bool,
 }
 
 fn check_dt(dt: f32) -> Result<(), Error> {

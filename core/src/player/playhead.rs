@@ -31,12 +31,12 @@ pub enum PlayMode {
 /// or a C struct.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Playhead {
-    time: f32,
-    speed: f32,
-    mode: PlayMode,
-    paused: bool,
+    pub(super) time: f32,
+    pub(super) speed: f32,
+    pub(super) mode: PlayMode,
+    pub(super) paused: bool,
     /// Ping-pong only: travelling from the end towards 0.
-    reversed: bool,
+    pub(super) reversed: bool,
 }
 
 /// The path a playhead took in one [`Playhead::advance`].

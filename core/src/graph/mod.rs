@@ -50,7 +50,7 @@
 //! second loop); a state playing a machine uses its current leaf's.
 //! Event conditions look at the edges the current leaf crossed this frame.
 
-mod format;
+pub mod format;
 mod instance;
 
 pub use format::{graph_size, write_graph, Graph, GRAPH_MAGIC, GRAPH_VERSION};

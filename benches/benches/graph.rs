@@ -7,8 +7,8 @@
 //!   sampled and blended, phase-synced);
 //! - `idle_to_move`: half-way through the 0.25 s cross-fade from idle to
 //!   move (three clips sampled, two leaves blended);
-//! - `land_to_move`: the first frame after the inertialized landing (the
-//!   switch recorded, the offset added).
+//! - `land_to_move`: the frame after the inertialized switch from land to
+//!   move (the move leaf plus the decaying offset added to every joint).
 //!
 //! ```text
 //! cargo bench -p sinew-benches --bench graph -- --warm-up-time 1 --measurement-time 3

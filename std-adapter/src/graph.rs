@@ -244,8 +244,8 @@ impl GraphAsset {
 }
 
 /// Names to indices for one kind of thing, with the list for messages.
-fn lookup<'a>(
-    names: &HashMap<&'a str, usize>,
+fn lookup(
+    names: &HashMap<&str, usize>,
     name: &str,
     field: &str,
     what: &str,
@@ -1028,7 +1028,7 @@ fn crouch(s: f32, peak: f32) -> f32 {
 fn leg(joint: &str, c: f32, arms: f32) -> Option<Quat> {
     let base = joint.trim_end_matches("_l").trim_end_matches("_r");
     match base {
-        "thigh" => Some(Quat::from_rotation_x(-1.0 * c)),
+        "thigh" => Some(Quat::from_rotation_x(-c)),
         "calf" => Some(Quat::from_rotation_x(1.8 * c)),
         "foot" => Some(Quat::from_rotation_x(-0.8 * c)),
         "spine_01" => Some(Quat::from_rotation_x(0.35 * c)),

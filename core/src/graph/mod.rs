@@ -48,7 +48,9 @@
 //! state is that of its tree's first clock (in depth-first order: its
 //! first clip or blend space), unwrapped (`1.5` is half-way through the
 //! second loop); a state playing a machine uses its current leaf's.
-//! Event conditions look at the edges the current leaf crossed this frame.
+//! Event conditions look at the edges the current leaf crossed this frame
+//! (at most [`MAX_FRAME_EDGES`]; each clock reports at most that many per
+//! frame).
 
 pub mod format;
 mod instance;
@@ -248,7 +250,8 @@ pub enum Condition<'a> {
         /// Trigger parameter.
         param: usize,
     },
-    /// The current leaf crossed an event edge with this id this frame.
+    /// The current leaf crossed a start edge (an instant, or a range's
+    /// start) of an event with this id this frame.
     EventId(u32),
     /// The current leaf crossed a start edge of an event of this name this frame.
     EventName(&'a str),

@@ -959,3 +959,83 @@ fn plot_draws_keyframe_curves_from_a_file_and_the_built_in_example() {
     assert_eq!(png_size(&png), (1000, 460));
     let _ = std::fs::remove_dir_all(gltf.parent().unwrap());
 }
+
+/// `sinew graph`: the built-in locomotion graph walks, runs, jumps (its
+/// fall cut short by landing) and stops, one line per state change and a
+/// chart; a user's graph with a bad field is one line naming it.
+#[test]
+fn graph_runs_the_locomotion_script_and_names_bad_fields() {
+    let dir = std::env::temp_dir().join(format!("sinew-graph-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_sinew"))
+            .current_dir(&dir)
+            .arg("graph")
+            .args(args)
+            .output()
+            .expect("the sinew binary runs")
+    };
+    let o = run(&["--out", "g.png"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(out.contains("machine airborne (entry jump)"), "{out}");
+    assert!(
+        out.contains("jump -> fall when exit time 1; 0.25 s smooth-step, interruptible"),
+        "{out}"
+    );
+    let changes: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains(" s  ") && l.contains("->"))
+        .map(|l| l.split("  ").nth(1).unwrap_or(""))
+        .collect();
+    let arrows: Vec<String> = changes
+        .iter()
+        .map(|c| c.split(" (").next().unwrap_or("").to_string())
+        .collect();
+    assert_eq!(
+        arrows,
+        [
+            "idle -> move",
+            "move -> airborne/jump",
+            "airborne/jump -> airborne/fall",
+            "airborne/fall -> airborne/land",
+            "airborne/land -> move",
+            "move -> idle"
+        ],
+        "{out}"
+    );
+    assert_eq!(png_size(&dir.join("g.png")), (1000, 420));
+
+    // A user file with its own script.
+    let file = dir.join("mine.json");
+    std::fs::write(
+        &file,
+        r#"{ "params": [ { "name": "go", "type": "trigger" } ],
+             "nodes": [ { "name": "i", "clip": "idle" }, { "name": "r", "clip": "run" } ],
+             "machine": { "name": "m", "entry": "a", "states": [ { "name": "a", "node": "i" }, { "name": "b", "node": "r" } ],
+               "transitions": [ { "from": "a", "to": "b", "when": [ { "trigger": "go" } ], "duration": 0.1, "blend": "linear" } ] } }"#,
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let o = run(&[f, "--script", "0.5:go", "--seconds", "1", "--out", "m.png"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(
+        stdout(&o).contains("0.500 s  a -> b (0.1 s linear)"),
+        "{}",
+        stdout(&o)
+    );
+    let o = run(&[f, "--script", "0.5:nope"]);
+    assert_one_line_error(&o, "parameter \"nope\"");
+    let o = run(&[f, "--script", "x:go"]);
+    assert_one_line_error(&o, "script item \"x:go\"");
+    std::fs::write(
+        &file,
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .replace("\"run\"", "\"sprint\""),
+    )
+    .unwrap();
+    let o = run(&[f]);
+    assert_one_line_error(&o, "nodes[1].clip: unknown clip \"sprint\"");
+    let _ = std::fs::remove_dir_all(&dir);
+}

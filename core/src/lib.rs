@@ -32,6 +32,7 @@ mod cpu;
 mod error;
 pub mod fk;
 mod fp;
+pub mod graph;
 pub mod ik;
 pub mod math;
 pub mod mesh;

@@ -13,6 +13,7 @@ pub mod blend_space;
 pub mod compress;
 pub mod crowd;
 pub mod export;
+pub mod graph;
 pub mod import;
 mod pool;
 #[cfg(feature = "ragdoll")]

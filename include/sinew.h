@@ -108,6 +108,42 @@
 // Inertialization decay: a critically damped spring with a half-life.
 #define SINEW_DECAY_SPRING 1
 
+// Sources (clips playing at once during transitions) a `sinew_player` holds.
+#define SINEW_PLAYER_SOURCES 4
+
+// Words in a `sinew_player`.
+#define SINEW_PLAYER_WORDS 42
+
+// Most clips one player call takes.
+#define SINEW_MAX_PLAYER_CLIPS 64
+
+// Play mode: wrap around at the ends.
+#define SINEW_PLAY_LOOP 0
+
+// Play mode: stop at the end (or at 0 backwards).
+#define SINEW_PLAY_CLAMP 1
+
+// Play mode: bounce between the ends.
+#define SINEW_PLAY_PING_PONG 2
+
+// Transition blend: both clips play, weighted by a fade curve.
+#define SINEW_BLEND_CROSSFADE 0
+
+// Transition blend: switch at once and decay the difference.
+#define SINEW_BLEND_INERTIALIZE 1
+
+// Fade curve `α = s`.
+#define SINEW_FADE_LINEAR 0
+
+// Fade curve `α = s² (3 − 2s)`.
+#define SINEW_FADE_SMOOTH_STEP 1
+
+// Fade curve `α = s²`.
+#define SINEW_FADE_EASE_IN 2
+
+// Fade curve `α = 1 − (1 − s)²`.
+#define SINEW_FADE_EASE_OUT 3
+
 // Most normal (and, separately, additive) layers one `sinew_pose_blend` call takes.
 #define SINEW_MAX_BLEND_LAYERS 16
 
@@ -555,6 +591,165 @@ typedef struct SINEW_ALIGNED(16) sinew_inertial_block {
   float opaque[18][4];
 } sinew_inertial_block;
 
+// Blocks each of `sinew_player_update`'s buffers needs.
+typedef struct sinew_player_sizes {
+  // Source poses (`SINEW_PLAYER_SOURCES` poses).
+  size_t sources;
+  // The last two outputs (keep them between frames).
+  size_t history;
+  // Inertialization blocks, one per pose block (keep them between frames).
+  size_t inertial;
+  // Decode scratch, one pose.
+  size_t scratch;
+} sinew_player_sizes;
+
+// A player's state: private words, filled by `sinew_player_init`, read
+// and checked by every call (a changed word gives INVALID_DATA).
+typedef struct sinew_player {
+  // Private state.
+  uint32_t words[SINEW_PLAYER_WORDS];
+} sinew_player;
+
+// One clip the player may play: exactly one of the two handles is
+// non-NULL.
+typedef struct sinew_clip_ref {
+  // A raw clip, or NULL.
+  const struct sinew_clip *raw;
+  // A compressed clip, or NULL.
+  const struct sinew_compressed_clip *compressed;
+} sinew_clip_ref;
+
+// A transition to another clip.
+typedef struct sinew_transition {
+  // Seconds, finite and `>= 0` (0 cuts); `> 0` for a quintic
+  // inertialization.
+  float duration;
+  // `SINEW_BLEND_CROSSFADE` or `SINEW_BLEND_INERTIALIZE`.
+  uint32_t blend;
+  // Cross-fade: a `SINEW_FADE_*` curve. Inertialization: a
+  // `SINEW_DECAY_*` decay.
+  uint32_t shape;
+  // Spring decay only: seconds for the offset to halve, `> 0`.
+  float half_life;
+} sinew_transition;
+
+// The player's current state, for display and game logic.
+typedef struct sinew_player_info {
+  // The clip the last transition went to.
+  uint32_t clip;
+  // Its time, seconds within the clip.
+  float time;
+  // Playback speed.
+  float speed;
+  // Its `SINEW_PLAY_*` mode.
+  uint32_t mode;
+  // 1 when paused.
+  uint32_t paused;
+  // Clips playing (more than 1 during a cross-fade).
+  uint32_t source_count;
+  // 1 while an inertialization offset decays.
+  uint32_t inertializing;
+} sinew_player_info;
+
+// One event: an instant (`start == end`) or a range (`start < end`), in
+// seconds within the clip, named by `name_len` bytes at `name_offset` of
+// the track's name table (0 for an unnamed event).
+typedef struct sinew_event {
+  // Start time, seconds.
+  float start;
+  // End time, seconds, `>= start`.
+  float end;
+  // The caller's id, reported with each edge.
+  uint32_t id;
+  // Byte offset of the name in the name table.
+  uint32_t name_offset;
+  // Byte length of the name.
+  uint32_t name_len;
+} sinew_event;
+
+// An event track over caller memory, which must stay alive and unchanged
+// during each call that reads it.
+typedef struct sinew_event_track {
+  // Length of the clip cycle, seconds, finite and `> 0`.
+  float duration;
+  // Events sorted by start time, each within `[0, duration]`.
+  const struct sinew_event *events;
+  // Number of events.
+  size_t event_count;
+  // UTF-8 name table (NULL with length 0 when no event is named).
+  const uint8_t *names;
+  // Bytes in the name table.
+  size_t names_len;
+  // Indices of the range events sorted by end time, as
+  // `sinew_event_sort_range_ends` writes them.
+  const uint32_t *ranges;
+  // Number of range events.
+  size_t range_count;
+} sinew_event_track;
+
+// The buffers of `sinew_player_update`, sized by
+// `sinew_player_buffer_sizes`; `history` and `inertial` carry state from
+// frame to frame (pass the same ones every frame).
+typedef struct sinew_player_buffers {
+  // Source poses.
+  struct sinew_soa_transform *sources;
+  // Blocks in `sources`.
+  size_t sources_len;
+  // The last two outputs.
+  struct sinew_soa_transform *history;
+  // Blocks in `history`.
+  size_t history_len;
+  // Inertialization state.
+  struct sinew_inertial_block *inertial;
+  // Blocks in `inertial`.
+  size_t inertial_len;
+  // Decode scratch.
+  struct sinew_soa_transform *scratch;
+  // Blocks in `scratch`.
+  size_t scratch_len;
+} sinew_player_buffers;
+
+// One edge crossing reported by triggering.
+typedef struct sinew_edge {
+  // Index of the event in the track.
+  uint32_t event;
+  // The event's id.
+  uint32_t id;
+  // Time of the edge within the clip, seconds: the event's start or end.
+  float time;
+  // Clip cycle of the crossing (always 0 when clamped).
+  int32_t cycle;
+  // `SINEW_EDGE_INSTANT`, `SINEW_EDGE_ENTER` or `SINEW_EDGE_LEAVE`.
+  uint32_t kind;
+  // 1 when the playhead crossed the edge going forwards, else 0.
+  uint32_t forward;
+} sinew_edge;
+
+// An edge crossed this frame by one of the player's clips.
+typedef struct sinew_player_edge {
+  // The edge.
+  struct sinew_edge edge;
+  // Index of the clip whose event track holds it.
+  uint32_t clip;
+  // That clip's weight in this frame's pose, in `(0, 1]`.
+  float weight;
+} sinew_player_edge;
+
+// What one `sinew_player_update` reports besides the pose.
+typedef struct sinew_player_report {
+  // Edges written to the front of the edge buffer.
+  uint64_t edges_written;
+  // Edges crossed that did not fit.
+  uint64_t edges_dropped;
+  // Root displacement this frame in the facing frame at its start
+  // (z forward, x sideways, y up); zero without a root joint.
+  float root_translation[3];
+  // Change of heading about +Y this frame, radians.
+  float root_yaw;
+  // 1 when the current clip plays clamped and rests at its end.
+  uint32_t ended;
+} sinew_player_report;
+
 // Spring parameters: a spring pulls its value `x` towards a target `g`
 // with `x'' = −ω² (x − g) − 2ζω (x' − g')`. Fill it with
 // `sinew_spring_params_half_life` or `sinew_spring_params_frequency`;
@@ -876,58 +1071,6 @@ typedef struct sinew_strided_target {
   // Where the attributes go in a vertex of `data`.
   struct sinew_vertex_layout layout;
 } sinew_strided_target;
-
-// One event: an instant (`start == end`) or a range (`start < end`), in
-// seconds within the clip, named by `name_len` bytes at `name_offset` of
-// the track's name table (0 for an unnamed event).
-typedef struct sinew_event {
-  // Start time, seconds.
-  float start;
-  // End time, seconds, `>= start`.
-  float end;
-  // The caller's id, reported with each edge.
-  uint32_t id;
-  // Byte offset of the name in the name table.
-  uint32_t name_offset;
-  // Byte length of the name.
-  uint32_t name_len;
-} sinew_event;
-
-// An event track over caller memory, which must stay alive and unchanged
-// during each call that reads it.
-typedef struct sinew_event_track {
-  // Length of the clip cycle, seconds, finite and `> 0`.
-  float duration;
-  // Events sorted by start time, each within `[0, duration]`.
-  const struct sinew_event *events;
-  // Number of events.
-  size_t event_count;
-  // UTF-8 name table (NULL with length 0 when no event is named).
-  const uint8_t *names;
-  // Bytes in the name table.
-  size_t names_len;
-  // Indices of the range events sorted by end time, as
-  // `sinew_event_sort_range_ends` writes them.
-  const uint32_t *ranges;
-  // Number of range events.
-  size_t range_count;
-} sinew_event_track;
-
-// One edge crossing reported by triggering.
-typedef struct sinew_edge {
-  // Index of the event in the track.
-  uint32_t event;
-  // The event's id.
-  uint32_t id;
-  // Time of the edge within the clip, seconds: the event's start or end.
-  float time;
-  // Clip cycle of the crossing (always 0 when clamped).
-  int32_t cycle;
-  // `SINEW_EDGE_INSTANT`, `SINEW_EDGE_ENTER` or `SINEW_EDGE_LEAVE`.
-  uint32_t kind;
-  // 1 when the playhead crossed the edge going forwards, else 0.
-  uint32_t forward;
-} sinew_edge;
 
 // How many edges a triggering call wrote and how many did not fit.
 typedef struct sinew_triggered {
@@ -1313,6 +1456,131 @@ sinew_status sinew_inertialize_apply(const struct sinew_inertial_block *state,
                                      float half_life,
                                      struct sinew_soa_transform *pose,
                                      size_t pose_len);
+
+// The blocks each buffer of `sinew_player_update` needs for poses of
+// `soa_count` blocks.
+//
+// Errors: NULL_PARAMETER, BAD_LENGTH (a count whose sizes overflow).
+//
+// # Safety
+// `out` is NULL or writable.
+sinew_status sinew_player_buffer_sizes(size_t soa_count,
+                                       struct sinew_player_sizes *out);
+
+// Starts a player on clip `clip` of `clips` at time 0 (its end for a
+// negative speed later), speed 1, in `mode` (`SINEW_PLAY_*`).
+//
+// Errors: NULL_PARAMETER, MISALIGNED, CAPACITY_EXCEEDED (more than
+// `SINEW_MAX_PLAYER_CLIPS` clips), INVALID_HANDLE, INVALID_ARGUMENT (an
+// unknown mode, a clip ref with both handles), OUT_OF_RANGE (`clip`).
+// `*out` is untouched on error.
+//
+// # Safety
+// `out` is NULL or writable; `clips` has `clip_count` entries whose
+// handles are NULL or filled by their `_load`.
+sinew_status sinew_player_init(struct sinew_player *out,
+                               const struct sinew_clip_ref *clips,
+                               size_t clip_count,
+                               uint32_t clip,
+                               uint32_t mode);
+
+// Transitions to clip `clip` in `mode`: a cross-fade (which may
+// interrupt one under way without a pop) or an inertialization (made at
+// the next update, from the last two outputs).
+//
+// Errors: NULL_PARAMETER, MISALIGNED, CAPACITY_EXCEEDED, INVALID_HANDLE,
+// INVALID_DATA (a player whose words changed), INVALID_ARGUMENT (unknown
+// mode, blend, curve or decay; a negative or NaN duration; a zero
+// duration for a quintic decay; a bad half-life; a clip of another pose
+// size), OUT_OF_RANGE (`clip`). The player is untouched on error.
+//
+// # Safety
+// `player` is NULL or a readable, writable `sinew_player`; `clips` as in
+// `sinew_player_init`; `t` is NULL or readable.
+sinew_status sinew_player_play(struct sinew_player *player,
+                               const struct sinew_clip_ref *clips,
+                               size_t clip_count,
+                               uint32_t clip,
+                               uint32_t mode,
+                               const struct sinew_transition *t);
+
+// Sets the playback speed (negative plays backwards).
+//
+// Errors: NULL_PARAMETER, INVALID_DATA, INVALID_ARGUMENT (NaN or
+// infinite speed). The player is untouched on error.
+//
+// # Safety
+// `player` is NULL or a readable, writable `sinew_player`.
+sinew_status sinew_player_set_speed(struct sinew_player *player,
+                                    float speed);
+
+// Pauses (`paused` 1) or resumes (0) every clock of the player.
+//
+// Errors: NULL_PARAMETER, INVALID_DATA, INVALID_ARGUMENT (`paused` not 0
+// or 1). The player is untouched on error.
+//
+// # Safety
+// `player` is NULL or a readable, writable `sinew_player`.
+sinew_status sinew_player_set_paused(struct sinew_player *player,
+                                     uint32_t paused);
+
+// Moves the current clip to `time` seconds with no events and no root
+// motion.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, CAPACITY_EXCEEDED, INVALID_HANDLE,
+// INVALID_DATA, INVALID_ARGUMENT (NaN time), OUT_OF_RANGE (the player's
+// clip is not in `clips`). The player is untouched on error.
+//
+// # Safety
+// As `sinew_player_play`.
+sinew_status sinew_player_seek(struct sinew_player *player,
+                               const struct sinew_clip_ref *clips,
+                               size_t clip_count,
+                               float time);
+
+// The player's current clip, time, speed, mode and transition state.
+//
+// Errors: NULL_PARAMETER, INVALID_DATA. `*out` is untouched on error.
+//
+// # Safety
+// `player` is NULL or readable; `out` is NULL or writable.
+sinew_status sinew_player_get_info(const struct sinew_player *player,
+                                   struct sinew_player_info *out);
+
+// Advances the player by `dt` seconds and writes its pose into `out`:
+// every clip of the transitions under way is sampled at its time and
+// blended by its weight, the inertialization offset is added, and the
+// events crossed (from `events`: NULL, or one `sinew_event_track` per
+// clip, a `duration` of 0 meaning none) and the root motion of joint
+// `root` (-1: none) are reported.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (a buffer or `out` of the
+// wrong size, a rest pose of the wrong length for a clip that needs it),
+// CAPACITY_EXCEEDED, INVALID_HANDLE, INVALID_DATA (changed player words),
+// INVALID_ARGUMENT (NaN or negative `dt`, an invalid event track),
+// OUT_OF_RANGE (a clip the player plays is not in `clips`, `root`),
+// OVERLAPPING_BUFFERS. The player, `out`, `*report` and the edges are
+// untouched on error (the buffers may have been written).
+//
+// # Safety
+// `player` is NULL or a readable, writable `sinew_player`; `clips` as in
+// `sinew_player_init`; `events` is NULL or has `clip_count` entries whose
+// pointers are valid for their lengths; `rest`, each buffer, `out` and
+// `edges` are valid for their lengths; `report` is NULL or writable.
+sinew_status sinew_player_update(struct sinew_player *player,
+                                 float dt,
+                                 const struct sinew_clip_ref *clips,
+                                 size_t clip_count,
+                                 const struct sinew_event_track *events,
+                                 const struct sinew_soa_transform *rest,
+                                 size_t rest_len,
+                                 int32_t root,
+                                 const struct sinew_player_buffers *buffers,
+                                 struct sinew_soa_transform *out,
+                                 size_t out_len,
+                                 struct sinew_player_edge *edges,
+                                 size_t edges_len,
+                                 struct sinew_player_report *report);
 
 // Returns the number of 4-joint blocks in a pose of `joint_count` joints:
 // `(joint_count + 3) / 4`.

@@ -2089,6 +2089,92 @@ static void events(void) {
   }
 }
 
+/* The player: a walk, a cross-fade to the jog and an inertialization back,
+ * over caller buffers; a changed state word and bad arguments are refused. */
+static void player(void) {
+  sinew_skeleton skel;
+  sinew_clip walk, jog;
+  size_t size = 0;
+  CHECK(sinew_skeleton_load(skeleton_bytes, SINEW_HUMANOID_SKELETON_SIZE, &skel), SINEW_STATUS_OK);
+  /* The earlier checks corrupt the clip buffers on purpose: write them again. */
+  CHECK(sinew_humanoid_clip_write(&skel, SINEW_GAIT_WALK, 30.0f, walk_bytes, sizeof walk_bytes,
+                                  &size),
+        SINEW_STATUS_OK);
+  CHECK(sinew_clip_load(walk_bytes, size, &walk), SINEW_STATUS_OK);
+  CHECK(sinew_humanoid_clip_write(&skel, SINEW_GAIT_JOG, 30.0f, jog_bytes, sizeof jog_bytes,
+                                  &size),
+        SINEW_STATUS_OK);
+  CHECK(sinew_clip_load(jog_bytes, size, &jog), SINEW_STATUS_OK);
+  sinew_clip_ref clips[2] = {{&walk, NULL}, {&jog, NULL}};
+
+  sinew_player_sizes sizes;
+  CHECK(sinew_player_buffer_sizes(skel.soa_count, &sizes), SINEW_STATUS_OK);
+  sinew_soa_transform *sources = aligned_alloc(16, sizes.sources * sizeof *sources);
+  sinew_soa_transform *history = aligned_alloc(16, sizes.history * sizeof *history);
+  sinew_soa_transform *scratch_pose = aligned_alloc(16, sizes.scratch * sizeof *scratch_pose);
+  sinew_inertial_block *inertial = aligned_alloc(16, sizes.inertial * sizeof *inertial);
+  sinew_player_buffers bufs = {sources, sizes.sources, history,      sizes.history,
+                               inertial, sizes.inertial, scratch_pose, sizes.scratch};
+  sinew_player p;
+  CHECK(sinew_player_init(&p, clips, 2, 0, SINEW_PLAY_LOOP), SINEW_STATUS_OK);
+  sinew_player_edge edges[8];
+  sinew_player_report report;
+  sinew_player_info info;
+  for (int f = 0; f < 60; f++) {
+    if (f == 10) {
+      sinew_transition fade = {0.25f, SINEW_BLEND_CROSSFADE, SINEW_FADE_SMOOTH_STEP, 0.0f};
+      CHECK(sinew_player_play(&p, clips, 2, 1, SINEW_PLAY_LOOP, &fade), SINEW_STATUS_OK);
+    }
+    if (f == 40) {
+      sinew_transition back = {0.2f, SINEW_BLEND_INERTIALIZE, SINEW_DECAY_QUINTIC, 0.0f};
+      CHECK(sinew_player_play(&p, clips, 2, 0, SINEW_PLAY_PING_PONG, &back), SINEW_STATUS_OK);
+    }
+    CHECK(sinew_player_update(&p, 1.0f / 60.0f, clips, 2, NULL, skel.rest_pose, skel.soa_count, 0,
+                              &bufs, blended, skel.soa_count, edges, 8, &report),
+          SINEW_STATUS_OK);
+    CHECK(sinew_player_get_info(&p, &info), SINEW_STATUS_OK);
+    /* 15 frames of fade; the frame it ends on depends on rounding. */
+    unsigned want = (f >= 10 && f < 23) ? 2u : (f >= 10 && f < 26) ? info.source_count : 1u;
+    if (info.source_count != want || (f >= 41 && f < 50 && !info.inertializing)) {
+      fprintf(stderr, "player frame %d: %u sources, inertializing %u\n", f, info.source_count,
+              info.inertializing);
+      exit(1);
+    }
+  }
+  printf("player_clip %u\nplayer_time %.9g\nplayer_root_z %.9g\n", info.clip, (double)info.time,
+         (double)report.root_translation[2]);
+  printf("player_sum %.17g\n", sum_floats(&blended[0].translation[0][0], 40 * skel.soa_count));
+
+  sinew_player before = p;
+  CHECK(sinew_player_update(&p, NAN, clips, 2, NULL, skel.rest_pose, skel.soa_count, 0, &bufs,
+                            blended, skel.soa_count, edges, 8, &report),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_player_update(&p, 0.1f, clips, 1, NULL, skel.rest_pose, skel.soa_count, 0, &bufs,
+                            blended, skel.soa_count - 1, edges, 8, &report),
+        SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_player_update(&p, 0.1f, clips, 2, NULL, skel.rest_pose, skel.soa_count, 0, &bufs,
+                            (sinew_soa_transform *)history, skel.soa_count, edges, 8, &report),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
+  CHECK(sinew_player_set_speed(&p, INFINITY), SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_player_set_paused(&p, 3), SINEW_STATUS_INVALID_ARGUMENT);
+  sinew_transition bad = {-1.0f, SINEW_BLEND_CROSSFADE, SINEW_FADE_LINEAR, 0.0f};
+  CHECK(sinew_player_play(&p, clips, 2, 1, SINEW_PLAY_LOOP, &bad), SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_player_play(&p, clips, 2, 5, SINEW_PLAY_LOOP, &bad), SINEW_STATUS_INVALID_ARGUMENT);
+  bad.duration = 0.1f;
+  CHECK(sinew_player_play(&p, clips, 2, 5, SINEW_PLAY_LOOP, &bad), SINEW_STATUS_OUT_OF_RANGE);
+  CHECK(sinew_player_init(NULL, clips, 2, 0, SINEW_PLAY_LOOP), SINEW_STATUS_NULL_PARAMETER);
+  if (memcmp(&before, &p, sizeof p) != 0) {
+    fprintf(stderr, "a failed player call changed the player\n");
+    exit(1);
+  }
+  p.words[3] = 77; /* a play mode that does not exist */
+  CHECK(sinew_player_get_info(&p, &info), SINEW_STATUS_INVALID_DATA);
+  free(sources);
+  free(history);
+  free(scratch_pose);
+  free(inertial);
+}
+
 int main(int argc, char **argv) {
   printf("version %s\n", sinew_version());
   if (sinew_version_number() != SINEW_VERSION_NUMBER ||
@@ -2104,6 +2190,7 @@ int main(int argc, char **argv) {
   ik();
   secondary();
   events();
+  player();
   if (argc > 1) compressed(argv[1]);
   if (argc > 2) mesh_file(argv[2]);
   printf("checks %u\n", checks);

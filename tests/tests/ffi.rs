@@ -1373,3 +1373,498 @@ proptest! {
         });
     }
 }
+
+fn jog_clip(skel: &Skeleton<'_>) -> Vec<u128> {
+    let frames = procedural::gait_frame_count(Gait::Jog, 30.0);
+    let mut keys = vec![SoaTransform::default(); frames * skel.soa_count()];
+    let clip = procedural::write_gait_clip(Gait::Jog, skel, 30.0, &mut keys).unwrap();
+    let size = sinew_core::clip::clip_container_size(skel.soa_count(), frames, clip.name().len());
+    let mut v = vec![0u128; size / 16];
+    clip.write(bytemuck::cast_slice_mut(&mut v)).unwrap();
+    v
+}
+
+/// One command of a player run, given before a frame.
+#[derive(Clone, Copy)]
+enum PlayerCmd {
+    Play(u32, u32, sinew_transition),
+    Speed(f32),
+    Paused(u32),
+}
+
+/// Runs the same commands through `sinew_player_*` and through
+/// `sinew_core::player::Player` over the same clips; every frame's pose,
+/// edges, root motion and player state agree bit for bit.
+fn player_run<C: sinew_core::clip::ClipSource>(
+    refs: &[sinew_clip_ref],
+    clips: &[C],
+    rest: &[SoaTransform],
+    cmds: &[(usize, PlayerCmd)],
+) {
+    use sinew_core::mix::transition::{Decay, InertialBlock};
+    use sinew_core::player::*;
+    use sinew_core::track::event::{sort_range_ends, Event, EventTrack};
+    let n = rest.len();
+    let d = clips[0].duration();
+    let events = [
+        Event::instant(0.0, 1),
+        Event::range(0.2 * d, 0.6 * d, 2),
+        Event::instant(0.8 * d, 3),
+    ];
+    let mut ranges = [0u32; 1];
+    sort_range_ends(&events, &mut ranges).unwrap();
+    let track = EventTrack::new(d, &events, &[], &ranges).unwrap();
+    let c_events = [
+        sinew_event_track {
+            duration: d,
+            events: bytemuck::cast_slice(&events).as_ptr(),
+            event_count: 3,
+            names: std::ptr::null(),
+            names_len: 0,
+            ranges: ranges.as_ptr(),
+            range_count: 1,
+        },
+        sinew_event_track {
+            duration: 0.0,
+            events: std::ptr::null(),
+            event_count: 0,
+            names: std::ptr::null(),
+            names_len: 0,
+            ranges: std::ptr::null(),
+            range_count: 0,
+        },
+    ];
+    let tracks = [Some(track), None];
+
+    let mut sizes = sinew_player_sizes::default();
+    assert_eq!(
+        unsafe { sinew_player_buffer_sizes(n, &mut sizes) },
+        sinew_status::Ok
+    );
+    let mk = |len: usize| vec![SoaTransform::IDENTITY; len];
+    let (mut cs, mut ch, mut csc) = (mk(sizes.sources), mk(sizes.history), mk(sizes.scratch));
+    let mut ci = vec![
+        sinew_inertial_block {
+            opaque: [[0.0; 4]; 18]
+        };
+        sizes.inertial
+    ];
+    let (mut rs, mut rh, mut rsc) = (mk(sizes.sources), mk(sizes.history), mk(sizes.scratch));
+    let mut ri = vec![InertialBlock::default(); sizes.inertial];
+    let (mut cout, mut rout) = (mk(n), mk(n));
+    let mut cedges = vec![sinew_player_edge::default(); 8];
+    let mut redges = vec![PlayerEdge::default(); 8];
+
+    let mut cp = sinew_player {
+        words: [0; SINEW_PLAYER_WORDS],
+    };
+    // Safety: valid handles, lengths and out-parameters throughout.
+    assert_eq!(
+        unsafe { sinew_player_init(&mut cp, refs.as_ptr(), refs.len(), 0, SINEW_PLAY_LOOP) },
+        sinew_status::Ok
+    );
+    let mut rp = Player::<4>::new(clips, 0, PlayMode::Loop).unwrap();
+    let modes = [PlayMode::Loop, PlayMode::Clamp, PlayMode::PingPong];
+    for frame in 0..90 {
+        for &(at, cmd) in cmds {
+            if at != frame {
+                continue;
+            }
+            match cmd {
+                PlayerCmd::Play(clip, mode, t) => {
+                    let s = unsafe {
+                        sinew_player_play(&mut cp, refs.as_ptr(), refs.len(), clip, mode, &t)
+                    };
+                    assert_eq!(s, sinew_status::Ok);
+                    let blend = if t.blend == SINEW_BLEND_CROSSFADE {
+                        Blend::Crossfade(
+                            [
+                                FadeCurve::Linear,
+                                FadeCurve::SmoothStep,
+                                FadeCurve::EaseIn,
+                                FadeCurve::EaseOut,
+                            ][t.shape as usize],
+                        )
+                    } else if t.shape == SINEW_DECAY_QUINTIC {
+                        Blend::Inertialize(Decay::Quintic)
+                    } else {
+                        Blend::Inertialize(Decay::Spring {
+                            half_life: t.half_life,
+                        })
+                    };
+                    let tr = Transition {
+                        duration: t.duration,
+                        blend,
+                    };
+                    rp.play(clips, clip as usize, modes[mode as usize], &tr)
+                        .unwrap();
+                }
+                PlayerCmd::Speed(s) => {
+                    assert_eq!(
+                        unsafe { sinew_player_set_speed(&mut cp, s) },
+                        sinew_status::Ok
+                    );
+                    rp.set_speed(s).unwrap();
+                }
+                PlayerCmd::Paused(p) => {
+                    assert_eq!(
+                        unsafe { sinew_player_set_paused(&mut cp, p) },
+                        sinew_status::Ok
+                    );
+                    if p == 1 {
+                        rp.pause()
+                    } else {
+                        rp.resume()
+                    }
+                }
+            }
+        }
+        let bufs = sinew_player_buffers {
+            sources: cs.as_mut_ptr().cast(),
+            sources_len: cs.len(),
+            history: ch.as_mut_ptr().cast(),
+            history_len: ch.len(),
+            inertial: ci.as_mut_ptr(),
+            inertial_len: ci.len(),
+            scratch: csc.as_mut_ptr().cast(),
+            scratch_len: csc.len(),
+        };
+        let mut report = sinew_player_report::default();
+        let s = unsafe {
+            sinew_player_update(
+                &mut cp,
+                1.0 / 60.0,
+                refs.as_ptr(),
+                refs.len(),
+                c_events.as_ptr(),
+                rest.as_ptr().cast(),
+                n,
+                0,
+                &bufs,
+                cout.as_mut_ptr().cast(),
+                n,
+                cedges.as_mut_ptr(),
+                cedges.len(),
+                &mut report,
+            )
+        };
+        assert_eq!(s, sinew_status::Ok, "frame {frame}");
+        let assets = PlayerClips {
+            clips,
+            events: &tracks,
+            rest,
+            root: Some(0),
+        };
+        let mut b = PlayerBuffers {
+            sources: &mut rs,
+            history: &mut rh,
+            inertial: &mut ri,
+            scratch: &mut rsc,
+        };
+        let r = rp
+            .update(1.0 / 60.0, &assets, &mut b, &mut rout, &mut redges)
+            .unwrap();
+        assert_eq!(bits(&cout), bits(&rout), "frame {frame}: pose");
+        let m = r.root_motion;
+        assert_eq!(
+            (
+                report.edges_written,
+                report.edges_dropped,
+                report.root_translation,
+                report.root_yaw,
+                report.ended
+            ),
+            (
+                r.edges_written as u64,
+                r.edges_dropped,
+                [m.translation.x, m.translation.y, m.translation.z],
+                m.yaw,
+                u32::from(r.ended)
+            ),
+            "frame {frame}: report"
+        );
+        for (c, e) in cedges.iter().zip(&redges).take(r.edges_written) {
+            assert_eq!(
+                (
+                    c.clip,
+                    c.weight,
+                    c.edge.id,
+                    c.edge.time,
+                    c.edge.cycle,
+                    c.edge.forward
+                ),
+                (
+                    e.clip,
+                    e.weight,
+                    e.edge.id,
+                    e.edge.time,
+                    e.edge.cycle,
+                    u32::from(e.edge.forward)
+                )
+            );
+        }
+        let mut words = [0u32; SINEW_PLAYER_WORDS];
+        rp.to_words(&mut words).unwrap();
+        assert_eq!(cp.words, words, "frame {frame}: state");
+    }
+    let mut info = sinew_player_info::default();
+    assert_eq!(
+        unsafe { sinew_player_get_info(&cp, &mut info) },
+        sinew_status::Ok
+    );
+    assert_eq!(
+        (info.clip as usize, info.time, info.speed),
+        (rp.clip(), rp.time(), rp.speed())
+    );
+}
+
+fn fade_to(shape: u32, duration: f32) -> sinew_transition {
+    sinew_transition {
+        duration,
+        blend: SINEW_BLEND_CROSSFADE,
+        shape,
+        half_life: 0.0,
+    }
+}
+
+fn inertialize(shape: u32, duration: f32, half_life: f32) -> sinew_transition {
+    sinew_transition {
+        duration,
+        blend: SINEW_BLEND_INERTIALIZE,
+        shape,
+        half_life,
+    }
+}
+
+#[test]
+fn the_player_through_the_c_abi_is_the_rust_player_bit_for_bit() {
+    let skel_bytes = humanoid();
+    let skel = Skeleton::from_bytes(bytemuck::cast_slice(&skel_bytes)).unwrap();
+    let (walk, jog) = (walk_clip(&skel), jog_clip(&skel));
+    let (s0, h0) = load_clip(bytemuck::cast_slice(&walk));
+    let (s1, h1) = load_clip(bytemuck::cast_slice(&jog));
+    assert_eq!((s0, s1), (sinew_status::Ok, sinew_status::Ok));
+    let refs = [
+        sinew_clip_ref {
+            raw: &h0,
+            compressed: std::ptr::null(),
+        },
+        sinew_clip_ref {
+            raw: &h1,
+            compressed: std::ptr::null(),
+        },
+    ];
+    let clips = [
+        RawClip::from_bytes(bytemuck::cast_slice(&walk)).unwrap(),
+        RawClip::from_bytes(bytemuck::cast_slice(&jog)).unwrap(),
+    ];
+    let cmds = [
+        (
+            10,
+            PlayerCmd::Play(1, SINEW_PLAY_PING_PONG, fade_to(SINEW_FADE_EASE_OUT, 0.4)),
+        ),
+        (
+            20,
+            PlayerCmd::Play(0, SINEW_PLAY_CLAMP, fade_to(SINEW_FADE_LINEAR, 0.3)),
+        ),
+        (
+            35,
+            PlayerCmd::Play(
+                1,
+                SINEW_PLAY_LOOP,
+                inertialize(SINEW_DECAY_QUINTIC, 0.25, 0.0),
+            ),
+        ),
+        (45, PlayerCmd::Speed(-1.3)),
+        (
+            50,
+            PlayerCmd::Play(
+                0,
+                SINEW_PLAY_LOOP,
+                inertialize(SINEW_DECAY_SPRING, 0.0, 0.1),
+            ),
+        ),
+        (60, PlayerCmd::Paused(1)),
+        (64, PlayerCmd::Paused(0)),
+    ];
+    player_run(&refs, &clips, skel.rest_pose(), &cmds);
+}
+
+#[test]
+fn the_player_plays_compressed_clips_through_the_c_abi() {
+    let skel_bytes = humanoid();
+    let skel = Skeleton::from_bytes(bytemuck::cast_slice(&skel_bytes)).unwrap();
+    let packed = compressed_walk(&skel);
+    let (s, h) = load_compressed(bytemuck::cast_slice(&packed));
+    assert_eq!(s, sinew_status::Ok);
+    let refs = [
+        sinew_clip_ref {
+            raw: std::ptr::null(),
+            compressed: &h,
+        },
+        sinew_clip_ref {
+            raw: std::ptr::null(),
+            compressed: &h,
+        },
+    ];
+    let c = CompressedClip::from_bytes(bytemuck::cast_slice(&packed)).unwrap();
+    let clips = [c, c];
+    let cmds = [
+        (
+            15,
+            PlayerCmd::Play(1, SINEW_PLAY_LOOP, fade_to(SINEW_FADE_SMOOTH_STEP, 0.3)),
+        ),
+        (
+            40,
+            PlayerCmd::Play(
+                0,
+                SINEW_PLAY_CLAMP,
+                inertialize(SINEW_DECAY_QUINTIC, 0.2, 0.0),
+            ),
+        ),
+    ];
+    player_run(&refs, &clips, skel.rest_pose(), &cmds);
+}
+
+#[test]
+fn bad_player_calls_are_errors_and_change_nothing() {
+    let skel_bytes = humanoid();
+    let skel = Skeleton::from_bytes(bytemuck::cast_slice(&skel_bytes)).unwrap();
+    let walk = walk_clip(&skel);
+    let (_, h) = load_clip(bytemuck::cast_slice(&walk));
+    let refs = [sinew_clip_ref {
+        raw: &h,
+        compressed: std::ptr::null(),
+    }];
+    let mut p = sinew_player {
+        words: [0; SINEW_PLAYER_WORDS],
+    };
+    // Safety: valid or deliberately NULL pointers with their lengths.
+    unsafe {
+        assert_eq!(
+            sinew_player_init(&mut p, refs.as_ptr(), 1, 0, 0),
+            sinew_status::Ok
+        );
+        let before = p;
+        assert_eq!(
+            sinew_player_init(&mut p, refs.as_ptr(), 1, 1, 0),
+            sinew_status::OutOfRange
+        );
+        assert_eq!(
+            sinew_player_init(&mut p, refs.as_ptr(), 1, 0, 9),
+            sinew_status::InvalidArgument
+        );
+        let none = [sinew_clip_ref {
+            raw: std::ptr::null(),
+            compressed: std::ptr::null(),
+        }];
+        assert_eq!(
+            sinew_player_init(&mut p, none.as_ptr(), 1, 0, 0),
+            sinew_status::NullParameter
+        );
+        let too_many = vec![refs[0]; SINEW_MAX_PLAYER_CLIPS + 1];
+        assert_eq!(
+            sinew_player_init(&mut p, too_many.as_ptr(), too_many.len(), 0, 0),
+            sinew_status::CapacityExceeded
+        );
+        assert_eq!(
+            sinew_player_set_speed(&mut p, f32::NAN),
+            sinew_status::InvalidArgument
+        );
+        assert_eq!(
+            sinew_player_set_paused(&mut p, 2),
+            sinew_status::InvalidArgument
+        );
+        assert_eq!(
+            sinew_player_seek(&mut p, refs.as_ptr(), 1, f32::INFINITY),
+            sinew_status::InvalidArgument
+        );
+        for t in [
+            fade_to(SINEW_FADE_LINEAR, -1.0),
+            fade_to(7, 0.2),
+            inertialize(SINEW_DECAY_QUINTIC, 0.0, 0.0),
+            inertialize(SINEW_DECAY_SPRING, 0.2, f32::NAN),
+        ] {
+            assert_eq!(
+                sinew_player_play(&mut p, refs.as_ptr(), 1, 0, 0, &t),
+                sinew_status::InvalidArgument
+            );
+        }
+        assert_eq!(
+            sinew_player_play(&mut p, refs.as_ptr(), 1, 0, 0, std::ptr::null()),
+            sinew_status::NullParameter
+        );
+        assert_eq!(p, before);
+        // Changed words are refused, whatever the call.
+        let mut bad = p;
+        bad.words[SINEW_PLAYER_WORDS - 1] = 5;
+        assert_eq!(
+            sinew_player_set_speed(&mut bad, 1.0),
+            sinew_status::InvalidData
+        );
+        let mut info = sinew_player_info::default();
+        assert_eq!(
+            sinew_player_get_info(&bad, &mut info),
+            sinew_status::InvalidData
+        );
+        // Update: a short output, NaN dt, a root past the skeleton.
+        let n = skel.soa_count();
+        let mut sizes = sinew_player_sizes::default();
+        sinew_player_buffer_sizes(n, &mut sizes);
+        let mk = |len: usize| vec![SoaTransform::IDENTITY; len];
+        let (mut s, mut hi, mut sc, mut out) = (
+            mk(sizes.sources),
+            mk(sizes.history),
+            mk(sizes.scratch),
+            mk(n),
+        );
+        let mut ib = vec![
+            sinew_inertial_block {
+                opaque: [[0.0; 4]; 18]
+            };
+            sizes.inertial
+        ];
+        let bufs = sinew_player_buffers {
+            sources: s.as_mut_ptr().cast(),
+            sources_len: s.len(),
+            history: hi.as_mut_ptr().cast(),
+            history_len: hi.len(),
+            inertial: ib.as_mut_ptr(),
+            inertial_len: ib.len(),
+            scratch: sc.as_mut_ptr().cast(),
+            scratch_len: sc.len(),
+        };
+        let mut report = sinew_player_report {
+            edges_written: 99,
+            ..Default::default()
+        };
+        let rest = skel.rest_pose();
+        let mut call = |dt: f32, out_len: usize, root: i32, p: &mut sinew_player| {
+            sinew_player_update(
+                p,
+                dt,
+                refs.as_ptr(),
+                1,
+                std::ptr::null(),
+                rest.as_ptr().cast(),
+                n,
+                root,
+                &bufs,
+                out.as_mut_ptr().cast(),
+                out_len,
+                std::ptr::null_mut(),
+                0,
+                &mut report,
+            )
+        };
+        assert_eq!(call(f32::NAN, n, 0, &mut p), sinew_status::InvalidArgument);
+        assert_eq!(call(-1.0, n, 0, &mut p), sinew_status::InvalidArgument);
+        assert_eq!(call(0.1, n - 1, 0, &mut p), sinew_status::BadLength);
+        assert_eq!(call(0.1, n, 4 * n as i32, &mut p), sinew_status::OutOfRange);
+        assert_eq!(call(0.1, n, -2, &mut p), sinew_status::OutOfRange);
+        assert_eq!(p, before);
+        assert_eq!(call(0.1, n, -1, &mut p), sinew_status::Ok);
+        assert_ne!(p, before);
+        assert_eq!(report.edges_written, 0);
+    }
+}

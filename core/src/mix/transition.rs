@@ -394,9 +394,9 @@ fn channel_is_zero(c: &[f32x4; 6]) -> bool {
 /// [`Self::update`]; pass the same buffer to both.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Inertializer {
-    elapsed: f32,
-    longest: f32,
-    decay: Decay,
+    pub(crate) elapsed: f32,
+    pub(crate) longest: f32,
+    pub(crate) decay: Decay,
 }
 
 impl Inertializer {

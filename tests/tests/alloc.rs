@@ -12,7 +12,8 @@
 //! (two-bone single, in lanes and many at once; aim and look-at; CCD,
 //! FABRIK and the Jacobian methods, with limits; foot placement), secondary
 //! motion (springs, PD controllers, cloth, spring-bone chains one by one
-//! and in lanes, particles with pair forces), the C ABI
+//! and in lanes, particles with pair forces), track sets (raw and
+//! quantized, all at once and with cursors), the animation graph, the C ABI
 //! (every per-frame export, called from Rust), and the crowd's `step` on
 //! its worker threads (raw and compressed clips, with and without feet).
 //!
@@ -62,6 +63,8 @@ mod player;
 mod secondary;
 #[path = "alloc/skin.rs"]
 mod skin;
+#[path = "alloc/track.rs"]
+mod track;
 
 /// Counts allocations (including zeroed allocations and reallocations) made
 /// by any thread while counting is on.
@@ -449,6 +452,9 @@ const CHECKS: &[(&str, fn())] = &[
     check!(capi::skinning_allocates_nothing),
     check!(capi::ik_allocates_nothing),
     check!(capi::secondary_motion_allocates_nothing),
+    check!(capi::player_and_events_allocate_nothing),
+    check!(track::track_sets_allocate_nothing),
+    check!(track::graph_allocates_nothing),
     check!(crowd::stages_with_feet_allocate_nothing),
     check!(crowd::step_allocates_nothing_on_any_thread),
     check!(crowd::step_with_feet_allocates_nothing_on_any_thread),

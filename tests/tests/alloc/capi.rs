@@ -885,3 +885,191 @@ pub fn secondary_motion_allocates_nothing() {
         )
     });
 }
+
+/// The player through the C ABI over the raw walk and jog and the
+/// compressed walk (cross-fades, an inertialization, pause, seek, edges
+/// from an event track), and event triggering.
+pub fn player_and_events_allocate_nothing() {
+    let a = Assets::new();
+    let blocks = a.blocks();
+    let rest = a.humanoid.skeleton.view().rest_pose().to_vec();
+    let refs = [
+        sinew_clip_ref {
+            raw: &a.walk,
+            compressed: std::ptr::null(),
+        },
+        sinew_clip_ref {
+            raw: &a.jog,
+            compressed: std::ptr::null(),
+        },
+        sinew_clip_ref {
+            raw: std::ptr::null(),
+            compressed: &a.packed,
+        },
+    ];
+    let d = a.walk.duration;
+    let events = [
+        sinew_event {
+            start: 0.0,
+            end: 0.0,
+            id: 1,
+            name_offset: 0,
+            name_len: 0,
+        },
+        sinew_event {
+            start: 0.2 * d,
+            end: 0.6 * d,
+            id: 2,
+            name_offset: 0,
+            name_len: 0,
+        },
+        sinew_event {
+            start: 0.8 * d,
+            end: 0.8 * d,
+            id: 3,
+            name_offset: 0,
+            name_len: 0,
+        },
+    ];
+    let ranges = [1u32];
+    let walk_track = sinew_event_track {
+        duration: d,
+        events: events.as_ptr(),
+        event_count: events.len(),
+        names: std::ptr::null(),
+        names_len: 0,
+        ranges: ranges.as_ptr(),
+        range_count: 1,
+    };
+    let none = sinew_event_track {
+        duration: 0.0,
+        event_count: 0,
+        range_count: 0,
+        ..walk_track
+    };
+    let tracks = [walk_track, none, walk_track];
+    let mut sizes = sinew_player_sizes::default();
+    let mut player = sinew_player {
+        words: [0; SINEW_PLAYER_WORDS],
+    };
+    // SAFETY: valid out-parameters and a clip table of three loaded handles.
+    let s = unsafe {
+        [
+            sinew_player_buffer_sizes(blocks, &mut sizes),
+            sinew_player_init(&mut player, refs.as_ptr(), refs.len(), 0, SINEW_PLAY_LOOP),
+        ]
+    };
+    assert!(s.iter().all(|s| *s == sinew_status::Ok), "{s:?}");
+    let mk = |n: usize| vec![SoaTransform::IDENTITY; n];
+    let (mut sources, mut history, mut scratch, mut out) = (
+        mk(sizes.sources),
+        mk(sizes.history),
+        mk(sizes.scratch),
+        mk(blocks),
+    );
+    let mut inertial = vec![
+        sinew_inertial_block {
+            opaque: [[0.0; 4]; 18]
+        };
+        sizes.inertial
+    ];
+    let mut edges = vec![sinew_player_edge::default(); 16];
+    let mut c_edges = vec![sinew_edge::default(); 16];
+    let fades = [
+        sinew_transition {
+            duration: 0.3,
+            blend: SINEW_BLEND_CROSSFADE,
+            shape: SINEW_FADE_SMOOTH_STEP,
+            half_life: 0.0,
+        },
+        sinew_transition {
+            duration: 0.2,
+            blend: SINEW_BLEND_INERTIALIZE,
+            shape: SINEW_DECAY_QUINTIC,
+            half_life: 0.0,
+        },
+    ];
+    frames_allocate_nothing("the C player and event triggering", 600, |frame| {
+        let bufs = sinew_player_buffers {
+            sources: sources.as_mut_ptr().cast(),
+            sources_len: sources.len(),
+            history: history.as_mut_ptr().cast(),
+            history_len: history.len(),
+            inertial: inertial.as_mut_ptr(),
+            inertial_len: inertial.len(),
+            scratch: scratch.as_mut_ptr().cast(),
+            scratch_len: scratch.len(),
+        };
+        let mut report = sinew_player_report::default();
+        let mut triggered = sinew_triggered::default();
+        let t = frame as f32 / 60.0;
+        // SAFETY: the handles, tracks and buffers above outlive the calls;
+        // every length is the buffer's own.
+        unsafe {
+            if frame % 40 == 0 {
+                let clip = (frame / 40 % 3) as u32;
+                ok(
+                    "sinew_player_play",
+                    sinew_player_play(
+                        &mut player,
+                        refs.as_ptr(),
+                        3,
+                        clip,
+                        SINEW_PLAY_LOOP,
+                        &fades[frame / 40 % 2],
+                    ),
+                )?;
+            }
+            if frame % 100 == 50 {
+                ok(
+                    "sinew_player_set_paused",
+                    sinew_player_set_paused(&mut player, 1),
+                )?;
+                ok(
+                    "sinew_player_seek",
+                    sinew_player_seek(&mut player, refs.as_ptr(), 3, 0.1),
+                )?;
+            }
+            if frame % 100 == 55 {
+                ok(
+                    "sinew_player_set_paused",
+                    sinew_player_set_paused(&mut player, 0),
+                )?;
+            }
+            ok(
+                "sinew_player_update",
+                sinew_player_update(
+                    &mut player,
+                    1.0 / 60.0,
+                    refs.as_ptr(),
+                    3,
+                    tracks.as_ptr(),
+                    rest.as_ptr().cast(),
+                    blocks,
+                    0,
+                    &bufs,
+                    out.as_mut_ptr().cast(),
+                    blocks,
+                    edges.as_mut_ptr(),
+                    edges.len(),
+                    &mut report,
+                ),
+            )?;
+            ok(
+                "sinew_event_trigger",
+                sinew_event_trigger(
+                    &walk_track,
+                    t,
+                    t + 1.0 / 60.0,
+                    SINEW_TIME_LOOP,
+                    c_edges.as_mut_ptr(),
+                    c_edges.len(),
+                    &mut triggered,
+                ),
+            )?;
+        }
+        Ok::<f32, Failed>(
+            out[2].rotation.w.as_array()[0] + report.root_yaw + triggered.written as f32,
+        )
+    });
+}

@@ -17,7 +17,7 @@ use crate::mix::blend_space::{sample_blend, BlendSpace1D, PhaseSync, Sample1D, W
 use crate::mix::transition::{Decay, InertialBlock, Inertializer, SwitchJob};
 use crate::player::{Blend, Fader, PlayMode, Playhead, Transition};
 use crate::soa::{check_len, SoaTransform, LANES};
-use crate::track::event::{Edge, EventTrack};
+use crate::track::event::{Edge, EdgeBuffer, EventTrack};
 
 /// What an update reads: the graph and the assets it names.
 #[derive(Clone, Copy, Debug)]
@@ -76,7 +76,8 @@ pub struct Report {
     pub transition: Option<usize>,
     /// Event edges written to the caller's buffer.
     pub events: usize,
-    /// Event edges that did not fit it.
+    /// Event edges that did not fit it (or, past 1024 edges of one clock
+    /// in one frame, were counted without being walked).
     pub events_dropped: u64,
 }
 
@@ -256,9 +257,8 @@ impl<C: ClipSource> Frame<'_, '_, C> {
         clocks: &mut [Clock],
         slot: &mut usize,
         norm: &mut f32,
-        edges: &mut [Edge],
         emit: &mut impl FnMut(usize, Edge, f32),
-    ) -> Result<(), Error> {
+    ) -> Result<u64, Error> {
         let n = node(self.ctx.graph, i)?;
         let first = *slot == 0;
         match n.kind {
@@ -278,13 +278,13 @@ impl<C: ClipSource> Frame<'_, '_, C> {
                         _ => *norm + (speed * dt).abs() / d,
                     };
                 }
+                let mut dropped = 0;
                 if let Some(Some(track)) = self.ctx.events.get(n.a as usize) {
-                    let t = adv.trigger(track, edges)?;
-                    for e in &edges[..t.written] {
-                        emit(n.a as usize, *e, 1.0);
-                    }
+                    let t =
+                        adv.trigger_into(track, &mut Emit(&mut |e| emit(n.a as usize, e, 1.0)))?;
+                    dropped += t.dropped;
                 }
-                Ok(())
+                Ok(dropped)
             }
             1 => {
                 let space = space(self.ctx.graph, self.ctx.clips, &n)?;
@@ -306,6 +306,7 @@ impl<C: ClipSource> Frame<'_, '_, C> {
                 if first && cycle > 0.0 {
                     *norm += dts / cycle;
                 }
+                let mut dropped = 0u64;
                 for (k, (s, clip, wt)) in w.iter().enumerate() {
                     let Some(Some(track)) = self.ctx.events.get(clip) else {
                         continue;
@@ -313,16 +314,20 @@ impl<C: ClipSource> Frame<'_, '_, C> {
                     let to = c.phase.clip_time(&space, s);
                     let from = before[k];
                     let loops = whole as i32 + i32::from(to < from);
-                    let t = track.trigger_wrapped(from, to, loops, edges)?;
-                    for e in &edges[..t.written] {
-                        emit(clip, *e, wt);
-                    }
+                    let t = track.trigger_wrapped_into(
+                        from,
+                        to,
+                        loops,
+                        &mut Emit(&mut |e| emit(clip, e, wt)),
+                    )?;
+                    dropped = dropped.saturating_add(t.dropped);
                 }
-                Ok(())
+                Ok(dropped)
             }
             _ => {
-                self.advance(n.a, dt, clocks, slot, norm, edges, emit)?;
-                self.advance(n.b, dt, clocks, slot, norm, edges, emit)
+                let a = self.advance(n.a, dt, clocks, slot, norm, emit)?;
+                let b = self.advance(n.b, dt, clocks, slot, norm, emit)?;
+                Ok(a.saturating_add(b))
             }
         }
     }
@@ -671,7 +676,6 @@ impl GraphInstance {
         let mut frame_edges: HVec<(usize, Edge), MAX_FRAME_EDGES> = HVec::new();
         let mut written = 0usize;
         let mut dropped = 0u64;
-        let mut scratch_edges = [Edge::default(); MAX_FRAME_EDGES];
         for (k, a) in self.fader.payloads_mut().enumerate() {
             let s = graph.states[usize::from(a.state)];
             let (state, fw) = (usize::from(a.state), weights[k]);
@@ -692,15 +696,15 @@ impl GraphInstance {
                     None => dropped += 1,
                 }
             };
-            frame.advance(
+            let walked_past = frame.advance(
                 s.motion,
                 dt * s.speed,
                 &mut a.clocks,
                 &mut 0,
                 &mut a.norm,
-                &mut scratch_edges,
                 &mut emit,
             )?;
+            dropped = dropped.saturating_add(walked_past);
         }
 
         // 2. At most one transition fires.
@@ -936,4 +940,22 @@ fn check_inputs<C: ClipSource>(
         }
     }
     Ok(())
+}
+/// Edges one triggering call hands on at most; the rest are counted in
+/// [`Report::events_dropped`] without being walked (a frame crosses that
+/// many only with a huge `dt`, and walking them would take that long).
+const EDGES_WALKED: usize = 1024;
+
+/// Triggering's edge buffer that hands each edge to a closure (which
+/// counts what its own buffer cannot hold).
+struct Emit<'a, F: FnMut(Edge)>(&'a mut F);
+
+impl<F: FnMut(Edge)> EdgeBuffer for Emit<'_, F> {
+    fn capacity(&self) -> usize {
+        EDGES_WALKED
+    }
+
+    fn put(&mut self, _: usize, edge: Edge) {
+        (self.0)(edge);
+    }
 }

@@ -48,9 +48,10 @@
 //! state is that of its tree's first clock (in depth-first order: its
 //! first clip or blend space), unwrapped (`1.5` is half-way through the
 //! second loop); a state playing a machine uses its current leaf's.
-//! Event conditions look at the edges the current leaf crossed this frame
-//! (at most [`MAX_FRAME_EDGES`]; each clock reports at most that many per
-//! frame).
+//! Event conditions look at the first [`MAX_FRAME_EDGES`] edges the
+//! current leaf crossed this frame. The caller's event buffer gets every
+//! edge of every playing leaf that fits; the rest are counted in
+//! [`Report::events_dropped`].
 
 pub mod format;
 mod instance;

@@ -399,3 +399,20 @@ fn poses_are_the_blend_trees_evaluated_by_hand() {
     }
     assert_eq!(checked, 50);
 }
+
+/// The JSON example of docs/playback.md builds (the docs cannot drift from
+/// the schema).
+#[test]
+fn the_documented_example_builds() {
+    let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/playback.md"))
+        .expect("docs/playback.md");
+    let start = doc.find("```json\n").expect("a json block") + "```json\n".len();
+    let json = &doc[start..start + doc[start..].find("```").expect("its end")];
+    let g = sinew_std::graph::build_graph(json, &["idle", "walk", "run"])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let v = g.view();
+    assert_eq!(
+        (v.param_count(), v.state_count(), v.transition_count()),
+        (2, 2, 2)
+    );
+}

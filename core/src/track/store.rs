@@ -18,13 +18,12 @@
 //! - [`TrackSet::track`] gives a [`Track`], [`Track::typed`] a
 //!   [`TypedTrack`] with [`TypedTrack::sample`] (binary search, O(log n))
 //!   and [`TypedTrack::sample_with`] (a caller-held [`Cursor`], O(1)
-//!   amortised). Raw float and vector tracks sample through a [`Curve`]
-//!   over the container's own slices ([`TypedTrack::curve`]): the same
-//!   bits as a curve built from the same keys. Quantized tracks (and raw
-//!   rotations, whose `Quat` keys are not viewed in place) decode the keys
-//!   one sample needs (one, two, or four for cardinal splines) and run the
-//!   same curve code on them: the same bits as a curve over all the decoded
-//!   keys.
+//!   amortised). Raw tracks (floats, vectors and rotations) sample through
+//!   a [`Curve`] over the container's own slices ([`TypedTrack::curve`]):
+//!   the same bits as a curve built from the same keys. Quantized tracks
+//!   decode the keys one sample needs (one, two, or four for cardinal
+//!   splines) and run the same curve code on them: the same bits as a
+//!   curve over all the decoded keys.
 //! - [`TrackSet::sample_all`] writes every component of every track at one
 //!   time into one flat slice, in track order (a `Vec3` track takes three
 //!   entries, a rotation four: x, y, z, w). The component-wise channels go
@@ -1042,8 +1041,8 @@ impl<'a, V: TrackValue> TypedTrack<'a, V> {
         self.track
     }
 
-    /// The [`Curve`] over the container's own slices, for raw tracks of
-    /// floats and vectors (`None` for quantized tracks and rotations).
+    /// The [`Curve`] over the container's own slices, for raw tracks
+    /// (`None` for quantized tracks).
     #[inline]
     #[must_use]
     pub fn curve(&self) -> Option<Curve<'a, V>> {
@@ -1138,9 +1137,8 @@ impl sealed::Components for Quat {
         Quat::new(f(0), f(1), f(2), f(3))
     }
     #[inline]
-    fn view(_: &[f32]) -> Option<&[Self]> {
-        // `Quat` is not `Pod`: rotations decode their keys per sample.
-        None
+    fn view(values: &[f32]) -> Option<&[Self]> {
+        bytemuck::try_cast_slice(values).ok()
     }
 }
 

@@ -119,6 +119,36 @@ impl Cursor {
 /// most, and a few steps are cheaper than a search over a long curve.
 const CURSOR_STEPS: usize = 4;
 
+/// Keys a [`partition`] search leaves to a count rather than halving
+/// further.
+const COUNT_RUN: usize = 16;
+
+/// The number of `times` at or before `t` (`times` increasing): the same
+/// index as `times.partition_point(|&k| k <= t)`.
+///
+/// A binary search is a chain of dependent loads and compares, one per
+/// halving; this halves (branch-free) only until [`COUNT_RUN`] keys are
+/// left and counts those, compares that do not wait on each other and
+/// that the compiler runs in vector lanes. Still O(log n).
+#[inline]
+pub(crate) fn partition(times: &[f32], t: f32) -> usize {
+    let mut base = 0;
+    let mut size = times.len();
+    // The answer lies in base..=base + size: keys before `base` are <= t,
+    // keys from `base + size` on are > t.
+    while size > COUNT_RUN {
+        let half = size / 2;
+        let mid = base + half;
+        if times.get(mid).is_some_and(|&k| k <= t) {
+            base = mid;
+        }
+        size -= half;
+    }
+    let run = times.get(base..base + size).unwrap_or(&[]);
+    // 32-bit counts: the same lane width as the keys.
+    base + run.iter().map(|&k| u32::from(k <= t)).sum::<u32>() as usize
+}
+
 /// Where a time falls on a curve.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Loc {
@@ -323,7 +353,7 @@ impl<'a, V: CurveValue> Curve<'a, V> {
     #[inline]
     fn search(&self, t: f32) -> Loc {
         // t > times[0] gives at least 1, t < times[n-1] at most n - 1.
-        let i = self.times.partition_point(|&k| k <= t) - 1;
+        let i = partition(self.times, t) - 1;
         self.segment(i, t)
     }
 
@@ -420,12 +450,24 @@ impl<'a, V: CurveValue> Curve<'a, V> {
         match self.interpolation {
             Interpolation::Step => self.value(i).key(),
             Interpolation::Linear => V::linear(self.value(i), self.value(i + 1), u),
+            _ => self.eval_curved(i, u),
+        }
+    }
+
+    /// [`Curve::eval`] inside interval `i` for the modes that are more
+    /// than a blend of two keys: kept out of line so that the step and
+    /// linear paths stay small enough to inline into the sampler.
+    #[inline(never)]
+    fn eval_curved(&self, i: usize, u: f32) -> V {
+        match self.interpolation {
             Interpolation::Slerp => V::slerp(self.value(i), self.value(i + 1), u),
             Interpolation::CubicSpline => {
                 let (a, b) = self.spline_tangents(i);
                 V::hermite(hermite_basis(u), self.value(i), a, self.value(i + 1), b)
             }
             Interpolation::Cardinal { tension } => V::cardinal(&self.neighbours(i, tension), u),
+            Interpolation::Step => self.value(i).key(),
+            Interpolation::Linear => V::linear(self.value(i), self.value(i + 1), u),
         }
     }
 }

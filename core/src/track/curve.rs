@@ -493,37 +493,74 @@ impl Curve<'_, f32> {
     /// The lane inputs at `loc`, a location on this curve's keys.
     #[inline]
     pub(crate) fn lane_terms_at(&self, loc: Loc) -> LaneTerms {
-        let hold = |p: f32| LaneTerms {
-            p0: p,
-            p1: p,
-            ..LaneTerms::default()
-        };
-        let (i, u) = match loc {
-            Loc::Key(k) => return hold(self.value(k)),
-            Loc::Segment(i, u) => (i, u),
-        };
-        let (p0, p1) = (self.value(i), self.value(i + 1));
-        let (a, b, cubic) = match self.interpolation {
-            Interpolation::Step => return hold(p0),
-            Interpolation::CubicSpline => {
-                let (a, b) = self.spline_tangents(i);
-                (a, b, true)
-            }
-            Interpolation::Cardinal { tension } => {
-                let (a, b) = f32::cardinal_tangents(&self.neighbours(i, tension));
-                (a, b, true)
-            }
-            // Linear (Slerp is refused for floats at construction).
-            _ => (0.0, 0.0, false),
-        };
-        LaneTerms {
-            u,
-            p0,
-            p1,
-            a,
-            b,
-            cubic,
+        let values = self.values;
+        lane_terms_of(self.times, self.interpolation, loc, |s| {
+            values.get(s).copied().unwrap_or(0.0)
+        })
+    }
+}
+
+/// The lane inputs at `loc` on float keys at `times` whose stored value
+/// `s` (flattened as a curve's values: three per key for CUBICSPLINE) is
+/// `value(s)`: what [`Curve::lane_terms_at`] computes, for keys that are
+/// decoded on the way (a track set's quantized or vector channels) rather
+/// than held in a slice. `times` and the values passed every check of
+/// [`Curve::new`].
+#[inline]
+pub(crate) fn lane_terms_of(
+    times: &[f32],
+    interpolation: Interpolation,
+    loc: Loc,
+    value: impl Fn(usize) -> f32,
+) -> LaneTerms {
+    let cubic = interpolation == Interpolation::CubicSpline;
+    let key = |k: usize| if cubic { value(3 * k + 1) } else { value(k) };
+    let time = |k: usize| times.get(k).copied().unwrap_or(0.0);
+    let hold = |p: f32| LaneTerms {
+        p0: p,
+        p1: p,
+        ..LaneTerms::default()
+    };
+    let (i, u) = match loc {
+        Loc::Key(k) => return hold(key(k)),
+        Loc::Segment(i, u) => (i, u),
+    };
+    let (p0, p1) = (key(i), key(i + 1));
+    let (a, b, cubic) = match interpolation {
+        Interpolation::Step => return hold(p0),
+        Interpolation::CubicSpline => {
+            // Curve::spline_tangents: the tangents scaled by the interval.
+            let dt = time(i + 1) - time(i);
+            let (out, inn) = (value(3 * i + 2), value(3 * i + 3));
+            (
+                f32::weighted(out, dt, out, 0.0),
+                f32::weighted(inn, dt, inn, 0.0),
+                true,
+            )
         }
+        Interpolation::Cardinal { tension } => {
+            // Curve::neighbours, then the float tangents.
+            let last = times.len().saturating_sub(1);
+            let near = |k: usize| (time(k), value(k));
+            let (a, b) = f32::cardinal_tangents(&Neighbours {
+                prev: near(i.saturating_sub(1)),
+                k0: near(i),
+                k1: near(i + 1),
+                next: near((i + 2).min(last)),
+                scale: 1.0 - tension,
+            });
+            (a, b, true)
+        }
+        // Linear (Slerp is refused for floats at construction).
+        _ => (0.0, 0.0, false),
+    };
+    LaneTerms {
+        u,
+        p0,
+        p1,
+        a,
+        b,
+        cubic,
     }
 }
 

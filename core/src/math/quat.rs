@@ -4,7 +4,10 @@ use super::Vec3;
 use crate::fp::Fp;
 
 /// A quaternion `(x, y, z, w)`; unit quaternions represent rotations.
-#[derive(Clone, Copy, Debug, PartialEq)]
+///
+/// `#[repr(C)]` and `Pod`: four `f32`s in that order, so a slice of
+/// flattened `f32` rotation keys can be viewed as `&[Quat]` in place.
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C)]
 pub struct Quat {
     /// X of the vector part.

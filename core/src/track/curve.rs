@@ -119,6 +119,36 @@ impl Cursor {
 /// most, and a few steps are cheaper than a search over a long curve.
 const CURSOR_STEPS: usize = 4;
 
+/// Keys a [`partition`] search leaves to a count rather than halving
+/// further.
+const COUNT_RUN: usize = 16;
+
+/// The number of `times` at or before `t` (`times` increasing): the same
+/// index as `times.partition_point(|&k| k <= t)`.
+///
+/// A binary search is a chain of dependent loads and compares, one per
+/// halving; this halves (branch-free) only until [`COUNT_RUN`] keys are
+/// left and counts those, compares that do not wait on each other and
+/// that the compiler runs in vector lanes. Still O(log n).
+#[inline]
+pub(crate) fn partition(times: &[f32], t: f32) -> usize {
+    let mut base = 0;
+    let mut size = times.len();
+    // The answer lies in base..=base + size: keys before `base` are <= t,
+    // keys from `base + size` on are > t.
+    while size > COUNT_RUN {
+        let half = size / 2;
+        let mid = base + half;
+        if times.get(mid).is_some_and(|&k| k <= t) {
+            base = mid;
+        }
+        size -= half;
+    }
+    let run = times.get(base..base + size).unwrap_or(&[]);
+    // 32-bit counts: the same lane width as the keys.
+    base + run.iter().map(|&k| u32::from(k <= t)).sum::<u32>() as usize
+}
+
 /// Where a time falls on a curve.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Loc {
@@ -323,7 +353,7 @@ impl<'a, V: CurveValue> Curve<'a, V> {
     #[inline]
     fn search(&self, t: f32) -> Loc {
         // t > times[0] gives at least 1, t < times[n-1] at most n - 1.
-        let i = self.times.partition_point(|&k| k <= t) - 1;
+        let i = partition(self.times, t) - 1;
         self.segment(i, t)
     }
 
@@ -420,12 +450,24 @@ impl<'a, V: CurveValue> Curve<'a, V> {
         match self.interpolation {
             Interpolation::Step => self.value(i).key(),
             Interpolation::Linear => V::linear(self.value(i), self.value(i + 1), u),
+            _ => self.eval_curved(i, u),
+        }
+    }
+
+    /// [`Curve::eval`] inside interval `i` for the modes that are more
+    /// than a blend of two keys: kept out of line so that the step and
+    /// linear paths stay small enough to inline into the sampler.
+    #[inline(never)]
+    fn eval_curved(&self, i: usize, u: f32) -> V {
+        match self.interpolation {
             Interpolation::Slerp => V::slerp(self.value(i), self.value(i + 1), u),
             Interpolation::CubicSpline => {
                 let (a, b) = self.spline_tangents(i);
                 V::hermite(hermite_basis(u), self.value(i), a, self.value(i + 1), b)
             }
             Interpolation::Cardinal { tension } => V::cardinal(&self.neighbours(i, tension), u),
+            Interpolation::Step => self.value(i).key(),
+            Interpolation::Linear => V::linear(self.value(i), self.value(i + 1), u),
         }
     }
 }
@@ -451,37 +493,74 @@ impl Curve<'_, f32> {
     /// The lane inputs at `loc`, a location on this curve's keys.
     #[inline]
     pub(crate) fn lane_terms_at(&self, loc: Loc) -> LaneTerms {
-        let hold = |p: f32| LaneTerms {
-            p0: p,
-            p1: p,
-            ..LaneTerms::default()
-        };
-        let (i, u) = match loc {
-            Loc::Key(k) => return hold(self.value(k)),
-            Loc::Segment(i, u) => (i, u),
-        };
-        let (p0, p1) = (self.value(i), self.value(i + 1));
-        let (a, b, cubic) = match self.interpolation {
-            Interpolation::Step => return hold(p0),
-            Interpolation::CubicSpline => {
-                let (a, b) = self.spline_tangents(i);
-                (a, b, true)
-            }
-            Interpolation::Cardinal { tension } => {
-                let (a, b) = f32::cardinal_tangents(&self.neighbours(i, tension));
-                (a, b, true)
-            }
-            // Linear (Slerp is refused for floats at construction).
-            _ => (0.0, 0.0, false),
-        };
-        LaneTerms {
-            u,
-            p0,
-            p1,
-            a,
-            b,
-            cubic,
+        let values = self.values;
+        lane_terms_of(self.times, self.interpolation, loc, |s| {
+            values.get(s).copied().unwrap_or(0.0)
+        })
+    }
+}
+
+/// The lane inputs at `loc` on float keys at `times` whose stored value
+/// `s` (flattened as a curve's values: three per key for CUBICSPLINE) is
+/// `value(s)`: what [`Curve::lane_terms_at`] computes, for keys that are
+/// decoded on the way (a track set's quantized or vector channels) rather
+/// than held in a slice. `times` and the values passed every check of
+/// [`Curve::new`].
+#[inline]
+pub(crate) fn lane_terms_of(
+    times: &[f32],
+    interpolation: Interpolation,
+    loc: Loc,
+    value: impl Fn(usize) -> f32,
+) -> LaneTerms {
+    let cubic = interpolation == Interpolation::CubicSpline;
+    let key = |k: usize| if cubic { value(3 * k + 1) } else { value(k) };
+    let time = |k: usize| times.get(k).copied().unwrap_or(0.0);
+    let hold = |p: f32| LaneTerms {
+        p0: p,
+        p1: p,
+        ..LaneTerms::default()
+    };
+    let (i, u) = match loc {
+        Loc::Key(k) => return hold(key(k)),
+        Loc::Segment(i, u) => (i, u),
+    };
+    let (p0, p1) = (key(i), key(i + 1));
+    let (a, b, cubic) = match interpolation {
+        Interpolation::Step => return hold(p0),
+        Interpolation::CubicSpline => {
+            // Curve::spline_tangents: the tangents scaled by the interval.
+            let dt = time(i + 1) - time(i);
+            let (out, inn) = (value(3 * i + 2), value(3 * i + 3));
+            (
+                f32::weighted(out, dt, out, 0.0),
+                f32::weighted(inn, dt, inn, 0.0),
+                true,
+            )
         }
+        Interpolation::Cardinal { tension } => {
+            // Curve::neighbours, then the float tangents.
+            let last = times.len().saturating_sub(1);
+            let near = |k: usize| (time(k), value(k));
+            let (a, b) = f32::cardinal_tangents(&Neighbours {
+                prev: near(i.saturating_sub(1)),
+                k0: near(i),
+                k1: near(i + 1),
+                next: near((i + 2).min(last)),
+                scale: 1.0 - tension,
+            });
+            (a, b, true)
+        }
+        // Linear (Slerp is refused for floats at construction).
+        _ => (0.0, 0.0, false),
+    };
+    LaneTerms {
+        u,
+        p0,
+        p1,
+        a,
+        b,
+        cubic,
     }
 }
 

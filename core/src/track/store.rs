@@ -18,17 +18,17 @@
 //! - [`TrackSet::track`] gives a [`Track`], [`Track::typed`] a
 //!   [`TypedTrack`] with [`TypedTrack::sample`] (binary search, O(log n))
 //!   and [`TypedTrack::sample_with`] (a caller-held [`Cursor`], O(1)
-//!   amortised). Raw float and vector tracks sample through a [`Curve`]
-//!   over the container's own slices ([`TypedTrack::curve`]): the same
-//!   bits as a curve built from the same keys. Quantized tracks (and raw
-//!   rotations, whose `Quat` keys are not viewed in place) decode the keys
-//!   one sample needs (one, two, or four for cardinal splines) and run the
-//!   same curve code on them: the same bits as a curve over all the decoded
-//!   keys.
+//!   amortised). Raw tracks (floats, vectors and rotations) sample through
+//!   a [`Curve`] over the container's own slices ([`TypedTrack::curve`]):
+//!   the same bits as a curve built from the same keys. Quantized tracks
+//!   decode the keys one sample needs (one, two, or four for cardinal
+//!   splines) and run the same curve code on them: the same bits as a
+//!   curve over all the decoded keys.
 //! - [`TrackSet::sample_all`] writes every component of every track at one
 //!   time into one flat slice, in track order (a `Vec3` track takes three
 //!   entries, a rotation four: x, y, z, w). The component-wise channels go
-//!   through the curve lane kernel four at a time; rotations are sampled
+//!   through the curve lane kernel (four raw float tracks in a row per
+//!   call, else one track's components per call); rotations are sampled
 //!   one by one. [`reference::sample_all`] is its scalar twin (they agree
 //!   within 1e-5 relative).
 //!
@@ -78,7 +78,9 @@ use crate::container::{check_preamble, le_u32};
 use crate::error::Error;
 use crate::math::{sqrt_f32, Quat};
 
-use super::curve::{eval_lanes, Cursor, Curve, CurveValue, Interpolation, LaneTerms, Loc};
+use super::curve::{
+    eval_lanes, lane_terms_of, Cursor, Curve, CurveValue, Interpolation, LaneTerms, Loc,
+};
 
 /// Magic bytes that open a track set container.
 pub const TRACK_SET_MAGIC: [u8; 8] = *b"SINEWTRK";
@@ -696,8 +698,9 @@ impl<'a> TrackSet<'a> {
     /// [`TypedTrack::sample_with`] does.
     ///
     /// Component-wise tracks go through the curve lane kernel
-    /// ([`super::curve::sample4`]'s) four components at a time; rotations
-    /// are sampled one by one. Agrees with [`reference::sample_all`]
+    /// ([`super::curve::sample4`]'s): four raw float tracks in a row take
+    /// one lane each, any other component-wise track its components in
+    /// the lanes of one call; rotations are sampled one by one. Agrees with [`reference::sample_all`]
     /// within 1e-5 relative; steps, clamped times and exact keys give the
     /// key's bits.
     ///
@@ -707,41 +710,83 @@ impl<'a> TrackSet<'a> {
     /// nothing is written then.
     pub fn sample_all(&self, t: f32, cursors: &mut [Cursor], out: &mut [f32]) -> Result<(), Error> {
         self.check_lengths(cursors.len(), out.len())?;
-        let mut lanes = Lanes {
-            terms: [LaneTerms::default(); 4],
-            at: [0; 4],
-            n: 0,
-        };
-        let mut o = 0;
-        for (i, cursor) in cursors.iter_mut().enumerate() {
-            let Some(track) = self.track(i) else { break };
+        let tracks = self.records.len();
+        let (mut i, mut o) = (0, 0);
+        while i < tracks {
+            // Four raw float tracks in a row: one lane each, fixed lane
+            // indices (the terms stay in registers), one 16-byte write.
+            let four = (
+                self.records
+                    .get(i..i + 4)
+                    .and_then(|r| <&[Record; 4]>::try_from(r).ok()),
+                cursors
+                    .get_mut(i..i + 4)
+                    .and_then(|k| <&mut [Cursor; 4]>::try_from(k).ok()),
+                out.get_mut(o..o + 4),
+            );
+            if let (Some(rs), Some(ks), Some(dst)) = four {
+                if let Some(curves) = self.raw_floats(rs) {
+                    let terms: [LaneTerms; 4] =
+                        core::array::from_fn(|l| curves[l].lane_terms(&mut ks[l], t));
+                    dst.copy_from_slice(&eval_lanes(&terms).to_array());
+                    (i, o) = (i + 4, o + 4);
+                    continue;
+                }
+            }
+            let (Some(track), Some(cursor)) = (self.track(i), cursors.get_mut(i)) else {
+                break;
+            };
             let n = track.kind.components();
+            let dst = out.get_mut(o..o + n).unwrap_or(&mut []);
             if track.kind == TrackKind::Quat {
                 let q = track.sampler::<Quat>().sample_with(cursor, t);
-                if let Some(dst) = out.get_mut(o..o + 4) {
-                    dst.copy_from_slice(&q.to_array());
+                for (d, v) in dst.iter_mut().zip(q.to_array()) {
+                    *d = v;
                 }
-                o += 4;
-                continue;
-            }
-            let loc = keys_curve(track.times).locate(cursor, t);
-            if track.kind == TrackKind::Float && track.encoding == Encoding::Raw {
-                let curve = Curve::from_validated(track.times, track.raw, track.interpolation);
-                lanes.push(curve.lane_terms_at(loc), o, out);
             } else {
-                for c in 0..n {
-                    let w = track.window(loc, |s| track.value(s, c));
-                    lanes.push(
-                        w.curve(track.interpolation).lane_terms_at(w.loc),
-                        o + c,
-                        out,
-                    );
+                // One track's components in the lanes (spare lanes repeat
+                // the last component and are not written).
+                let loc = keys_curve(track.times).locate(cursor, t);
+                let decoder = track.decoder();
+                let mut terms = [LaneTerms::default(); 4];
+                for c in 0..4 {
+                    terms[c] = if c < n {
+                        lane_terms_of(track.times, track.interpolation, loc, |s| {
+                            decoder.value(s, c)
+                        })
+                    } else {
+                        terms[c - 1]
+                    };
+                }
+                for (d, v) in dst.iter_mut().zip(eval_lanes(&terms).to_array()) {
+                    *d = v;
                 }
             }
-            o += n;
+            (i, o) = (i + 1, o + n);
         }
-        lanes.flush(out);
         Ok(())
+    }
+
+    /// The curves of four raw float tracks, or `None` when one is not.
+    #[inline]
+    fn raw_floats(&self, rs: &[Record; 4]) -> Option<[Curve<'a, f32>; 4]> {
+        if rs.iter().any(|r| r.kind != 0 || r.encoding != 0) {
+            return None;
+        }
+        // Records passed `check`: every lookup succeeds.
+        let curve = |r: &Record| -> Option<Curve<'a, f32>> {
+            let interpolation = interpolation_of(r.interpolation, r.tension)?;
+            let keys = r.keys as usize;
+            let times = sub(self.times, r.times, keys)?;
+            let values = sub(self.raw, r.values, keys * per_key(interpolation))?;
+            Some(Curve::from_validated(times, values, interpolation))
+        };
+        Some([
+            curve(&rs[0])?,
+            curve(&rs[1])?,
+            curve(&rs[2])?,
+            curve(&rs[3])?,
+        ])
     }
 
     fn check_lengths(&self, cursors: usize, out: usize) -> Result<(), Error> {
@@ -772,45 +817,6 @@ fn interpolation_times(i: Interpolation) -> Interpolation {
     }
 }
 
-/// Up to four channels' lane terms waiting for [`eval_lanes`], and where
-/// their results go.
-struct Lanes {
-    terms: [LaneTerms; 4],
-    at: [usize; 4],
-    n: usize,
-}
-
-impl Lanes {
-    #[inline]
-    fn push(&mut self, terms: LaneTerms, at: usize, out: &mut [f32]) {
-        if let (Some(t), Some(a)) = (self.terms.get_mut(self.n), self.at.get_mut(self.n)) {
-            (*t, *a) = (terms, at);
-        }
-        self.n += 1;
-        if self.n == 4 {
-            self.flush(out);
-        }
-    }
-
-    #[inline]
-    fn flush(&mut self, out: &mut [f32]) {
-        if self.n == 0 {
-            return;
-        }
-        // Spare lanes repeat the last channel and are not written.
-        for l in self.n..4 {
-            self.terms[l] = self.terms[self.n - 1];
-        }
-        let v = eval_lanes(&self.terms).to_array();
-        for (&at, &v) in self.at.iter().zip(&v).take(self.n) {
-            if let Some(o) = out.get_mut(at) {
-                *o = v;
-            }
-        }
-        self.n = 0;
-    }
-}
-
 /// One track of a [`TrackSet`]: what it is, its keys, and typed sampling.
 #[derive(Clone, Copy, Debug)]
 pub struct Track<'a> {
@@ -823,6 +829,40 @@ pub struct Track<'a> {
     codes: &'a [u16],
     ranges: &'a [f32],
     name: &'a str,
+}
+
+/// A track's stored values as [`Track::value`] decodes them, with the
+/// per-track ranges read once: the same bits.
+#[derive(Clone, Copy)]
+struct Decoder<'a> {
+    n: usize,
+    quantized: bool,
+    cubic: bool,
+    raw: &'a [f32],
+    codes: &'a [u16],
+    /// Minima and scales of the key values, per component.
+    values: [[f32; 4]; 2],
+    /// The same for CUBICSPLINE tangents.
+    tangents: [[f32; 4]; 2],
+}
+
+impl Decoder<'_> {
+    /// Component `c` (below the kind's count) of stored value `s`.
+    #[inline]
+    fn value(&self, s: usize, c: usize) -> f32 {
+        let at = s * self.n + c;
+        if !self.quantized {
+            return self.raw.get(at).copied().unwrap_or(0.0);
+        }
+        let [min, scale] = if self.cubic && s % 3 != 1 {
+            &self.tangents
+        } else {
+            &self.values
+        };
+        let q = self.codes.get(at).copied().unwrap_or(0);
+        let c = c & 3;
+        min[c] + scale[c] * f32::from(q)
+    }
 }
 
 /// The keys one sample needs, decoded: at most four keys of three values.
@@ -926,6 +966,32 @@ impl<'a> Track<'a> {
                 let q = self.codes.get(at).copied().unwrap_or(0);
                 min + scale * f32::from(q)
             }
+        }
+    }
+
+    /// [`Track::value`]'s per-track constants read once, for the
+    /// samplers that decode several values.
+    #[inline]
+    fn decoder(&self) -> Decoder<'a> {
+        let n = self.kind.components();
+        let quantized = self.encoding == Encoding::Quantized;
+        let range = |at: usize| -> [f32; 4] {
+            core::array::from_fn(|c| {
+                if c < n {
+                    self.ranges.get(at + c).copied().unwrap_or(0.0)
+                } else {
+                    0.0
+                }
+            })
+        };
+        Decoder {
+            n,
+            quantized,
+            cubic: self.interpolation == Interpolation::CubicSpline,
+            raw: self.raw,
+            codes: self.codes,
+            values: [range(0), range(n)],
+            tangents: [range(2 * n), range(3 * n)],
         }
     }
 
@@ -1042,8 +1108,8 @@ impl<'a, V: TrackValue> TypedTrack<'a, V> {
         self.track
     }
 
-    /// The [`Curve`] over the container's own slices, for raw tracks of
-    /// floats and vectors (`None` for quantized tracks and rotations).
+    /// The [`Curve`] over the container's own slices, for raw tracks
+    /// (`None` for quantized tracks).
     #[inline]
     #[must_use]
     pub fn curve(&self) -> Option<Curve<'a, V>> {
@@ -1074,10 +1140,20 @@ impl<'a, V: TrackValue> TypedTrack<'a, V> {
 
     #[inline]
     fn eval(&self, loc: Loc) -> V {
-        let w = self
-            .track
-            .window(loc, |s| V::from_components(|c| self.track.value(s, c)));
-        w.curve(self.track.interpolation).eval(w.loc)
+        let d = self.track.decoder();
+        let value = |s: usize| V::from_components(|c| d.value(s, c));
+        // Step and linear read one or two keys: decoded straight into the
+        // curve's arithmetic (what `Curve::eval` runs on them). The other
+        // modes run the curve over a window of the keys they read.
+        match (loc, self.track.interpolation) {
+            (Loc::Key(k), Interpolation::Step | Interpolation::Linear) => value(k).key(),
+            (Loc::Segment(i, _), Interpolation::Step) => value(i).key(),
+            (Loc::Segment(i, u), Interpolation::Linear) => V::linear(value(i), value(i + 1), u),
+            _ => {
+                let w = self.track.window(loc, value);
+                w.curve(self.track.interpolation).eval(w.loc)
+            }
+        }
     }
 }
 
@@ -1138,9 +1214,8 @@ impl sealed::Components for Quat {
         Quat::new(f(0), f(1), f(2), f(3))
     }
     #[inline]
-    fn view(_: &[f32]) -> Option<&[Self]> {
-        // `Quat` is not `Pod`: rotations decode their keys per sample.
-        None
+    fn view(values: &[f32]) -> Option<&[Self]> {
+        bytemuck::try_cast_slice(values).ok()
     }
 }
 

@@ -628,3 +628,30 @@ fn foreign_cursor_is_safe() {
     assert_eq!(one.sample_with(&mut k, 1.0), 4.0);
     assert_eq!(k.key(), 0);
 }
+
+#[test]
+fn partition_is_partition_point() {
+    // Lengths around the count run and far beyond it, times on, between,
+    // before and after the keys (and the ends' neighbours in f32).
+    let mut rng = Rng(11);
+    let mut keys = [0.0f32; 300];
+    for n in (1..40).chain([63, 64, 65, 127, 128, 129, 200, 300]) {
+        let mut now = rng.range(-5.0, 5.0);
+        for k in keys.iter_mut().take(n) {
+            *k = now;
+            now += rng.range(0.001, 0.5);
+        }
+        let ks = &keys[..n];
+        let ends = [f32::NEG_INFINITY, f32::INFINITY, ks[0] - 1.0, now];
+        let near = ks.iter().flat_map(|&k| [k, k.next_down(), k.next_up()]);
+        let inside: [f32; 50] = core::array::from_fn(|_| rng.range(ks[0] - 0.1, now));
+        let probes = ends.into_iter().chain(near).chain(inside);
+        for t in probes {
+            assert_eq!(
+                partition(ks, t),
+                ks.partition_point(|&k| k <= t),
+                "n {n} t {t}"
+            );
+        }
+    }
+}

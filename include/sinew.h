@@ -205,6 +205,21 @@
 // Edge kind: the playhead left a range event (its end forwards, its start backwards).
 #define SINEW_EDGE_LEAVE 2
 
+// Track kind of a track set's track: one float.
+#define SINEW_TRACK_FLOAT 0
+
+// Track kind: two floats.
+#define SINEW_TRACK_VEC2 1
+
+// Track kind: three floats.
+#define SINEW_TRACK_VEC3 2
+
+// Track kind: four floats.
+#define SINEW_TRACK_VEC4 3
+
+// Track kind: a rotation, quaternion `(x, y, z, w)`.
+#define SINEW_TRACK_QUAT 4
+
 // Result of every fallible C function.
 //
 // `SINEW_STATUS_OK` is 0; failures use their own range (7101–7199) so they
@@ -1079,6 +1094,46 @@ typedef struct sinew_triggered {
   // Edges crossed after those that did not fit.
   uint64_t dropped;
 } sinew_triggered;
+
+// A loaded track set: a caller-owned view of a validated `SINEWTRK`
+// container (written by `sinew_core::track::store::write_track_set`).
+// Filled by `sinew_track_set_load`; the bytes must outlive the handle and
+// stay unchanged.
+typedef struct sinew_track_set {
+  // The container bytes.
+  const uint8_t *data;
+  // Their length in bytes.
+  size_t size;
+  // Number of tracks.
+  uint32_t track_count;
+  // Floats `sinew_track_set_sample_all` writes: every component of
+  // every track (a rotation takes four).
+  uint32_t component_count;
+  // Private: lets functions reject a handle that `_load` did not fill.
+  uint64_t check;
+} sinew_track_set;
+
+// One track of a set.
+typedef struct sinew_track_info {
+  // `SINEW_TRACK_*`.
+  uint32_t kind;
+  // Floats per value (1 to 4).
+  uint32_t components;
+  // Number of keys.
+  uint32_t key_count;
+  // The caller's target id, or `UINT32_MAX` for none.
+  uint32_t target;
+  // 1 when quantized to 16 bits, 0 when raw.
+  uint32_t quantized;
+  // First and last key times, seconds.
+  float start;
+  // Last key time, seconds.
+  float end;
+  // The track's name (not NUL-terminated), inside the container.
+  const uint8_t *name;
+  // Its length in bytes.
+  size_t name_len;
+} sinew_track_info;
 
 #ifdef __cplusplus
 extern "C" {
@@ -2267,6 +2322,82 @@ sinew_status sinew_event_trigger(const struct sinew_event_track *track,
                                  struct sinew_edge *out,
                                  size_t out_len,
                                  struct sinew_triggered *result);
+
+// Validates a track set container once (linear in its keys) and fills
+// `*out` with a zero-copy view of it. Same rules for `bytes` as
+// `sinew_skeleton_load`.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_DATA, UNSUPPORTED_VERSION,
+// UNSUPPORTED_PLATFORM.
+//
+// # Safety
+// As `sinew_skeleton_load`.
+sinew_status sinew_track_set_load(const uint8_t *bytes,
+                                  size_t len,
+                                  struct sinew_track_set *out);
+
+// Describes track `index` of `set`.
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, OUT_OF_RANGE. `*out` is
+// untouched on error.
+//
+// # Safety
+// `set` is a loaded handle; `out` is NULL or writable.
+sinew_status sinew_track_set_info(const struct sinew_track_set *set,
+                                  uint32_t index,
+                                  struct sinew_track_info *out);
+
+// Index of the first track named by the `name_len` bytes at `name`.
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, INVALID_ARGUMENT (not UTF-8),
+// NOT_FOUND. `*index` is untouched on error.
+//
+// # Safety
+// `set` is a loaded handle; `name` has `name_len` bytes; `index` is NULL
+// or writable.
+sinew_status sinew_track_set_find(const struct sinew_track_set *set,
+                                  const uint8_t *name,
+                                  size_t name_len,
+                                  uint32_t *index);
+
+// Samples track `index` at `t` seconds (clamped to its keys) into `out`
+// (`out_len` = the track's components). `cursor` is NULL (a binary
+// search) or the caller's playback cursor for this track (start it at 0):
+// O(1) amortised in playback, the same values.
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, OUT_OF_RANGE, INVALID_ARGUMENT
+// (NaN or infinite `t`), MISALIGNED, BAD_LENGTH. `out` is untouched on
+// error.
+//
+// # Safety
+// `set` is a loaded handle; `cursor` is NULL or readable and writable;
+// `out` has `out_len` writable floats.
+sinew_status sinew_track_set_sample(const struct sinew_track_set *set,
+                                    uint32_t index,
+                                    float t,
+                                    size_t *cursor,
+                                    float *out,
+                                    size_t out_len);
+
+// Samples every track of `set` at `t` seconds into `out`: every component
+// of every track in track order (`component_count` floats; a rotation
+// writes x, y, z, w), the float channels four tracks at a time in SIMD
+// lanes. `cursors` holds one playback cursor per track (start them at 0).
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, INVALID_ARGUMENT (NaN or
+// infinite `t`), MISALIGNED, BAD_LENGTH (`cursor_count` not
+// `track_count`, `out_len` not `component_count`), OVERLAPPING_BUFFERS.
+// `out` is untouched on error.
+//
+// # Safety
+// `set` is a loaded handle; `cursors` has `cursor_count` readable and
+// writable entries; `out` has `out_len` writable floats.
+sinew_status sinew_track_set_sample_all(const struct sinew_track_set *set,
+                                        float t,
+                                        size_t *cursors,
+                                        size_t cursor_count,
+                                        float *out,
+                                        size_t out_len);
 
 #ifdef __cplusplus
 }  // extern "C"

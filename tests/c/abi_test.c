@@ -1997,6 +1997,60 @@ static void secondary(void) {
   spring_chains();
 }
 
+/* A track set written by the Rust side: find, describe and sample a
+ * track (random access and with a cursor), sample them all, refuse bad
+ * input. */
+static alignas(16) uint8_t track_bytes[1 << 16];
+static void track_set_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) exit(1);
+  size_t len = fread(track_bytes, 1, sizeof track_bytes, f);
+  fclose(f);
+  sinew_track_set set;
+  CHECK(sinew_track_set_load(track_bytes, len, &set), SINEW_STATUS_OK);
+  uint32_t fov = 99;
+  CHECK(sinew_track_set_find(&set, (const uint8_t *)"fov", 3, &fov), SINEW_STATUS_OK);
+  sinew_track_info info;
+  CHECK(sinew_track_set_info(&set, fov, &info), SINEW_STATUS_OK);
+  if (fov != 0 || info.kind != SINEW_TRACK_FLOAT || info.key_count != 4 || info.target != 7 ||
+      info.name_len != 3 || memcmp(info.name, "fov", 3) != 0) {
+    fprintf(stderr, "track info wrong\n");
+    exit(1);
+  }
+  float v = 0.0f, w = 0.0f;
+  size_t cursor = 0;
+  CHECK(sinew_track_set_sample(&set, fov, 0.37f, NULL, &v, 1), SINEW_STATUS_OK);
+  for (int i = 0; i <= 37; i++)
+    CHECK(sinew_track_set_sample(&set, fov, i / 100.0f, &cursor, &w, 1), SINEW_STATUS_OK);
+  if (v != w) {
+    fprintf(stderr, "cursor %.9g vs random %.9g\n", (double)w, (double)v);
+    exit(1);
+  }
+  printf("track_fov %.9g\n", (double)v);
+  float all[16];
+  size_t cursors[3] = {0, 0, 0};
+  CHECK(sinew_track_set_sample_all(&set, 0.37f, cursors, 3, all, set.component_count),
+        SINEW_STATUS_OK);
+  printf("track_all_sum %.17g\ntrack_components %u\n", sum_floats(all, set.component_count),
+         set.component_count);
+  float q[4];
+  CHECK(sinew_track_set_sample(&set, 2, 0.5f, NULL, q, 4), SINEW_STATUS_OK);
+  CHECK(sinew_track_set_sample(&set, 2, 0.5f, NULL, q, 3), SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_track_set_sample(&set, 3, 0.5f, NULL, q, 1), SINEW_STATUS_OUT_OF_RANGE);
+  CHECK(sinew_track_set_sample(&set, 0, NAN, NULL, q, 1), SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_track_set_sample_all(&set, 0.1f, cursors, 2, all, set.component_count),
+        SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_track_set_sample_all(&set, 0.1f, cursors, 3, all, 3), SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_track_set_find(&set, (const uint8_t *)"zoom", 4, &fov), SINEW_STATUS_NOT_FOUND);
+  CHECK(sinew_track_set_info(&set, 3, &info), SINEW_STATUS_OUT_OF_RANGE);
+  sinew_track_set forged = set;
+  forged.track_count = 9;
+  CHECK(sinew_track_set_sample(&forged, 0, 0.5f, NULL, q, 1), SINEW_STATUS_INVALID_HANDLE);
+  track_bytes[0] ^= 1;
+  CHECK(sinew_track_set_load(track_bytes, len, &set), SINEW_STATUS_INVALID_DATA);
+  CHECK(sinew_track_set_load(track_bytes, 0, &set), SINEW_STATUS_NULL_PARAMETER);
+}
+
 /* Event tracks: triggering across a loop wrap, backwards, into a short
  * buffer, and every bad input. */
 static void events(void) {
@@ -2193,6 +2247,7 @@ int main(int argc, char **argv) {
   player();
   if (argc > 1) compressed(argv[1]);
   if (argc > 2) mesh_file(argv[2]);
+  if (argc > 3) track_set_file(argv[3]);
   printf("checks %u\n", checks);
   return 0;
 }

@@ -209,11 +209,13 @@ fn c_program_runs_a_frame_and_checks_every_status() {
     compile(&root().join("tests/c/abi_test.c"), &lib, &exe);
     let (path, compressed) = compressed_walk();
     let (mesh_path, mesh) = mesh_container();
-    let stdout = run(&exe, &[&path, &mesh_path]);
+    let (tracks_path, tracks) = track_set_file();
+    let stdout = run(&exe, &[&path, &mesh_path, &tracks_path]);
     let printed: HashMap<&str, &str> = stdout.lines().filter_map(|l| l.split_once(' ')).collect();
     let mut expected = expected();
     expected.extend(compressed);
     expected.extend(mesh);
+    expected.extend(tracks);
     expected.extend(ik_expected());
     for (key, want) in &expected {
         let text = printed
@@ -261,6 +263,74 @@ fn mesh_container() -> (PathBuf, [(&'static str, f64); 4]) {
             ("mesh_indices", indices.len() as f64),
             ("mesh_joints", skel.joint_count() as f64),
             ("mesh_position_sum", sum(p.as_flattened())),
+        ],
+    )
+}
+
+/// A track set for the C program (a CUBICSPLINE float named `fov`, a raw
+/// vec3, a quantized rotation), and what sampling it at 0.37 s gives
+/// through the Rust API.
+fn track_set_file() -> (PathBuf, [(&'static str, f64); 3]) {
+    use sinew_core::math::Quat;
+    use sinew_core::track::curve::{Cursor, Interpolation};
+    use sinew_core::track::store::{
+        track_set_size, write_track_set, Encoding, TrackDesc, TrackKind, TrackSet,
+    };
+    let times = [0.0f32, 0.25, 0.5, 1.0];
+    let fov = [
+        0.0f32, 60.0, 10.0, -5.0, 45.0, 0.0, 0.0, 50.0, 20.0, 1.0, 70.0, 0.0,
+    ];
+    let pos: Vec<f32> = (0..12).map(|i| i as f32 * 0.1).collect();
+    let rot: Vec<f32> = (0..4)
+        .flat_map(|k| {
+            let q = Quat::from_rotation_y(k as f32 * 0.4);
+            [q.x, q.y, q.z, q.w]
+        })
+        .collect();
+    let descs = [
+        TrackDesc {
+            name: "fov",
+            target: Some(7),
+            kind: TrackKind::Float,
+            interpolation: Interpolation::CubicSpline,
+            times: &times,
+            values: &fov,
+            encoding: Encoding::Raw,
+        },
+        TrackDesc {
+            name: "offset",
+            target: None,
+            kind: TrackKind::Vec3,
+            interpolation: Interpolation::Linear,
+            times: &times,
+            values: &pos,
+            encoding: Encoding::Raw,
+        },
+        TrackDesc {
+            name: "aim",
+            target: None,
+            kind: TrackKind::Quat,
+            interpolation: Interpolation::Linear,
+            times: &times,
+            values: &rot,
+            encoding: Encoding::Quantized,
+        },
+    ];
+    let mut out = sinew_std::AlignedBytes::zeroed(track_set_size(&descs).unwrap());
+    write_track_set(&descs, out.as_mut_slice()).unwrap();
+    let path = target_dir().join("c-abi-tracks.sinewtrk");
+    std::fs::write(&path, out.as_slice()).expect("write the track set");
+    let set = TrackSet::from_bytes(out.as_slice()).unwrap();
+    let fov = set.track(0).unwrap().typed::<f32>().unwrap().sample(0.37);
+    let mut all = vec![0.0f32; set.component_count()];
+    set.sample_all(0.37, &mut [Cursor::new(); 3], &mut all)
+        .unwrap();
+    (
+        path,
+        [
+            ("track_fov", f64::from(fov)),
+            ("track_all_sum", all.iter().map(|&x| f64::from(x)).sum()),
+            ("track_components", all.len() as f64),
         ],
     )
 }

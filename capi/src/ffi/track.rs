@@ -10,8 +10,14 @@ use core::mem::{align_of, offset_of, size_of};
 
 use sinew_core::track::event::{self, Edge, EdgeBuffer, EdgeKind, Event, EventTrack, Triggered};
 
+use sinew_core::math::Quat;
+use sinew_core::track::curve::Cursor;
+use sinew_core::track::store::{Encoding, TrackKind, TrackSet, TrackValue};
+
 use super::clip::time_mode;
-use super::ptr::{out_param, read, slice, slice_mut, write};
+use super::ptr::{
+    container, disjoint, handle_check, out_param, read, slice, slice_mut, utf8, write, Span,
+};
 use super::status::sinew_status;
 
 /// Edge kind: an instant event was passed.
@@ -243,5 +249,310 @@ impl EdgeBuffer for CEdges<'_> {
         if let Some(slot) = self.0.get_mut(i) {
             *slot = c_edge(&edge);
         }
+    }
+}
+
+/// Track kind of a track set's track: one float.
+pub const SINEW_TRACK_FLOAT: u32 = 0;
+/// Track kind: two floats.
+pub const SINEW_TRACK_VEC2: u32 = 1;
+/// Track kind: three floats.
+pub const SINEW_TRACK_VEC3: u32 = 2;
+/// Track kind: four floats.
+pub const SINEW_TRACK_VEC4: u32 = 3;
+/// Track kind: a rotation, quaternion `(x, y, z, w)`.
+pub const SINEW_TRACK_QUAT: u32 = 4;
+
+const TRACK_SET_TAG: u64 = 0x5349_4E45_5754_524B; // "SINEWTRK"
+
+/// A loaded track set: a caller-owned view of a validated `SINEWTRK`
+/// container (written by `sinew_core::track::store::write_track_set`).
+/// Filled by `sinew_track_set_load`; the bytes must outlive the handle and
+/// stay unchanged.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct sinew_track_set {
+    /// The container bytes.
+    pub data: *const u8,
+    /// Their length in bytes.
+    pub size: usize,
+    /// Number of tracks.
+    pub track_count: u32,
+    /// Floats `sinew_track_set_sample_all` writes: every component of
+    /// every track (a rotation takes four).
+    pub component_count: u32,
+    /// Private: lets functions reject a handle that `_load` did not fill.
+    pub check: u64,
+}
+
+/// One track of a set.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct sinew_track_info {
+    /// `SINEW_TRACK_*`.
+    pub kind: u32,
+    /// Floats per value (1 to 4).
+    pub components: u32,
+    /// Number of keys.
+    pub key_count: u32,
+    /// The caller's target id, or `UINT32_MAX` for none.
+    pub target: u32,
+    /// 1 when quantized to 16 bits, 0 when raw.
+    pub quantized: u32,
+    /// First and last key times, seconds.
+    pub start: f32,
+    /// Last key time, seconds.
+    pub end: f32,
+    /// The track's name (not NUL-terminated), inside the container.
+    pub name: *const u8,
+    /// Its length in bytes.
+    pub name_len: usize,
+}
+
+fn track_set_check(h: &sinew_track_set) -> u64 {
+    handle_check(
+        h.data,
+        h.size,
+        h.track_count,
+        TRACK_SET_TAG ^ u64::from(h.component_count).rotate_left(31),
+    )
+}
+
+/// Re-views a handle's track set (O(tracks): `_load` validated the bytes).
+///
+/// # Safety
+/// `handle` is NULL or points to a `sinew_track_set`; if filled by
+/// `sinew_track_set_load`, its bytes are still alive.
+unsafe fn view_track_set<'a>(handle: *const sinew_track_set) -> Result<TrackSet<'a>, sinew_status> {
+    // SAFETY: this function's `# Safety` contract is the callee's, passed on unchanged.
+    let h = unsafe { read(handle)? };
+    if h.check != track_set_check(&h) {
+        return Err(sinew_status::InvalidHandle);
+    }
+    // SAFETY: the check word proves `_load` validated `data`/`size`; the contract keeps those
+    // bytes alive and unchanged while the handle is used.
+    let bytes = unsafe { slice(h.data, h.size)? };
+    TrackSet::from_validated_bytes(bytes).map_err(|_| sinew_status::InvalidHandle)
+}
+
+/// Validates a track set container once (linear in its keys) and fills
+/// `*out` with a zero-copy view of it. Same rules for `bytes` as
+/// `sinew_skeleton_load`.
+///
+/// Errors: NULL_PARAMETER, MISALIGNED, INVALID_DATA, UNSUPPORTED_VERSION,
+/// UNSUPPORTED_PLATFORM.
+///
+/// # Safety
+/// As `sinew_skeleton_load`.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_track_set_load(
+    bytes: *const u8,
+    len: usize,
+    out: *mut sinew_track_set,
+) -> sinew_status {
+    boundary! {
+        out_param(out)?;
+        // SAFETY: this function's `# Safety` contract makes the pointer valid for its length;
+        // the helper checks NULL, alignment and size.
+        let data = unsafe { container(bytes, len)? };
+        let set = TrackSet::from_bytes(data).map_err(sinew_status::of_container)?;
+        let count = |n: usize| u32::try_from(n).map_err(|_| sinew_status::CapacityExceeded);
+        let mut h = sinew_track_set {
+            data: data.as_ptr(),
+            size: data.len(),
+            track_count: count(set.len())?,
+            component_count: count(set.component_count())?,
+            check: 0,
+        };
+        h.check = track_set_check(&h);
+        // SAFETY: `out_param` checked that the pointer is non-NULL and aligned; the contract makes
+        // it writable.
+        unsafe { write(out, h) };
+        Ok(())
+    }
+}
+
+/// Describes track `index` of `set`.
+///
+/// Errors: NULL_PARAMETER, INVALID_HANDLE, OUT_OF_RANGE. `*out` is
+/// untouched on error.
+///
+/// # Safety
+/// `set` is a loaded handle; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_track_set_info(
+    set: *const sinew_track_set,
+    index: u32,
+    out: *mut sinew_track_info,
+) -> sinew_status {
+    boundary! {
+        out_param(out)?;
+        // SAFETY: this function's `# Safety` contract.
+        let set = unsafe { view_track_set(set)? };
+        let t = set.track(index as usize).ok_or(sinew_status::OutOfRange)?;
+        let times = t.times();
+        let info = sinew_track_info {
+            kind: c_kind(t.kind())?,
+            components: t.kind().components() as u32,
+            key_count: times.len() as u32,
+            target: t.target().unwrap_or(u32::MAX),
+            quantized: u32::from(t.encoding() == Encoding::Quantized),
+            start: times.first().copied().unwrap_or(0.0),
+            end: times.last().copied().unwrap_or(0.0),
+            name: t.name().as_ptr(),
+            name_len: t.name().len(),
+        };
+        // SAFETY: checked non-NULL above; the contract makes it writable.
+        unsafe { write(out, info) };
+        Ok(())
+    }
+}
+
+/// Index of the first track named by the `name_len` bytes at `name`.
+///
+/// Errors: NULL_PARAMETER, INVALID_HANDLE, INVALID_ARGUMENT (not UTF-8),
+/// NOT_FOUND. `*index` is untouched on error.
+///
+/// # Safety
+/// `set` is a loaded handle; `name` has `name_len` bytes; `index` is NULL
+/// or writable.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_track_set_find(
+    set: *const sinew_track_set,
+    name: *const u8,
+    name_len: usize,
+    index: *mut u32,
+) -> sinew_status {
+    boundary! {
+        out_param(index)?;
+        // SAFETY: this function's `# Safety` contract.
+        let (set, name) = unsafe { (view_track_set(set)?, slice(name, name_len)?) };
+        let i = set.find(utf8(name)?).ok_or(sinew_status::NotFound)?;
+        // SAFETY: checked non-NULL above; the contract makes it writable.
+        unsafe { write(index, i as u32) };
+        Ok(())
+    }
+}
+
+/// Samples track `index` at `t` seconds (clamped to its keys) into `out`
+/// (`out_len` = the track's components). `cursor` is NULL (a binary
+/// search) or the caller's playback cursor for this track (start it at 0):
+/// O(1) amortised in playback, the same values.
+///
+/// Errors: NULL_PARAMETER, INVALID_HANDLE, OUT_OF_RANGE, INVALID_ARGUMENT
+/// (NaN or infinite `t`), MISALIGNED, BAD_LENGTH. `out` is untouched on
+/// error.
+///
+/// # Safety
+/// `set` is a loaded handle; `cursor` is NULL or readable and writable;
+/// `out` has `out_len` writable floats.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_track_set_sample(
+    set: *const sinew_track_set,
+    index: u32,
+    t: f32,
+    cursor: *mut usize,
+    out: *mut f32,
+    out_len: usize,
+) -> sinew_status {
+    boundary! {
+        if !t.is_finite() {
+            return Err(sinew_status::InvalidArgument);
+        }
+        // SAFETY: this function's `# Safety` contract.
+        let (set, out) = unsafe { (view_track_set(set)?, slice_mut(out, out_len)?) };
+        let track = set.track(index as usize).ok_or(sinew_status::OutOfRange)?;
+        if out_len != track.kind().components() {
+            return Err(sinew_status::BadLength);
+        }
+        let mut c = if cursor.is_null() {
+            Cursor::new()
+        } else {
+            // SAFETY: a non-NULL `cursor` is readable by the contract.
+            Cursor::at(unsafe { read(cursor)? })
+        };
+        let random = cursor.is_null();
+        match track.kind() {
+            TrackKind::Float => out[0] = sample_one::<f32>(&track, random, &mut c, t)?,
+            TrackKind::Vec2 => out.copy_from_slice(&sample_one::<[f32; 2]>(&track, random, &mut c, t)?),
+            TrackKind::Vec3 => out.copy_from_slice(&sample_one::<[f32; 3]>(&track, random, &mut c, t)?),
+            TrackKind::Vec4 => out.copy_from_slice(&sample_one::<[f32; 4]>(&track, random, &mut c, t)?),
+            TrackKind::Quat => {
+                let q = sample_one::<Quat>(&track, random, &mut c, t)?;
+                out.copy_from_slice(&[q.x, q.y, q.z, q.w]);
+            }
+            _ => return Err(sinew_status::InvalidHandle),
+        }
+        if !cursor.is_null() {
+            // SAFETY: non-NULL, and writable by the contract.
+            unsafe { write(cursor, c.key()) };
+        }
+        Ok(())
+    }
+}
+
+fn c_kind(k: TrackKind) -> Result<u32, sinew_status> {
+    Ok(match k {
+        TrackKind::Float => SINEW_TRACK_FLOAT,
+        TrackKind::Vec2 => SINEW_TRACK_VEC2,
+        TrackKind::Vec3 => SINEW_TRACK_VEC3,
+        TrackKind::Vec4 => SINEW_TRACK_VEC4,
+        TrackKind::Quat => SINEW_TRACK_QUAT,
+        // A kind added to the core later has no C value yet.
+        _ => return Err(sinew_status::InvalidHandle),
+    })
+}
+
+fn sample_one<V: TrackValue>(
+    track: &sinew_core::track::store::Track<'_>,
+    random: bool,
+    cursor: &mut Cursor,
+    t: f32,
+) -> Result<V, sinew_status> {
+    let typed = track.typed::<V>()?;
+    Ok(if random {
+        typed.sample(t)
+    } else {
+        typed.sample_with(cursor, t)
+    })
+}
+
+/// Samples every track of `set` at `t` seconds into `out`: every component
+/// of every track in track order (`component_count` floats; a rotation
+/// writes x, y, z, w), the float channels four tracks at a time in SIMD
+/// lanes. `cursors` holds one playback cursor per track (start them at 0).
+///
+/// Errors: NULL_PARAMETER, INVALID_HANDLE, INVALID_ARGUMENT (NaN or
+/// infinite `t`), MISALIGNED, BAD_LENGTH (`cursor_count` not
+/// `track_count`, `out_len` not `component_count`), OVERLAPPING_BUFFERS.
+/// `out` is untouched on error.
+///
+/// # Safety
+/// `set` is a loaded handle; `cursors` has `cursor_count` readable and
+/// writable entries; `out` has `out_len` writable floats.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_track_set_sample_all(
+    set: *const sinew_track_set,
+    t: f32,
+    cursors: *mut usize,
+    cursor_count: usize,
+    out: *mut f32,
+    out_len: usize,
+) -> sinew_status {
+    boundary! {
+        if !t.is_finite() {
+            return Err(sinew_status::InvalidArgument);
+        }
+        // SAFETY: this function's `# Safety` contract.
+        let (set, keys, out) = unsafe {
+            (view_track_set(set)?, slice_mut(cursors, cursor_count)?, slice_mut(out, out_len)?)
+        };
+        disjoint(Span::of(out), &[Span::of(keys)])?;
+        // SAFETY: `Cursor` is `#[repr(transparent)]` over `usize` and every `usize` is a valid
+        // cursor, so the caller's keys are the same memory as cursors; the slice is exclusive.
+        let cursors: &mut [Cursor] =
+            unsafe { core::slice::from_raw_parts_mut(keys.as_mut_ptr().cast::<Cursor>(), keys.len()) };
+        set.sample_all(t, cursors, out).map_err(invalid_argument)?;
+        Ok(())
     }
 }

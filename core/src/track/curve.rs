@@ -92,7 +92,11 @@ pub struct Curve<'a, V: CurveValue> {
 /// [`Cursor::new`] (or `Default`) starts at the first interval. A cursor
 /// used with another curve than the one it came from is still safe and
 /// correct, only slower for that call.
+///
+/// `#[repr(transparent)]` over the key index, so a C binding can hold
+/// cursors as `size_t`s: every value is a valid cursor.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(transparent)]
 pub struct Cursor {
     segment: usize,
 }
@@ -103,6 +107,14 @@ impl Cursor {
     #[must_use]
     pub const fn new() -> Self {
         Cursor { segment: 0 }
+    }
+
+    /// A cursor at the interval that starts at key `key` (any value is
+    /// safe: one past the curve is found again by search).
+    #[inline]
+    #[must_use]
+    pub const fn at(key: usize) -> Self {
+        Cursor { segment: key }
     }
 
     /// Index of the key that starts the interval of the last sample

@@ -435,22 +435,31 @@ pub struct TrackSet<'a> {
 }
 
 impl<'a> TrackSet<'a> {
-    /// Validates a track set container once and views it in place.
+    /// Views a container that [`TrackSet::from_bytes`] accepted before,
+    /// checking only its header and layout (O(tracks): no key or value
+    /// scan): for views re-created from bytes validated once at load time
+    /// (the C library's handles). On bytes that changed since, sampling
+    /// computes unspecified values but never reads out of bounds.
     ///
     /// # Errors
-    /// [`Error::UnsupportedPlatform`], [`Error::Truncated`],
-    /// [`Error::BadMagic`], [`Error::UnsupportedVersion`],
-    /// [`Error::Misaligned`] (the preamble); [`Error::Corrupt`] (reserved
-    /// bytes not zero, sizes that overflow or disagree with the total, a
-    /// track kind, interpolation or encoding unknown, a track without keys,
-    /// a track's keys, values, ranges or name outside their sections, a
-    /// quantization range that is not finite or whose decoded values could
-    /// overflow, a name table that is not UTF-8, a section longer than its
-    /// tracks use); and what [`Curve::new`]
-    /// says of a track's keys ([`Error::InvalidParameter`],
-    /// [`Error::NonFinite`]), including rotation keys not of unit length
-    /// within [`QUAT_UNIT_TOLERANCE`].
-    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+    /// As [`TrackSet::from_bytes`], for the header and layout checks, and
+    /// [`Error::Corrupt`] for an unknown track kind.
+    pub fn from_validated_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+        let (mut set, _) = Self::parse_layout(bytes)?;
+        let mut components = 0usize;
+        for r in set.records {
+            let kind = TrackKind::from_code(r.kind).ok_or(Error::Corrupt {
+                what: "unknown track kind",
+            })?;
+            components += kind.components();
+        }
+        set.components = components;
+        Ok(set)
+    }
+
+    /// The header, layout and section checks of [`TrackSet::from_bytes`]:
+    /// the view (with no component count yet) and the header's counts.
+    fn parse_layout(bytes: &'a [u8]) -> Result<(Self, Counts), Error> {
         check_preamble(bytes, &TRACK_SET_MAGIC, TRACK_SET_VERSION, HEADER)?;
         let w = |at: usize| le_u32(bytes, at) as usize;
         if w(40) != 0 || w(44) != 0 {
@@ -491,7 +500,7 @@ impl<'a> TrackSet<'a> {
         let names = core::str::from_utf8(section(layout.names)).map_err(|_| Error::Corrupt {
             what: "track name table is not UTF-8",
         })?;
-        let mut set = TrackSet {
+        let set = TrackSet {
             records,
             times,
             raw,
@@ -500,6 +509,27 @@ impl<'a> TrackSet<'a> {
             names,
             components: 0,
         };
+        Ok((set, counts))
+    }
+
+    /// Validates a track set container once and views it in place.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedPlatform`], [`Error::Truncated`],
+    /// [`Error::BadMagic`], [`Error::UnsupportedVersion`],
+    /// [`Error::Misaligned`] (the preamble); [`Error::Corrupt`] (reserved
+    /// bytes not zero, sizes that overflow or disagree with the total, a
+    /// track kind, interpolation or encoding unknown, a track without keys,
+    /// a track's keys, values, ranges or name outside their sections, a
+    /// quantization range that is not finite or whose decoded values could
+    /// overflow, a name table that is not UTF-8, a section longer than its
+    /// tracks use); and what [`Curve::new`]
+    /// says of a track's keys ([`Error::InvalidParameter`],
+    /// [`Error::NonFinite`]), including rotation keys not of unit length
+    /// within [`QUAT_UNIT_TOLERANCE`].
+    pub fn from_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+        let (mut set, counts) = Self::parse_layout(bytes)?;
+        let records = set.records;
         let mut components = 0usize;
         // How far the tracks reach into each section: a section longer
         // than that is not what the writer makes (and a header count
@@ -655,7 +685,9 @@ impl<'a> TrackSet<'a> {
         let kind = TrackKind::from_code(r.kind)?;
         let interpolation = interpolation_of(r.interpolation, r.tension)?;
         let keys = r.keys as usize;
-        let count = keys * per_key(interpolation) * kind.components();
+        let count = keys
+            .saturating_mul(per_key(interpolation))
+            .saturating_mul(kind.components());
         let quantized = r.encoding == 1;
         Some(Track {
             kind,

@@ -975,6 +975,65 @@ pub fn player_and_events_allocate_nothing() {
     ];
     let mut edges = vec![sinew_player_edge::default(); 16];
     let mut c_edges = vec![sinew_edge::default(); 16];
+    // A track set of a float, a vec3 and a quantized rotation track.
+    use sinew_core::track::curve::Interpolation;
+    use sinew_core::track::store::{
+        track_set_size, write_track_set, Encoding, TrackDesc, TrackKind,
+    };
+    let times: Vec<f32> = (0..30).map(|k| k as f32 * 0.05).collect();
+    let vals: Vec<f32> = (0..90).map(|i| (i as f32 * 0.3).sin()).collect();
+    let rot: Vec<f32> = (0..30)
+        .flat_map(|k| [0.0, (k as f32 * 0.05).sin(), 0.0, (k as f32 * 0.05).cos()])
+        .collect();
+    let descs = [
+        TrackDesc {
+            name: "a",
+            target: None,
+            kind: TrackKind::Float,
+            interpolation: Interpolation::Linear,
+            times: &times,
+            values: &vals[..30],
+            encoding: Encoding::Raw,
+        },
+        TrackDesc {
+            name: "b",
+            target: None,
+            kind: TrackKind::Vec3,
+            interpolation: Interpolation::Linear,
+            times: &times,
+            values: &vals,
+            encoding: Encoding::Raw,
+        },
+        TrackDesc {
+            name: "c",
+            target: None,
+            kind: TrackKind::Quat,
+            interpolation: Interpolation::Linear,
+            times: &times,
+            values: &rot,
+            encoding: Encoding::Quantized,
+        },
+    ];
+    let mut set_bytes = AlignedBytes::zeroed(track_set_size(&descs).expect("sizes"));
+    write_track_set(&descs, set_bytes.as_mut_slice()).expect("writes");
+    let mut set = sinew_track_set {
+        data: std::ptr::null(),
+        size: 0,
+        track_count: 0,
+        component_count: 0,
+        check: 0,
+    };
+    // SAFETY: an aligned container that outlives the handle, a local out-parameter.
+    let s = unsafe {
+        sinew_track_set_load(
+            set_bytes.as_slice().as_ptr(),
+            set_bytes.as_slice().len(),
+            &mut set,
+        )
+    };
+    assert_eq!(s, sinew_status::Ok);
+    let mut cursors = [0usize; 3];
+    let mut values = [0.0f32; 8];
     let fades = [
         sinew_transition {
             duration: 0.3,
@@ -1054,6 +1113,21 @@ pub fn player_and_events_allocate_nothing() {
                     edges.len(),
                     &mut report,
                 ),
+            )?;
+            ok(
+                "sinew_track_set_sample_all",
+                sinew_track_set_sample_all(
+                    &set,
+                    t,
+                    cursors.as_mut_ptr(),
+                    3,
+                    values.as_mut_ptr(),
+                    8,
+                ),
+            )?;
+            ok(
+                "sinew_track_set_sample",
+                sinew_track_set_sample(&set, 2, t, std::ptr::null_mut(), values.as_mut_ptr(), 4),
             )?;
             ok(
                 "sinew_event_trigger",

@@ -6,6 +6,7 @@
 
 #[path = "../support/mod.rs"]
 mod support;
+use support::base64;
 
 use std::path::{Path, PathBuf};
 
@@ -21,23 +22,6 @@ use support::{close, quat_close};
 // ---------------------------------------------------------------------------
 // A tiny glTF writer: binary data goes into one base64 data-URI buffer.
 // ---------------------------------------------------------------------------
-
-fn base64(data: &[u8]) -> String {
-    const T: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for c in data.chunks(3) {
-        let b = [c[0], *c.get(1).unwrap_or(&0), *c.get(2).unwrap_or(&0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for k in 0..4 {
-            if k <= c.len() {
-                out.push(T[(n >> (18 - 6 * k)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
 
 #[derive(Default)]
 struct Doc {

@@ -746,7 +746,7 @@ pub struct PlotArgs {
     #[arg(long, value_name = "FILE", num_args = 0..=1)]
     pub curve: Option<Option<std::path::PathBuf>>,
     /// With --curve FILE: the curve to draw, `<node name or index>/<path>`
-    /// (path: translation, rotation, scale, weights/<target>) or an ozz
+    /// (path: translation, rotation, scale, `weights/<target>`) or an ozz
     /// track's name or index, optionally `/<component>` (x, y, z, w or an index).
     #[arg(long, requires = "curve")]
     pub channel: Option<String>,

@@ -149,6 +149,24 @@ fn document(doc: &mut Doc, animations: &[(&str, Vec<Sampler<'_>>)]) -> String {
     ))
 }
 
+/// A document with one animation `a` of one channel: key `times`, values
+/// of glTF type `ty` interpolated as `interp`, on `path` of node `node`.
+/// The JSON and the indices of the times' and the values' accessors.
+fn one_channel(
+    times: &[f32],
+    values: &[f32],
+    ty: &str,
+    interp: &str,
+    node: usize,
+    path: &str,
+) -> (String, usize, usize) {
+    let mut doc = Doc::default();
+    let t = doc.f32s(times, "SCALAR");
+    let v = doc.f32s(values, ty);
+    let json = document(&mut doc, &[("a", vec![(t, v, interp, node, path)])]);
+    (json, t, v)
+}
+
 // Keys shared by the three interpolations: non-uniform times.
 const TIMES: [f32; 4] = [0.0, 0.4, 1.0, 1.5];
 const TRANSLATIONS: [[f32; 3]; 4] = [
@@ -259,12 +277,13 @@ fn between() -> Vec<(usize, f32)> {
 
 #[test]
 fn key_times_that_do_not_increase_strictly_are_refused() {
-    let mut doc = Doc::default();
-    let times = doc.f32s(&[0.0, 0.5, 0.5], "SCALAR");
-    let values = doc.f32s(&[0.0; 9], "VEC3");
-    let json = document(
-        &mut doc,
-        &[("a", vec![(times, values, "LINEAR", 0, "translation")])],
+    let (json, times, _) = one_channel(
+        &[0.0, 0.5, 0.5],
+        &[0.0; 9],
+        "VEC3",
+        "LINEAR",
+        0,
+        "translation",
     );
     assert_err(
         &json,
@@ -275,12 +294,13 @@ fn key_times_that_do_not_increase_strictly_are_refused() {
 
 #[test]
 fn a_cubic_spline_count_not_a_multiple_of_3_is_refused() {
-    let mut doc = Doc::default();
-    let times = doc.f32s(&[0.0, 1.0], "SCALAR");
-    let values = doc.f32s(&[0.0; 15], "VEC3");
-    let json = document(
-        &mut doc,
-        &[("a", vec![(times, values, "CUBICSPLINE", 0, "translation")])],
+    let (json, _, _) = one_channel(
+        &[0.0, 1.0],
+        &[0.0; 15],
+        "VEC3",
+        "CUBICSPLINE",
+        0,
+        "translation",
     );
     assert_err(
         &json,
@@ -288,12 +308,13 @@ fn a_cubic_spline_count_not_a_multiple_of_3_is_refused() {
         &["CUBICSPLINE output has 5 elements, not a multiple of 3"],
     );
     // A multiple of 3, but not 3 per key.
-    let mut doc = Doc::default();
-    let times = doc.f32s(&[0.0, 1.0], "SCALAR");
-    let values = doc.f32s(&[0.0; 9], "VEC3");
-    let json = document(
-        &mut doc,
-        &[("a", vec![(times, values, "CUBICSPLINE", 0, "translation")])],
+    let (json, _, _) = one_channel(
+        &[0.0, 1.0],
+        &[0.0; 9],
+        "VEC3",
+        "CUBICSPLINE",
+        0,
+        "translation",
     );
     assert_err(
         &json,
@@ -304,26 +325,14 @@ fn a_cubic_spline_count_not_a_multiple_of_3_is_refused() {
 
 #[test]
 fn weights_need_one_value_per_target_and_key() {
-    let mut doc = Doc::default();
-    let times = doc.f32s(&[0.0, 1.0], "SCALAR");
-    let values = doc.f32s(&[0.0; 3], "SCALAR");
-    let json = document(
-        &mut doc,
-        &[("a", vec![(times, values, "LINEAR", 1, "weights")])],
-    );
+    let (json, _, _) = one_channel(&[0.0, 1.0], &[0.0; 3], "SCALAR", "LINEAR", 1, "weights");
     assert_err(
         &json,
         "/animations/0/samplers/0/output",
         &["3 elements, expected 4", "of 2 morph weights"],
     );
     // And a mesh to weigh.
-    let mut doc = Doc::default();
-    let times = doc.f32s(&[0.0, 1.0], "SCALAR");
-    let values = doc.f32s(&[0.0; 4], "SCALAR");
-    let json = document(
-        &mut doc,
-        &[("a", vec![(times, values, "LINEAR", 0, "weights")])],
-    );
+    let (json, _, _) = one_channel(&[0.0, 1.0], &[0.0; 4], "SCALAR", "LINEAR", 0, "weights");
     assert_err(
         &json,
         "/animations/0/channels/0/target/node",
@@ -333,24 +342,26 @@ fn weights_need_one_value_per_target_and_key() {
 
 #[test]
 fn nan_values_and_times_are_refused() {
-    let mut doc = Doc::default();
-    let times = doc.f32s(&[0.0, 1.0], "SCALAR");
-    let values = doc.f32s(&[0.0, 0.0, 0.0, 1.0, f32::NAN, 0.0], "VEC3");
-    let json = document(
-        &mut doc,
-        &[("a", vec![(times, values, "LINEAR", 0, "translation")])],
+    let (json, _, values) = one_channel(
+        &[0.0, 1.0],
+        &[0.0, 0.0, 0.0, 1.0, f32::NAN, 0.0],
+        "VEC3",
+        "LINEAR",
+        0,
+        "translation",
     );
     assert_err(
         &json,
         &format!("/accessors/{values}"),
         &["element 1 holds NaN"],
     );
-    let mut doc = Doc::default();
-    let times = doc.f32s(&[0.0, f32::INFINITY], "SCALAR");
-    let values = doc.f32s(&[0.0; 6], "VEC3");
-    let json = document(
-        &mut doc,
-        &[("a", vec![(times, values, "LINEAR", 0, "translation")])],
+    let (json, times, _) = one_channel(
+        &[0.0, f32::INFINITY],
+        &[0.0; 6],
+        "VEC3",
+        "LINEAR",
+        0,
+        "translation",
     );
     assert_err(&json, &format!("/accessors/{times}"), &["infinity"]);
 }
@@ -381,13 +392,7 @@ fn bad_accessors_are_refused() {
         &["key times must be FLOAT"],
     );
     // The wrong type for the path.
-    let mut doc = Doc::default();
-    let times = doc.f32s(&[0.0, 1.0], "SCALAR");
-    let values = doc.f32s(&[0.0; 6], "VEC3");
-    let json = document(
-        &mut doc,
-        &[("a", vec![(times, values, "LINEAR", 0, "rotation")])],
-    );
+    let (json, _, values) = one_channel(&[0.0, 1.0], &[0.0; 6], "VEC3", "LINEAR", 0, "rotation");
     assert_err(&json, &format!("/accessors/{values}/type"), &["Vec3"]);
     // Integer rotations must be normalised.
     let mut doc = Doc::default();
@@ -424,12 +429,13 @@ fn bad_accessors_are_refused() {
 
 #[test]
 fn zero_rotation_keys_are_refused() {
-    let mut doc = Doc::default();
-    let times = doc.f32s(&[0.0, 1.0], "SCALAR");
-    let values = doc.f32s(&[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0], "VEC4");
-    let json = document(
-        &mut doc,
-        &[("a", vec![(times, values, "LINEAR", 0, "rotation")])],
+    let (json, _, values) = one_channel(
+        &[0.0, 1.0],
+        &[0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0],
+        "VEC4",
+        "LINEAR",
+        0,
+        "rotation",
     );
     assert_err(
         &json,

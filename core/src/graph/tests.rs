@@ -443,6 +443,13 @@ fn corrupt_containers_name_what_is_wrong() {
         Err(Error::Corrupt { what }) => what,
         other => panic!("{other:?}"),
     };
+    // What the container says when the u32 at byte `offset` of section `k` is `v`.
+    let field = |k: usize, offset: usize, v: u32| {
+        what(corrupt(|b| {
+            let at = section(b, k) + offset;
+            set(b, at, v);
+        }))
+    };
     assert_eq!(corrupt(|b| b[0] = b'X'), Err(Error::BadMagic));
     assert_eq!(
         corrupt(|b| set(b, 8, 2)),
@@ -457,63 +464,33 @@ fn corrupt_containers_name_what_is_wrong() {
     }
     assert!(what(corrupt(|b| b[60] = 1)).contains("reserved"));
     // A node's child that does not come before it.
-    let w = what(corrupt(|b| {
-        let at = section(b, 1) + 48 * 4 + 8;
-        set(b, at, 4);
-    }));
+    let w = field(1, 48 * 4 + 8, 4);
     assert!(w.contains("child"), "{w}");
     // A clip past the clip count.
-    let w = what(corrupt(|b| {
-        let at = section(b, 1) + 4;
-        set(b, at, 3);
-    }));
+    let w = field(1, 4, 3);
     assert!(w.contains("clip"), "{w}");
     // A derived field that does not match.
-    let w = what(corrupt(|b| {
-        let at = section(b, 1) + 48 * 4 + 36;
-        set(b, at, 9);
-    }));
+    let w = field(1, 48 * 4 + 36, 9);
     assert!(w.contains("scratch"), "{w}");
     // Weight parameter that is not a float (jump is a trigger).
-    let w = what(corrupt(|b| {
-        let at = section(b, 1) + 48 * 4 + 12;
-        set(b, at, 1);
-    }));
+    let w = field(1, 48 * 4 + 12, 1);
     assert!(w.contains("float"), "{w}");
     // A transition into a state of another machine.
-    let w = what(corrupt(|b| {
-        let at = section(b, 6) + 4;
-        set(b, at, 4);
-    }));
+    let w = field(6, 4, 4);
     assert!(w.contains("another machine"), "{w}");
-    let w = what(corrupt(|b| {
-        let at = section(b, 6) + 32 * 5;
-        set(b, at, 0);
-    }));
+    let w = field(6, 32 * 5, 0);
     assert!(w.contains("another machine"), "{w}");
     // A condition on a parameter of the wrong kind.
-    let w = what(corrupt(|b| {
-        let at = section(b, 7) + 4;
-        set(b, at, 2);
-    }));
+    let w = field(7, 4, 2);
     assert!(w.contains("not a float"), "{w}");
     // Condition on a parameter that does not exist.
-    let w = what(corrupt(|b| {
-        let at = section(b, 7) + 16 * 2 + 4;
-        set(b, at, 99);
-    }));
+    let w = field(7, 16 * 2 + 4, 99);
     assert!(w.contains("trigger"), "{w}");
     // Entry state outside its machine.
-    let w = what(corrupt(|b| {
-        let at = section(b, 4) + 16;
-        set(b, at, 4);
-    }));
+    let w = field(4, 16, 4);
     assert!(w.contains("entry"), "{w}");
     // A machine played by no state / nesting.
-    let w = what(corrupt(|b| {
-        let at = section(b, 4) + 32 + 28;
-        set(b, at, 0);
-    }));
+    let w = field(4, 32 + 28, 0);
     assert!(w.contains("parent"), "{w}");
     // Non-finite floats.
     let nan = f32::NAN.to_bits();
@@ -532,10 +509,7 @@ fn corrupt_containers_name_what_is_wrong() {
         Err(Error::NonFinite { .. })
     ));
     // A name outside the names, and names that are not UTF-8.
-    let w = what(corrupt(|b| {
-        let at = section(b, 0) + 4;
-        set(b, at, 1000);
-    }));
+    let w = field(0, 4, 1000);
     assert!(w.contains("name"), "{w}");
     let w = what(corrupt(|b| {
         let at = section(b, 8);

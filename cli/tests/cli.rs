@@ -594,6 +594,39 @@ fn compress_writes_the_meshes_a_c_program_needs() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A clip with morph-weight animations gets a `.sinewtrk` track set beside
+/// its `.sinewcmp`: the weights a C program plays with it.
+#[test]
+fn compress_writes_the_morph_weight_tracks_beside_the_clips() {
+    let Some(d) = data() else { return };
+    let robot = d.join("gltf/threejs-robotexpressive/RobotExpressive.glb");
+    let dir = std::env::temp_dir().join(format!("sinew-compress-robot-{}", std::process::id()));
+    let o = sinew(&[
+        "compress",
+        robot.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let stem = "RobotExpressive_12_Wave";
+    let bytes = sinew_std::AlignedBytes::copy_from(
+        &std::fs::read(dir.join(format!("{stem}.sinewtrk"))).unwrap(),
+    );
+    let set = sinew_core::track::store::TrackSet::from_bytes(bytes.as_slice()).unwrap();
+    assert!(!set.is_empty());
+    for i in 0..set.len() {
+        let t = set.track(i).unwrap();
+        assert!(t.name().starts_with("morph/"), "{}", t.name());
+        assert!(t.typed::<f32>().is_ok());
+    }
+    let clip = sinew_std::AlignedBytes::copy_from(
+        &std::fs::read(dir.join(format!("{stem}.sinewcmp"))).unwrap(),
+    );
+    let clip = sinew_core::compressed::CompressedClip::from_bytes(clip.as_slice()).unwrap();
+    assert_eq!(set.track(0).unwrap().len(), clip.frame_count());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Writes a six-joint chain whose first vertex has six influences (two
 /// `JOINTS_n` sets), with a one-channel animation, as `.gltf` + `.bin` in
 /// a fresh folder; returns the `.gltf` path.
@@ -1017,8 +1050,33 @@ fn graph_runs_the_locomotion_script_and_names_bad_fields() {
     )
     .unwrap();
     let f = file.to_str().unwrap();
-    let o = run(&[f, "--script", "0.5:go", "--seconds", "1", "--out", "m.png"]);
+    let o = run(&[
+        f,
+        "--script",
+        "0.5:go",
+        "--seconds",
+        "1",
+        "--out",
+        "m.png",
+        "--save-graph",
+        "m.sinewgrf",
+    ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    // The saved container is the graph: the core reads it back with its
+    // parameter and its two states.
+    let saved = std::fs::read(dir.join("m.sinewgrf")).unwrap();
+    let words: Vec<u128> = saved
+        .chunks(16)
+        .map(|c| {
+            let mut w = [0u8; 16];
+            w[..c.len()].copy_from_slice(c);
+            u128::from_le_bytes(w)
+        })
+        .collect();
+    let aligned = &bytemuck::cast_slice::<u128, u8>(&words)[..saved.len()];
+    let g = sinew_core::graph::Graph::from_bytes(aligned).expect("a saved graph loads");
+    assert_eq!((g.param_count(), g.state_count()), (1, 2));
+    assert_eq!(g.find_param("go"), Some(0));
     assert!(
         stdout(&o).contains("0.500 s  a -> b (0.1 s linear)"),
         "{}",

@@ -1,11 +1,52 @@
 //! Writing an imported asset's runtime containers to files, so that a
 //! program that links only the core (or the C library) can load them:
-//! the skeleton (`.sinewskl`) and each skinned mesh (`.sinewmsh`). Clips
-//! are written by the compressor ([`crate::compress`]).
+//! the skeleton (`.sinewskl`), each skinned mesh (`.sinewmsh`) and a
+//! clip's float tracks (`.sinewtrk`, [`float_track_set`]). Clips are
+//! written by the compressor ([`crate::compress`]).
 
 use std::path::{Path, PathBuf};
 
+use sinew_core::track::curve::Interpolation;
+use sinew_core::track::store::{track_set_size, write_track_set, Encoding, TrackDesc, TrackKind};
+
+use crate::assets::{AlignedBytes, OwnedClip};
 use crate::import::Asset;
+
+/// A clip's float tracks (morph-target weights, ozz float tracks) as one
+/// track set container (`SINEWTRK`, [`sinew_core::track::store`]): a raw
+/// linear `f32` track per float track, keyed at the clip's frame times
+/// (frame `i` at `i / sample_rate` seconds), in the clip's order and with
+/// its names, so a program that links only the core or the C library
+/// plays them beside the compressed clip. `None` when the clip has no
+/// float tracks.
+///
+/// # Errors
+/// What [`write_track_set`] refuses (a value that is not finite, a name
+/// longer than the container allows), named with the clip.
+pub fn float_track_set(clip: &OwnedClip) -> Result<Option<AlignedBytes>, String> {
+    let tracks = clip.float_tracks();
+    if tracks.is_empty() {
+        return Ok(None);
+    }
+    let rate = clip.sample_rate();
+    let times: Vec<f32> = (0..clip.frame_count()).map(|i| i as f32 / rate).collect();
+    let descs: Vec<TrackDesc<'_>> = tracks
+        .iter()
+        .map(|t| TrackDesc {
+            name: &t.name,
+            target: None,
+            kind: TrackKind::Float,
+            interpolation: Interpolation::Linear,
+            times: &times,
+            values: &t.values,
+            encoding: Encoding::Raw,
+        })
+        .collect();
+    let err = |e| format!("clip '{}': float tracks: {e}", clip.name);
+    let mut out = AlignedBytes::zeroed(track_set_size(&descs).map_err(err)?);
+    write_track_set(&descs, out.as_mut_slice()).map_err(err)?;
+    Ok(Some(out))
+}
 
 /// The file names `write_containers` gives an asset's containers, from
 /// `stem`: `{stem}.sinewskl`, then `{stem}.{mesh}.sinewmsh` per mesh (the
@@ -86,4 +127,52 @@ pub(crate) fn file_safe(name: &str) -> String {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use sinew_core::track::store::TrackSet;
+    use sinew_core::SoaTransform;
+
+    use super::float_track_set;
+    use crate::assets::{FloatTrack, OwnedClip};
+
+    fn clip(tracks: Vec<FloatTrack>) -> OwnedClip {
+        OwnedClip::new("blink", 24.0, 1, vec![SoaTransform::IDENTITY; 5])
+            .unwrap()
+            .with_float_tracks(tracks)
+            .unwrap()
+    }
+
+    #[test]
+    fn float_tracks_play_back_their_frames_exactly_and_linearly_between() {
+        let tracks = vec![
+            FloatTrack {
+                name: "morph/Face/0".into(),
+                values: vec![0.0, 0.25, 1.0, 0.5, 0.0],
+            },
+            FloatTrack {
+                name: "morph/Face/1".into(),
+                values: vec![1.0, 0.0, 0.0, 0.0, 0.75],
+            },
+        ];
+        let bytes = float_track_set(&clip(tracks.clone())).unwrap().unwrap();
+        let set = TrackSet::from_bytes(bytes.as_slice()).unwrap();
+        assert_eq!(set.len(), 2);
+        for (i, t) in tracks.iter().enumerate() {
+            assert_eq!(set.find(&t.name), Some(i));
+            let typed = set.track(i).unwrap().typed::<f32>().unwrap();
+            for (f, v) in t.values.iter().enumerate() {
+                assert_eq!(typed.sample(f as f32 / 24.0), *v, "{} frame {f}", t.name);
+            }
+            // Half-way between frames 1 and 2.
+            let mid = 0.5 * (t.values[1] + t.values[2]);
+            assert!((typed.sample(1.5 / 24.0) - mid).abs() < 1e-6);
+        }
+    }
+
+    #[test]
+    fn a_clip_without_float_tracks_has_no_track_set() {
+        assert!(float_track_set(&clip(Vec::new())).unwrap().is_none());
+    }
 }

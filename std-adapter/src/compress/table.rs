@@ -124,7 +124,8 @@ pub(super) fn fmt_len(v: f32, mpu: Option<f32>) -> String {
 }
 
 /// Compresses every clip of `assets` into `opts.out_dir` (one `.sinewcmp`
-/// file per clip), reporting progress and the table through `emit`, and
+/// file per clip, and a `.sinewtrk` track set of its float tracks beside it
+/// when it has any: [`crate::export::float_track_set`]), reporting progress and the table through `emit`, and
 /// returns the rows.
 ///
 /// # Errors
@@ -167,6 +168,11 @@ pub fn run_cli(
             let path = opts.out_dir.join(format!("{name}.sinewcmp"));
             std::fs::write(&path, out.bytes())
                 .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            if let Some(tracks) = crate::export::float_track_set(clip)? {
+                let path = opts.out_dir.join(format!("{name}.sinewtrk"));
+                std::fs::write(&path, tracks.as_slice())
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            }
             let verified = if opts.verify {
                 let stats = measure_error(&skel, &view, &out.view(), copts.shell)?;
                 if stats.max > copts.error {

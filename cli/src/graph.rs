@@ -57,6 +57,10 @@ pub struct GraphArgs {
         default_value = "graph.png"
     )]
     pub out: PathBuf,
+    /// Also write the compiled graph container (`SINEWGRF`), which a
+    /// program that links only the core loads with `Graph::from_bytes`.
+    #[arg(long, value_name = "FILE")]
+    pub save_graph: Option<PathBuf>,
 }
 
 fn seconds(s: &str) -> Result<f32, String> {
@@ -398,7 +402,17 @@ pub fn graph_command(args: &GraphArgs, out: &dyn Fn(&str)) -> Res<()> {
         }
         None => None,
     };
-    let g = user.as_ref().map_or_else(|| l.graph.view(), |a| a.view());
+    let asset = user.as_ref().unwrap_or(&l.graph);
+    let g = asset.view();
+    if let Some(path) = &args.save_graph {
+        std::fs::write(path, asset.bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        out(&format!(
+            "wrote {} ({} bytes, the compiled graph)",
+            path.display(),
+            asset.bytes().len()
+        ));
+    }
     for line in describe(&g) {
         out(&line);
     }

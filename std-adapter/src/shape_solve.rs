@@ -1,0 +1,1 @@
+//! Blend-shape weight solving (work in progress).

@@ -180,6 +180,24 @@ pub enum Error {
         /// Which parameter and what it must be.
         what: &'static str,
     },
+    /// A blend shape (morph target) does not fit its mesh or holds bad
+    /// data: a vertex count that differs from the mesh's, a vertex index
+    /// out of range, a non-finite delta or weight.
+    InvalidShape {
+        /// Index of the shape (target) in the set it was given in.
+        shape: u32,
+        /// What is wrong with it.
+        what: &'static str,
+    },
+    /// A shape driver (a corrective's joint angle, a combination's inputs,
+    /// a pose-space RBF) is invalid: a joint out of range, an empty or
+    /// reversed angle range, a singular RBF system.
+    InvalidDriver {
+        /// Index of the driver in the set it was given in.
+        driver: u32,
+        /// What is wrong with it.
+        what: &'static str,
+    },
 }
 
 impl fmt::Display for Error {
@@ -282,6 +300,8 @@ impl fmt::Display for Error {
                 f.write_str("blend-space samples are collinear or a triangle has no area")
             }
             Error::InvalidParameter { what } => write!(f, "invalid parameter: {what}"),
+            Error::InvalidShape { shape, what } => write!(f, "shape {shape}: {what}"),
+            Error::InvalidDriver { driver, what } => write!(f, "shape driver {driver}: {what}"),
         }
     }
 }

@@ -41,6 +41,7 @@ pub mod player;
 pub mod prelude;
 pub mod procedural;
 pub mod secondary;
+pub mod shape;
 pub mod skeleton;
 pub mod skin;
 pub mod soa;

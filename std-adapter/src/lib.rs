@@ -18,7 +18,8 @@ pub mod import;
 mod pool;
 #[cfg(feature = "ragdoll")]
 pub mod ragdoll;
+pub mod shape_solve;
 pub mod synthetic;
 
 pub use assets::{AlignedBytes, FloatTrack, Humanoid, OwnedClip, OwnedSkeleton};
-pub use import::{Asset, ImportError, Location, Mesh};
+pub use import::{Asset, ImportError, Location, Mesh, MorphTarget};

@@ -1326,7 +1326,15 @@ fn robot_expressive_morph_weights_and_shared_skeleton() {
     }
     let a = load(&f, &GltfOptions::default()).unwrap();
     assert_eq!(a.skeleton.joint_count(), 43);
-    assert_eq!(a.meshes.len(), 4, "four skins, one skeleton");
+    // Four skinned meshes (four skins of one skeleton) and the fifteen
+    // meshes of nodes without a skin below a joint, bound rigidly to it.
+    let rigid = |m: &sinew_std::Mesh| {
+        m.weights.iter().all(|w| *w == [1.0, 0.0, 0.0, 0.0])
+            && m.joints.iter().all(|j| j[0] == m.joints[0][0])
+    };
+    let names: Vec<(&str, bool)> = a.meshes.iter().map(|m| (&*m.name, rigid(m))).collect();
+    assert_eq!(a.meshes.len(), 19, "{names:?}");
+    assert_eq!(names.iter().filter(|m| m.1).count(), 15, "{names:?}");
     // The four skins' identical warnings are one line each.
     assert_eq!(a.warnings.len(), 2, "{:#?}", a.warnings);
     assert!(

@@ -184,7 +184,9 @@ impl From<Error> for sinew_status {
             | Error::EmptyBlendSpace
             | Error::DuplicateSample { .. }
             | Error::DegenerateBlendSpace
-            | Error::InvalidParameter { .. } => sinew_status::InvalidArgument,
+            | Error::InvalidParameter { .. }
+            | Error::InvalidShape { .. }
+            | Error::InvalidDriver { .. } => sinew_status::InvalidArgument,
             // `Error` is non-exhaustive: a variant added to the core later is
             // an argument the caller can change until it gets its own code.
             _ => sinew_status::InvalidArgument,

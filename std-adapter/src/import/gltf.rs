@@ -22,9 +22,16 @@
 //!   tangents scaled by the key interval). Joints without channels hold their
 //!   rest value; rotations are normalised and kept on one hemisphere from
 //!   frame to frame. Morph-target `weights` channels become float tracks
-//!   named `morph/<node name or index>/<target>`.
+//!   named `morph/<node name or index>/<target>`
+//!   ([`Mesh::morph_track_name`], [`Mesh::morph_tracks`]).
 //! - **Meshes.** One [`Mesh`] per triangle primitive of each skinned node,
-//!   with up to four influences per vertex, or eight with
+//!   and of each node without a skin that hangs below a joint (a head or a
+//!   limb modelled as a rigid part, as in RobotExpressive): bound with
+//!   weight 1 to the nearest joint above it, its vertices taken to model
+//!   space by the node's world rest transform, with the skeleton's own
+//!   inverse binds. Nodes with a mesh outside the skeleton are not
+//!   imported. Skinned meshes have
+//!   up to four influences per vertex, or eight with
 //!   [`GltfOptions::eight_influences`] (slots 4-7 in [`Mesh::joints1`] /
 //!   [`Mesh::weights1`]); the sets of every `JOINTS_n`/`WEIGHTS_n` pair are
 //!   merged per joint, and a vertex with more is folded to its largest
@@ -39,6 +46,15 @@
 //!   folded into the vertices, so that the palettes are rigid (DQS would
 //!   drop the scale). IBMs that disagree with the node rest pose otherwise
 //!   are kept as in the file and reported in a warning.
+//! - **Morph targets.** Each primitive's `targets` ([`Mesh::morph_targets`]):
+//!   POSITION, NORMAL and TANGENT (xyz) deltas, dense or sparse accessors,
+//!   one per vertex in the mesh's vertex order, transformed with the
+//!   vertices when a bind shape or a node transform is folded into them;
+//!   the mesh's `weights` as defaults ([`Mesh::morph_weights`]) and its
+//!   `extras.targetNames` (or its node's) as names. A target whose accessor
+//!   count differs from the vertex count, whose accessor is not VEC3, that
+//!   holds NaN or infinity, or that has normal or tangent deltas the
+//!   primitive has no base for, is an error naming the mesh and target.
 //!
 //! Units: glTF is in metres.
 //!
@@ -68,7 +84,7 @@ use sinew_core::{Error as CoreError, Mat4, Quat, SoaTransform, Transform, Vec3};
 
 use super::{
     bytes_of, fmt_count, fmt_keys, read_file, Asset, Budget, ImportError, Location, Mesh,
-    DEFAULT_MEMORY_BUDGET,
+    MorphTarget, DEFAULT_MEMORY_BUDGET,
 };
 use crate::assets::{AlignedBytes, FloatTrack, OwnedClip, OwnedSkeleton};
 
@@ -556,6 +572,7 @@ fn common_uniform_scale(mut m: impl Iterator<Item = Mat4>) -> Option<f32> {
 /// normals by the inverse transpose, tangents as vectors; handedness flips
 /// with a mirroring `c`).
 fn apply_bind_shape(mesh: &mut Mesh, c: &Mat4) {
+    morph_bind_shape(mesh, c);
     for p in &mut mesh.positions {
         *p = c.transform_point(Vec3::new(p[0], p[1], p[2])).to_array();
     }
@@ -585,6 +602,55 @@ fn apply_bind_shape(mesh: &mut Mesh, c: &Mat4) {
     for t in &mut mesh.tangents {
         let v = unit(c.transform_vector(Vec3::new(t[0], t[1], t[2])));
         *t = [v.x, v.y, v.z, t[3] * flip];
+    }
+}
+
+/// Transforms a mesh's morph-target deltas by `c` as [`apply_bind_shape`]
+/// transforms its vertices, before it does (the base normals and tangents
+/// scale the deltas): position deltas as vectors; normal deltas by the
+/// inverse transpose and tangent deltas by `c`, each divided by the length
+/// its vertex's base normal or tangent takes under the same map, which is
+/// the derivative of the renormalisation at the base vector for a
+/// similarity `c` (rotation, uniform scale), the transforms bind shapes and
+/// node attachments hold in practice.
+fn morph_bind_shape(mesh: &mut Mesh, c: &Mat4) {
+    let col = |m: &Mat4, i: usize| Vec3::new(m.cols[i][0], m.cols[i][1], m.cols[i][2]);
+    let inv = c.inverse_affine();
+    let normal_map = |v: Vec3| {
+        inv.map(|inv| {
+            Vec3::new(
+                col(&inv, 0).dot(v),
+                col(&inv, 1).dot(v),
+                col(&inv, 2).dot(v),
+            )
+        })
+    };
+    // 1 / |map(base)|, or 1 when the base is missing or degenerate.
+    let scale = |mapped: Option<Vec3>| {
+        let l = mapped.map_or(1.0, Vec3::length);
+        if l > 0.0 && l.is_finite() {
+            1.0 / l
+        } else {
+            1.0
+        }
+    };
+    let v3 = |a: &[f32]| Vec3::new(a[0], a[1], a[2]);
+    for t in &mut mesh.morph_targets {
+        for d in &mut t.positions {
+            *d = c.transform_vector(v3(d)).to_array();
+        }
+        if inv.is_some() {
+            for (v, d) in t.normals.iter_mut().enumerate() {
+                let s = scale(mesh.normals.get(v).and_then(|n| normal_map(v3(n))));
+                if let Some(m) = normal_map(v3(d)) {
+                    *d = (m * s).to_array();
+                }
+            }
+        }
+        for (v, d) in t.tangents.iter_mut().enumerate() {
+            let s = scale(mesh.tangents.get(v).map(|b| c.transform_vector(v3(b))));
+            *d = (c.transform_vector(v3(d)) * s).to_array();
+        }
     }
 }
 
@@ -677,7 +743,7 @@ impl<'a> Doc<'a> {
         // the steps as a reader expects them: clips, then meshes.
         let before = std::mem::take(&mut self.warnings);
         let slots = if opts.eight_influences { 8 } else { 4 };
-        let meshes = self.import_meshes(&info, slots)?;
+        let meshes = self.import_meshes(&info, slots, &parents, &locals)?;
         let mesh_warnings = std::mem::take(&mut self.warnings);
         let mut prepared = Vec::new();
         for a in 0..self.root.animations.len() {
@@ -895,6 +961,15 @@ impl<'a> Doc<'a> {
             ));
         }
         Ok(out)
+    }
+
+    /// How morph-weight tracks name node `i`: its name, or its index when
+    /// it has none (`morph/<label>/<target>`).
+    fn morph_label(&self, i: usize) -> String {
+        match self.root.nodes.get(i).and_then(|n| n.name.as_deref()) {
+            Some(s) if !s.is_empty() => s.to_string(),
+            _ => i.to_string(),
+        }
     }
 
     fn node_name(&self, i: usize) -> String {
@@ -1639,10 +1714,7 @@ impl<'a> Doc<'a> {
             let (target, width, ty) = match (prop, joint) {
                 (Property::MorphTargetWeights, _) => {
                     let n = self.morph_target_count(node, &format!("{cpath}/target/node"))?;
-                    let label = match self.root.nodes[node].name.as_deref() {
-                        Some(s) if !s.is_empty() => s.to_string(),
-                        _ => node.to_string(),
-                    };
+                    let label = self.morph_label(node);
                     let first = float_count;
                     float_count = float_count.saturating_add(n);
                     weights.push((label, n));
@@ -1896,48 +1968,65 @@ impl<'a> Doc<'a> {
     // Meshes
     // -----------------------------------------------------------------------
 
-    /// The skinned meshes, with up to `slots` (4 or 8) influences per vertex.
+    /// The meshes of skinned nodes, with up to `slots` (4 or 8) influences
+    /// per vertex, and the meshes of nodes without a skin that hang below a
+    /// joint (`parents`, `locals`: the node hierarchy and its local rest
+    /// transforms), bound rigidly to that joint, in node order.
     fn import_meshes(
         &mut self,
         info: &SkeletonInfo,
         slots: usize,
+        parents: &[Option<usize>],
+        locals: &[Transform],
     ) -> Result<Vec<Mesh>, ImportError> {
         let mut out = Vec::new();
-        let skinned: Vec<(usize, Option<usize>, usize)> = self
+        let with_mesh: Vec<(usize, Option<usize>, Option<usize>)> = self
             .root
             .nodes
             .iter()
             .enumerate()
-            .filter_map(|(i, n)| n.skin.map(|s| (i, n.mesh.map(|m| m.value()), s.value())))
+            .filter(|(_, n)| n.skin.is_some() || n.mesh.is_some())
+            .map(|(i, n)| (i, n.mesh.map(|m| m.value()), n.skin.map(|s| s.value())))
             .collect();
         // IBMs of each skin, per sinew joint, shared by the nodes using it.
         let mut skin_cache: HashMap<usize, Rc<Binding>> = HashMap::new();
-        for (node, mesh, skin) in skinned {
-            if skin >= self.root.skins.len() {
-                return Err(self.err(
-                    jp(format_args!("/nodes/{node}/skin")),
-                    format!("refers to missing skin {skin}"),
-                ));
-            }
-            let Some(m) = mesh else {
-                self.warnings
-                    .push(format!("node {node} has a skin but no mesh; ignored"));
-                continue;
+        for (node, mesh, skin) in with_mesh {
+            let rigid = skin.is_none();
+            let binding = match skin {
+                Some(skin) => {
+                    if skin >= self.root.skins.len() {
+                        return Err(self.err(
+                            jp(format_args!("/nodes/{node}/skin")),
+                            format!("refers to missing skin {skin}"),
+                        ));
+                    }
+                    if mesh.is_none() {
+                        self.warnings
+                            .push(format!("node {node} has a skin but no mesh; ignored"));
+                        continue;
+                    }
+                    match skin_cache.get(&skin) {
+                        Some(b) => Rc::clone(b),
+                        None => {
+                            let b = Rc::new(self.skin_binding(skin, info)?);
+                            skin_cache.insert(skin, Rc::clone(&b));
+                            b
+                        }
+                    }
+                }
+                None => match self.rigid_binding(node, info, parents, locals)? {
+                    Some(b) => Rc::new(b),
+                    // A mesh outside the character (a prop, the ground).
+                    None => continue,
+                },
             };
+            let Some(m) = mesh else { continue };
             if m >= self.root.meshes.len() {
                 return Err(self.err(
                     jp(format_args!("/nodes/{node}/mesh")),
                     format!("refers to missing mesh {m}"),
                 ));
             }
-            let binding = match skin_cache.get(&skin) {
-                Some(b) => Rc::clone(b),
-                None => {
-                    let b = Rc::new(self.skin_binding(skin, info)?);
-                    skin_cache.insert(skin, Rc::clone(&b));
-                    b
-                }
-            };
             let prims = self.root.meshes[m].primitives.len();
             let mesh_name = match self.root.meshes[m].name.as_deref() {
                 Some(s) if !s.is_empty() => s.to_string(),
@@ -1950,7 +2039,7 @@ impl<'a> Doc<'a> {
                     mesh_name.clone()
                 };
                 if let Some(mut mesh) =
-                    self.import_primitive(m, p, &binding.joint_of, name, slots)?
+                    self.import_primitive(m, p, node, &binding.joint_of, name, slots, rigid)?
                 {
                     if let Some(c) = &binding.shape {
                         apply_bind_shape(&mut mesh, c);
@@ -1971,6 +2060,53 @@ impl<'a> Doc<'a> {
             }
         }
         Ok(out)
+    }
+
+    /// The binding of a node without a skin: its mesh follows the nearest
+    /// joint at or above it rigidly. The vertices are taken to model space
+    /// (glTF world space, as the skeleton's) by the node's world rest
+    /// transform, and the inverse binds are the skeleton's own, so that at
+    /// rest every palette is the identity and, posed, the mesh moves with
+    /// its joint as the node hierarchy moves it. `None` when no joint lies
+    /// above the node.
+    fn rigid_binding(
+        &mut self,
+        node: usize,
+        info: &SkeletonInfo,
+        parents: &[Option<usize>],
+        locals: &[Transform],
+    ) -> Result<Option<Binding>, ImportError> {
+        let mut at = Some(node);
+        let joint = loop {
+            match at {
+                None => return Ok(None),
+                Some(x) => match info.node_to_joint.get(&x) {
+                    Some(&j) => break j,
+                    None => at = parents.get(x).copied().flatten(),
+                },
+            }
+        };
+        let mut world = locals
+            .get(node)
+            .map_or(Mat4::IDENTITY, Transform::to_matrix);
+        let mut up = parents.get(node).copied().flatten();
+        while let Some(p) = up {
+            world = locals.get(p).map_or(Mat4::IDENTITY, Transform::to_matrix) * world;
+            up = parents.get(p).copied().flatten();
+        }
+        let view = info.skeleton.view();
+        let mut ibm: Vec<Mat4> = self.alloc(
+            view.joint_count(),
+            format_args!("node {node}: {} inverse bind matrices", view.joint_count()),
+            &jp(format_args!("/nodes/{node}")),
+        )?;
+        ibm.extend_from_slice(view.inverse_bind());
+        let shape = (world.max_abs_diff(&Mat4::IDENTITY) > 1e-7).then_some(world);
+        Ok(Some(Binding {
+            ibm,
+            joint_of: vec![joint as u16],
+            shape,
+        }))
     }
 
     /// Per-sinew-joint inverse bind matrices of a skin and the sinew index of
@@ -2118,13 +2254,20 @@ impl<'a> Doc<'a> {
         folded
     }
 
+    /// Primitive `p` of mesh `m` on node `node`: skinned by the skin whose
+    /// joints are `joint_of`, or, when `rigid`, bound with weight 1 to
+    /// `joint_of[0]` (`JOINTS_n`/`WEIGHTS_n` are ignored, as the spec asks
+    /// of a node without a skin).
+    #[allow(clippy::too_many_arguments)]
     fn import_primitive(
         &mut self,
         m: usize,
         p: usize,
+        node: usize,
         joint_of: &[u16],
         name: String,
         slots: usize,
+        rigid: bool,
     ) -> Result<Option<Mesh>, ImportError> {
         let ppath = jp(format_args!("/meshes/{m}/primitives/{p}"));
         let prim = &self.root.meshes[m].primitives[p];
@@ -2179,7 +2322,9 @@ impl<'a> Doc<'a> {
                 "primitive has no POSITION attribute",
             ));
         };
-        if sets.is_empty() {
+        if rigid {
+            sets.clear();
+        } else if sets.is_empty() {
             return Err(self.err(
                 format!("{ppath}/attributes"),
                 "skinned primitive has no JOINTS_0/WEIGHTS_0 attributes",
@@ -2221,6 +2366,14 @@ impl<'a> Doc<'a> {
             }
             None => Vec::new(),
         };
+        let (morph_targets, morph_weights) = self.import_targets(
+            m,
+            p,
+            node,
+            n,
+            [!normals.is_empty(), !tangents.is_empty()],
+            &name,
+        )?;
         // (sinew joint, weight) candidates per vertex over every set.
         let per_vertex = 4 * sets.len();
         let cand_bytes = bytes_of::<(u16, f32)>(n.saturating_mul(per_vertex));
@@ -2322,7 +2475,7 @@ impl<'a> Doc<'a> {
                 "mesh {name:?}: {lost} vertices had more than {slots} influences and lost weight (kept the {slots} largest, renormalised)"
             ));
         }
-        if unweighted > 0 {
+        if unweighted > 0 && !rigid {
             self.warnings.push(format!(
                 "mesh {name:?}: {unweighted} vertices had no weight; bound to the skin's first joint"
             ));
@@ -2409,8 +2562,166 @@ impl<'a> Doc<'a> {
             weights1,
             indices,
             inverse_bind: Vec::new(),
+            node_label: self.morph_label(node),
+            morph_targets,
+            morph_weights,
         };
         Ok(Some(mesh))
+    }
+
+    /// The morph targets of primitive `p` of mesh `m` (on node `node`, of
+    /// `n` vertices; `base` says whether it has normals and tangents, which
+    /// normal and tangent deltas need) and the mesh's default weights.
+    /// Every error names the mesh and the target.
+    fn import_targets(
+        &mut self,
+        m: usize,
+        p: usize,
+        node: usize,
+        n: usize,
+        base: [bool; 2],
+        mesh_name: &str,
+    ) -> Result<(Vec<MorphTarget>, Vec<f32>), ImportError> {
+        let mesh = &self.root.meshes[m];
+        let accessors = |p: &json::mesh::Primitive| -> Vec<[Option<usize>; 3]> {
+            p.targets
+                .iter()
+                .flatten()
+                .map(|t| [t.positions, t.normals, t.tangents].map(|a| a.map(|a| a.value())))
+                .collect()
+        };
+        let targets = accessors(&mesh.primitives[p]);
+        let first = mesh.primitives.first().map_or(0, |f| accessors(f).len());
+        let defaults = mesh.weights.clone();
+        let count = targets.len();
+        let ppath = jp(format_args!("/meshes/{m}/primitives/{p}"));
+        if count != first {
+            return Err(self.err(
+                format!("{ppath}/targets"),
+                format!(
+                    "mesh {mesh_name:?}: primitive {p} has {count} morph targets, primitive 0 has {first} (glTF asks for the same number)"
+                ),
+            ));
+        }
+        if let Some(w) = &defaults {
+            if w.len() != count {
+                return Err(self.err(
+                    jp(format_args!("/meshes/{m}/weights")),
+                    format!(
+                        "mesh {mesh_name:?}: {} default morph weights for {count} morph targets",
+                        w.len()
+                    ),
+                ));
+            }
+            if let Some(k) = w.iter().position(|x| !x.is_finite()) {
+                return Err(self.err(
+                    jp(format_args!("/meshes/{m}/weights/{k}")),
+                    format!("mesh {mesh_name:?}: default weight of morph target {k} is not finite"),
+                ));
+            }
+        }
+        if count == 0 {
+            return Ok((Vec::new(), Vec::new()));
+        }
+        let names = self.target_names(m, node, count, mesh_name);
+        let mut out: Vec<MorphTarget> = self.alloc(
+            count,
+            format_args!("mesh {mesh_name:?}: {count} morph targets"),
+            &ppath,
+        )?;
+        for (k, attrs) in targets.iter().enumerate() {
+            let name = names.get(k).cloned().unwrap_or_default();
+            let label = if name.is_empty() {
+                format!("mesh {mesh_name:?}, morph target {k}")
+            } else {
+                format!("mesh {mesh_name:?}, morph target {k} ({name:?})")
+            };
+            let tpath = format!("{ppath}/targets/{k}");
+            let mut target = MorphTarget {
+                name,
+                ..MorphTarget::default()
+            };
+            for (slot, sem) in ["POSITION", "NORMAL", "TANGENT"].into_iter().enumerate() {
+                let Some(a) = attrs[slot] else { continue };
+                let apath = format!("{tpath}/{sem}");
+                if slot > 0 && !base[slot - 1] {
+                    return Err(self.err(
+                        apath,
+                        format!("{label}: {sem} deltas, but the primitive has no {sem} attribute"),
+                    ));
+                }
+                // Quantized (integer) position deltas are allowed as for
+                // POSITION itself (KHR_mesh_quantization).
+                let (v, _, c) = self
+                    .read_floats(a, &apath, &[Type::Vec3], slot == 0)
+                    .map_err(|e| ImportError {
+                        message: format!("{label}: {}", e.message),
+                        ..e
+                    })?;
+                if c != n {
+                    return Err(self.err(
+                        apath,
+                        format!("{label}: {sem} has {c} deltas, the primitive has {n} vertices"),
+                    ));
+                }
+                let what = format!("morph target {k} {sem} deltas");
+                let rows = self.rows(&v, mesh_name, &what, &apath)?;
+                self.free(v);
+                match slot {
+                    0 => target.positions = rows,
+                    1 => target.normals = rows,
+                    _ => target.tangents = rows,
+                }
+            }
+            out.push(target);
+        }
+        let mut weights: Vec<f32> = self.alloc(
+            count,
+            format_args!("mesh {mesh_name:?}: {count} morph weights"),
+            &ppath,
+        )?;
+        match defaults {
+            Some(w) => weights.extend(w),
+            None => weights.resize(count, 0.0),
+        }
+        Ok((out, weights))
+    }
+
+    /// The names of a mesh's `count` morph targets from `extras.targetNames`
+    /// of the mesh (or of its node, where some exporters put it): empty
+    /// strings when the file names none; a warning when the names are not
+    /// `count` strings (the extras are free-form, so this does not fail the
+    /// import).
+    fn target_names(
+        &mut self,
+        m: usize,
+        node: usize,
+        count: usize,
+        mesh_name: &str,
+    ) -> Vec<String> {
+        let read = |extras: Option<&json::extras::RawValue>| {
+            let v: serde_json::Value = serde_json::from_str(extras?.get()).ok()?;
+            v.get("targetNames").cloned()
+        };
+        let mesh_extras = self.root.meshes[m].extras.as_deref();
+        let node_extras = self.root.nodes.get(node).and_then(|n| n.extras.as_deref());
+        let Some(names) = read(mesh_extras).or_else(|| read(node_extras)) else {
+            return Vec::new();
+        };
+        let list: Option<Vec<String>> = names.as_array().and_then(|a| {
+            a.iter()
+                .map(|s| s.as_str().map(str::to_string))
+                .collect::<Option<Vec<String>>>()
+        });
+        match list {
+            Some(l) if l.len() == count => l,
+            _ => {
+                self.warnings.push(format!(
+                    "mesh {mesh_name:?}: extras.targetNames is not a list of {count} strings; its morph targets are unnamed"
+                ));
+                Vec::new()
+            }
+        }
     }
 
     /// Frees a temporary vector charged for its length and gives the bytes back.

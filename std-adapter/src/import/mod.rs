@@ -125,6 +125,57 @@ pub struct Mesh {
     /// Inverse bind matrix per skeleton joint, from the file's skin (joints the
     /// skin does not list keep the skeleton's own).
     pub inverse_bind: Vec<Mat4>,
+    /// Label of the glTF node the mesh was imported from: its name, or its
+    /// index when it has none; empty for other importers. Morph-weight
+    /// tracks are named after it: see [`Mesh::morph_track_name`].
+    pub node_label: String,
+    /// Morph targets (blend shapes), in the file's target order: their
+    /// deltas are in bind space, like [`Mesh::positions`], one per vertex in
+    /// the same vertex order. Empty when the mesh has none.
+    pub morph_targets: Vec<MorphTarget>,
+    /// Default weight of each morph target (the glTF mesh's `weights`, zeros
+    /// when the file gives none); empty exactly when
+    /// [`Mesh::morph_targets`] is.
+    pub morph_weights: Vec<f32>,
+}
+
+/// One morph target of a [`Mesh`]: per-vertex displacements in bind space,
+/// added as `x = x0 + Σ w_k Δx_k`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MorphTarget {
+    /// Target name (from the glTF mesh's `extras.targetNames`); empty when
+    /// the file names none.
+    pub name: String,
+    /// Position delta of every vertex (bind-space units, metres for glTF);
+    /// empty when the target moves no positions.
+    pub positions: Vec<[f32; 3]>,
+    /// Normal delta of every vertex; empty when the target has none.
+    pub normals: Vec<[f32; 3]>,
+    /// Tangent delta (xyz; the handedness does not morph) of every vertex;
+    /// empty when the target has none.
+    pub tangents: Vec<[f32; 3]>,
+}
+
+impl MorphTarget {
+    /// Indices of the vertices this target moves: those with a non-zero
+    /// position, normal or tangent delta, increasing. What a sparse blend
+    /// shape stores; a dense one stores every vertex.
+    #[must_use]
+    pub fn moved_vertices(&self) -> Vec<u32> {
+        let n = self
+            .positions
+            .len()
+            .max(self.normals.len())
+            .max(self.tangents.len());
+        let moves =
+            |a: &[[f32; 3]], v: usize| a.get(v).is_some_and(|d| d.iter().any(|&x| x != 0.0));
+        (0..n)
+            .filter(|&v| {
+                moves(&self.positions, v) || moves(&self.normals, v) || moves(&self.tangents, v)
+            })
+            .map(|v| v as u32)
+            .collect()
+    }
 }
 
 impl Mesh {
@@ -171,6 +222,28 @@ impl Mesh {
         let mut bytes = AlignedBytes::zeroed(sinew_core::mesh::required_size(&parts)?);
         sinew_core::mesh::build(&parts, bytes.as_mut_slice())?;
         Ok(bytes)
+    }
+
+    /// Name of the float track that animates morph target `target` of this
+    /// mesh: `morph/<node label>/<target>`, as the glTF importer names the
+    /// tracks of a node's `weights` channel ([`crate::OwnedClip::float_tracks`]).
+    #[must_use]
+    pub fn morph_track_name(&self, target: usize) -> String {
+        format!("morph/{}/{target}", self.node_label)
+    }
+
+    /// For each morph target, the index in `clip`'s float tracks of the
+    /// track that animates its weight, or `None` when the clip does not
+    /// animate it (the target then keeps its [`Mesh::morph_weights`] default).
+    #[must_use]
+    pub fn morph_tracks(&self, clip: &OwnedClip) -> Vec<Option<usize>> {
+        let tracks = clip.float_tracks();
+        (0..self.morph_targets.len())
+            .map(|k| {
+                let name = self.morph_track_name(k);
+                tracks.iter().position(|t| t.name == name)
+            })
+            .collect()
     }
 
     /// Most influences with a non-zero weight on one vertex.

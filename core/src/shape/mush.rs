@@ -1,0 +1,1 @@
+//! Placeholder for the module's author; replaced before anything uses it.

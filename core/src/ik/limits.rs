@@ -273,7 +273,7 @@ pub fn swing_twist(q: Quat, axis: Vec3) -> (Quat, Quat) {
 }
 
 /// The signed angle in `[-π, π]` of a rotation about unit `axis`.
-fn twist_angle(twist: Quat, axis: Vec3) -> f32 {
+pub(crate) fn twist_angle(twist: Quat, axis: Vec3) -> f32 {
     let s = Vec3::new(twist.x, twist.y, twist.z).dot(axis);
     let (s, w) = if twist.w < 0.0 {
         (-s, -twist.w)
@@ -285,7 +285,7 @@ fn twist_angle(twist: Quat, axis: Vec3) -> f32 {
 
 /// The angle of a rotation in `[0, π]`, from `atan2` (accurate near zero,
 /// where `acos` of `w` loses half the digits).
-fn swing_angle(q: Quat) -> f32 {
+pub(crate) fn swing_angle(q: Quat) -> f32 {
     let v = Vec3::new(q.x, q.y, q.z).length();
     2.0 * libm::atan2f(v, libm::fabsf(q.w))
 }

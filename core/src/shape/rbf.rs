@@ -63,8 +63,9 @@
 //! ([`RbfSet::new`]); [`RbfSet::evaluate`] writes every driver's outputs,
 //! one after the other, into one caller slice. It costs `n` distances and
 //! kernel values and `n m` multiply-adds per driver, allocates nothing,
-//! and is scalar: its cost is the per-example `atan2` and `exp`/`ln`, which
-//! have no lane form in [`crate::fp`].
+//! and is scalar: its cost is the per-example `atan2` and `exp`/`ln`, and
+//! the core has no lane `exp`/`ln` whose bits the `deterministic` feature
+//! pins.
 //!
 //! # Corrective deltas
 //! A corrective sculpted on the posed mesh moves vertex `v` by `Δ` after
@@ -271,7 +272,7 @@ impl RbfFit<'_> {
         }
         let singular = err("RBF system is singular (coincident examples?): set lambda > 0");
         let tolerance = largest * PIVOT_TOLERANCE;
-        if !(largest > 0.0) {
+        if largest.is_nan() || largest <= 0.0 {
             return Err(singular);
         }
 
@@ -283,7 +284,8 @@ impl RbfFit<'_> {
                     best = i;
                 }
             }
-            if !(a[best * c + p].abs() > tolerance) {
+            let pivot = a[best * c + p].abs();
+            if pivot.is_nan() || pivot <= tolerance {
                 return Err(singular);
             }
             if best != p {
@@ -332,7 +334,7 @@ impl RbfFit<'_> {
                 for j in 0..n {
                     r += self.phi(i, j) * f64::from(w(j, k));
                 }
-                if !(r.abs() <= RESIDUAL_TOLERANCE * scale) {
+                if r.is_nan() || r.abs() > RESIDUAL_TOLERANCE * scale {
                     return Err(err(
                         "RBF system is ill-conditioned: raise lambda or move examples apart",
                     ));
@@ -578,8 +580,8 @@ fn solve3(m: &[[f64; 3]; 3], d: [f32; 3]) -> Option<[f32; 3]> {
     // The rows of M⁻¹ det M are the columns b×c, c×a, a×b.
     let (bc, ca, ab) = (cross(b, c), cross(c, a), cross(a, b));
     let det = dot(a, bc);
-    let bound = (dot(a, a) * dot(b, b) * dot(c, c)).sqrt();
-    if !(det.is_finite() && det.abs() > DET_TOLERANCE * bound) {
+    let bound = libm::sqrt(dot(a, a) * dot(b, b) * dot(c, c));
+    if !det.is_finite() || det.abs() <= DET_TOLERANCE * bound {
         return None;
     }
     let d = [f64::from(d[0]), f64::from(d[1]), f64::from(d[2])];

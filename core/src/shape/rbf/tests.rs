@@ -83,11 +83,9 @@ fn distance_is_the_rotation_angle_and_sign_invariant() {
     );
     assert_eq!(rotation_distance(-a, a), 0.0);
     assert_eq!(rotation_distance(a, a), 0.0);
-    // +90° and -90° about x are 180° apart; so are 170° and -170° 20° apart.
-    let (p, m) = (
-        Quat::from_rotation_x(1.5708),
-        Quat::from_rotation_x(-1.5708),
-    );
+    // +90° and -90° about x are 180° apart; 170° and -170° are 20° apart.
+    let h = core::f32::consts::FRAC_PI_2;
+    let (p, m) = (Quat::from_rotation_x(h), Quat::from_rotation_x(-h));
     assert!((rotation_distance(p, m) - core::f32::consts::PI).abs() < 1e-4);
     let (p, m) = (
         Quat::from_rotation_x(170f32.to_radians()),
@@ -392,12 +390,13 @@ fn set_checks_drivers_and_places_outputs() {
     let rot = [Quat::IDENTITY, ex[3].scale(-1.0), two[1]];
     let mut out = vec![0.0; n + 1];
     set.evaluate(&rot, &mut out).unwrap();
-    for k in 0..n {
+    for (k, &o) in out.iter().take(n).enumerate() {
         let want = if k == 3 { 1.0 } else { 0.0 };
-        assert!((out[k] - want).abs() < 1e-5);
+        assert!((o - want).abs() < 1e-5);
     }
-    assert_eq!(out[n], 1.0); // 3.0 clamped
-                             // The same from an SoA pose.
+    // Driver 1's 3.0 at its second example, clamped.
+    assert_eq!(out[n], 1.0);
+    // The same from an SoA pose.
     let ts: Vec<Transform> = rot
         .iter()
         .map(|&r| Transform {

@@ -14,8 +14,7 @@
 //!   the fixed cost of writing the base to the output, throughput in
 //!   vertices.
 //!
-//! Group `shape_driver`: one [`ShapeDrivers::evaluate`] (lanes) or
-//! [`ShapeDrivers::evaluate_scalar`] of 64 correctives (swing, twist and
+//! Group `shape_driver`: one [`ShapeDrivers::evaluate`] of 64 correctives (swing, twist and
 //! total angles in turn, linear and smoothstep ramps, on the 64 joints of
 //! a pose turned 0.1..1.2 rad about varied axes) and 16 two-input
 //! combinations; throughput in drivers (ns per driver evaluation).
@@ -200,15 +199,9 @@ fn bench_drivers(c: &mut Criterion) {
     let shapes = CORRECTIVES + COMBINATIONS;
     let set = ShapeDrivers::new(shapes, CORRECTIVES, &drivers).expect("valid drivers");
     let mut weights = vec![0.0; shapes];
-    group.bench_function(BenchmarkId::new("lanes", drivers.len()), |b| {
+    group.bench_function(BenchmarkId::new("evaluate", drivers.len()), |b| {
         b.iter(|| {
             set.evaluate(black_box(&pose), &mut weights)
-                .expect("valid pose")
-        })
-    });
-    group.bench_function(BenchmarkId::new("scalar", drivers.len()), |b| {
-        b.iter(|| {
-            set.evaluate_scalar(black_box(&pose), &mut weights)
                 .expect("valid pose")
         })
     });

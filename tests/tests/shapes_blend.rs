@@ -326,14 +326,8 @@ fn bad_poses_are_rejected_and_nothing_is_written() {
     let set = ShapeDrivers::new(2, 2, &drivers).unwrap();
     let mut weights = [0.25; 2];
     let nan = pose_of(&[Quat::IDENTITY, Quat::new(f32::NAN, 0.0, 0.0, 1.0)]);
-    for scalar in [false, true] {
-        let run = |pose: &[SoaTransform], w: &mut [f32]| {
-            if scalar {
-                set.evaluate_scalar(pose, w)
-            } else {
-                set.evaluate(pose, w)
-            }
-        };
+    {
+        let run = |pose: &[SoaTransform], w: &mut [f32]| set.evaluate(pose, w);
         assert_eq!(driver_error(run(&nan, &mut weights).unwrap_err()).0, 1);
         assert!(matches!(
             run(&[], &mut weights),
@@ -518,9 +512,6 @@ fn combination_is_the_product_of_its_inputs() {
     set.evaluate(&[], &mut weights).unwrap();
     // 0.5 · 0.75 = 0.375; 0.375 · 0.5 = 0.1875; inputs untouched.
     assert_eq!(weights, [0.5, 0.75, 0.375, 0.5, 0.1875]);
-    let mut scalar = [0.5, 0.75, 9.0, 0.5, 9.0];
-    set.evaluate_scalar(&[], &mut scalar).unwrap();
-    assert_eq!(weights, scalar);
 }
 
 #[test]
@@ -603,18 +594,11 @@ fn correctives_map_hand_computed_angles() {
     ];
     let set = ShapeDrivers::new(9, 3, &drivers).unwrap();
     let want = [0.75, 0.843_75, 2.0 / 3.0, 0.5, 0.0, 0.5, 1.0, 0.0, 0.125];
-    for scalar in [false, true] {
+    {
         let mut weights = [0.125; 9];
-        if scalar {
-            set.evaluate_scalar(&pose, &mut weights).unwrap();
-        } else {
-            set.evaluate(&pose, &mut weights).unwrap();
-        }
+        set.evaluate(&pose, &mut weights).unwrap();
         for (k, (got, want)) in weights.iter().zip(want).enumerate() {
-            assert!(
-                (got - want).abs() < 2e-6,
-                "shape {k}: {got} vs {want} (scalar: {scalar})"
-            );
+            assert!((got - want).abs() < 2e-6, "shape {k}: {got} vs {want}");
         }
     }
 }

@@ -41,16 +41,14 @@
 //! one driver, and a combination may read only a shape that neither it nor
 //! a later driver writes, so it always reads final weights and no cycle
 //! can exist (list drivers in evaluation order, inputs first). Correctives
-//! read only the pose, so [`ShapeDrivers::evaluate`] runs them all first,
-//! four per lane instruction, then the combinations in order: the same
-//! result as running the slice in order.
+//! read only the pose. A character has tens of drivers, not thousands, and
+//! each one is a quaternion product and an `atan2`: they run one by one
+//! (four per lane measured slower than one by one, the gather costing more
+//! than the arithmetic it shares).
 
-use wide::f32x4;
-
-use crate::fp::{Fp, Trig};
 use crate::ik::limits::{swing_angle, swing_twist, twist_angle};
 use crate::math::{Quat, Vec3};
-use crate::soa::{check_len, detail, soa_count, SoaQuat, SoaTransform, SoaVec3, LANES};
+use crate::soa::{check_len, soa_count, SoaTransform, LANES};
 use crate::Error;
 
 /// Which angle of a joint's deviation from its reference a [`Corrective`]
@@ -280,12 +278,11 @@ impl<'a> ShapeDrivers<'a> {
         self.drivers
     }
 
-    /// Overwrites the weight of every driven shape, lane path: correctives
-    /// four at a time (angles from the closed forms of swing and twist,
-    /// one lane `atan2`), then combinations in order. Weights of shapes no
-    /// driver writes are left as they are; a combination reading a NaN
-    /// weight writes NaN, which [`BlendShapes::apply`] then rejects.
-    /// Equals [`evaluate_scalar`](Self::evaluate_scalar) within 1e-5.
+    /// Overwrites the weight of every driven shape: each driver in slice
+    /// order, correctives by [`Corrective::weight`], combinations by the
+    /// product of their inputs. Weights of shapes no driver writes are left
+    /// as they are; a combination reading a NaN weight writes NaN, which
+    /// [`BlendShapes::apply`] then rejects.
     ///
     /// [`BlendShapes::apply`]: super::blend::BlendShapes::apply
     ///
@@ -295,27 +292,6 @@ impl<'a> ShapeDrivers<'a> {
     /// [`Error::InvalidDriver`] naming the first corrective whose joint
     /// rotation is NaN or infinite. Nothing is written on error.
     pub fn evaluate(&self, pose: &[SoaTransform], weights: &mut [f32]) -> Result<(), Error> {
-        self.check(pose, weights)?;
-        let mut block = Block::new();
-        for d in self.drivers {
-            if let Driver::Corrective(c) = d {
-                if block.push(c, rotation(pose, c.joint)) {
-                    block.flush(weights);
-                }
-            }
-        }
-        block.flush(weights);
-        self.combinations(weights);
-        Ok(())
-    }
-
-    /// The scalar twin of [`evaluate`](Self::evaluate): each driver in
-    /// order, correctives by [`Corrective::weight`] (which splits the
-    /// rotation with [`swing_twist`]). Same contract and errors.
-    ///
-    /// # Errors
-    /// As [`evaluate`](Self::evaluate).
-    pub fn evaluate_scalar(&self, pose: &[SoaTransform], weights: &mut [f32]) -> Result<(), Error> {
         self.check(pose, weights)?;
         for d in self.drivers {
             let (shape, w) = match d {
@@ -344,17 +320,6 @@ impl<'a> ShapeDrivers<'a> {
         }
         Ok(())
     }
-
-    fn combinations(&self, weights: &mut [f32]) {
-        for d in self.drivers {
-            if let Driver::Combination(c) = d {
-                let w = product(c, weights);
-                if let Some(x) = weights.get_mut(c.shape as usize) {
-                    *x = w;
-                }
-            }
-        }
-    }
 }
 
 /// Joint `j`'s local rotation (validated in range; NaN past the pose,
@@ -374,115 +339,6 @@ fn product(c: &Combination<'_>, weights: &[f32]) -> f32 {
     c.inputs.iter().fold(1.0, |p, &i| {
         p * weights.get(i as usize).copied().unwrap_or(0.0)
     })
-}
-
-/// Up to four correctives gathered into lanes.
-struct Block {
-    /// Joint rotations.
-    rotation: SoaQuat,
-    /// References.
-    reference: SoaQuat,
-    /// Axes (zero for [`Angle::Total`]).
-    axis: SoaVec3,
-    /// Lanes reading the swing, the twist, and through the smoothstep
-    /// (1.0 or 0.0).
-    swing: [f32; LANES],
-    twist: [f32; LANES],
-    smooth: [f32; LANES],
-    /// `θ0` and `1/(θ1 − θ0)`.
-    from: [f32; LANES],
-    inv_span: [f32; LANES],
-    shape: [u32; LANES],
-    n: usize,
-}
-
-impl Block {
-    fn new() -> Self {
-        Block {
-            rotation: SoaQuat::IDENTITY,
-            reference: SoaQuat::IDENTITY,
-            axis: SoaVec3::ZERO,
-            swing: [0.0; LANES],
-            twist: [0.0; LANES],
-            smooth: [0.0; LANES],
-            from: [0.0; LANES],
-            inv_span: [1.0; LANES],
-            shape: [0; LANES],
-            n: 0,
-        }
-    }
-
-    /// Adds a corrective; true when the block is full.
-    fn push(&mut self, c: &Corrective, r: Quat) -> bool {
-        let l = self.n;
-        if l >= LANES {
-            return true;
-        }
-        self.rotation.set(l, r);
-        self.reference.set(l, c.reference);
-        let (axis, swing, twist) = match c.angle {
-            Angle::Swing { axis } => (axis, 1.0, 0.0),
-            Angle::Twist { axis } => (axis, 0.0, 1.0),
-            Angle::Total => (Vec3::ZERO, 0.0, 0.0),
-        };
-        self.axis.set(l, axis);
-        self.swing[l] = swing;
-        self.twist[l] = twist;
-        self.smooth[l] = if c.ramp == Ramp::Smoothstep { 1.0 } else { 0.0 };
-        self.from[l] = c.from;
-        self.inv_span[l] = 1.0 / (c.to - c.from);
-        self.shape[l] = c.shape;
-        self.n += 1;
-        self.n == LANES
-    }
-
-    /// Evaluates the gathered lanes into `weights` and empties the block.
-    fn flush(&mut self, weights: &mut [f32]) {
-        if self.n == 0 {
-            return;
-        }
-        let w = corrective_lanes(self).to_array();
-        for (&s, &w) in self.shape.iter().zip(&w).take(self.n) {
-            if let Some(x) = weights.get_mut(s as usize) {
-                *x = w;
-            }
-        }
-        self.n = 0;
-    }
-}
-
-/// The weights of four correctives. With `d = r₀⁻¹ r = (v, w)` and unit
-/// axis `a`, `v_a = v · a`: the swing is `2 atan2(|v − v_a a|, √(w² +
-/// v_a²))` (the swing part of [`swing_twist`] has vector length
-/// `|v − v_a a|` and scalar `±√(w² + v_a²)`), the twist `2 atan2(±v_a,
-/// |w|)` (sign of `w`, as the twist quaternion is taken to `w >= 0`), the
-/// total `2 atan2(|v|, |w|)`.
-fn corrective_lanes(b: &Block) -> f32x4 {
-    let mask = |flags: [f32; LANES]| f32x4::new(flags).simd_gt(f32x4::ZERO);
-    let conj = SoaQuat {
-        x: -b.reference.x,
-        y: -b.reference.y,
-        z: -b.reference.z,
-        w: b.reference.w,
-    };
-    let d = detail::quat_mul(&conj, &b.rotation);
-    let a = &b.axis;
-    let va = d.x.madd(a.x, d.y.madd(a.y, d.z * a.z));
-    let (px, py, pz) = (d.x - va * a.x, d.y - va * a.y, d.z - va * a.z);
-    let perp = crate::math::sqrt4(px.madd(px, py.madd(py, pz * pz)));
-    let v = crate::math::sqrt4(d.x.madd(d.x, d.y.madd(d.y, d.z * d.z)));
-    let aw = d.w.abs();
-    let swing_x = crate::math::sqrt4(d.w.madd(d.w, va * va));
-    let twist_y = d.w.simd_lt(f32x4::ZERO).bitselect(-va, va);
-    let (swing, twist) = (mask(b.swing), mask(b.twist));
-    let y = swing.bitselect(perp, twist.bitselect(twist_y, v));
-    let x = swing.bitselect(swing_x, aw);
-    let theta = f32x4::splat(2.0) * y.arctan2(x);
-    let t = ((theta - f32x4::new(b.from)) * f32x4::new(b.inv_span))
-        .max_num(f32x4::ZERO)
-        .min_num(f32x4::ONE);
-    let smooth = t * t * (f32x4::splat(3.0) - f32x4::splat(2.0) * t);
-    mask(b.smooth).bitselect(smooth, t)
 }
 
 #[cfg(test)]
@@ -567,14 +423,37 @@ mod tests {
             })
     }
 
+    /// The angle a corrective measures, from closed forms instead of a
+    /// swing-twist split: with `d = r₀⁻¹ r = (v, w)`, unit axis `a` and
+    /// `v_a = v · a`, the swing is `2 atan2(|v − v_a a|, √(w² + v_a²))`,
+    /// the twist `2 atan2(±v_a, |w|)` (the sign of `w`: the twist
+    /// quaternion is taken to `w >= 0`) and the total `2 atan2(|v|, |w|)`.
+    fn closed_form(c: &Corrective, r: Quat) -> f32 {
+        let d = c.reference.conjugate() * r;
+        let v = Vec3::new(d.x, d.y, d.z);
+        let (axis, kind) = match c.angle {
+            Angle::Swing { axis } => (axis, 0),
+            Angle::Twist { axis } => (axis, 1),
+            Angle::Total => (Vec3::ZERO, 2),
+        };
+        let va = v.dot(axis);
+        let (y, x) = match kind {
+            0 => ((v - axis * va).length(), (d.w * d.w + va * va).sqrt()),
+            1 => (if d.w < 0.0 { -va } else { va }, d.w.abs()),
+            _ => (v.length(), d.w.abs()),
+        };
+        2.0 * y.atan2(x)
+    }
+
     proptest! {
         #[test]
-        fn lanes_equal_scalar(cases in prop::collection::vec(corrective(), 1..11)) {
+        fn evaluate_matches_the_closed_forms(cases in prop::collection::vec(corrective(), 1..11)) {
             let rotations: Vec<Quat> = cases.iter().map(|c| c.1).collect();
             let pose = pose_of(&rotations);
-            // Corrective k reads joint k and writes shape 2k; a combination
-            // of every pair after them.
-            let pairs: Vec<[u32; 2]> = (0..cases.len() as u32).map(|k| [2 * k, (2 * k + 2) % (2 * cases.len() as u32)]).collect();
+            // Corrective k reads joint k and writes shape 2k; shape 2k + 1
+            // is the product of shapes 2k and 2k + 2 (wrapping).
+            let n = cases.len() as u32;
+            let pairs: Vec<[u32; 2]> = (0..n).map(|k| [2 * k, (2 * k + 2) % (2 * n)]).collect();
             let mut drivers: Vec<Driver<'_>> = cases
                 .iter()
                 .enumerate()
@@ -582,12 +461,16 @@ mod tests {
                 .collect();
             drivers.extend(pairs.iter().enumerate().map(|(k, p)| Driver::Combination(Combination { shape: 2 * k as u32 + 1, inputs: p })));
             let set = ShapeDrivers::new(2 * cases.len(), cases.len(), &drivers).unwrap();
-            let mut a = vec![0.5; 2 * cases.len()];
-            let mut b = a.clone();
-            set.evaluate(&pose, &mut a).unwrap();
-            set.evaluate_scalar(&pose, &mut b).unwrap();
-            for (x, y) in a.iter().zip(&b) {
-                prop_assert!((x - y).abs() <= 1e-5, "{a:?} vs {b:?}");
+            let mut got = vec![0.5; 2 * cases.len()];
+            set.evaluate(&pose, &mut got).unwrap();
+            let want: Vec<f32> = cases.iter().map(|(c, r)| {
+                let t = ((closed_form(c, *r) - c.from) / (c.to - c.from)).clamp(0.0, 1.0);
+                if c.ramp == Ramp::Smoothstep { t * t * (3.0 - 2.0 * t) } else { t }
+            }).collect();
+            for (k, w) in want.iter().enumerate() {
+                prop_assert!((got[2 * k] - w).abs() <= 1e-4, "corrective {k}: {} vs {w}", got[2 * k]);
+                let product = w * want[(k + 1) % want.len()];
+                prop_assert!((got[2 * k + 1] - product).abs() <= 2e-4, "combination {k}");
             }
         }
     }

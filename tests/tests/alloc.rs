@@ -12,7 +12,9 @@
 //! (two-bone single, in lanes and many at once; aim and look-at; CCD,
 //! FABRIK and the Jacobian methods, with limits; foot placement), secondary
 //! motion (springs, PD controllers, cloth, spring-bone chains one by one
-//! and in lanes, particles with pair forces), track sets (raw and
+//! and in lanes, particles with pair forces), shapes (blend shapes dense
+//! and sparse, corrective and combination drivers, RBF drivers, delta
+//! mush), track sets (raw and
 //! quantized, all at once and with cursors), the animation graph, the C ABI
 //! (every per-frame export, called from Rust), and the crowd's `step` on
 //! its worker threads (raw and compressed clips, with and without feet).
@@ -61,6 +63,8 @@ mod motion;
 mod player;
 #[path = "alloc/secondary.rs"]
 mod secondary;
+#[path = "alloc/shape.rs"]
+mod shape;
 #[path = "alloc/skin.rs"]
 mod skin;
 #[path = "alloc/track.rs"]
@@ -448,6 +452,7 @@ const CHECKS: &[(&str, fn())] = &[
     check!(secondary::cloth_allocates_nothing),
     check!(secondary::spring_chains_allocate_nothing),
     check!(secondary::particles_allocate_nothing),
+    check!(shape::shapes_allocate_nothing),
     check!(capi::pose_calls_allocate_nothing),
     check!(capi::skinning_allocates_nothing),
     check!(capi::ik_allocates_nothing),

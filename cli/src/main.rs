@@ -51,6 +51,8 @@ enum Command {
     Ik(sinew_cli::ik::IkArgs),
     /// Secondary motion on the humanoid with a tail: rigid, spring bones, spring bones and a cloth cape, as a three-row PNG; prints one figure per row.
     Secondary(sinew_cli::secondary::SecondaryArgs),
+    /// Deformation beyond skinning: RobotExpressive's facial blend shapes, a pose-driven corrective on a bent elbow, delta mush against LBS, as a three-row PNG; prints one figure per row.
+    Shapes(sinew_cli::shapes::ShapesArgs),
     /// Print an animation graph (default: the built-in locomotion graph), run a scripted parameter timeline through it, print each state change and chart the state weights as a PNG.
     Graph(sinew_cli::graph::GraphArgs),
     /// Compress clips under an object-space error bound (default: the procedural humanoid's clips), and write each file's skeleton (.sinewskl) and skinned meshes (.sinewmsh) beside them.
@@ -256,6 +258,7 @@ fn main() -> ExitCode {
         Some(Command::Plot(p)) => sinew_cli::demo::plot_command(&p, &emit),
         Some(Command::Ik(a)) => sinew_cli::ik::ik_command(&a, &emit),
         Some(Command::Secondary(a)) => sinew_cli::secondary::secondary_command(&a, &emit),
+        Some(Command::Shapes(a)) => sinew_cli::shapes::shapes_command(&a, &emit),
         Some(Command::Graph(a)) => sinew_cli::graph::graph_command(&a, &emit),
         Some(Command::Compress(c)) => compress(&c),
     };

@@ -391,9 +391,189 @@ struct ScreenTriangle {
     shade: f32,
 }
 
+/// An orthographic camera for flat-shaded meshes: turned `yaw` about the
+/// vertical axis (+Y up; yaw 0 looks along −Z at a character's front),
+/// `scale` pixels per unit, the view-space point `centre` drawn at pixel
+/// `origin`.
+#[derive(Clone, Copy, Debug)]
+pub struct MeshCamera {
+    sin: f32,
+    cos: f32,
+    scale: f32,
+    centre: [f32; 2],
+    origin: (f32, f32),
+}
+
+impl MeshCamera {
+    /// A camera turned `yaw_degrees`, `scale` pixels per unit, view-space
+    /// `centre` (right, down) at pixel `origin`.
+    #[must_use]
+    pub fn new(yaw_degrees: f32, scale: f32, centre: [f32; 2], origin: (f32, f32)) -> Self {
+        let (sin, cos) = yaw_degrees.to_radians().sin_cos();
+        MeshCamera {
+            sin,
+            cos,
+            scale,
+            centre,
+            origin,
+        }
+    }
+
+    /// The camera turned `yaw_degrees` whose square of `size` pixels
+    /// centred on `origin` holds every point of `points` in its middle
+    /// 90 %; `None` without points.
+    #[must_use]
+    pub fn fit<'p>(
+        yaw_degrees: f32,
+        points: impl IntoIterator<Item = &'p [f32; 3]>,
+        size: f32,
+        origin: (f32, f32),
+    ) -> Option<Self> {
+        let mut camera = MeshCamera::new(yaw_degrees, 1.0, [0.0; 2], origin);
+        let (mut lo, mut hi) = ([f32::MAX; 2], [f32::MIN; 2]);
+        for &p in points {
+            let (x, y, _) = camera.view(p);
+            lo = [lo[0].min(x), lo[1].min(y)];
+            hi = [hi[0].max(x), hi[1].max(y)];
+        }
+        if lo[0] > hi[0] {
+            return None;
+        }
+        let extent = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(1e-6);
+        camera.scale = 0.9 * size / extent;
+        camera.centre = [(lo[0] + hi[0]) * 0.5, (lo[1] + hi[1]) * 0.5];
+        Some(camera)
+    }
+
+    /// The same camera drawing its centre at pixel `origin`.
+    #[must_use]
+    pub fn at(self, origin: (f32, f32)) -> Self {
+        MeshCamera { origin, ..self }
+    }
+
+    /// This camera's yaw and scale with `other`'s centre and origin.
+    #[must_use]
+    pub fn centred_like(self, other: &MeshCamera) -> Self {
+        MeshCamera {
+            centre: other.centre,
+            origin: other.origin,
+            ..self
+        }
+    }
+
+    /// View space of `p`: right, down, and depth (larger is nearer).
+    #[must_use]
+    pub fn view(&self, p: [f32; 3]) -> (f32, f32, f32) {
+        let (s, c) = (self.sin, self.cos);
+        (p[0] * c - p[2] * s, -p[1], p[0] * s + p[2] * c)
+    }
+
+    /// The pixel `p` is drawn at.
+    #[must_use]
+    pub fn pixel(&self, p: [f32; 3]) -> (f32, f32) {
+        let (x, y, _) = self.view(p);
+        (
+            self.origin.0 + (x - self.centre[0]) * self.scale,
+            self.origin.1 + (y - self.centre[1]) * self.scale,
+        )
+    }
+}
+
+/// Draws the triangles of `meshes` (positions and a triangle list each)
+/// flat shaded, back to front, through `camera`: each triangle's colour is
+/// `tint` (RGB in 0..1) times its shade, a light fixed relative to the
+/// camera. Triangles with an index past their positions or no area are
+/// skipped.
+pub fn draw_triangles(
+    pixmap: &mut Pixmap,
+    camera: &MeshCamera,
+    meshes: &[(&[[f32; 3]], &[u32])],
+    tint: [f32; 3],
+) {
+    let light = Vec3::new(-0.4, 0.6, 0.7);
+    let light = light * (1.0 / light.length());
+    let (s, c) = (camera.sin, camera.cos);
+    let mut tris: Vec<ScreenTriangle> = Vec::new();
+    for (pos, indices) in meshes {
+        for t in indices.chunks_exact(3) {
+            let Some(v) = t
+                .iter()
+                .map(|&i| pos.get(i as usize).copied())
+                .collect::<Option<Vec<[f32; 3]>>>()
+            else {
+                continue;
+            };
+            let a = Vec3::new(v[0][0], v[0][1], v[0][2]);
+            let b = Vec3::new(v[1][0], v[1][1], v[1][2]);
+            let cc = Vec3::new(v[2][0], v[2][1], v[2][2]);
+            let n = (b - a).cross(cc - a);
+            let len = n.length();
+            if len.is_nan() || len <= 0.0 {
+                continue;
+            }
+            // View-space normal: light is fixed relative to the camera.
+            let nv = Vec3::new(n.x * c - n.z * s, n.y, n.x * s + n.z * c) * (1.0 / len);
+            tris.push(ScreenTriangle {
+                depth: v.iter().map(|&p| camera.view(p).2).sum::<f32>(),
+                corners: [0, 1, 2].map(|i| camera.pixel(v[i])),
+                shade: 0.25 + 0.75 * nv.dot(light).abs(),
+            });
+        }
+    }
+    tris.sort_by(|a, b| a.depth.total_cmp(&b.depth));
+    let mut paint = Paint {
+        anti_alias: true,
+        ..Paint::default()
+    };
+    for ScreenTriangle {
+        corners: scr,
+        shade,
+        ..
+    } in &tris
+    {
+        let mut pb = PathBuilder::new();
+        pb.move_to(scr[0].0, scr[0].1);
+        pb.line_to(scr[1].0, scr[1].1);
+        pb.line_to(scr[2].0, scr[2].1);
+        pb.close();
+        let Some(path) = pb.finish() else { continue };
+        let g = shade * 235.0;
+        let [r, gr, bl] = tint.map(|k| (k.clamp(0.0, 1.0) * g) as u8);
+        paint.set_color_rgba8(r, gr, bl, 255);
+        pixmap.fill_path(
+            &path,
+            &paint,
+            tiny_skia::FillRule::Winding,
+            Transform::identity(),
+            None,
+        );
+    }
+}
+
+/// Colour of LBS panels for [`draw_triangles`]: grey.
+pub const LBS_TINT: [f32; 3] = [1.0, 1.0, 1.0];
+/// Colour of DQS panels for [`draw_triangles`]: teal.
+pub const DQS_TINT: [f32; 3] = [1.0 / 3.0, 1.0, 0.9];
+
 /// Skins `mesh` (LBS, or DQS when `dqs`) at the pose `models`: posed positions.
 fn skin_positions(
     mesh: &sinew_std::Mesh,
+    models: &[Mat4],
+    dqs: bool,
+) -> Result<Vec<[f32; 3]>, Error> {
+    skin_bind_positions(mesh, &mesh.positions, models, dqs)
+}
+
+/// Skins `bind` (bind-space positions of `mesh`'s vertices, e.g. its
+/// positions with blend shapes added) with `mesh`'s influences and inverse
+/// binds (LBS, or DQS when `dqs`) at the pose `models`: posed positions.
+///
+/// # Errors
+/// Kernel errors: influences that do not fit `models`, `bind` not one per
+/// vertex.
+pub fn skin_bind_positions(
+    mesh: &sinew_std::Mesh,
+    bind: &[[f32; 3]],
     models: &[Mat4],
     dqs: bool,
 ) -> Result<Vec<[f32; 3]>, Error> {
@@ -402,11 +582,11 @@ fn skin_positions(
     };
     let influences = mesh.influences(models.len())?;
     let input = SkinVertices {
-        positions: &mesh.positions,
+        positions: bind,
         normals: None,
         tangents: None,
     };
-    let mut positions = vec![[0.0f32; 3]; mesh.positions.len()];
+    let mut positions = vec![[0.0f32; 3]; bind.len()];
     let output = SkinOutput {
         positions: &mut positions,
         normals: None,
@@ -492,105 +672,29 @@ pub fn skinned_mesh(
         }
         panels.push(panel);
     }
-    let (s, c) = opts.yaw_degrees.to_radians().sin_cos();
-    let view_of = |p: [f32; 3]| (p[0] * c - p[2] * s, -p[1], p[0] * s + p[2] * c);
-    let (mut lo, mut hi) = ([f32::MAX; 2], [f32::MIN; 2]);
-    for posed in panels.iter().flatten() {
-        for &p in &posed.positions {
-            let (x, y, _) = view_of(p);
-            lo = [lo[0].min(x), lo[1].min(y)];
-            hi = [hi[0].max(x), hi[1].max(y)];
-        }
-    }
-    if lo[0] > hi[0] {
-        return Err(bad(0));
-    }
     let size = opts.size as f32;
-    let extent = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(1e-6);
-    let scale = 0.9 * size / extent;
-    let centre = [(lo[0] + hi[0]) * 0.5, (lo[1] + hi[1]) * 0.5];
+    let points = panels.iter().flatten().flat_map(|p| &p.positions);
+    let camera =
+        MeshCamera::fit(opts.yaw_degrees, points, size, (0.5 * size, 0.5 * size)).ok_or(bad(0))?;
     let mut pixmap = Pixmap::new(opts.size * panels.len() as u32, opts.size + 8).ok_or(bad(0))?;
     pixmap.fill(Color::from_rgba8(250, 250, 247, 255));
-    let light = Vec3::new(-0.4, 0.6, 0.7);
-    let light = light * (1.0 / light.length());
     let mut paint = Paint {
         anti_alias: true,
         ..Paint::default()
     };
     for (k, panel) in panels.iter().enumerate() {
         let dqs = methods[k];
-        let ox = k as f32 * size + 0.5 * size;
-        let to_px = |x: f32, y: f32| {
-            (
-                ox + (x - centre[0]) * scale,
-                0.5 * size + (y - centre[1]) * scale,
-            )
-        };
-        // (depth, screen triangle, shade) for every triangle, drawn far to near.
-        let mut tris: Vec<ScreenTriangle> = Vec::new();
-        for Posed {
-            positions: pos,
-            indices,
-        } in panel
-        {
-            for t in indices.chunks_exact(3) {
-                let Some(v) = t
-                    .iter()
-                    .map(|&i| pos.get(i as usize).copied())
-                    .collect::<Option<Vec<[f32; 3]>>>()
-                else {
-                    continue;
-                };
-                let a = Vec3::new(v[0][0], v[0][1], v[0][2]);
-                let b = Vec3::new(v[1][0], v[1][1], v[1][2]);
-                let cc = Vec3::new(v[2][0], v[2][1], v[2][2]);
-                let n = (b - a).cross(cc - a);
-                let len = n.length();
-                if len.is_nan() || len <= 0.0 {
-                    continue;
-                }
-                // View-space normal: light is fixed relative to the camera.
-                let nv = Vec3::new(n.x * c - n.z * s, n.y, n.x * s + n.z * c) * (1.0 / len);
-                let shade = 0.25 + 0.75 * nv.dot(light).abs();
-                let depth = v.iter().map(|&p| view_of(p).2).sum::<f32>();
-                let scr = [0, 1, 2].map(|i| {
-                    let (x, y, _) = view_of(v[i]);
-                    to_px(x, y)
-                });
-                tris.push(ScreenTriangle {
-                    depth,
-                    corners: scr,
-                    shade,
-                });
-            }
-        }
-        tris.sort_by(|a, b| a.depth.total_cmp(&b.depth));
-        for ScreenTriangle {
-            corners: scr,
-            shade,
-            ..
-        } in &tris
-        {
-            let mut pb = PathBuilder::new();
-            pb.move_to(scr[0].0, scr[0].1);
-            pb.line_to(scr[1].0, scr[1].1);
-            pb.line_to(scr[2].0, scr[2].1);
-            pb.close();
-            let Some(path) = pb.finish() else { continue };
-            let g = (shade * 235.0) as u8;
-            if dqs {
-                paint.set_color_rgba8(g / 3, g, (g as f32 * 0.9) as u8, 255);
-            } else {
-                paint.set_color_rgba8(g, g, g, 255);
-            }
-            pixmap.fill_path(
-                &path,
-                &paint,
-                tiny_skia::FillRule::Winding,
-                Transform::identity(),
-                None,
-            );
-        }
+        let camera = camera.at((k as f32 * size + 0.5 * size, 0.5 * size));
+        let meshes: Vec<(&[[f32; 3]], &[u32])> = panel
+            .iter()
+            .map(|p| (p.positions.as_slice(), p.indices))
+            .collect();
+        draw_triangles(
+            &mut pixmap,
+            &camera,
+            &meshes,
+            if dqs { DQS_TINT } else { LBS_TINT },
+        );
         // Method bar: grey = LBS, teal = DQS.
         if let Some(rect) =
             tiny_skia::Rect::from_xywh(k as f32 * size + 8.0, size + 2.0, size - 16.0, 4.0)

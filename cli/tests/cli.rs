@@ -1,6 +1,6 @@
 //! The `sinew` binary as a user runs it: exit codes, one-line errors, and
 //! every file of `../shared/data` through `inspect`, `play` and `render`,
-//! and the figures `sinew ik` prints.
+//! and the figures `sinew ik` and `sinew shapes` print.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -886,6 +886,79 @@ fn secondary_strip_shows_springs_cloth_and_a_pushed_ragdoll() {
         assert!(has_ink(&png_path, top..top + 100), "row {row} is empty");
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `sinew shapes` in `dir` with `extra` arguments: a strip of 100 px
+/// cells whose figures say that the corrective restores the bent elbow's
+/// narrowest section and that delta mush changes the LBS result; returns
+/// the output and the number of rows drawn.
+fn shapes_strip(dir: &Path, extra: &[&str]) -> (Output, u32) {
+    let o = Command::new(env!("CARGO_BIN_EXE_sinew"))
+        .current_dir(dir)
+        .args([&["shapes", "--cell", "100", "--out", "s.png"][..], extra].concat())
+        .output()
+        .expect("the sinew binary runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let rows: Vec<&str> = out.lines().collect();
+    assert_eq!(rows.len(), 4, "{out}");
+    // Row 2: at 100 degrees LBS flattens the elbow to about cos(50°) of
+    // its section; the corrective, fully on, makes it round again.
+    assert!(rows[1].starts_with("row 2, corrective"), "{out}");
+    let at_100 = &rows[1][rows[1].find("at 100 deg driver").expect(&out)..];
+    let lbs = figure(at_100, "LBS sections");
+    let fixed = figure(at_100, "with the corrective");
+    assert!(lbs < 70.0 && fixed > 99.0, "{out}");
+    assert!(figure(at_100, "driver weight") > 0.99, "{out}");
+    // Row 3: delta mush moves the bent elbow and widens its narrowest
+    // section.
+    let at_120 = &rows[2][rows[2].find("at 120 deg LBS").expect(&out)..];
+    let lbs = figure(at_120, "LBS sections");
+    let mush = figure(at_120, "delta mush");
+    assert!(mush > lbs + 2.0, "{out}");
+    assert!(figure(at_120, "up to") > 0.01, "{out}");
+    let drawn = if rows[0].contains("skipped") { 2 } else { 3 };
+    let png_path = dir.join("s.png");
+    assert_eq!(png_size(&png_path), (500, 38 + drawn * (26 + 100) + 6));
+    for row in 0..drawn {
+        let top = 38 + row * 126 + 26;
+        assert!(has_ink(&png_path, top..top + 100), "row {row} is empty");
+    }
+    std::fs::remove_file(&png_path).ok();
+    (o, drawn)
+}
+
+#[test]
+fn shapes_strip_shows_a_corrective_and_delta_mush_and_the_robot_face() {
+    // As for `ik`: a directory whose `..` has no data draws rows 2 and 3,
+    // saying so on stderr.
+    let root = std::env::temp_dir().join(format!("sinew-shapes-{}", std::process::id()));
+    let dir = root.join("work");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (o, drawn) = shapes_strip(&dir, &[]);
+    assert_eq!(drawn, 2);
+    assert!(
+        stderr(&o).contains("drawing rows 2 and 3 only"),
+        "{}",
+        stderr(&o)
+    );
+    if let Some(d) = data() {
+        let glb = d.join("gltf/threejs-robotexpressive/RobotExpressive.glb");
+        let (o, drawn) = shapes_strip(&dir, &["--gltf", glb.to_str().unwrap()]);
+        assert_eq!(drawn, 3);
+        let out = stdout(&o);
+        let row = out.lines().next().unwrap();
+        // The face part moves every vertex for Angry and Surprised, most
+        // for Sad; the neutral cell moves nothing, the others do.
+        assert!(
+            row.contains("Head_4 (Angry 564, Surprised 564, Sad 494)"),
+            "{out}"
+        );
+        assert_eq!(figure(row, "weights [0.00 0.00 0.00] moves"), 0.0, "{out}");
+        assert!(figure(row, "weights [1.00 0.00 0.00] moves") > 0.0, "{out}");
+        assert!(figure(row, "max shape displacement") > 0.0, "{out}");
+    }
+    std::fs::remove_dir_all(&root).ok();
 }
 
 /// A glTF file (and its .bin) with one node `arm`: a CUBICSPLINE

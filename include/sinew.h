@@ -175,6 +175,38 @@
 // normal, pointing out of the solid side).
 #define SINEW_COLLIDER_PLANE 2
 
+// A `bad_index` value meaning "no single element is at fault" (and the
+// value written on success).
+#define SINEW_NO_INDEX 4294967295
+
+// Delta kind: the attribute is not moved by the target (the other fields
+// of its `sinew_blend_deltas` are ignored).
+#define SINEW_DELTAS_NONE 0
+
+// Delta kind: one delta per vertex of the mesh.
+#define SINEW_DELTAS_DENSE 1
+
+// Delta kind: only the listed vertices move.
+#define SINEW_DELTAS_SPARSE 2
+
+// Corrective angle: the swing angle in `[0, pi]`, how far the deviation
+// turns `axis` away from itself.
+#define SINEW_SHAPE_ANGLE_SWING 0
+
+// Corrective angle: the signed twist angle in `[-pi, pi]` about `axis`
+// (right-handed): a hinge's bend about its hinge axis.
+#define SINEW_SHAPE_ANGLE_TWIST 1
+
+// Corrective angle: the deviation's whole rotation angle, `[0, pi]`
+// (`axis` is ignored).
+#define SINEW_SHAPE_ANGLE_TOTAL 2
+
+// Corrective ramp: `t = clamp((theta - from) / (to - from), 0, 1)`.
+#define SINEW_SHAPE_RAMP_LINEAR 0
+
+// Corrective ramp: `t^2 (3 - 2t)` of the linear ramp's `t`.
+#define SINEW_SHAPE_RAMP_SMOOTHSTEP 1
+
 // Bytes of the procedural humanoid's skeleton container.
 #define SINEW_HUMANOID_SKELETON_SIZE 8496
 
@@ -918,23 +950,52 @@ typedef struct sinew_chain_report {
   float penetration;
 } sinew_chain_report;
 
-// One joint for `sinew_skeleton_build`.
-typedef struct sinew_joint_def {
-  // The name: `name_len` UTF-8 bytes (no NUL needed; NULL when `name_len` is 0).
-  const char *name;
-  // Length of the name in bytes.
-  size_t name_len;
-  // Index of the parent in the same array, or `SINEW_NO_PARENT` for a root.
-  // Any order is accepted; the container stores joints depth-first.
-  uint16_t parent;
-  // Rest translation relative to the parent.
-  float translation[3];
-  // Rest rotation quaternion `(x, y, z, w)`, unit length (squared length
-  // within 1e-3 of 1, else INVALID_ARGUMENT).
-  float rotation[4];
-  // Rest scale.
-  float scale[3];
-} sinew_joint_def;
+// The deltas one target adds to one attribute (positions, normals or
+// tangents), in bind-space units.
+typedef struct sinew_blend_deltas {
+  // `SINEW_DELTAS_NONE`, `SINEW_DELTAS_DENSE` or `SINEW_DELTAS_SPARSE`.
+  uint32_t kind;
+  // Number of deltas: the mesh's vertex count (dense) or the number of
+  // moved vertices (sparse, may be 0).
+  size_t count;
+  // `count` deltas of 3 floats `(x, y, z)` (tangents: the `xyz` change;
+  // the handedness stays the base's). Finite.
+  const float *deltas;
+  // Sparse only: `count` vertex indices, strictly increasing, each below
+  // the vertex count; delta `i` moves vertex `indices[i]`. Ignored for
+  // dense deltas (may be NULL).
+  const uint32_t *indices;
+} sinew_blend_deltas;
+
+// One blend shape (morph target), as glTF stores one: each attribute's
+// deltas absent, dense or sparse independently.
+typedef struct sinew_blend_target {
+  // Position deltas.
+  struct sinew_blend_deltas positions;
+  // Normal deltas.
+  struct sinew_blend_deltas normals;
+  // Tangent deltas (3 floats each).
+  struct sinew_blend_deltas tangents;
+} sinew_blend_target;
+
+// A mesh's validated blend shapes, filled by `sinew_blend_shapes_init`.
+//
+// The targets live in the caller's storage (in the library's layout);
+// the handle reads that storage and the dense delta arrays the targets
+// named, which must stay alive and unchanged while it is used. There is
+// nothing to free.
+typedef struct sinew_blend_shapes {
+  // Vertices of the mesh.
+  size_t vertex_count;
+  // Targets: the weight count `sinew_blend_shapes_apply` wants.
+  size_t target_count;
+  // The storage given to `_init`.
+  const uint8_t *storage;
+  // Its size in bytes.
+  size_t storage_size;
+  // Private: lets functions reject a handle that `_init` did not fill.
+  uint64_t check;
+} sinew_blend_shapes;
 
 // A mesh to skin: `vertex_count` entries in every non-NULL array.
 typedef struct sinew_skin_mesh {
@@ -957,6 +1018,91 @@ typedef struct sinew_skin_mesh {
   // NULL, or the weights of slots 4-7 (set with `joints1`).
   const float *weights1;
 } sinew_skin_mesh;
+
+// Where skinned attributes go: `vertex_count` entries each; a NULL array
+// is not computed (positions are required).
+typedef struct sinew_skin_target {
+  // Skinned positions, 3 floats per vertex.
+  float *positions;
+  // NULL, or skinned normals, 3 floats per vertex (needs mesh normals).
+  float *normals;
+  // NULL, or skinned tangents, 4 floats per vertex (needs mesh tangents).
+  float *tangents;
+} sinew_skin_target;
+
+// A combination shape: its weight is the product of its inputs' weights.
+typedef struct sinew_combination {
+  // The shape whose weight this writes.
+  uint32_t shape;
+  // The shapes whose weights are multiplied (a shape may appear twice).
+  const uint32_t *inputs;
+  // Length of `inputs`, at least 1.
+  size_t input_count;
+} sinew_combination;
+
+// A corrective shape: its weight follows an angle of a joint's local
+// rotation `r` measured from a reference rotation `r0` (the deviation
+// `d = conj(r0) * r`).
+typedef struct sinew_corrective {
+  // The shape whose weight this writes.
+  uint32_t shape;
+  // The joint whose local rotation is read.
+  uint32_t joint;
+  // `r0`, quaternion `(x, y, z, w)`: finite, non-zero (e.g. the joint's
+  // rest rotation).
+  float reference[4];
+  // `SINEW_SHAPE_ANGLE_SWING`, `SINEW_SHAPE_ANGLE_TWIST` or `SINEW_SHAPE_ANGLE_TOTAL`.
+  uint32_t angle;
+  // Swing and twist: the unit axis in the reference frame (squared
+  // length within 1e-4 of 1). Ignored for the total angle.
+  float axis[3];
+  // `theta0`, radians: the angle at which the weight is 0.
+  float from;
+  // `theta1`, radians: the angle at which the weight is 1 (not `from`;
+  // below `from` for a weight that rises as the angle falls).
+  float to;
+  // `SINEW_SHAPE_RAMP_LINEAR` or `SINEW_SHAPE_RAMP_SMOOTHSTEP`.
+  uint32_t ramp;
+} sinew_corrective;
+
+// A validated list of shape drivers, filled by `sinew_shape_drivers_init`.
+//
+// The drivers (and a copy of every combination's inputs) live in the
+// caller's storage, which must stay alive and unchanged while the handle
+// is used; the description arrays given to `_init` may be freed. There is
+// nothing to free.
+typedef struct sinew_shape_drivers {
+  // Shapes of the weight array `sinew_shape_drivers_evaluate` writes.
+  size_t shape_count;
+  // Joints of the pose it reads.
+  size_t joint_count;
+  // Correctives plus combinations.
+  size_t driver_count;
+  // The storage given to `_init`.
+  const uint8_t *storage;
+  // Its size in bytes.
+  size_t storage_size;
+  // Private: lets functions reject a handle that `_init` did not fill.
+  uint64_t check;
+} sinew_shape_drivers;
+
+// One joint for `sinew_skeleton_build`.
+typedef struct sinew_joint_def {
+  // The name: `name_len` UTF-8 bytes (no NUL needed; NULL when `name_len` is 0).
+  const char *name;
+  // Length of the name in bytes.
+  size_t name_len;
+  // Index of the parent in the same array, or `SINEW_NO_PARENT` for a root.
+  // Any order is accepted; the container stores joints depth-first.
+  uint16_t parent;
+  // Rest translation relative to the parent.
+  float translation[3];
+  // Rest rotation quaternion `(x, y, z, w)`, unit length (squared length
+  // within 1e-3 of 1, else INVALID_ARGUMENT).
+  float rotation[4];
+  // Rest scale.
+  float scale[3];
+} sinew_joint_def;
 
 // A loaded skinned mesh: a caller-owned view of a validated mesh
 // container (`SINEWMSH`, written by `sinew convert`).
@@ -1032,17 +1178,6 @@ typedef struct sinew_skin_palette {
   // Length of `mix` in floats (the vertex count; 0 when unused).
   size_t mix_len;
 } sinew_skin_palette;
-
-// Where skinned attributes go: `vertex_count` entries each; a NULL array
-// is not computed (positions are required).
-typedef struct sinew_skin_target {
-  // Skinned positions, 3 floats per vertex.
-  float *positions;
-  // NULL, or skinned normals, 3 floats per vertex (needs mesh normals).
-  float *normals;
-  // NULL, or skinned tangents, 4 floats per vertex (needs mesh tangents).
-  float *tangents;
-} sinew_skin_target;
 
 // Where attributes sit in an interleaved vertex buffer, in floats.
 typedef struct sinew_vertex_layout {
@@ -1977,6 +2112,177 @@ sinew_status sinew_spring_chain_step(const struct sinew_ik_pose *pose,
                                      float (*previous)[3],
                                      size_t previous_len,
                                      struct sinew_chain_report *report);
+
+// Writes into `*size` the bytes of storage `sinew_blend_shapes_init`
+// needs for these `target_count` targets (the library's layout: the
+// targets, their sparse deltas packed four vertices to a 48-byte block,
+// their sparse indices). Only each attribute's `kind` and `count` are
+// read. Allocate it 16-byte aligned, once per mesh.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_ARGUMENT (an unknown
+// `kind`), BAD_LENGTH (a size that overflows). `*size` is untouched on
+// error.
+//
+// # Safety
+// `targets` has `target_count` readable entries; `size` is NULL or
+// writable.
+sinew_status sinew_blend_shapes_storage_size(const struct sinew_blend_target *targets,
+                                             size_t target_count,
+                                             size_t *size);
+
+// Validates `target_count` blend shapes of a mesh of `vertex_count`
+// vertices once and fills `*out` with a handle for
+// `sinew_blend_shapes_apply`. The targets are laid out in `storage`
+// (`storage_size` bytes, at least what `sinew_blend_shapes_storage_size`
+// gives, 16-byte aligned): sparse deltas and indices are copied there,
+// dense delta arrays are referenced, not copied. Afterwards `targets` and
+// the sparse arrays may be freed; `storage` and the dense arrays must stay
+// alive and unchanged while the handle is used.
+//
+// `bad_index` is NULL, or receives the index of the target at fault when
+// the call fails because of one target, and `SINEW_NO_INDEX` otherwise
+// (also on success): it is the one out-parameter written on error.
+//
+// Errors: NULL_PARAMETER (`out`, `storage` with a non-zero size, or a
+// target's arrays), MISALIGNED (`storage` not 16-byte aligned, a float or
+// index array not 4-byte aligned), BUFFER_TOO_SMALL (`storage_size`),
+// BAD_LENGTH (a dense `count` that is not `vertex_count`),
+// INVALID_ARGUMENT (an unknown `kind`; sparse indices not strictly
+// increasing or not below `vertex_count`; a NaN or infinite delta),
+// OVERLAPPING_BUFFERS (`storage`, `out` or `bad_index` overlapping an
+// input or each other). `*out` and `storage` are untouched on error.
+//
+// # Safety
+// `targets` has `target_count` readable entries whose arrays are valid
+// for their counts; `storage` has `storage_size` writable bytes; `out` and
+// `bad_index` are NULL or writable.
+sinew_status sinew_blend_shapes_init(size_t vertex_count,
+                                     const struct sinew_blend_target *targets,
+                                     size_t target_count,
+                                     uint8_t *storage,
+                                     size_t storage_size,
+                                     struct sinew_blend_shapes *out,
+                                     uint32_t *bad_index);
+
+// Writes `base + sum_k weights[k] * delta_k` into `out`, for positions and,
+// when `out` names them, normals and tangents (then `base` must have
+// them): the morphed bind-space mesh, ready for `sinew_skin` (give it a
+// `sinew_skin_mesh` whose positions, normals and tangents are `out`'s).
+// Targets with `|weight| <= threshold` are skipped (0 skips only zero
+// weights); sparse targets move only their vertices; a tangent's
+// handedness is copied from `base`. With `renormalize` 1, output normals
+// and tangent directions are scaled to unit length (a zero one stays
+// zero), as glTF asks of morphed normals; with 0 they are the plain sums.
+// Only `vertex_count`, `positions`, `normals` and `tangents` of `*base`
+// are read. Allocation-free; the cost is the copy of the base plus the
+// active targets' deltas.
+//
+// Errors: NULL_PARAMETER (also: `out` normals or tangents without
+// `base`'s), MISALIGNED, INVALID_HANDLE, BAD_LENGTH (`weight_count` not
+// `target_count`, `base->vertex_count` not the handle's),
+// INVALID_ARGUMENT (a NaN or infinite weight, a negative or non-finite
+// threshold, `renormalize` not 0 or 1), OVERLAPPING_BUFFERS (an output
+// overlapping another, an input, the storage or a dense delta array).
+// The outputs are untouched on error.
+//
+// # Safety
+// `shapes` points to a handle filled by `sinew_blend_shapes_init` whose
+// storage and dense arrays are alive; `weights` has `weight_count`
+// readable floats; `base` and `out` point to structs whose arrays have
+// `vertex_count` entries (3 floats, tangents 4).
+sinew_status sinew_blend_shapes_apply(const struct sinew_blend_shapes *shapes,
+                                      const float *weights,
+                                      size_t weight_count,
+                                      float threshold,
+                                      uint32_t renormalize,
+                                      const struct sinew_skin_mesh *base,
+                                      const struct sinew_skin_target *out);
+
+// Writes into `*size` the bytes of storage `sinew_shape_drivers_init`
+// needs for `corrective_count` correctives and these combinations (the
+// library's layout: the drivers and a copy of the combinations' inputs).
+// Only `input_count` of each combination is read. Allocate it 16-byte
+// aligned, once per character.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (a size that overflows).
+// `*size` is untouched on error.
+//
+// # Safety
+// `combinations` has `combination_count` readable entries; `size` is
+// NULL or writable.
+sinew_status sinew_shape_drivers_storage_size(size_t corrective_count,
+                                              const struct sinew_combination *combinations,
+                                              size_t combination_count,
+                                              size_t *size);
+
+// Validates shape drivers once and fills `*out` with a handle for
+// `sinew_shape_drivers_evaluate`: `corrective_count` correctives, then
+// `combination_count` combinations (in this order; driver `i` is
+// corrective `i`, driver `corrective_count + i` combination `i`), over
+// `shape_count` shapes and a skeleton of `joint_count` joints. The drivers
+// and the combinations' inputs are copied into `storage` (`storage_size`
+// bytes, at least what `sinew_shape_drivers_storage_size` gives, 16-byte
+// aligned), which must stay alive and unchanged while the handle is used;
+// the description arrays may be freed afterwards.
+//
+// Correctives read only the pose, so they run first. Each shape is
+// written by at most one driver, and a combination may read only shapes
+// that neither it nor a later combination writes (list inputs first), so
+// it always reads final weights.
+//
+// `bad_index` is NULL, or receives the index of the driver at fault (as
+// numbered above) when the call fails because of one driver, and
+// `SINEW_NO_INDEX` otherwise (also on success): it is the one
+// out-parameter written on error.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BUFFER_TOO_SMALL (`storage_size`),
+// OUT_OF_RANGE (a corrective's joint not below `joint_count`),
+// INVALID_ARGUMENT (a shape or input not below `shape_count`; a shape
+// an earlier driver writes; an unknown angle or ramp; a reference that
+// is not a finite non-zero quaternion; an axis that is not a finite unit
+// vector; `from` or `to` not finite, or equal; a combination without
+// inputs or reading a shape that it or a later driver writes),
+// OVERLAPPING_BUFFERS. `*out` and `storage` are untouched on error.
+//
+// # Safety
+// `correctives` and `combinations` have their counts of readable entries
+// (each combination's `inputs` valid for `input_count`); `storage` has
+// `storage_size` writable bytes; `out` and `bad_index` are NULL or
+// writable.
+sinew_status sinew_shape_drivers_init(size_t shape_count,
+                                      size_t joint_count,
+                                      const struct sinew_corrective *correctives,
+                                      size_t corrective_count,
+                                      const struct sinew_combination *combinations,
+                                      size_t combination_count,
+                                      uint8_t *storage,
+                                      size_t storage_size,
+                                      struct sinew_shape_drivers *out,
+                                      uint32_t *bad_index);
+
+// Overwrites the weight of every driven shape in `weights`
+// (`weight_count` = `shape_count`): correctives by their ramp of the
+// joint's angle, read from the local pose `pose`
+// (`sinew_soa_count(joint_count)` blocks), then combinations by the
+// product of their inputs. Weights no driver writes (the animated ones)
+// are left as they are; call it after writing those and before
+// `sinew_blend_shapes_apply`. A combination reading a NaN weight writes
+// NaN, which `sinew_blend_shapes_apply` rejects. Allocation-free.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_HANDLE, BAD_LENGTH
+// (`pose_len` or `weight_count`), INVALID_ARGUMENT (a corrective's joint
+// rotation is NaN or infinite), OVERLAPPING_BUFFERS (`weights` overlapping
+// the pose or the storage). `weights` is untouched on error.
+//
+// # Safety
+// `drivers` points to a handle filled by `sinew_shape_drivers_init` whose
+// storage is alive; `pose` has `pose_len` readable blocks; `weights` has
+// `weight_count` readable and writable floats.
+sinew_status sinew_shape_drivers_evaluate(const struct sinew_shape_drivers *drivers,
+                                          const struct sinew_soa_transform *pose,
+                                          size_t pose_len,
+                                          float *weights,
+                                          size_t weight_count);
 
 // Validates a skeleton container once (header, layout, parent order,
 // finite floats, UTF-8 names; linear in its size) and fills `*out` with a

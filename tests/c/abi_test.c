@@ -2229,6 +2229,340 @@ static void player(void) {
   free(inertial);
 }
 
+/* Blend shapes and shape drivers: a dense and a sparse target on a
+ * four-vertex mesh and a corrective on a 90-degree elbow, against values
+ * worked out by hand; then each bad input, which must return its status,
+ * name the element at fault and leave every output as it was. */
+enum { SHAPE_VERTICES = 4 };
+
+static struct {
+  float positions[SHAPE_VERTICES][3], normals[SHAPE_VERTICES][3], tangents[SHAPE_VERTICES][4];
+} morphed;
+
+static struct {
+  sinew_blend_shapes handle;
+  alignas(16) uint8_t storage[1024];
+  uint32_t bad;
+} blend_setup;
+
+static struct {
+  sinew_shape_drivers handle;
+  alignas(16) uint8_t storage[1024];
+  uint32_t bad;
+} driver_setup;
+
+/* Never initialised: what a failed set-up must leave as it is. */
+static struct {
+  sinew_blend_shapes handle;
+  alignas(16) uint8_t storage[1024];
+} fresh_blend;
+
+static struct {
+  sinew_shape_drivers handle;
+  alignas(16) uint8_t storage[1024];
+} fresh_drivers;
+
+/* The elbow pose: joint 1 bent 90 degrees about z, the other lanes the
+ * identity. */
+static sinew_soa_transform elbow[1];
+
+static void set_elbow(float angle) {
+  memset(elbow, 0, sizeof elbow);
+  for (int l = 0; l < 4; l++) {
+    elbow[0].rotation[3][l] = 1.0f;
+    for (int c = 0; c < 3; c++) elbow[0].scale[c][l] = 1.0f;
+  }
+  elbow[0].rotation[2][1] = sinf(angle / 2.0f);
+  elbow[0].rotation[3][1] = cosf(angle / 2.0f);
+}
+
+static void blend_shapes(void) {
+  /* Base mesh: vertex v at (v, 0, 0), normal +z, tangent +x with
+   * alternating handedness. */
+  float base_p[SHAPE_VERTICES][3], base_n[SHAPE_VERTICES][3], base_t[SHAPE_VERTICES][4];
+  for (int v = 0; v < SHAPE_VERTICES; v++) {
+    float p[3] = {(float)v, 0, 0}, n[3] = {0, 0, 1}, t[4] = {1, 0, 0, v % 2 ? -1.0f : 1.0f};
+    memcpy(base_p[v], p, sizeof p);
+    memcpy(base_n[v], n, sizeof n);
+    memcpy(base_t[v], t, sizeof t);
+  }
+  /* Target 0, dense: vertex v moves (0, v + 1, 0). Target 1, sparse:
+   * vertices 1 and 3 move (0, 0, 2) and (0, 0, -4); vertex 3's normal
+   * moves (2, 0, -2). */
+  alignas(16) float dense[SHAPE_VERTICES][3] = {{0, 1, 0}, {0, 2, 0}, {0, 3, 0}, {0, 4, 0}};
+  uint32_t sparse_idx[2] = {1, 3}, normal_idx[1] = {3};
+  float sparse_d[2][3] = {{0, 0, 2}, {0, 0, -4}}, normal_d[1][3] = {{2, 0, -2}};
+  sinew_blend_target targets[2];
+  memset(targets, 0, sizeof targets);
+  targets[0].positions = (sinew_blend_deltas){SINEW_DELTAS_DENSE, SHAPE_VERTICES, dense[0], NULL};
+  targets[1].positions = (sinew_blend_deltas){SINEW_DELTAS_SPARSE, 2, sparse_d[0], sparse_idx};
+  targets[1].normals = (sinew_blend_deltas){SINEW_DELTAS_SPARSE, 1, normal_d[0], normal_idx};
+
+  size_t size = 0;
+  CHECK(sinew_blend_shapes_storage_size(targets, 2, &size), SINEW_STATUS_OK);
+  if (size == 0 || size > sizeof blend_setup.storage) {
+    fprintf(stderr, "blend shape storage: %zu bytes\n", size);
+    exit(1);
+  }
+  CHECK(sinew_blend_shapes_init(SHAPE_VERTICES, targets, 2, blend_setup.storage, size,
+                                &blend_setup.handle, &blend_setup.bad),
+        SINEW_STATUS_OK);
+  if (blend_setup.bad != SINEW_NO_INDEX || blend_setup.handle.target_count != 2) {
+    fprintf(stderr, "blend shape init: bad index %u\n", blend_setup.bad);
+    exit(1);
+  }
+  /* The sparse arrays were copied: scribbling on them changes nothing. */
+  sparse_d[0][2] = 1000.0f;
+  sparse_idx[0] = 0;
+
+  sinew_skin_mesh base = {SHAPE_VERTICES, base_p[0], base_n[0], base_t[0], NULL, NULL, NULL, NULL};
+  sinew_skin_target out = {morphed.positions[0], morphed.normals[0], morphed.tangents[0]};
+  float w[2] = {0.5f, 0.25f};
+  CHECK(sinew_blend_shapes_apply(&blend_setup.handle, w, 2, 0.0f, 1, &base, &out), SINEW_STATUS_OK);
+  /* p = base + 0.5 dense + 0.25 sparse. */
+  float want_p[SHAPE_VERTICES][3] = {{0, 0.5f, 0}, {1, 1.0f, 0.5f}, {2, 1.5f, 0}, {3, 2.0f, -1.0f}};
+  for (int v = 0; v < SHAPE_VERTICES; v++)
+    for (int c = 0; c < 3; c++) expect_near("morphed position", morphed.positions[v][c], want_p[v][c], 1e-6);
+  /* Vertex 3's normal: (0, 0, 1) + 0.25 (2, 0, -2) = (0.5, 0, 0.5), unit
+   * length (sqrt(1/2), 0, sqrt(1/2)); the others keep +z. */
+  expect_near("morphed normal x", morphed.normals[3][0], sqrt(0.5), 1e-6);
+  expect_near("morphed normal z", morphed.normals[3][2], sqrt(0.5), 1e-6);
+  expect_near("unmoved normal", morphed.normals[2][2], 1.0, 0.0);
+  for (int v = 0; v < SHAPE_VERTICES; v++)
+    expect_near("tangent handedness", morphed.tangents[v][3], base_t[v][3], 0.0);
+  printf("blend_sum %.17g\n", sum_floats(morphed.positions[0], 3 * SHAPE_VERTICES) +
+                                  sum_floats(morphed.normals[0], 3 * SHAPE_VERTICES));
+  /* Above the threshold 0.3 only the dense target counts. */
+  CHECK(sinew_blend_shapes_apply(&blend_setup.handle, w, 2, 0.3f, 0, &base, &out), SINEW_STATUS_OK);
+  expect_near("threshold skips the sparse target", morphed.positions[3][2], 0.0, 0.0);
+  expect_near("threshold keeps the dense target", morphed.positions[3][1], 2.0, 1e-6);
+
+  /* Bad set-up: each names the target at fault and writes nothing (into a
+   * handle and storage never initialised, so every byte is known). */
+  memset(&fresh_blend, 0xAB, sizeof fresh_blend);
+  sinew_blend_target bad[2];
+  float nan_d[SHAPE_VERTICES][3] = {{0, 0, 0}, {0, NAN, 0}, {0, 0, 0}, {0, 0, 0}};
+  uint32_t backwards[2] = {3, 1}, past[2] = {1, SHAPE_VERTICES};
+  struct {
+    sinew_blend_deltas d;
+    sinew_status want;
+  } cases[] = {
+      {{SINEW_DELTAS_DENSE, SHAPE_VERTICES - 1, dense[0], NULL}, SINEW_STATUS_BAD_LENGTH},
+      {{SINEW_DELTAS_DENSE, SHAPE_VERTICES, nan_d[0], NULL}, SINEW_STATUS_INVALID_ARGUMENT},
+      {{SINEW_DELTAS_DENSE, SHAPE_VERTICES, NULL, NULL}, SINEW_STATUS_NULL_PARAMETER},
+      {{SINEW_DELTAS_SPARSE, 2, sparse_d[0], past}, SINEW_STATUS_INVALID_ARGUMENT},
+      {{SINEW_DELTAS_SPARSE, 2, sparse_d[0], backwards}, SINEW_STATUS_INVALID_ARGUMENT},
+      {{SINEW_DELTAS_SPARSE, 2, sparse_d[0], NULL}, SINEW_STATUS_NULL_PARAMETER},
+      {{7, 0, NULL, NULL}, SINEW_STATUS_INVALID_ARGUMENT},
+  };
+  sinew_blend_shapes before_handle = fresh_blend.handle;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    memcpy(bad, targets, sizeof bad);
+    bad[1].tangents = cases[i].d;
+    blend_setup.bad = 0;
+    uint8_t keep[sizeof fresh_blend.storage];
+    memcpy(keep, fresh_blend.storage, sizeof keep);
+    CHECK(sinew_blend_shapes_init(SHAPE_VERTICES, bad, 2, fresh_blend.storage,
+                                  sizeof fresh_blend.storage, &fresh_blend.handle,
+                                  &blend_setup.bad),
+          cases[i].want);
+    if (blend_setup.bad != 1 || memcmp(keep, fresh_blend.storage, sizeof keep) != 0 ||
+        memcmp(&before_handle, &fresh_blend.handle, sizeof before_handle) != 0) {
+      fprintf(stderr, "bad target case %zu: bad index %u, or it wrote\n", i, blend_setup.bad);
+      exit(1);
+    }
+  }
+  CHECK_KEEPS(sinew_blend_shapes_init(SHAPE_VERTICES, targets, 2, fresh_blend.storage, size - 1,
+                                      &fresh_blend.handle, NULL),
+              SINEW_STATUS_BUFFER_TOO_SMALL, fresh_blend);
+  CHECK_KEEPS(sinew_blend_shapes_init(SHAPE_VERTICES, targets, 2, fresh_blend.storage + 4, size,
+                                      &fresh_blend.handle, NULL),
+              SINEW_STATUS_MISALIGNED, fresh_blend);
+  CHECK_KEEPS(sinew_blend_shapes_init(SHAPE_VERTICES, targets, 2, fresh_blend.storage, size, NULL,
+                                      NULL),
+              SINEW_STATUS_NULL_PARAMETER, fresh_blend);
+  CHECK_KEEPS(sinew_blend_shapes_init(SHAPE_VERTICES, NULL, 2, fresh_blend.storage, size,
+                                      &fresh_blend.handle, NULL),
+              SINEW_STATUS_NULL_PARAMETER, fresh_blend);
+  CHECK_KEEPS(sinew_blend_shapes_init(SHAPE_VERTICES, targets, 2, (uint8_t *)dense, size,
+                                      &fresh_blend.handle, NULL),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, fresh_blend);
+  CHECK_KEEPS(sinew_blend_shapes_storage_size(NULL, 2, &size), SINEW_STATUS_NULL_PARAMETER, size);
+
+  /* Bad frames: the outputs stay as they are. */
+  float nan_w[2] = {0.5f, NAN};
+  CHECK_KEEPS(sinew_blend_shapes_apply(&blend_setup.handle, nan_w, 2, 0.0f, 1, &base, &out),
+              SINEW_STATUS_INVALID_ARGUMENT, morphed);
+  CHECK_KEEPS(sinew_blend_shapes_apply(&blend_setup.handle, w, 1, 0.0f, 1, &base, &out),
+              SINEW_STATUS_BAD_LENGTH, morphed);
+  CHECK_KEEPS(sinew_blend_shapes_apply(&blend_setup.handle, NULL, 2, 0.0f, 1, &base, &out),
+              SINEW_STATUS_NULL_PARAMETER, morphed);
+  CHECK_KEEPS(sinew_blend_shapes_apply(&blend_setup.handle, w, 2, -1.0f, 1, &base, &out),
+              SINEW_STATUS_INVALID_ARGUMENT, morphed);
+  CHECK_KEEPS(sinew_blend_shapes_apply(&blend_setup.handle, w, 2, NAN, 1, &base, &out),
+              SINEW_STATUS_INVALID_ARGUMENT, morphed);
+  CHECK_KEEPS(sinew_blend_shapes_apply(&blend_setup.handle, w, 2, 0.0f, 2, &base, &out),
+              SINEW_STATUS_INVALID_ARGUMENT, morphed);
+  sinew_skin_mesh short_base = base;
+  short_base.vertex_count = SHAPE_VERTICES - 1;
+  CHECK_KEEPS(sinew_blend_shapes_apply(&blend_setup.handle, w, 2, 0.0f, 1, &short_base, &out),
+              SINEW_STATUS_BAD_LENGTH, morphed);
+  sinew_skin_mesh no_normals = base;
+  no_normals.normals = NULL;
+  CHECK_KEEPS(sinew_blend_shapes_apply(&blend_setup.handle, w, 2, 0.0f, 1, &no_normals, &out),
+              SINEW_STATUS_NULL_PARAMETER, morphed);
+  sinew_skin_target in_place = {base_p[0], NULL, NULL};
+  CHECK(sinew_blend_shapes_apply(&blend_setup.handle, w, 2, 0.0f, 1, &base, &in_place),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
+  sinew_skin_target into_deltas = {dense[0], NULL, NULL};
+  CHECK(sinew_blend_shapes_apply(&blend_setup.handle, w, 2, 0.0f, 1, &base, &into_deltas),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
+  sinew_skin_target into_storage = {(float *)blend_setup.storage, NULL, NULL};
+  CHECK(sinew_blend_shapes_apply(&blend_setup.handle, w, 2, 0.0f, 1, &base, &into_storage),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
+  sinew_blend_shapes forged = blend_setup.handle;
+  forged.target_count = 1;
+  CHECK_KEEPS(sinew_blend_shapes_apply(&forged, w, 1, 0.0f, 1, &base, &out),
+              SINEW_STATUS_INVALID_HANDLE, morphed);
+  CHECK_KEEPS(sinew_blend_shapes_apply(NULL, w, 2, 0.0f, 1, &base, &out),
+              SINEW_STATUS_NULL_PARAMETER, morphed);
+}
+
+static void shape_drivers(void) {
+  /* Shape 0: the elbow corrective, full at 120 degrees of bend about the
+   * hinge (z). Shape 1: animated. Shape 2: shape 0 times shape 1. */
+  const float pi = 3.14159265358979f;
+  sinew_corrective elbow_fix = {0, 1, {0, 0, 0, 1}, SINEW_SHAPE_ANGLE_TWIST, {0, 0, 1}, 0.0f,
+                                2.0f * pi / 3.0f, SINEW_SHAPE_RAMP_LINEAR};
+  uint32_t inputs[2] = {0, 1};
+  sinew_combination combo = {2, inputs, 2};
+  size_t size = 0;
+  CHECK(sinew_shape_drivers_storage_size(1, &combo, 1, &size), SINEW_STATUS_OK);
+  if (size == 0 || size > sizeof driver_setup.storage) {
+    fprintf(stderr, "driver storage: %zu bytes\n", size);
+    exit(1);
+  }
+  CHECK(sinew_shape_drivers_init(3, 2, &elbow_fix, 1, &combo, 1, driver_setup.storage, size,
+                                 &driver_setup.handle, &driver_setup.bad),
+        SINEW_STATUS_OK);
+  inputs[0] = 2; /* copied: the handle does not see this */
+  set_elbow(pi / 2.0f);
+  float w[3] = {0.0f, 0.5f, 0.0f};
+  CHECK(sinew_shape_drivers_evaluate(&driver_setup.handle, elbow, 1, w, 3), SINEW_STATUS_OK);
+  /* 90 of 120 degrees: 0.75; the combination 0.75 * 0.5. */
+  expect_near("elbow corrective", w[0], 0.75, 1e-5);
+  expect_near("animated weight", w[1], 0.5, 0.0);
+  expect_near("combination", w[2], 0.375, 1e-5);
+  printf("elbow_weight %.9g\n", (double)w[0]);
+  inputs[0] = 0;
+
+  /* Smoothstep of t = 0.75: 0.75^2 (3 - 1.5) = 0.84375. */
+  sinew_corrective smooth = elbow_fix;
+  smooth.ramp = SINEW_SHAPE_RAMP_SMOOTHSTEP;
+  sinew_shape_drivers smooth_handle;
+  alignas(16) uint8_t smooth_storage[512];
+  CHECK(sinew_shape_drivers_init(3, 2, &smooth, 1, NULL, 0, smooth_storage, sizeof smooth_storage,
+                                 &smooth_handle, NULL),
+        SINEW_STATUS_OK);
+  CHECK(sinew_shape_drivers_evaluate(&smooth_handle, elbow, 1, w, 3), SINEW_STATUS_OK);
+  expect_near("smoothstep corrective", w[0], 0.84375, 1e-5);
+
+  /* Bad set-up: the driver at fault is named (correctives first, then
+   * combinations) and nothing is written (into a fresh handle and storage). */
+  memset(&fresh_drivers, 0xAB, sizeof fresh_drivers);
+  struct {
+    sinew_corrective c;
+    sinew_status want;
+  } bad_correctives[] = {
+      {{0, 1, {0, 0, 0, 1}, SINEW_SHAPE_ANGLE_TWIST, {0, 0, 1}, 0.5f, 0.5f, SINEW_SHAPE_RAMP_LINEAR},
+       SINEW_STATUS_INVALID_ARGUMENT}, /* theta0 == theta1 */
+      {{0, 2, {0, 0, 0, 1}, SINEW_SHAPE_ANGLE_TWIST, {0, 0, 1}, 0.0f, 1.0f, SINEW_SHAPE_RAMP_LINEAR},
+       SINEW_STATUS_OUT_OF_RANGE}, /* joint past the skeleton */
+      {{3, 1, {0, 0, 0, 1}, SINEW_SHAPE_ANGLE_TWIST, {0, 0, 1}, 0.0f, 1.0f, SINEW_SHAPE_RAMP_LINEAR},
+       SINEW_STATUS_INVALID_ARGUMENT}, /* shape past the weights */
+      {{0, 1, {0, 0, 0, 0}, SINEW_SHAPE_ANGLE_TWIST, {0, 0, 1}, 0.0f, 1.0f, SINEW_SHAPE_RAMP_LINEAR},
+       SINEW_STATUS_INVALID_ARGUMENT}, /* zero reference */
+      {{0, 1, {0, 0, 0, 1}, SINEW_SHAPE_ANGLE_SWING, {0, 0, 2}, 0.0f, 1.0f, SINEW_SHAPE_RAMP_LINEAR},
+       SINEW_STATUS_INVALID_ARGUMENT}, /* axis not unit */
+      {{0, 1, {0, 0, 0, 1}, 9, {0, 0, 1}, 0.0f, 1.0f, SINEW_SHAPE_RAMP_LINEAR},
+       SINEW_STATUS_INVALID_ARGUMENT}, /* unknown angle */
+      {{0, 1, {0, 0, 0, 1}, SINEW_SHAPE_ANGLE_TOTAL, {0, 0, 0}, 0.0f, NAN, 5},
+       SINEW_STATUS_INVALID_ARGUMENT}, /* unknown ramp */
+      {{0, 1, {0, 0, 0, 1}, SINEW_SHAPE_ANGLE_TOTAL, {0, 0, 0}, 0.0f, NAN, SINEW_SHAPE_RAMP_LINEAR},
+       SINEW_STATUS_INVALID_ARGUMENT}, /* NaN angle */
+  };
+  sinew_corrective pair[2] = {{1, 0, {0, 0, 0, 1}, SINEW_SHAPE_ANGLE_TOTAL, {0, 0, 0}, 0.0f, 1.0f,
+                               SINEW_SHAPE_RAMP_LINEAR}};
+  for (size_t i = 0; i < sizeof bad_correctives / sizeof bad_correctives[0]; i++) {
+    pair[1] = bad_correctives[i].c;
+    driver_setup.bad = 0;
+    uint8_t keep[sizeof fresh_drivers.storage];
+    memcpy(keep, fresh_drivers.storage, sizeof keep);
+    sinew_shape_drivers before = fresh_drivers.handle;
+    CHECK(sinew_shape_drivers_init(3, 2, pair, 2, NULL, 0, fresh_drivers.storage,
+                                   sizeof fresh_drivers.storage, &fresh_drivers.handle,
+                                   &driver_setup.bad),
+          bad_correctives[i].want);
+    if (driver_setup.bad != 1 || memcmp(keep, fresh_drivers.storage, sizeof keep) != 0 ||
+        memcmp(&before, &fresh_drivers.handle, sizeof before) != 0) {
+      fprintf(stderr, "bad corrective %zu: bad index %u, or it wrote\n", i, driver_setup.bad);
+      exit(1);
+    }
+  }
+  /* Combinations: one reading a shape a later driver writes, one with no
+   * inputs, one writing the corrective's shape: driver 1 (the first
+   * combination) each time. */
+  uint32_t reads_later[1] = {1}, two[1] = {2};
+  sinew_combination bad_combos[][2] = {
+      {{2, reads_later, 1}, {1, inputs, 1}},
+      {{2, inputs, 0}, {1, inputs, 1}},
+      {{0, two, 1}, {1, inputs, 1}},
+  };
+  for (size_t i = 0; i < sizeof bad_combos / sizeof bad_combos[0]; i++) {
+    driver_setup.bad = 0;
+    CHECK_KEEPS(sinew_shape_drivers_init(3, 2, &elbow_fix, 1, bad_combos[i], 2,
+                                         fresh_drivers.storage, sizeof fresh_drivers.storage,
+                                         &fresh_drivers.handle, NULL),
+                SINEW_STATUS_INVALID_ARGUMENT, fresh_drivers);
+    CHECK(sinew_shape_drivers_init(3, 2, &elbow_fix, 1, bad_combos[i], 2, fresh_drivers.storage,
+                                   sizeof fresh_drivers.storage, &smooth_handle, &driver_setup.bad),
+          SINEW_STATUS_INVALID_ARGUMENT);
+    if (driver_setup.bad != 1) {
+      fprintf(stderr, "bad combination %zu: bad index %u\n", i, driver_setup.bad);
+      exit(1);
+    }
+  }
+  CHECK_KEEPS(sinew_shape_drivers_init(3, 2, &elbow_fix, 1, &combo, 1, fresh_drivers.storage,
+                                       size - 1, &fresh_drivers.handle, NULL),
+              SINEW_STATUS_BUFFER_TOO_SMALL, fresh_drivers);
+  CHECK_KEEPS(sinew_shape_drivers_init(3, 2, NULL, 1, &combo, 1, fresh_drivers.storage, size,
+                                       &fresh_drivers.handle, NULL),
+              SINEW_STATUS_NULL_PARAMETER, fresh_drivers);
+
+  /* Bad frames: the weights stay as they are. */
+  float keep_w[3] = {0.1f, 0.2f, 0.3f};
+  memcpy(w, keep_w, sizeof w);
+  CHECK_KEEPS(sinew_shape_drivers_evaluate(&driver_setup.handle, elbow, 1, w, 2),
+              SINEW_STATUS_BAD_LENGTH, w);
+  CHECK_KEEPS(sinew_shape_drivers_evaluate(&driver_setup.handle, elbow, 0, w, 3),
+              SINEW_STATUS_BAD_LENGTH, w);
+  CHECK_KEEPS(sinew_shape_drivers_evaluate(&driver_setup.handle, NULL, 1, w, 3),
+              SINEW_STATUS_NULL_PARAMETER, w);
+  CHECK_KEEPS(sinew_shape_drivers_evaluate(&driver_setup.handle, elbow, 1, NULL, 3),
+              SINEW_STATUS_NULL_PARAMETER, w);
+  CHECK(sinew_shape_drivers_evaluate(&driver_setup.handle, elbow, 1,
+                                     (float *)driver_setup.storage, 3),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
+  elbow[0].rotation[0][1] = NAN;
+  CHECK_KEEPS(sinew_shape_drivers_evaluate(&driver_setup.handle, elbow, 1, w, 3),
+              SINEW_STATUS_INVALID_ARGUMENT, w);
+  sinew_shape_drivers forged = driver_setup.handle;
+  forged.storage += 16;
+  set_elbow(pi / 2.0f);
+  CHECK_KEEPS(sinew_shape_drivers_evaluate(&forged, elbow, 1, w, 3), SINEW_STATUS_INVALID_HANDLE,
+              w);
+}
+
 int main(int argc, char **argv) {
   printf("version %s\n", sinew_version());
   if (sinew_version_number() != SINEW_VERSION_NUMBER ||
@@ -2245,6 +2579,8 @@ int main(int argc, char **argv) {
   secondary();
   events();
   player();
+  blend_shapes();
+  shape_drivers();
   if (argc > 1) compressed(argv[1]);
   if (argc > 2) mesh_file(argv[2]);
   if (argc > 3) track_set_file(argv[3]);

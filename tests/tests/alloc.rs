@@ -16,7 +16,8 @@
 //! and sparse, corrective and combination drivers, RBF drivers, delta
 //! mush), track sets (raw and
 //! quantized, all at once and with cursors), the animation graph, the C ABI
-//! (every per-frame export, called from Rust), and the crowd's `step` on
+//! (every per-frame export, called from Rust, blend shapes and shape
+//! drivers included), and the crowd's `step` on
 //! its worker threads (raw and compressed clips, with and without feet).
 //!
 //! The counter is global (atomics, not thread-locals) so that work handed
@@ -458,6 +459,7 @@ const CHECKS: &[(&str, fn())] = &[
     check!(capi::ik_allocates_nothing),
     check!(capi::secondary_motion_allocates_nothing),
     check!(capi::player_and_events_allocate_nothing),
+    check!(capi::shapes_allocate_nothing),
     check!(track::track_sets_allocate_nothing),
     check!(track::graph_allocates_nothing),
     check!(crowd::stages_with_feet_allocate_nothing),

@@ -217,6 +217,7 @@ fn c_program_runs_a_frame_and_checks_every_status() {
     expected.extend(mesh);
     expected.extend(tracks);
     expected.extend(ik_expected());
+    expected.extend(shapes_expected());
     for (key, want) in &expected {
         let text = printed
             .get(key)
@@ -425,6 +426,67 @@ fn ik_expected() -> [(&'static str, f64); 4] {
         ("ik_look_at_sum", look),
         ("ik_foot_sum", foot),
         ("ik_foot_pelvis_offset", pelvis_offset),
+    ]
+}
+
+/// The C program's blend shapes and elbow corrective, through the Rust API.
+fn shapes_expected() -> [(&'static str, f64); 2] {
+    use sinew_core::shape::blend::{pack_sparse, BlendOptions, BlendShapes, Deltas, Target};
+    use sinew_core::shape::driver::{Angle, Corrective, Ramp};
+    use sinew_core::{Quat, SoaVec3};
+    let p: Vec<[f32; 3]> = (0..4).map(|v| [v as f32, 0.0, 0.0]).collect();
+    let n = vec![[0.0, 0.0, 1.0]; 4];
+    let dense: Vec<[f32; 3]> = (0..4).map(|v| [0.0, v as f32 + 1.0, 0.0]).collect();
+    let mut moved = [SoaVec3::ZERO; 1];
+    let mut turned = [SoaVec3::ZERO; 1];
+    pack_sparse(&[[0.0, 0.0, 2.0], [0.0, 0.0, -4.0]], &mut moved).unwrap();
+    pack_sparse(&[[2.0, 0.0, -2.0]], &mut turned).unwrap();
+    let targets = [
+        Target {
+            positions: Some(Deltas::Dense(&dense)),
+            ..Target::default()
+        },
+        Target {
+            positions: Some(Deltas::Sparse {
+                indices: &[1, 3],
+                deltas: &moved,
+            }),
+            normals: Some(Deltas::Sparse {
+                indices: &[3],
+                deltas: &turned,
+            }),
+            tangents: None,
+        },
+    ];
+    let shapes = BlendShapes::new(4, &targets).unwrap();
+    let (mut op, mut on) = (vec![[0.0; 3]; 4], vec![[0.0; 3]; 4]);
+    let base = SkinVertices {
+        positions: &p,
+        normals: Some(&n),
+        tangents: None,
+    };
+    let out = SkinOutput {
+        positions: &mut op,
+        normals: Some(&mut on),
+        tangents: None,
+    };
+    shapes
+        .apply(&[0.5, 0.25], BlendOptions::default(), base, out)
+        .unwrap();
+    let elbow = Corrective {
+        shape: 0,
+        joint: 1,
+        reference: Quat::IDENTITY,
+        angle: Angle::Twist { axis: Vec3::Z },
+        from: 0.0,
+        to: 2.0 * std::f32::consts::PI / 3.0,
+        ramp: Ramp::Linear,
+    };
+    let half = std::f32::consts::FRAC_PI_4;
+    let bent = Quat::new(0.0, 0.0, half.sin(), half.cos());
+    [
+        ("blend_sum", sum(op.as_flattened()) + sum(on.as_flattened())),
+        ("elbow_weight", f64::from(elbow.weight(bent))),
     ]
 }
 

@@ -32,6 +32,7 @@ pub mod mix;
 pub mod player;
 pub mod pose;
 pub mod secondary;
+pub mod shape;
 pub mod skeleton;
 pub mod skin;
 pub mod track;
@@ -42,6 +43,7 @@ pub use mix::*;
 pub use player::*;
 pub use pose::*;
 pub use secondary::*;
+pub use shape::*;
 pub use skeleton::*;
 pub use skin::*;
 pub use status::{

@@ -1147,3 +1147,180 @@ pub fn player_and_events_allocate_nothing() {
         )
     });
 }
+
+/// Blend shapes and shape drivers, each frame: the walk sampled, an elbow
+/// corrective and a combination evaluated from the pose, then a dense and
+/// a sparse target applied to a mesh before skinning.
+pub fn shapes_allocate_nothing() {
+    const N: usize = 300;
+    let a = Assets::new();
+    let blocks = a.blocks();
+    let mut local = vec![SoaTransform::IDENTITY; blocks];
+
+    let base_p: Vec<[f32; 3]> = (0..N).map(|v| [v as f32 * 0.01, 1.0, 0.0]).collect();
+    let base_n = vec![[0.0f32, 0.0, 1.0]; N];
+    let base_t = vec![[1.0f32, 0.0, 0.0, 1.0]; N];
+    let dense: Vec<[f32; 3]> = (0..N).map(|v| [0.0, 0.001 * v as f32, 0.0]).collect();
+    let idx: Vec<u32> = (0..N as u32).step_by(7).collect();
+    let moved = vec![[0.0f32, 0.0, 0.02]; idx.len()];
+    let none = sinew_blend_deltas {
+        kind: SINEW_DELTAS_NONE,
+        count: 0,
+        deltas: std::ptr::null(),
+        indices: std::ptr::null(),
+    };
+    let targets = [
+        sinew_blend_target {
+            positions: sinew_blend_deltas {
+                kind: SINEW_DELTAS_DENSE,
+                count: N,
+                deltas: dense.as_ptr().cast(),
+                indices: std::ptr::null(),
+            },
+            normals: none,
+            tangents: none,
+        },
+        sinew_blend_target {
+            positions: sinew_blend_deltas {
+                kind: SINEW_DELTAS_SPARSE,
+                count: idx.len(),
+                deltas: moved.as_ptr().cast(),
+                indices: idx.as_ptr(),
+            },
+            normals: sinew_blend_deltas {
+                kind: SINEW_DELTAS_SPARSE,
+                count: idx.len(),
+                deltas: moved.as_ptr().cast(),
+                indices: idx.as_ptr(),
+            },
+            tangents: none,
+        },
+        sinew_blend_target {
+            positions: none,
+            normals: none,
+            tangents: none,
+        },
+    ];
+    let elbow = sinew_corrective {
+        shape: 1,
+        joint: a.joint("lower_arm_l") as u32,
+        reference: [0.0, 0.0, 0.0, 1.0],
+        angle: SINEW_SHAPE_ANGLE_TOTAL,
+        axis: [0.0, 0.0, 1.0],
+        from: 0.0,
+        to: 1.5,
+        ramp: SINEW_SHAPE_RAMP_SMOOTHSTEP,
+    };
+    let inputs = [0u32, 1];
+    let combo = sinew_combination {
+        shape: 2,
+        inputs: inputs.as_ptr(),
+        input_count: 2,
+    };
+    let (mut blend_size, mut driver_size) = (0usize, 0usize);
+    let mut blend_storage;
+    let mut driver_storage;
+    let mut shapes = sinew_blend_shapes {
+        vertex_count: 0,
+        target_count: 0,
+        storage: std::ptr::null(),
+        storage_size: 0,
+        check: 0,
+    };
+    let mut drivers = sinew_shape_drivers {
+        shape_count: 0,
+        joint_count: 0,
+        driver_count: 0,
+        storage: std::ptr::null(),
+        storage_size: 0,
+        check: 0,
+    };
+    // SAFETY: every pointer comes from a live buffer of the length passed
+    // with it; the storages are 16-byte aligned (`u128`) and outlive the
+    // handles, as do the dense deltas.
+    unsafe {
+        let s = sinew_blend_shapes_storage_size(targets.as_ptr(), 3, &mut blend_size);
+        assert_eq!(s, sinew_status::Ok);
+        let s = sinew_shape_drivers_storage_size(1, &combo, 1, &mut driver_size);
+        assert_eq!(s, sinew_status::Ok);
+        blend_storage = vec![0u128; blend_size.div_ceil(16)];
+        driver_storage = vec![0u128; driver_size.div_ceil(16)];
+        let s = sinew_blend_shapes_init(
+            N,
+            targets.as_ptr(),
+            3,
+            blend_storage.as_mut_ptr().cast(),
+            blend_storage.len() * 16,
+            &mut shapes,
+            std::ptr::null_mut(),
+        );
+        assert_eq!(s, sinew_status::Ok);
+        let s = sinew_shape_drivers_init(
+            3,
+            a.joints(),
+            &elbow,
+            1,
+            &combo,
+            1,
+            driver_storage.as_mut_ptr().cast(),
+            driver_storage.len() * 16,
+            &mut drivers,
+            std::ptr::null_mut(),
+        );
+        assert_eq!(s, sinew_status::Ok);
+    }
+    let (mut p, mut n, mut t) = (
+        vec![[0.0f32; 3]; N],
+        vec![[0.0f32; 3]; N],
+        vec![[0.0f32; 4]; N],
+    );
+    let base = sinew_skin_mesh {
+        vertex_count: N,
+        positions: base_p.as_ptr().cast(),
+        normals: base_n.as_ptr().cast(),
+        tangents: base_t.as_ptr().cast(),
+        joints: std::ptr::null(),
+        weights: std::ptr::null(),
+        joints1: std::ptr::null(),
+        weights1: std::ptr::null(),
+    };
+    let dt = 1.0f32 / 60.0;
+    frames_allocate_nothing("the C ABI's blend shapes and drivers", 300, |frame| {
+        let mut weights = [0.5 + 0.5 * (frame as f32 * 0.1).sin(), 0.0, 0.0];
+        let out = sinew_skin_target {
+            positions: p.as_mut_ptr().cast(),
+            normals: n.as_mut_ptr().cast(),
+            tangents: t.as_mut_ptr().cast(),
+        };
+        // SAFETY: the handles' storages and dense deltas are alive; every
+        // pointer comes from a live buffer of the length passed with it and
+        // the outputs are distinct from the inputs.
+        unsafe {
+            ok(
+                "sinew_clip_sample",
+                sinew_clip_sample(
+                    &a.walk,
+                    frame as f32 * dt,
+                    SINEW_TIME_LOOP,
+                    local.as_mut_ptr().cast(),
+                    blocks,
+                ),
+            )?;
+            ok(
+                "sinew_shape_drivers_evaluate",
+                sinew_shape_drivers_evaluate(
+                    &drivers,
+                    local.as_ptr().cast(),
+                    blocks,
+                    weights.as_mut_ptr(),
+                    3,
+                ),
+            )?;
+            ok(
+                "sinew_blend_shapes_apply",
+                sinew_blend_shapes_apply(&shapes, weights.as_ptr(), 3, 0.0, 1, &base, &out),
+            )?;
+        }
+        Ok::<f32, Failed>(p[N - 1][2] + n[7][1] + weights[2])
+    });
+}

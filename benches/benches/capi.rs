@@ -6,25 +6,18 @@
 //! `cargo bench -p sinew-benches --bench capi -- --noplot`
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use sinew::{
     sinew_blend_layer, sinew_clip, sinew_clip_load, sinew_clip_sample, sinew_pose_blend,
     sinew_skeleton, sinew_skeleton_load, sinew_skeleton_local_to_model, sinew_status,
 };
+use sinew_benches::config;
 use sinew_core::blend::{self, BlendJob, BlendLayer, DEFAULT_THRESHOLD};
 use sinew_core::clip::TimeMode;
 use sinew_core::fk::{self, FkJob};
 use sinew_core::{Mat4, SoaTransform};
 use sinew_std::Humanoid;
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
 
 fn bench_c_abi(c: &mut Criterion) {
     let h = Humanoid::default_rate();

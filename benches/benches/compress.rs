@@ -16,9 +16,9 @@
 
 use std::hint::black_box;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use sinew_benches::config;
 use sinew_benches::random_times;
 use sinew_core::clip::{RawClip, TimeMode};
 use sinew_core::compressed::CompressedClip;
@@ -26,13 +26,6 @@ use sinew_core::SoaTransform;
 use sinew_std::compress::{compress, CompressOptions, OwnedCompressedClip};
 use sinew_std::import::load::{load_files, LoadOptions};
 use sinew_std::{Asset, Humanoid, OwnedClip};
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
 
 /// The bench clip: CMU `file` when the data is there (with its End Sites as
 /// joints, or skipped), else the humanoid walk.

@@ -15,9 +15,9 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use sinew_benches::config;
 use sinew_core::track::curve::{reference, sample_many, Cursor, Curve, CurveValue, Interpolation};
 use sinew_core::{Quat, Vec3};
 
@@ -25,13 +25,6 @@ const KEYS: usize = 256;
 const SAMPLES: usize = 1024;
 const TRACKS: usize = 64;
 const FRAMES: usize = 64;
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
 
 /// A small xorshift generator: the same data every run.
 struct Rng(u32);

@@ -16,21 +16,14 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use sinew_benches::config;
 use sinew_core::clip::TimeMode;
 use sinew_core::track::event::{sort_range_ends, Edge, Event, EventTrack};
 
 const DURATION: f32 = 2.0;
 const DT: f32 = 1.0 / 60.0;
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
 
 /// A small LCG: fixed, dependency-free numbers in `0..1`.
 struct Lcg(u64);

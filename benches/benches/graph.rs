@@ -15,9 +15,9 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion};
+use sinew_benches::config;
 use sinew_core::clip::RawClip;
 use sinew_core::graph::{Graph, GraphBuffers, GraphContext, GraphEvent, GraphInstance};
 use sinew_core::mix::InertialBlock;
@@ -26,13 +26,6 @@ use sinew_core::{f32x4, SoaTransform};
 use sinew_std::graph::Locomotion;
 
 const DT: f32 = 1.0 / 60.0;
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
 
 struct Buffers {
     scratch: Vec<SoaTransform>,

@@ -15,9 +15,9 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use sinew_benches::config;
 use sinew_core::fk::{local_to_model, FkJob};
 use sinew_core::ik::aim::{
     aim_correction, aim_corrections_x4, aim_corrections_x8, aim_joint, look_at, Aim, LookAtJoint,
@@ -27,13 +27,6 @@ use sinew_core::{Mat4, Quat, Vec3};
 use sinew_std::Humanoid;
 
 const CASES: usize = 64;
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
 
 /// A 32-bit LCG (Numerical Recipes constants): uniform floats the C++
 /// harness reproduces exactly.

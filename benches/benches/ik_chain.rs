@@ -19,9 +19,9 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use sinew_benches::config;
 use sinew_core::fk::{local_to_model, FkJob};
 use sinew_core::ik::fabrik_tree::{self, Branch, TreeJob};
 use sinew_core::ik::jacobian::{self, Damping, Method, Settings};
@@ -33,13 +33,6 @@ use sinew_std::OwnedSkeleton;
 
 /// Iterations per solve.
 const ITERATIONS: u32 = 10;
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
 
 /// A chain of `joints` joints, bones of 0.3 along X, each joint bent 0.2
 /// rad about a different axis.

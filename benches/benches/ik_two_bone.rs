@@ -13,9 +13,9 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use sinew_benches::config;
 use sinew_core::fk::{local_to_model, FkJob};
 use sinew_core::ik::foot::{FootLeg, FootPlacement, FootState};
 use sinew_core::ik::two_bone::{
@@ -27,13 +27,6 @@ use sinew_core::soa::{get_joint, set_joint};
 use sinew_core::{procedural, Mat4, Quat, Skeleton, SoaTransform, Vec3};
 
 const COUNT: usize = 64;
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
 
 /// A small xorshift generator: the same data every run.
 struct Rng(u32);

@@ -10,9 +10,9 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use sinew_benches::config;
 use sinew_benches::{characters, random_times, WEIGHTS};
 use sinew_cli::baseline::{self, AosClip};
 use sinew_core::blend::{self, BlendJob, BlendLayer, JointWeights, DEFAULT_THRESHOLD};
@@ -20,13 +20,6 @@ use sinew_core::clip::{RawClip, TimeMode};
 use sinew_core::fk::{self, FkJob};
 use sinew_core::{Mat4, SoaTransform};
 use sinew_std::{Humanoid, OwnedClip};
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
 
 /// `blend`: sinew with 2-4 layers, masks and an additive layer; glam baseline with 3 layers.
 fn bench_blend(c: &mut Criterion) {

@@ -8,9 +8,9 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use sinew_benches::config;
 use sinew_benches::{Character, WEIGHTS};
 use sinew_core::blend::{self, BlendJob, BlendLayer, JointWeights};
 use sinew_core::clip::RawClip;
@@ -24,13 +24,6 @@ use sinew_core::mix::{
 use sinew_core::SoaTransform;
 use sinew_std::blend_space::build_2d;
 use sinew_std::synthetic;
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
 
 fn rig() -> Character {
     Character::new("67", synthetic::skeleton(67, 2024), "clavicle_l_00")

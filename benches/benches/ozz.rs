@@ -24,9 +24,9 @@
 
 use std::hint::black_box;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use sinew_benches::config;
 use sinew_benches::{random_times, WEIGHTS};
 use sinew_core::blend::{self, BlendJob, BlendLayer};
 use sinew_core::clip::TimeMode;
@@ -34,13 +34,6 @@ use sinew_core::compressed::CompressedClip;
 use sinew_core::fk::{self, FkJob};
 use sinew_core::{Mat4, SoaTransform};
 use sinew_std::compress::{compress, CompressOptions};
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
 
 /// Frame step of the sequential variants: a 60 Hz game frame.
 const DT: f32 = 1.0 / 60.0;

@@ -21,9 +21,9 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use sinew_benches::config;
 use sinew_core::fk::{local_to_model, FkJob};
 use sinew_core::ik::IkPose;
 use sinew_core::secondary::chain::{
@@ -39,13 +39,6 @@ const TAIL: usize = 8;
 /// Sub-steps per frame (1/60 s in steps of at most 1/120 s).
 const SUB_STEPS: u64 = 2;
 const DT: f32 = 1.0 / 60.0;
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
 
 /// root, pelvis 1 m up, a tail of `TAIL` joints 0.1 apart going back and
 /// slightly down.

@@ -16,9 +16,9 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use sinew_benches::config;
 use sinew_core::secondary::cloth::{
     self, build_grid, build_rope, build_tethers, grid_constraint_count, rope_constraint_count,
     tether_count, Cloth, ClothState, Compliance, Constraint, ConstraintKind, Grid, Pin, Rope,
@@ -29,13 +29,6 @@ use sinew_core::secondary::SubSteps;
 use sinew_core::{Error, Mat4, Vec3};
 
 const DT: f32 = 1.0 / 30.0;
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
 
 /// Owned buffers of one cloth, pinned and tethered.
 struct Setup {

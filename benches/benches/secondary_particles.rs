@@ -12,9 +12,9 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
+use sinew_benches::config;
 use sinew_core::secondary::collider::Collider;
 use sinew_core::secondary::particles::{
     emit, step, Emitter, EmitterState, PairForce, PairScratch, ParticleBuffers, Particles,
@@ -23,13 +23,6 @@ use sinew_core::secondary::particles::{
 use sinew_core::{Mat4, Vec3};
 
 const CUTOFF: f32 = 0.1;
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
 
 /// Owned particle storage: px, py, pz, vx, vy, vz, age, lifetime.
 #[derive(Clone)]

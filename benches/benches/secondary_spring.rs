@@ -23,9 +23,9 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use sinew_benches::{config, noise};
 use sinew_core::secondary::pd::{self, PdJob, PdJoint, PdState};
 use sinew_core::secondary::spring::{
     advance_lanes, advance_scalar, QuatSpring, Spring, SpringLanes, SpringParams, Vec3Spring,
@@ -36,21 +36,6 @@ use sinew_std::OwnedSkeleton;
 
 const SPRINGS: usize = 1024;
 const DT: f32 = 1.0 / 60.0;
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
-
-/// A fixed-seed xorshift in `[-1, 1)`.
-fn noise(seed: &mut u32) -> f32 {
-    *seed ^= *seed << 13;
-    *seed ^= *seed >> 17;
-    *seed ^= *seed << 5;
-    (*seed >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-}
 
 fn bench_springs(c: &mut Criterion) {
     let mut group = c.benchmark_group("secondary_spring");

@@ -24,9 +24,9 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use sinew_benches::{config, noise};
 use sinew_core::shape::blend::{pack_sparse, BlendOptions, BlendShapes, Deltas, Target};
 use sinew_core::shape::driver::{Angle, Combination, Corrective, Driver, Ramp, ShapeDrivers};
 use sinew_core::skin::{SkinOutput, SkinVertices};
@@ -36,21 +36,6 @@ const VERTICES: usize = 7214;
 const TARGETS: usize = 8;
 const CORRECTIVES: usize = 64;
 const COMBINATIONS: usize = 16;
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
-
-/// A fixed-seed xorshift in `[-1, 1)`.
-fn noise(seed: &mut u32) -> f32 {
-    *seed ^= *seed << 13;
-    *seed ^= *seed >> 17;
-    *seed ^= *seed << 5;
-    (*seed >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-}
 
 fn vectors(n: usize, seed: &mut u32) -> Vec<[f32; 3]> {
     (0..n)

@@ -17,9 +17,9 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use sinew_benches::{config, noise};
 use sinew_core::shape::mush::{
     build_adjacency, neighbour_capacity, reference, rest_deltas, DeltaMush, MushAdjacency,
     MushSettings,
@@ -32,21 +32,6 @@ const ITERATIONS: u32 = 4;
 const DRIVERS: usize = 16;
 const EXAMPLES: usize = 8;
 const OUTPUTS: usize = 4;
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
-
-/// A fixed-seed xorshift in `[-1, 1)`.
-fn noise(seed: &mut u32) -> f32 {
-    *seed ^= *seed << 13;
-    *seed ^= *seed >> 17;
-    *seed ^= *seed << 5;
-    (*seed >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-}
 
 fn grid() -> (Vec<[f32; 3]>, Vec<u32>) {
     let mut seed = 0x9e37_79b9;

@@ -16,26 +16,11 @@
 
 use std::hint::black_box;
 use std::path::Path;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use sinew_benches::{config, noise};
 use sinew_std::import::gltf::{load, GltfOptions};
 use sinew_std::shape_solve::{solve_weights, ShapeBasis, SolveProblem};
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
-
-/// A fixed-seed xorshift in `[-1, 1)`.
-fn noise(seed: &mut u32) -> f32 {
-    *seed ^= *seed << 13;
-    *seed ^= *seed >> 17;
-    *seed ^= *seed << 5;
-    (*seed >> 8) as f32 / (1u32 << 23) as f32 - 1.0
-}
 
 /// Positions or deltas of vertices.
 type Points = Vec<[f32; 3]>;

@@ -21,9 +21,9 @@
 
 use std::hint::black_box;
 use std::path::Path;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use sinew_benches::config;
 use sinew_benches::POSE_ANGLE;
 use sinew_core::fk::{self, FkJob};
 use sinew_core::skin::{
@@ -32,13 +32,6 @@ use sinew_core::skin::{
 };
 use sinew_core::{Error, Mat4, Skeleton};
 use sinew_std::synthetic;
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
 
 /// SplitMix64 uniforms in `[0, 1)`.
 struct Rng(u64);

@@ -24,9 +24,9 @@
 //! ```
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+use sinew_benches::config;
 use sinew_core::track::curve::{Cursor, Interpolation};
 use sinew_core::track::store::{
     reference, track_set_size, write_track_set, Encoding, TrackDesc, TrackKind, TrackSet,
@@ -37,13 +37,6 @@ use sinew_core::Quat;
 const TRACKS: usize = 64;
 const KEYS: usize = 30;
 const FRAMES: usize = 64;
-
-fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(30)
-}
 
 /// xorshift32: the same data every run, and in the ozz harness.
 struct Rng(u32);

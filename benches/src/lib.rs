@@ -130,3 +130,22 @@ pub fn random_times(count: usize, duration: f32, seed: u64) -> Vec<f32> {
         })
         .collect()
 }
+
+/// The criterion settings of the quick benches: 1 s warm-up, 2 s of
+/// measurement, 30 samples (enough for medians on a shared host; the
+/// import bench, whose iterations take seconds, sets its own).
+#[must_use]
+pub fn config() -> criterion::Criterion {
+    criterion::Criterion::default()
+        .warm_up_time(std::time::Duration::from_secs(1))
+        .measurement_time(std::time::Duration::from_secs(2))
+        .sample_size(30)
+}
+
+/// A fixed-seed xorshift in `[-1, 1)`: the same inputs on every run.
+pub fn noise(seed: &mut u32) -> f32 {
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 17;
+    *seed ^= *seed << 5;
+    (*seed >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+}

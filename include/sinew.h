@@ -150,6 +150,15 @@
 // The blend threshold most callers want (the core's `blend::DEFAULT_THRESHOLD`).
 #define SINEW_DEFAULT_BLEND_THRESHOLD 0.1
 
+// RBF kernel: `exp(-x^2)` with `x = r / sigma`.
+#define SINEW_RBF_GAUSSIAN 0
+
+// RBF kernel: the thin-plate spline `x^2 ln x` (0 at 0).
+#define SINEW_RBF_THIN_PLATE 1
+
+// RBF kernel: Hardy's multiquadric `sqrt(1 + x^2)`.
+#define SINEW_RBF_MULTIQUADRIC 2
+
 // Largest angular frequency a `sinew_spring_params` accepts, rad/s.
 #define SINEW_SPRING_MAX_ANGULAR_FREQUENCY 1e6
 
@@ -638,6 +647,47 @@ typedef struct SINEW_ALIGNED(16) sinew_inertial_block {
   float opaque[18][4];
 } sinew_inertial_block;
 
+// The array lengths of a delta mush, from `sinew_mush_sizes`.
+typedef struct sinew_mush_counts {
+  // `uint32_t` adjacency offsets: `vertex_count + 1`.
+  size_t offsets;
+  // `uint32_t` neighbours `sinew_mush_build` may need before it removes
+  // duplicates: `2 * index_count` (it reports how many it kept).
+  size_t neighbour_capacity;
+  // Scratch entries of 4 floats for `sinew_mush_build` and
+  // `sinew_mush_deform`: `2 * vertex_count`.
+  size_t scratch;
+  // Delta entries of 4 floats: `vertex_count`.
+  size_t deltas;
+  // Bytes of storage for `sinew_mush_init` (16-byte aligned).
+  size_t storage_size;
+} sinew_mush_counts;
+
+// How a delta mush smooths; `sinew_mush_init` must be given the settings
+// `sinew_mush_build` was, or the rest pose does not come back.
+typedef struct sinew_mush_settings {
+  // Smoothing iterations (each one pass over the adjacency).
+  uint32_t iterations;
+  // The step towards the neighbours' mean, in `(0, 1]`.
+  float step;
+} sinew_mush_settings;
+
+// A validated delta mush, filled by `sinew_mush_init`.
+//
+// It borrows the triangles, the adjacency and the deltas given to
+// `_init`, and its storage; all must stay alive and unchanged while it is
+// used. There is nothing to free.
+typedef struct sinew_delta_mush {
+  // Vertices of the mesh.
+  size_t vertex_count;
+  // The storage given to `_init`.
+  const uint8_t *storage;
+  // Its size in bytes.
+  size_t storage_size;
+  // Private: lets functions reject a handle that `_init` did not fill.
+  uint64_t check;
+} sinew_delta_mush;
+
 // Blocks each of `sinew_player_update`'s buffers needs.
 typedef struct sinew_player_sizes {
   // Source poses (`SINEW_PLAYER_SOURCES` poses).
@@ -796,6 +846,72 @@ typedef struct sinew_player_report {
   // 1 when the current clip plays clamped and rests at its end.
   uint32_t ended;
 } sinew_player_report;
+
+// One RBF fitting problem for `sinew_rbf_solve`: `n` example rotations
+// of a joint and the `m` outputs wanted at each.
+typedef struct sinew_rbf_fit {
+  // `SINEW_RBF_GAUSSIAN`, `SINEW_RBF_THIN_PLATE` or `SINEW_RBF_MULTIQUADRIC`.
+  uint32_t kernel;
+  // The kernel's scale in radians, finite and `> 0`.
+  float sigma;
+  // Regularisation `>= 0` added to the diagonal: 0 reproduces every
+  // example exactly; a small positive value makes duplicate or nearly
+  // coincident examples solvable.
+  float lambda;
+  // `example_count` unit quaternions `(x, y, z, w)` (length within 1e-3
+  // of 1), 4 floats each.
+  const float *examples;
+  // `n >= 1`.
+  size_t example_count;
+  // The outputs at each example, `n * output_count` floats row-major
+  // (example `i`'s at `[i * output_count]`), finite.
+  const float *targets;
+  // `m >= 1`.
+  size_t output_count;
+} sinew_rbf_fit;
+
+// One pose-space driver for `sinew_rbf_drivers_init`.
+typedef struct sinew_rbf_driver {
+  // The joint whose local rotation drives it.
+  uint32_t joint;
+  // `SINEW_RBF_GAUSSIAN`, `SINEW_RBF_THIN_PLATE` or `SINEW_RBF_MULTIQUADRIC`.
+  uint32_t kernel;
+  // The kernel's scale in radians, finite and `> 0` (the fit's).
+  float sigma;
+  // `clamp` 1 clamps every output to `[0, 1]` (outputs that are shape
+  // weights); 0 leaves them as they are.
+  uint32_t clamp;
+  // `example_count` unit quaternions `(x, y, z, w)`, 4 floats each.
+  const float *examples;
+  // `n >= 1`.
+  size_t example_count;
+  // The solved weights, `n * output_count` finite floats row-major (what
+  // `sinew_rbf_solve` writes).
+  const float *weights;
+  // `m >= 1`: the floats this driver writes.
+  size_t output_count;
+} sinew_rbf_driver;
+
+// A validated set of RBF drivers, filled by `sinew_rbf_drivers_init`.
+//
+// The drivers, their examples and their weights are copied into the
+// caller's storage, which must stay alive and unchanged while the handle
+// is used; the description arrays may be freed. There is nothing to free.
+typedef struct sinew_rbf_drivers {
+  // Joints of the pose `sinew_rbf_drivers_evaluate` reads.
+  size_t joint_count;
+  // Drivers.
+  size_t driver_count;
+  // Floats `sinew_rbf_drivers_evaluate` writes: the drivers'
+  // `output_count`s summed, driver after driver.
+  size_t output_count;
+  // The storage given to `_init`.
+  const uint8_t *storage;
+  // Its size in bytes.
+  size_t storage_size;
+  // Private: lets functions reject a handle that `_init` did not fill.
+  uint64_t check;
+} sinew_rbf_drivers;
 
 // Spring parameters: a spring pulls its value `x` towards a target `g`
 // with `x'' = −ω² (x − g) − 2ζω (x' − g')`. Fill it with
@@ -1647,6 +1763,118 @@ sinew_status sinew_inertialize_apply(const struct sinew_inertial_block *state,
                                      struct sinew_soa_transform *pose,
                                      size_t pose_len);
 
+// Writes into `*out` the lengths of the arrays of a delta mush over
+// `vertex_count` vertices and a triangle list of `index_count` indices.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (a size that overflows,
+// or more than `UINT32_MAX` offsets or neighbours). `*out` is untouched on
+// error.
+//
+// # Safety
+// `out` is writable.
+sinew_status sinew_mush_sizes(size_t vertex_count,
+                              size_t index_count,
+                              struct sinew_mush_counts *out);
+
+// Builds a delta mush offline: the mesh adjacency of `triangles`
+// (`index_count` indices, three per triangle) into `offsets`
+// (`offsets_len` = `vertex_count + 1`) and `neighbours` (`neighbours_len`
+// at least `2 * index_count`; vertex `v`'s neighbours are
+// `neighbours[offsets[v] .. offsets[v + 1]]`, and `*neighbour_count`
+// receives how many were kept), then each vertex's rest delta from its
+// smoothed rest position into `deltas` (`deltas_len` = `vertex_count`
+// entries of 4 floats: the delta in the smoothed frame and a weight, 0
+// where that frame is degenerate). `rest` holds `vertex_count` positions
+// of 3 floats; `scratch` `scratch_len` = `2 * vertex_count` entries of 4
+// floats (contents on return unspecified). Allocation-free; results are
+// those of the Rust `build_adjacency` and `rest_deltas`, bit for bit.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (`offsets_len`,
+// `scratch_len` or `deltas_len`; more than `UINT32_MAX` vertices or
+// neighbours), BUFFER_TOO_SMALL (`neighbours_len`), INVALID_ARGUMENT (a
+// step outside `(0, 1]`, a non-finite rest position), INVALID_DATA
+// (`index_count` not a multiple of 3, an index not below `vertex_count`),
+// OVERLAPPING_BUFFERS. The outputs are untouched on error.
+//
+// # Safety
+// `triangles` has `index_count` readable indices, `rest` `3 *
+// vertex_count` readable floats; `offsets`, `neighbours`, `scratch` and
+// `deltas` have their lengths of writable elements (4 floats each for
+// `scratch` and `deltas`); `neighbour_count` is writable.
+sinew_status sinew_mush_build(const uint32_t *triangles,
+                              size_t index_count,
+                              const float *rest,
+                              size_t vertex_count,
+                              struct sinew_mush_settings settings,
+                              uint32_t *offsets,
+                              size_t offsets_len,
+                              uint32_t *neighbours,
+                              size_t neighbours_len,
+                              size_t *neighbour_count,
+                              float *scratch,
+                              size_t scratch_len,
+                              float *deltas,
+                              size_t deltas_len);
+
+// Validates a delta mush once and fills `*out` with a handle for
+// `sinew_mush_deform`: `triangles` (`index_count` indices), the adjacency
+// `offsets` (`vertex_count + 1`) and `neighbours` (`neighbour_count`),
+// the `deltas` (`vertex_count` entries of 4 floats), as
+// `sinew_mush_build` wrote them, and the settings it was given. The
+// handle borrows these arrays, which must stay alive and unchanged while
+// it is used; `storage` (`storage_size` bytes, at least
+// `sinew_mush_counts.storage_size`, 16-byte aligned) holds the validated
+// view.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BUFFER_TOO_SMALL (`storage_size`),
+// INVALID_DATA (offsets that do not run from 0 to `neighbour_count` or
+// decrease; a neighbour or index not below `vertex_count`; an index count
+// not a multiple of 3; a non-finite delta), INVALID_ARGUMENT (a step
+// outside `(0, 1]`, a delta weight outside `[0, 1]`),
+// OVERLAPPING_BUFFERS (`storage` or `out` overlapping an array or each
+// other). `*out` and `storage` are untouched on error.
+//
+// # Safety
+// Each array has its count of readable elements; `storage` has
+// `storage_size` writable bytes; `out` is writable.
+sinew_status sinew_mush_init(const uint32_t *triangles,
+                             size_t index_count,
+                             const uint32_t *offsets,
+                             size_t vertex_count,
+                             const uint32_t *neighbours,
+                             size_t neighbour_count,
+                             const float *deltas,
+                             struct sinew_mush_settings settings,
+                             uint8_t *storage,
+                             size_t storage_size,
+                             struct sinew_delta_mush *out);
+
+// Deforms `vertex_count` skinned positions (3 floats each) into `out`
+// (`out_len` = `vertex_count` positions): smooths them in `scratch`
+// (`scratch_len` = `2 * vertex_count` entries of 4 floats, contents on
+// return unspecified), rebuilds each vertex's frame and adds its rest
+// delta back, blended by the delta's weight. Every `out` position is
+// written. Allocation-free; results are those of the Rust
+// `DeltaMush::deform`, bit for bit.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_HANDLE, BAD_LENGTH
+// (`vertex_count`, `scratch_len` or `out_len` not the handle's),
+// OVERLAPPING_BUFFERS (`out` or `scratch` overlapping each other, the
+// skinned positions, the storage or an array the handle borrows). `out`
+// is untouched on error.
+//
+// # Safety
+// `mush` points to a handle filled by `sinew_mush_init` whose storage and
+// arrays are alive; `skinned` has `3 * vertex_count` readable floats;
+// `scratch` `4 * scratch_len` and `out` `3 * out_len` writable floats.
+sinew_status sinew_mush_deform(const struct sinew_delta_mush *mush,
+                               const float *skinned,
+                               size_t vertex_count,
+                               float *scratch,
+                               size_t scratch_len,
+                               float *out,
+                               size_t out_len);
+
 // The blocks each buffer of `sinew_player_update` needs for poses of
 // `soa_count` blocks.
 //
@@ -1800,6 +2028,129 @@ sinew_status sinew_pose_blend(const struct sinew_blend_layer *layers,
                               float threshold,
                               struct sinew_soa_transform *out,
                               size_t out_len);
+
+// Writes into `*scratch_len` the doubles of scratch and into
+// `*weight_count` the floats of weights `sinew_rbf_solve` needs for these
+// `fit_count` fits: the largest `n (n + m)` plus `ceil(W / 2)`, and `W`,
+// the sum of every fit's `n m`. Only `example_count` and `output_count`
+// are read.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (a size that overflows),
+// OVERLAPPING_BUFFERS. The outputs are untouched on error.
+//
+// # Safety
+// `fits` has `fit_count` readable entries; `scratch_len` and
+// `weight_count` are writable.
+sinew_status sinew_rbf_solve_sizes(const struct sinew_rbf_fit *fits,
+                                   size_t fit_count,
+                                   size_t *scratch_len,
+                                   size_t *weight_count);
+
+// Solves `fit_count` RBF fits offline, `(Phi + lambda I) W = Y` each, by
+// Gaussian elimination with partial pivoting in double precision, and
+// writes every fit's weights (`n * output_count` floats, the layout of
+// `sinew_rbf_driver.weights`) into `weights`, fit after fit: fit `k`'s
+// start after the weights of fits `0..k`. `scratch` (`scratch_len`
+// doubles, at least what `sinew_rbf_solve_sizes` gives) holds the
+// matrices and the weights until every fit has solved; its contents on
+// return are unspecified. O(n^3 + n^2 m) per fit; results are those of
+// the Rust `RbfFit::solve`, bit for bit.
+//
+// `bad_index` is NULL, or receives the index of the fit at fault when the
+// call fails because of one fit, and `SINEW_NO_INDEX` otherwise (also on
+// success): it is the one out-parameter written on error.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BUFFER_TOO_SMALL (`scratch_len`),
+// BAD_LENGTH (`weight_count` not the sum of `n m`, a size that
+// overflows), INVALID_ARGUMENT with the fit in `bad_index` (an unknown
+// kernel; no examples or outputs; `sigma` not finite and positive;
+// `lambda` negative or not finite; an example that is not a finite unit
+// quaternion; a non-finite target; a singular system, such as a
+// duplicate example or a single thin-plate example with `lambda` 0; an
+// ill-conditioned one, whose float weights would not reproduce the
+// targets within `1e-4 max(1, |Y|)`), OVERLAPPING_BUFFERS. `weights` is
+// untouched on error.
+//
+// # Safety
+// `fits` has `fit_count` readable entries whose arrays are valid for
+// their counts; `scratch` has `scratch_len` writable doubles; `weights`
+// has `weight_count` writable floats; `bad_index` is NULL or writable.
+sinew_status sinew_rbf_solve(const struct sinew_rbf_fit *fits,
+                             size_t fit_count,
+                             double *scratch,
+                             size_t scratch_len,
+                             float *weights,
+                             size_t weight_count,
+                             uint32_t *bad_index);
+
+// Writes into `*size` the bytes of storage `sinew_rbf_drivers_init` needs
+// for these `driver_count` drivers (the library's layout: the drivers and
+// a copy of their examples and weights). Only `example_count` and
+// `output_count` of each driver are read. Allocate it 16-byte aligned,
+// once per character.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (a size that overflows),
+// OVERLAPPING_BUFFERS. `*size` is untouched on error.
+//
+// # Safety
+// `drivers` has `driver_count` readable entries; `size` is writable.
+sinew_status sinew_rbf_drivers_storage_size(const struct sinew_rbf_driver *drivers,
+                                            size_t driver_count,
+                                            size_t *size);
+
+// Validates `driver_count` RBF drivers over a skeleton of `joint_count`
+// joints once and fills `*out` with a handle for
+// `sinew_rbf_drivers_evaluate`. The drivers, their examples and their
+// weights are copied into `storage` (`storage_size` bytes, at least what
+// `sinew_rbf_drivers_storage_size` gives, 16-byte aligned), which must
+// stay alive and unchanged while the handle is used; the description
+// arrays may be freed afterwards.
+//
+// `bad_index` is NULL, or receives the index of the driver at fault when
+// the call fails because of one driver, and `SINEW_NO_INDEX` otherwise
+// (also on success): it is the one out-parameter written on error.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BUFFER_TOO_SMALL (`storage_size`),
+// OUT_OF_RANGE (a joint not below `joint_count`), INVALID_ARGUMENT (an
+// unknown kernel; `clamp` not 0 or 1; no examples or outputs; `sigma` not
+// finite and positive; an example that is not a finite unit quaternion;
+// a non-finite weight), OVERLAPPING_BUFFERS. `*out` and `storage` are
+// untouched on error.
+//
+// # Safety
+// `drivers` has `driver_count` readable entries whose arrays are valid
+// for their counts; `storage` has `storage_size` writable bytes; `out` is
+// writable; `bad_index` is NULL or writable.
+sinew_status sinew_rbf_drivers_init(size_t joint_count,
+                                    const struct sinew_rbf_driver *drivers,
+                                    size_t driver_count,
+                                    uint8_t *storage,
+                                    size_t storage_size,
+                                    struct sinew_rbf_drivers *out,
+                                    uint32_t *bad_index);
+
+// Writes every driver's outputs into `out` (`out_len` = the handle's
+// `output_count`), driver after driver: driver `d`'s `output_count`
+// floats start after those of drivers `0..d`. Each reads its joint's
+// rotation (normalised first) from the local pose `pose`
+// (`sinew_soa_count(joint_count)` blocks). To drive shape weights, point
+// `out` into the weight array given to `sinew_blend_shapes_apply`.
+// Allocation-free; O(n m) per driver.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_HANDLE, BAD_LENGTH
+// (`pose_len` or `out_len`), INVALID_ARGUMENT (a driver's joint rotation
+// is zero, NaN or infinite), OVERLAPPING_BUFFERS (`out` overlapping the
+// pose or the storage). `out` is untouched on error.
+//
+// # Safety
+// `drivers` points to a handle filled by `sinew_rbf_drivers_init` whose
+// storage is alive; `pose` has `pose_len` readable blocks; `out` has
+// `out_len` writable floats.
+sinew_status sinew_rbf_drivers_evaluate(const struct sinew_rbf_drivers *drivers,
+                                        const struct sinew_soa_transform *pose,
+                                        size_t pose_len,
+                                        float *out,
+                                        size_t out_len);
 
 // Fills `*out` with a critically damped spring (ζ = 1) of half-life
 // `half_life` seconds: ω = 2 ln 2 / `half_life`. Released at rest at

@@ -2563,6 +2563,258 @@ static void shape_drivers(void) {
               w);
 }
 
+static void rbf_drivers(void) {
+  /* One driver on the elbow (joint 1): at rest output 0 is 1, bent by 90
+   * degrees output 1 is 1. */
+  const float pi = 3.14159265358979f;
+  const float h = sinf(pi / 4.0f);
+  float examples[2][4] = {{0, 0, 0, 1}, {0, 0, h, cosf(pi / 4.0f)}};
+  float targets[4] = {1, 0, 0, 1};
+  sinew_rbf_fit fit = {SINEW_RBF_GAUSSIAN, 1.0f, 0.0f, &examples[0][0], 2, targets, 2};
+  size_t scratch_len = 0, weight_count = 0;
+  CHECK(sinew_rbf_solve_sizes(&fit, 1, &scratch_len, &weight_count), SINEW_STATUS_OK);
+  if (scratch_len != 2 * (2 + 2) + 2 || weight_count != 4) {
+    fprintf(stderr, "rbf sizes: %zu doubles, %zu weights\n", scratch_len, weight_count);
+    exit(1);
+  }
+  double scratch[16];
+  float weights[4];
+  uint32_t bad = 0;
+  CHECK(sinew_rbf_solve(&fit, 1, scratch, scratch_len, weights, 4, &bad), SINEW_STATUS_OK);
+  if (bad != SINEW_NO_INDEX) {
+    fprintf(stderr, "rbf solve: bad index %u on success\n", bad);
+    exit(1);
+  }
+
+  sinew_rbf_driver driver = {1, SINEW_RBF_GAUSSIAN, 1.0f, 0, &examples[0][0], 2, weights, 2};
+  size_t size = 0;
+  CHECK(sinew_rbf_drivers_storage_size(&driver, 1, &size), SINEW_STATUS_OK);
+  alignas(16) static uint8_t storage[512];
+  if (size == 0 || size > sizeof storage) {
+    fprintf(stderr, "rbf storage: %zu bytes\n", size);
+    exit(1);
+  }
+  sinew_rbf_drivers handle;
+  CHECK(sinew_rbf_drivers_init(2, &driver, 1, storage, size, &handle, &bad), SINEW_STATUS_OK);
+  examples[1][3] = 7.0f; /* copied: the handle does not see this */
+  float out[2];
+  set_elbow(0.0f);
+  CHECK(sinew_rbf_drivers_evaluate(&handle, elbow, 1, out, 2), SINEW_STATUS_OK);
+  expect_near("rbf rest output 0", out[0], 1.0, 1e-5);
+  expect_near("rbf rest output 1", out[1], 0.0, 1e-5);
+  set_elbow(pi / 2.0f);
+  CHECK(sinew_rbf_drivers_evaluate(&handle, elbow, 1, out, 2), SINEW_STATUS_OK);
+  expect_near("rbf bent output 0", out[0], 0.0, 1e-5);
+  expect_near("rbf bent output 1", out[1], 1.0, 1e-5);
+  examples[1][3] = cosf(pi / 4.0f);
+
+  /* A singular fit (a duplicate example, lambda 0) is named and writes no
+   * weights, even those of the good fit before it. */
+  float dup[2][4] = {{0, 0, 0, 1}, {0, 0, 0, 1}};
+  sinew_rbf_fit fits[2] = {fit, {SINEW_RBF_GAUSSIAN, 1.0f, 0.0f, &dup[0][0], 2, targets, 2}};
+  float both[8] = {5, 5, 5, 5, 5, 5, 5, 5};
+  CHECK(sinew_rbf_solve_sizes(fits, 2, &scratch_len, &weight_count), SINEW_STATUS_OK);
+  CHECK_KEEPS(sinew_rbf_solve(fits, 2, scratch, scratch_len, both, 8, &bad),
+              SINEW_STATUS_INVALID_ARGUMENT, both);
+  if (bad != 1) {
+    fprintf(stderr, "singular rbf: bad index %u\n", bad);
+    exit(1);
+  }
+  /* With lambda > 0 it solves. */
+  fits[1].lambda = 0.1f;
+  CHECK(sinew_rbf_solve(fits, 2, scratch, scratch_len, both, 8, &bad), SINEW_STATUS_OK);
+  CHECK_KEEPS(sinew_rbf_solve(fits, 2, scratch, scratch_len - 1, both, 8, NULL),
+              SINEW_STATUS_BUFFER_TOO_SMALL, both);
+  CHECK_KEEPS(sinew_rbf_solve(fits, 2, scratch, scratch_len, both, 7, NULL),
+              SINEW_STATUS_BAD_LENGTH, both);
+  fits[1].sigma = -1.0f;
+  CHECK_KEEPS(sinew_rbf_solve(fits, 2, scratch, scratch_len, both, 8, &bad),
+              SINEW_STATUS_INVALID_ARGUMENT, both);
+  if (bad != 1) {
+    fprintf(stderr, "negative sigma: bad index %u\n", bad);
+    exit(1);
+  }
+
+  /* Bad set-up: named, nothing written. */
+  static struct {
+    alignas(16) uint8_t storage[512];
+    sinew_rbf_drivers handle;
+  } fresh;
+  memset(&fresh, 0xAB, sizeof fresh);
+  sinew_rbf_driver bad_drivers[][2] = {
+      {driver, {2, SINEW_RBF_GAUSSIAN, 1.0f, 0, &examples[0][0], 2, weights, 2}},
+      {driver, {1, 7, 1.0f, 0, &examples[0][0], 2, weights, 2}},
+      {driver, {1, SINEW_RBF_GAUSSIAN, 0.0f, 0, &examples[0][0], 2, weights, 2}},
+      {driver, {1, SINEW_RBF_GAUSSIAN, 1.0f, 2, &examples[0][0], 2, weights, 2}},
+      {driver, {1, SINEW_RBF_GAUSSIAN, 1.0f, 0, &targets[0], 1, weights, 2}},
+  };
+  sinew_status want[] = {SINEW_STATUS_OUT_OF_RANGE, SINEW_STATUS_INVALID_ARGUMENT,
+                         SINEW_STATUS_INVALID_ARGUMENT, SINEW_STATUS_INVALID_ARGUMENT,
+                         SINEW_STATUS_INVALID_ARGUMENT};
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    bad = 0;
+    CHECK_KEEPS(sinew_rbf_drivers_init(2, bad_drivers[i], 2, fresh.storage, sizeof fresh.storage,
+                                       &fresh.handle, &bad),
+                want[i], fresh);
+    if (bad != 1) {
+      fprintf(stderr, "bad rbf driver %zu: bad index %u\n", i, bad);
+      exit(1);
+    }
+  }
+  CHECK_KEEPS(sinew_rbf_drivers_init(2, &driver, 1, fresh.storage, size - 1, &fresh.handle, NULL),
+              SINEW_STATUS_BUFFER_TOO_SMALL, fresh);
+
+  /* Bad frames: the outputs stay as they are. */
+  CHECK_KEEPS(sinew_rbf_drivers_evaluate(&handle, elbow, 1, out, 1), SINEW_STATUS_BAD_LENGTH, out);
+  CHECK_KEEPS(sinew_rbf_drivers_evaluate(&handle, elbow, 2, out, 2), SINEW_STATUS_BAD_LENGTH, out);
+  CHECK_KEEPS(sinew_rbf_drivers_evaluate(&handle, NULL, 1, out, 2), SINEW_STATUS_NULL_PARAMETER,
+              out);
+  CHECK(sinew_rbf_drivers_evaluate(&handle, elbow, 1, (float *)storage, 2),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
+  elbow[0].rotation[3][1] = NAN;
+  CHECK_KEEPS(sinew_rbf_drivers_evaluate(&handle, elbow, 1, out, 2), SINEW_STATUS_INVALID_ARGUMENT,
+              out);
+  set_elbow(0.0f);
+  sinew_rbf_drivers forged = handle;
+  forged.output_count = 3;
+  float three[3] = {0, 0, 0};
+  CHECK_KEEPS(sinew_rbf_drivers_evaluate(&forged, elbow, 1, three, 3), SINEW_STATUS_INVALID_HANDLE,
+              three);
+}
+
+#define MUSH_SIDE 4
+#define MUSH_VERTICES (MUSH_SIDE * MUSH_SIDE)
+#define MUSH_INDICES ((MUSH_SIDE - 1) * (MUSH_SIDE - 1) * 6)
+
+static void delta_mush(void) {
+  /* A 4x4 grid, bumped in z so that smoothing changes it. */
+  static float rest[MUSH_VERTICES][3];
+  static uint32_t tris[MUSH_INDICES];
+  size_t k = 0;
+  for (int y = 0; y < MUSH_SIDE; y++) {
+    for (int x = 0; x < MUSH_SIDE; x++) {
+      float *p = rest[y * MUSH_SIDE + x];
+      p[0] = (float)x;
+      p[1] = (float)y;
+      p[2] = 0.3f * sinf((float)(x * 3 + y * 5));
+    }
+  }
+  for (uint32_t y = 0; y + 1 < MUSH_SIDE; y++) {
+    for (uint32_t x = 0; x + 1 < MUSH_SIDE; x++) {
+      uint32_t a = y * MUSH_SIDE + x, b = a + 1, c = a + MUSH_SIDE, d = c + 1;
+      uint32_t t[6] = {a, b, d, a, d, c};
+      for (int i = 0; i < 6; i++) tris[k++] = t[i];
+    }
+  }
+  sinew_mush_counts n;
+  CHECK(sinew_mush_sizes(MUSH_VERTICES, MUSH_INDICES, &n), SINEW_STATUS_OK);
+  if (n.offsets != MUSH_VERTICES + 1 || n.neighbour_capacity != 2 * MUSH_INDICES ||
+      n.scratch != 2 * MUSH_VERTICES || n.deltas != MUSH_VERTICES || n.storage_size > 256) {
+    fprintf(stderr, "mush sizes: %zu %zu %zu %zu %zu\n", n.offsets, n.neighbour_capacity,
+            n.scratch, n.deltas, n.storage_size);
+    exit(1);
+  }
+  static struct {
+    uint32_t offsets[MUSH_VERTICES + 1];
+    uint32_t neighbours[2 * MUSH_INDICES];
+    float deltas[MUSH_VERTICES][4];
+    size_t neighbour_count;
+  } built;
+  static float scratch[2 * MUSH_VERTICES][4];
+  sinew_mush_settings settings = {4, 0.5f};
+  CHECK(sinew_mush_build(tris, MUSH_INDICES, &rest[0][0], MUSH_VERTICES, settings, built.offsets,
+                         n.offsets, built.neighbours, n.neighbour_capacity, &built.neighbour_count,
+                         &scratch[0][0], n.scratch, &built.deltas[0][0], n.deltas),
+        SINEW_STATUS_OK);
+  /* Interior vertex 5 of the grid has 6 neighbours. */
+  if (built.offsets[6] - built.offsets[5] != 6 || built.neighbour_count > n.neighbour_capacity) {
+    fprintf(stderr, "mush adjacency: %u neighbours of vertex 5\n",
+            built.offsets[6] - built.offsets[5]);
+    exit(1);
+  }
+  alignas(16) static uint8_t storage[256];
+  sinew_delta_mush mush;
+  CHECK(sinew_mush_init(tris, MUSH_INDICES, built.offsets, MUSH_VERTICES, built.neighbours,
+                        built.neighbour_count, &built.deltas[0][0], settings, storage,
+                        n.storage_size, &mush),
+        SINEW_STATUS_OK);
+  /* The rest pose comes back. */
+  static float out[MUSH_VERTICES][3];
+  CHECK(sinew_mush_deform(&mush, &rest[0][0], MUSH_VERTICES, &scratch[0][0], n.scratch,
+                          &out[0][0], MUSH_VERTICES),
+        SINEW_STATUS_OK);
+  double worst = 0.0;
+  for (int v = 0; v < MUSH_VERTICES; v++)
+    for (int c = 0; c < 3; c++) worst = fmax(worst, fabs(out[v][c] - rest[v][c]));
+  expect_near("mushed rest pose", worst, 0.0, 1e-5);
+  printf("mush_rest_error %.9g\n", worst);
+
+  /* Bad builds write nothing. */
+  static struct {
+    uint32_t offsets[MUSH_VERTICES + 1];
+    uint32_t neighbours[2 * MUSH_INDICES];
+    float deltas[MUSH_VERTICES][4];
+    size_t neighbour_count;
+  } fresh;
+  memset(&fresh, 0xAB, sizeof fresh);
+#define BUILD(tris_, count_, rest_, settings_, nb_len_)                                        \
+  sinew_mush_build(tris_, count_, rest_, MUSH_VERTICES, settings_, fresh.offsets, n.offsets,   \
+                   fresh.neighbours, nb_len_, &fresh.neighbour_count, &scratch[0][0],          \
+                   n.scratch, &fresh.deltas[0][0], n.deltas)
+  tris[7] = MUSH_VERTICES;
+  CHECK_KEEPS(BUILD(tris, MUSH_INDICES, &rest[0][0], settings, n.neighbour_capacity),
+              SINEW_STATUS_INVALID_DATA, fresh);
+  tris[7] = 1;
+  CHECK_KEEPS(BUILD(tris, MUSH_INDICES - 1, &rest[0][0], settings, n.neighbour_capacity),
+              SINEW_STATUS_INVALID_DATA, fresh);
+  sinew_mush_settings zero_step = {4, 0.0f};
+  CHECK_KEEPS(BUILD(tris, MUSH_INDICES, &rest[0][0], zero_step, n.neighbour_capacity),
+              SINEW_STATUS_INVALID_ARGUMENT, fresh);
+  CHECK_KEEPS(BUILD(tris, MUSH_INDICES, &rest[0][0], settings, n.neighbour_capacity - 1),
+              SINEW_STATUS_BUFFER_TOO_SMALL, fresh);
+  CHECK_KEEPS(BUILD(tris, MUSH_INDICES, NULL, settings, n.neighbour_capacity),
+              SINEW_STATUS_NULL_PARAMETER, fresh);
+  rest[3][1] = NAN;
+  CHECK_KEEPS(BUILD(tris, MUSH_INDICES, &rest[0][0], settings, n.neighbour_capacity),
+              SINEW_STATUS_INVALID_ARGUMENT, fresh);
+  rest[3][1] = 0.0f;
+#undef BUILD
+
+  /* Bad set-up writes no handle; bad frames write no output. */
+  sinew_delta_mush spare;
+  memset(&spare, 0xAB, sizeof spare);
+  CHECK_KEEPS(sinew_mush_init(tris, MUSH_INDICES, built.offsets, MUSH_VERTICES, built.neighbours,
+                              built.neighbour_count, &built.deltas[0][0], zero_step, storage + 128,
+                              n.storage_size, &spare),
+              SINEW_STATUS_INVALID_ARGUMENT, spare);
+  CHECK_KEEPS(sinew_mush_init(tris, MUSH_INDICES, built.offsets, MUSH_VERTICES, built.neighbours,
+                              built.neighbour_count - 1, &built.deltas[0][0], settings,
+                              storage + 128, n.storage_size, &spare),
+              SINEW_STATUS_INVALID_DATA, spare);
+  CHECK_KEEPS(sinew_mush_init(tris, MUSH_INDICES, built.offsets, MUSH_VERTICES, built.neighbours,
+                              built.neighbour_count, &built.deltas[0][0], settings, storage + 128,
+                              n.storage_size - 1, &spare),
+              SINEW_STATUS_BUFFER_TOO_SMALL, spare);
+  memset(out, 0, sizeof out);
+  CHECK_KEEPS(sinew_mush_deform(&mush, &rest[0][0], MUSH_VERTICES, &scratch[0][0], n.scratch,
+                                &out[0][0], MUSH_VERTICES - 1),
+              SINEW_STATUS_BAD_LENGTH, out);
+  CHECK_KEEPS(sinew_mush_deform(&mush, &rest[0][0], MUSH_VERTICES, &scratch[0][0], n.scratch - 1,
+                                &out[0][0], MUSH_VERTICES),
+              SINEW_STATUS_BAD_LENGTH, out);
+  CHECK_KEEPS(sinew_mush_deform(&mush, &rest[0][0], MUSH_VERTICES, &scratch[0][0], n.scratch,
+                                &built.deltas[0][0], MUSH_VERTICES),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, built);
+  CHECK_KEEPS(sinew_mush_deform(&mush, &out[0][0], MUSH_VERTICES, &scratch[0][0], n.scratch,
+                                &out[0][0], MUSH_VERTICES),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, out);
+  sinew_delta_mush forged = mush;
+  forged.vertex_count = MUSH_VERTICES - 1;
+  CHECK_KEEPS(sinew_mush_deform(&forged, &rest[0][0], MUSH_VERTICES - 1, &scratch[0][0],
+                                n.scratch - 2, &out[0][0], MUSH_VERTICES - 1),
+              SINEW_STATUS_INVALID_HANDLE, out);
+}
+
 int main(int argc, char **argv) {
   printf("version %s\n", sinew_version());
   if (sinew_version_number() != SINEW_VERSION_NUMBER ||
@@ -2581,6 +2833,8 @@ int main(int argc, char **argv) {
   player();
   blend_shapes();
   shape_drivers();
+  rbf_drivers();
+  delta_mush();
   if (argc > 1) compressed(argv[1]);
   if (argc > 2) mesh_file(argv[2]);
   if (argc > 3) track_set_file(argv[3]);

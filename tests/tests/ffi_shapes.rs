@@ -2,12 +2,19 @@
 //! `sinew-capi`) against the Rust API: random meshes, dense and sparse
 //! targets, weights, correctives and combinations give bit for bit what
 //! `BlendShapes::apply` and `ShapeDrivers::evaluate` give, and a bad target
-//! or driver is named by `bad_index` as the core's error names it.
+//! or driver is named by `bad_index` as the core's error names it. RBF
+//! fits and drivers and delta mush likewise give what `RbfFit::solve`,
+//! `RbfSet::evaluate_pose`, `build_adjacency`, `rest_deltas` and
+//! `DeltaMush::deform` give.
 
 use proptest::prelude::*;
 use sinew::*;
 use sinew_core::shape::blend::{pack_sparse, BlendOptions, BlendShapes, Deltas, Target};
 use sinew_core::shape::driver::{Angle, Combination, Corrective, Driver, Ramp, ShapeDrivers};
+use sinew_core::shape::mush::{
+    build_adjacency, neighbour_capacity, rest_deltas, DeltaMush, MushAdjacency, MushSettings,
+};
+use sinew_core::shape::rbf::{RbfDriver, RbfFit, RbfKernel, RbfSet};
 use sinew_core::skin::{SkinOutput, SkinVertices};
 use sinew_core::{soa_count, Error, Quat, SoaTransform, SoaVec3, Vec3};
 
@@ -506,5 +513,246 @@ proptest! {
         prop_assert_eq!(s, sinew_status::Ok);
         let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
         prop_assert_eq!(bits(&got), bits(&want));
+    }
+}
+
+const KERNELS: [(u32, RbfKernel); 3] = [
+    (SINEW_RBF_GAUSSIAN, RbfKernel::Gaussian),
+    (SINEW_RBF_THIN_PLATE, RbfKernel::ThinPlate),
+    (SINEW_RBF_MULTIQUADRIC, RbfKernel::Multiquadric),
+];
+
+/// One fit: kernel index, sigma, lambda, examples, targets, outputs.
+type Fit = (usize, f32, f32, Vec<[f32; 4]>, Vec<f32>, usize);
+
+fn fit() -> impl Strategy<Value = Fit> {
+    (0usize..3, 1usize..5, 1usize..4).prop_flat_map(|(k, n, m)| {
+        (
+            Just(k),
+            0.2f32..2.0,
+            prop_oneof![Just(0.0f32), 0.0f32..0.5],
+            prop::collection::vec(quat(), n),
+            prop::collection::vec(-1.0f32..1.0, n * m),
+            Just(m),
+        )
+    })
+}
+
+fn c_fit(f: &Fit) -> sinew_rbf_fit {
+    sinew_rbf_fit {
+        kernel: KERNELS[f.0].0,
+        sigma: f.1,
+        lambda: f.2,
+        examples: f.3.as_ptr().cast(),
+        example_count: f.3.len(),
+        targets: f.4.as_ptr(),
+        output_count: f.5,
+    }
+}
+
+fn quats(q: &[[f32; 4]]) -> Vec<Quat> {
+    q.iter()
+        .map(|q| Quat::new(q[0], q[1], q[2], q[3]))
+        .collect()
+}
+
+fn empty_rbf() -> sinew_rbf_drivers {
+    sinew_rbf_drivers {
+        joint_count: 0,
+        driver_count: 0,
+        output_count: 0,
+        storage: std::ptr::null(),
+        storage_size: 0,
+        check: 0,
+    }
+}
+
+proptest! {
+    #[test]
+    fn rbf_solve_and_evaluate_are_the_rust_ones_bit_for_bit(
+        fits in prop::collection::vec(fit(), 1..4),
+        joints in 1usize..7,
+        picks in prop::collection::vec(0usize..64, 3),
+        rotations in prop::collection::vec(quat(), 7),
+        clamp in any::<bool>(),
+    ) {
+        // Rust: each fit on its own, `None` for a failure naming the fit.
+        let ex: Vec<Vec<Quat>> = fits.iter().map(|f| quats(&f.3)).collect();
+        let mut want = Vec::new();
+        let mut first_bad = None;
+        for (k, f) in fits.iter().enumerate() {
+            let fit = RbfFit { kernel: KERNELS[f.0].1, sigma: f.1, lambda: f.2, examples: &ex[k], targets: &f.4, outputs: f.5 };
+            let mut s = vec![0.0f64; fit.scratch_len()];
+            let mut w = vec![0.0f32; f.3.len() * f.5];
+            match fit.solve(k as u32, &mut s, &mut w) {
+                Ok(()) => want.extend_from_slice(&w),
+                Err(Error::InvalidDriver { driver, .. }) => {
+                    prop_assert_eq!(driver, k as u32);
+                    first_bad.get_or_insert(k as u32);
+                }
+                Err(e) => prop_assert!(false, "{e:?}"),
+            }
+        }
+        let c: Vec<sinew_rbf_fit> = fits.iter().map(c_fit).collect();
+        let (mut sl, mut wc) = (0usize, 0usize);
+        // SAFETY: live buffers of the lengths given.
+        let s = unsafe { sinew_rbf_solve_sizes(c.as_ptr(), c.len(), &mut sl, &mut wc) };
+        prop_assert_eq!(s, sinew_status::Ok);
+        let mut scratch = vec![0.0f64; sl];
+        let mut got = vec![9.0f32; wc];
+        let mut bad = 7u32;
+        // SAFETY: live buffers of the lengths given.
+        let s = unsafe {
+            sinew_rbf_solve(c.as_ptr(), c.len(), scratch.as_mut_ptr(), sl, got.as_mut_ptr(), wc, &mut bad)
+        };
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        if let Some(k) = first_bad {
+            prop_assert_eq!((s, bad), (sinew_status::InvalidArgument, k));
+            prop_assert!(got.iter().all(|&w| w == 9.0));
+            return Ok(());
+        }
+        prop_assert_eq!((s, bad), (sinew_status::Ok, SINEW_NO_INDEX));
+        prop_assert_eq!(bits(&got), bits(&want));
+
+        // The solved weights drive a set, through C and through Rust.
+        let mut at = 0;
+        let (mut c_drivers, mut r_drivers) = (Vec::new(), Vec::new());
+        for (k, f) in fits.iter().enumerate() {
+            let (n, m) = (f.3.len(), f.5);
+            let w = &got[at..at + n * m];
+            at += n * m;
+            let joint = picks[k % picks.len()] % joints;
+            c_drivers.push(sinew_rbf_driver {
+                joint: joint as u32,
+                kernel: KERNELS[f.0].0,
+                sigma: f.1,
+                clamp: u32::from(clamp),
+                examples: f.3.as_ptr().cast(),
+                example_count: n,
+                weights: w.as_ptr(),
+                output_count: m,
+            });
+            r_drivers.push(RbfDriver { joint: joint as u16, kernel: KERNELS[f.0].1, sigma: f.1, examples: &ex[k], weights: w, outputs: m, clamp });
+        }
+        let mut size = 0usize;
+        // SAFETY: live buffers of the lengths given.
+        let s = unsafe { sinew_rbf_drivers_storage_size(c_drivers.as_ptr(), c_drivers.len(), &mut size) };
+        prop_assert_eq!(s, sinew_status::Ok);
+        let mut st = storage(size);
+        let mut handle = empty_rbf();
+        // SAFETY: live buffers of the lengths given.
+        let s = unsafe {
+            sinew_rbf_drivers_init(joints, c_drivers.as_ptr(), c_drivers.len(), st.as_mut_ptr().cast(), size, &mut handle, &mut bad)
+        };
+        prop_assert_eq!((s, bad), (sinew_status::Ok, SINEW_NO_INDEX));
+        let set = RbfSet::new(&r_drivers, joints).unwrap();
+        let p = pose(&rotations[..joints]);
+        let mut want = vec![0.0f32; set.output_count()];
+        set.evaluate_pose(&p, &mut want).unwrap();
+        let mut out = vec![0.0f32; handle.output_count];
+        let c_pose: &[sinew_soa_transform] = bytemuck::cast_slice(&p);
+        // SAFETY: live buffers of the lengths given; the handle's storage is alive.
+        let s = unsafe {
+            sinew_rbf_drivers_evaluate(&handle, c_pose.as_ptr(), c_pose.len(), out.as_mut_ptr(), out.len())
+        };
+        prop_assert_eq!(s, sinew_status::Ok);
+        prop_assert_eq!(bits(&out), bits(&want));
+    }
+}
+
+/// A `w` by `h` grid of vertices with random heights, two triangles a cell.
+fn grid(w: u32, h: u32, z: &[f32]) -> (Vec<[f32; 3]>, Vec<u32>) {
+    let p = (0..w * h)
+        .map(|v| [(v % w) as f32, (v / w) as f32, z[v as usize % z.len()]])
+        .collect();
+    let mut t = Vec::new();
+    for y in 0..h - 1 {
+        for x in 0..w - 1 {
+            let (a, c) = (y * w + x, (y + 1) * w + x);
+            t.extend_from_slice(&[a, a + 1, c + 1, a, c + 1, c]);
+        }
+    }
+    (p, t)
+}
+
+proptest! {
+    #[test]
+    fn delta_mush_is_the_rust_one_bit_for_bit(
+        w in 2u32..6,
+        h in 2u32..6,
+        z in prop::collection::vec(-0.5f32..0.5, 1..40),
+        moves in prop::collection::vec(prop::array::uniform3(-0.3f32..0.3), 1..40),
+        iterations in 0u32..6,
+        step in 0.05f32..1.0,
+    ) {
+        let (rest, tris) = grid(w, h, &z);
+        let n = rest.len();
+        let settings = MushSettings { iterations, step };
+        // Rust.
+        let mut offsets = vec![0u32; n + 1];
+        let mut nb = vec![0u32; neighbour_capacity(tris.len())];
+        let used = build_adjacency(&tris, n, &mut offsets, &mut nb).unwrap();
+        let adj = MushAdjacency::new(&offsets, &nb[..used]).unwrap();
+        let mut scratch = vec![[0.0f32; 4]; 2 * n];
+        let mut deltas = vec![[0.0f32; 4]; n];
+        rest_deltas(&adj, &tris, settings, &rest, &mut scratch, &mut deltas).unwrap();
+        let mush = DeltaMush::new(adj, &tris, &deltas, settings).unwrap();
+        let skinned: Vec<[f32; 3]> = rest
+            .iter()
+            .enumerate()
+            .map(|(v, p)| {
+                let d = moves[v % moves.len()];
+                [p[0] + d[0], p[1] + d[1], p[2] + d[2]]
+            })
+            .collect();
+        let mut want = vec![[0.0f32; 3]; n];
+        mush.deform(&skinned, &mut scratch, &mut want).unwrap();
+
+        // C.
+        let mut counts = sinew_mush_counts::default();
+        // SAFETY: a live out-parameter.
+        let s = unsafe { sinew_mush_sizes(n, tris.len(), &mut counts) };
+        prop_assert_eq!(s, sinew_status::Ok);
+        let cs = sinew_mush_settings { iterations, step };
+        let mut c_offsets = vec![0u32; counts.offsets];
+        let mut c_nb = vec![0u32; counts.neighbour_capacity];
+        let mut c_scratch = vec![[0.0f32; 4]; counts.scratch];
+        let mut c_deltas = vec![[0.0f32; 4]; counts.deltas];
+        let mut c_used = 0usize;
+        // SAFETY: live buffers of the lengths given.
+        let s = unsafe {
+            sinew_mush_build(
+                tris.as_ptr(), tris.len(), rest.as_ptr().cast(), n, cs,
+                c_offsets.as_mut_ptr(), c_offsets.len(), c_nb.as_mut_ptr(), c_nb.len(), &mut c_used,
+                c_scratch.as_mut_ptr().cast(), c_scratch.len(), c_deltas.as_mut_ptr().cast(), c_deltas.len(),
+            )
+        };
+        prop_assert_eq!(s, sinew_status::Ok);
+        prop_assert_eq!(c_used, used);
+        prop_assert_eq!(&c_offsets, &offsets);
+        prop_assert_eq!(&c_nb[..used], &nb[..used]);
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        prop_assert_eq!(bits(c_deltas.as_flattened()), bits(deltas.as_flattened()));
+
+        let mut st = storage(counts.storage_size);
+        let mut handle = sinew_delta_mush { vertex_count: 0, storage: std::ptr::null(), storage_size: 0, check: 0 };
+        // SAFETY: live buffers of the lengths given.
+        let s = unsafe {
+            sinew_mush_init(
+                tris.as_ptr(), tris.len(), c_offsets.as_ptr(), n, c_nb.as_ptr(), c_used,
+                c_deltas.as_ptr().cast(), cs, st.as_mut_ptr().cast(), counts.storage_size, &mut handle,
+            )
+        };
+        prop_assert_eq!(s, sinew_status::Ok);
+        let mut got = vec![[0.0f32; 3]; n];
+        // SAFETY: live buffers of the lengths given; the handle's arrays and storage are alive.
+        let s = unsafe {
+            sinew_mush_deform(
+                &handle, skinned.as_ptr().cast(), n, c_scratch.as_mut_ptr().cast(), c_scratch.len(),
+                got.as_mut_ptr().cast(), n,
+            )
+        };
+        prop_assert_eq!(s, sinew_status::Ok);
+        prop_assert_eq!(bits(got.as_flattened()), bits(want.as_flattened()));
     }
 }

@@ -55,7 +55,7 @@ pub const SINEW_SHAPE_RAMP_LINEAR: u32 = 0;
 pub const SINEW_SHAPE_RAMP_SMOOTHSTEP: u32 = 1;
 
 /// Alignment `_init` asks of its storage.
-const STORAGE_ALIGN: usize = 16;
+pub(crate) const STORAGE_ALIGN: usize = 16;
 
 const _: () = {
     assert!(align_of::<BlendShapes<'static>>() <= STORAGE_ALIGN);
@@ -187,7 +187,7 @@ const DRIVER_TAG: u64 = 0x5349_4E45_5744_5256; // "SINEWDRV"
 
 /// A failure at set-up: the status and the element at fault.
 #[derive(Clone, Copy)]
-struct Fail(sinew_status, u32);
+pub(crate) struct Fail(pub(crate) sinew_status, pub(crate) u32);
 
 impl From<sinew_status> for Fail {
     fn from(s: sinew_status) -> Self {
@@ -196,20 +196,20 @@ impl From<sinew_status> for Fail {
 }
 
 /// Attaches element `k` to a status.
-fn at(k: usize) -> impl Fn(sinew_status) -> Fail {
+pub(crate) fn at(k: usize) -> impl Fn(sinew_status) -> Fail {
     move |s| Fail(s, u32::try_from(k).unwrap_or(SINEW_NO_INDEX))
 }
 
 #[inline]
-const fn round_up(n: usize) -> usize {
+pub(crate) const fn round_up(n: usize) -> usize {
     n.div_ceil(STORAGE_ALIGN) * STORAGE_ALIGN
 }
 
-fn add(a: usize, b: usize) -> Result<usize, sinew_status> {
+pub(crate) fn add(a: usize, b: usize) -> Result<usize, sinew_status> {
     a.checked_add(b).ok_or(sinew_status::BadLength)
 }
 
-fn mul(a: usize, b: usize) -> Result<usize, sinew_status> {
+pub(crate) fn mul(a: usize, b: usize) -> Result<usize, sinew_status> {
     a.checked_mul(b).ok_or(sinew_status::BadLength)
 }
 
@@ -319,10 +319,10 @@ fn view_span(v: &Option<View<'_>>) -> [Span; 2] {
 
 /// An optional `bad_index` out-parameter, checked before any work and
 /// written on every return.
-struct BadIndex(*mut u32);
+pub(crate) struct BadIndex(*mut u32);
 
 impl BadIndex {
-    fn new(p: *mut u32) -> Result<BadIndex, sinew_status> {
+    pub(crate) fn new(p: *mut u32) -> Result<BadIndex, sinew_status> {
         if !p.is_null() {
             out_param(p)?;
         }
@@ -334,7 +334,7 @@ impl BadIndex {
     ///
     /// # Safety
     /// The pointer given to `new` is NULL or writable.
-    unsafe fn report(self, result: Result<(), Fail>) -> Result<(), sinew_status> {
+    pub(crate) unsafe fn report(self, result: Result<(), Fail>) -> Result<(), sinew_status> {
         let (result, index) = match result {
             Ok(()) => (Ok(()), SINEW_NO_INDEX),
             Err(Fail(s, k)) => (Err(s), k),

@@ -1284,43 +1284,202 @@ pub fn shapes_allocate_nothing() {
         joints1: std::ptr::null(),
         weights1: std::ptr::null(),
     };
-    let dt = 1.0f32 / 60.0;
-    frames_allocate_nothing("the C ABI's blend shapes and drivers", 300, |frame| {
-        let mut weights = [0.5 + 0.5 * (frame as f32 * 0.1).sin(), 0.0, 0.0];
-        let out = sinew_skin_target {
-            positions: p.as_mut_ptr().cast(),
-            normals: n.as_mut_ptr().cast(),
-            tangents: t.as_mut_ptr().cast(),
-        };
-        // SAFETY: the handles' storages and dense deltas are alive; every
-        // pointer comes from a live buffer of the length passed with it and
-        // the outputs are distinct from the inputs.
-        unsafe {
-            ok(
-                "sinew_clip_sample",
-                sinew_clip_sample(
-                    &a.walk,
-                    frame as f32 * dt,
-                    SINEW_TIME_LOOP,
-                    local.as_mut_ptr().cast(),
-                    blocks,
-                ),
-            )?;
-            ok(
-                "sinew_shape_drivers_evaluate",
-                sinew_shape_drivers_evaluate(
-                    &drivers,
-                    local.as_ptr().cast(),
-                    blocks,
-                    weights.as_mut_ptr(),
-                    3,
-                ),
-            )?;
-            ok(
-                "sinew_blend_shapes_apply",
-                sinew_blend_shapes_apply(&shapes, weights.as_ptr(), 3, 0.0, 1, &base, &out),
-            )?;
+    // An RBF driver on the elbow writing shape 1 (read by the combination),
+    // solved offline; a delta mush over a 15 x 20 grid.
+    let examples = [[0.0f32, 0.0, 0.0, 1.0], [0.0, 0.0, 0.6, 0.8]];
+    let targets = [0.0f32, 1.0];
+    let fit = sinew_rbf_fit {
+        kernel: SINEW_RBF_GAUSSIAN,
+        sigma: 1.0,
+        lambda: 0.0,
+        examples: examples.as_ptr().cast(),
+        example_count: 2,
+        targets: targets.as_ptr(),
+        output_count: 1,
+    };
+    let mut rbf_weights = [0.0f32; 2];
+    let mut rbf_scratch = [0.0f64; 16];
+    let rbf_driver = sinew_rbf_driver {
+        joint: a.joint("lower_arm_l") as u32,
+        kernel: SINEW_RBF_GAUSSIAN,
+        sigma: 1.0,
+        clamp: 1,
+        examples: examples.as_ptr().cast(),
+        example_count: 2,
+        weights: rbf_weights.as_ptr(),
+        output_count: 1,
+    };
+    let mut rbf_size = 0usize;
+    let mut rbf_storage;
+    let mut rbf = sinew_rbf_drivers {
+        joint_count: 0,
+        driver_count: 0,
+        output_count: 0,
+        storage: std::ptr::null(),
+        storage_size: 0,
+        check: 0,
+    };
+    let (gw, gh) = (15u32, 20u32);
+    let grid: Vec<[f32; 3]> = (0..gw * gh)
+        .map(|v| [(v % gw) as f32, (v / gw) as f32, 0.1 * (v as f32).sin()])
+        .collect();
+    let mut tris = Vec::new();
+    for y in 0..gh - 1 {
+        for x in 0..gw - 1 {
+            let (i, j) = (y * gw + x, (y + 1) * gw + x);
+            tris.extend_from_slice(&[i, i + 1, j + 1, i, j + 1, j]);
         }
-        Ok::<f32, Failed>(p[N - 1][2] + n[7][1] + weights[2])
-    });
+    }
+    let gn = grid.len();
+    let mut counts = sinew_mush_counts::default();
+    let settings = sinew_mush_settings {
+        iterations: 3,
+        step: 0.5,
+    };
+    let (mut offsets, mut neighbours, mut mush_scratch, mut mush_deltas);
+    let mut used = 0usize;
+    let mut mush_storage = [0u128; 8];
+    let mut mush = sinew_delta_mush {
+        vertex_count: 0,
+        storage: std::ptr::null(),
+        storage_size: 0,
+        check: 0,
+    };
+    // SAFETY: every pointer comes from a live buffer of the length passed
+    // with it; the storages are 16-byte aligned (`u128`) and outlive the
+    // handles, as do the mush arrays.
+    unsafe {
+        let s = sinew_rbf_solve(
+            &fit,
+            1,
+            rbf_scratch.as_mut_ptr(),
+            rbf_scratch.len(),
+            rbf_weights.as_mut_ptr(),
+            2,
+            std::ptr::null_mut(),
+        );
+        assert_eq!(s, sinew_status::Ok);
+        let s = sinew_rbf_drivers_storage_size(&rbf_driver, 1, &mut rbf_size);
+        assert_eq!(s, sinew_status::Ok);
+        rbf_storage = vec![0u128; rbf_size.div_ceil(16)];
+        let s = sinew_rbf_drivers_init(
+            a.joints(),
+            &rbf_driver,
+            1,
+            rbf_storage.as_mut_ptr().cast(),
+            rbf_storage.len() * 16,
+            &mut rbf,
+            std::ptr::null_mut(),
+        );
+        assert_eq!(s, sinew_status::Ok);
+        assert_eq!(
+            sinew_mush_sizes(gn, tris.len(), &mut counts),
+            sinew_status::Ok
+        );
+        offsets = vec![0u32; counts.offsets];
+        neighbours = vec![0u32; counts.neighbour_capacity];
+        mush_scratch = vec![[0.0f32; 4]; counts.scratch];
+        mush_deltas = vec![[0.0f32; 4]; counts.deltas];
+        let s = sinew_mush_build(
+            tris.as_ptr(),
+            tris.len(),
+            grid.as_ptr().cast(),
+            gn,
+            settings,
+            offsets.as_mut_ptr(),
+            offsets.len(),
+            neighbours.as_mut_ptr(),
+            neighbours.len(),
+            &mut used,
+            mush_scratch.as_mut_ptr().cast(),
+            mush_scratch.len(),
+            mush_deltas.as_mut_ptr().cast(),
+            mush_deltas.len(),
+        );
+        assert_eq!(s, sinew_status::Ok);
+        let s = sinew_mush_init(
+            tris.as_ptr(),
+            tris.len(),
+            offsets.as_ptr(),
+            gn,
+            neighbours.as_ptr(),
+            used,
+            mush_deltas.as_ptr().cast(),
+            settings,
+            mush_storage.as_mut_ptr().cast(),
+            counts.storage_size,
+            &mut mush,
+        );
+        assert_eq!(s, sinew_status::Ok);
+    }
+    let mut skinned = grid.clone();
+    let mut mushed = vec![[0.0f32; 3]; gn];
+    let dt = 1.0f32 / 60.0;
+    frames_allocate_nothing(
+        "the C ABI's shapes, drivers, RBF and delta mush",
+        300,
+        |frame| {
+            let mut weights = [0.5 + 0.5 * (frame as f32 * 0.1).sin(), 0.0, 0.0];
+            let out = sinew_skin_target {
+                positions: p.as_mut_ptr().cast(),
+                normals: n.as_mut_ptr().cast(),
+                tangents: t.as_mut_ptr().cast(),
+            };
+            // SAFETY: the handles' storages and dense deltas are alive; every
+            // pointer comes from a live buffer of the length passed with it and
+            // the outputs are distinct from the inputs.
+            unsafe {
+                ok(
+                    "sinew_clip_sample",
+                    sinew_clip_sample(
+                        &a.walk,
+                        frame as f32 * dt,
+                        SINEW_TIME_LOOP,
+                        local.as_mut_ptr().cast(),
+                        blocks,
+                    ),
+                )?;
+                ok(
+                    "sinew_rbf_drivers_evaluate",
+                    sinew_rbf_drivers_evaluate(
+                        &rbf,
+                        local.as_ptr().cast(),
+                        blocks,
+                        weights[1..].as_mut_ptr(),
+                        1,
+                    ),
+                )?;
+                ok(
+                    "sinew_shape_drivers_evaluate",
+                    sinew_shape_drivers_evaluate(
+                        &drivers,
+                        local.as_ptr().cast(),
+                        blocks,
+                        weights.as_mut_ptr(),
+                        3,
+                    ),
+                )?;
+                ok(
+                    "sinew_blend_shapes_apply",
+                    sinew_blend_shapes_apply(&shapes, weights.as_ptr(), 3, 0.0, 1, &base, &out),
+                )?;
+                for (s, g) in skinned.iter_mut().zip(&grid) {
+                    s[2] = g[2] * (1.0 + weights[0]);
+                }
+                ok(
+                    "sinew_mush_deform",
+                    sinew_mush_deform(
+                        &mush,
+                        skinned.as_ptr().cast(),
+                        gn,
+                        mush_scratch.as_mut_ptr().cast(),
+                        mush_scratch.len(),
+                        mushed.as_mut_ptr().cast(),
+                        gn,
+                    ),
+                )?;
+            }
+            Ok::<f32, Failed>(p[N - 1][2] + n[7][1] + weights[2] + mushed[17][2])
+        },
+    );
 }

@@ -17,7 +17,11 @@
 //! - handles (`sinew_skeleton`, `sinew_clip`, `sinew_compressed_clip`,
 //!   `sinew_mesh`) are caller-owned plain structs filled by a `_load`
 //!   function; they borrow the bytes they were loaded from, which must stay
-//!   alive and unchanged while the handle is used. There is nothing to free;
+//!   alive and unchanged while the handle is used; the shape handles
+//!   (`sinew_blend_shapes`, `sinew_shape_drivers`, `sinew_rbf_drivers`,
+//!   `sinew_delta_mush`) are filled by an `_init` function into caller
+//!   storage, under the same rule for that storage and the arrays they
+//!   borrow. There is nothing to free;
 //! - enumerations passed *into* functions are `uint32_t` (an out-of-range
 //!   value is `SINEW_STATUS_INVALID_ARGUMENT`, never undefined behaviour).
 #![allow(non_camel_case_types)]

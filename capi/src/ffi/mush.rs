@@ -15,10 +15,8 @@ use sinew_core::shape::mush::{
     build_adjacency, neighbour_capacity, rest_deltas, DeltaMush, MushAdjacency, MushSettings,
 };
 
-use super::ptr::{
-    check_ptr, disjoint, handle_check, out_param, read, slice, slice_mut, write, Span,
-};
-use super::shape::{add, mul, round_up, STORAGE_ALIGN};
+use super::ptr::{disjoint, handle_check, out_param, read, slice, slice_mut, write, Span};
+use super::shape::{add, mul, round_up, stored, STORAGE_ALIGN};
 use super::status::sinew_status;
 
 const _: () = assert!(align_of::<DeltaMush<'static>>() <= STORAGE_ALIGN);
@@ -310,20 +308,13 @@ unsafe fn view_mush<'a>(h: *const sinew_delta_mush) -> Result<(DeltaMush<'a>, Sp
     // SAFETY: this function's `# Safety` contract; `read` checks NULL and alignment.
     let h = unsafe { read(h)? };
     let (p, n) = (h.storage, h.storage_size);
-    if h.check != mush_check(p, n, h.vertex_count)
-        || n < MUSH_STORAGE
-        || !(p as usize).is_multiple_of(STORAGE_ALIGN)
-    {
-        return Err(sinew_status::InvalidHandle);
-    }
-    check_ptr(p, n)?;
-    // SAFETY: the check word proves `_init` wrote a `DeltaMush` at the (aligned) start of this
-    // storage, which the contract keeps alive and unchanged.
-    let mush = unsafe { p.cast::<DeltaMush<'a>>().read() };
+    let checked = h.check == mush_check(p, n, h.vertex_count);
+    // SAFETY: this function's `# Safety` contract: a checked handle's storage holds a `DeltaMush`.
+    let (mush, span) = unsafe { stored::<DeltaMush<'a>>(p, n, checked, MUSH_STORAGE)? };
     if mush.vertex_count() != h.vertex_count {
         return Err(sinew_status::InvalidHandle);
     }
-    Ok((mush, Span(p as usize, p as usize + n)))
+    Ok((mush, span))
 }
 
 /// Deforms `vertex_count` skinned positions (3 floats each) into `out`

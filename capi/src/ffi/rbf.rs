@@ -13,10 +13,8 @@ use sinew_core::shape::rbf::{RbfDriver, RbfFit, RbfKernel, RbfSet};
 use sinew_core::{Error, Quat};
 
 use super::pose::{poses, sinew_soa_transform};
-use super::ptr::{
-    check_ptr, disjoint, handle_check, out_param, read, slice, slice_mut, write, Span,
-};
-use super::shape::{add, at, mul, round_up, BadIndex, Fail, STORAGE_ALIGN};
+use super::ptr::{disjoint, handle_check, out_param, read, slice, slice_mut, write, Span};
+use super::shape::{add, at, mul, round_up, stored, BadIndex, Fail, STORAGE_ALIGN};
 use super::status::sinew_status;
 
 /// RBF kernel: `exp(-x^2)` with `x = r / sigma`.
@@ -583,14 +581,9 @@ unsafe fn view_rbf<'a>(h: *const sinew_rbf_drivers) -> Result<(RbfSet<'a>, Span)
     // SAFETY: this function's `# Safety` contract; `read` checks NULL and alignment.
     let h = unsafe { read(h)? };
     let (p, n) = (h.storage, h.storage_size);
-    let check = rbf_check(p, n, (h.joint_count, h.driver_count, h.output_count));
-    if h.check != check || n < RBF_DRIVERS_AT || !(p as usize).is_multiple_of(STORAGE_ALIGN) {
-        return Err(sinew_status::InvalidHandle);
-    }
-    check_ptr(p, n)?;
-    // SAFETY: the check word proves `_init` wrote an `RbfSet` at the (aligned) start of this
-    // storage, which the contract keeps alive and unchanged.
-    let set = unsafe { p.cast::<RbfSet<'a>>().read() };
+    let checked = h.check == rbf_check(p, n, (h.joint_count, h.driver_count, h.output_count));
+    // SAFETY: this function's `# Safety` contract: a checked handle's storage holds an `RbfSet`.
+    let (set, span) = unsafe { stored::<RbfSet<'a>>(p, n, checked, RBF_DRIVERS_AT)? };
     let at = p.wrapping_add(RBF_DRIVERS_AT).cast::<RbfDriver<'_>>();
     if set.joint_count() != h.joint_count
         || set.output_count() != h.output_count
@@ -599,7 +592,7 @@ unsafe fn view_rbf<'a>(h: *const sinew_rbf_drivers) -> Result<(RbfSet<'a>, Span)
     {
         return Err(sinew_status::InvalidHandle);
     }
-    Ok((set, Span(p as usize, p as usize + n)))
+    Ok((set, span))
 }
 
 /// Writes every driver's outputs into `out` (`out_len` = the handle's

@@ -557,6 +557,31 @@ fn driver_check(storage: *const u8, size: usize, h: (usize, usize, usize)) -> u6
     handle_check(storage, size, drivers as u32, tag) ^ (drivers as u64) << 1
 }
 
+/// The value `_init` stored at the start of a handle's storage `p` (`n`
+/// bytes), once the handle's check word (`checked`), the storage's size
+/// (at least `min` bytes) and alignment, and its pointer have been
+/// checked: the one way every shape handle is re-viewed. The caller
+/// compares the value's own counts with the handle's.
+///
+/// # Safety
+/// When `checked` holds, `_init` wrote a `T` at `p`, and the storage is
+/// still alive and unchanged (the handle's contract).
+pub(crate) unsafe fn stored<T>(
+    p: *const u8,
+    n: usize,
+    checked: bool,
+    min: usize,
+) -> Result<(T, Span), sinew_status> {
+    if !checked || n < min || !(p as usize).is_multiple_of(STORAGE_ALIGN) {
+        return Err(sinew_status::InvalidHandle);
+    }
+    check_ptr(p, n)?;
+    // SAFETY: the check word proves `_init` wrote a `T` at the (aligned)
+    // start of this storage, which the contract keeps alive and unchanged.
+    let value = unsafe { p.cast::<T>().read() };
+    Ok((value, Span(p as usize, p as usize + n)))
+}
+
 /// Re-views a handle's blend shapes (O(1): `_init` validated them).
 ///
 /// # Safety
@@ -569,16 +594,9 @@ unsafe fn view_blend<'a>(
     // SAFETY: this function's `# Safety` contract; `read` checks NULL and alignment.
     let h = unsafe { read(h)? };
     let (p, n) = (h.storage, h.storage_size);
-    if h.check != blend_check(p, n, h.vertex_count, h.target_count)
-        || n < BLEND_TARGETS_AT
-        || !(p as usize).is_multiple_of(STORAGE_ALIGN)
-    {
-        return Err(sinew_status::InvalidHandle);
-    }
-    check_ptr(p, n)?;
-    // SAFETY: the check word proves `_init` wrote a `BlendShapes` at the (aligned) start of this
-    // storage, which the contract keeps alive and unchanged.
-    let shapes = unsafe { p.cast::<BlendShapes<'a>>().read() };
+    let checked = h.check == blend_check(p, n, h.vertex_count, h.target_count);
+    // SAFETY: this function's `# Safety` contract: a checked handle's storage holds a `BlendShapes`.
+    let (shapes, span) = unsafe { stored::<BlendShapes<'a>>(p, n, checked, BLEND_TARGETS_AT)? };
     let at = p.wrapping_add(BLEND_TARGETS_AT).cast::<Target<'_>>();
     if shapes.vertex_count() != h.vertex_count
         || shapes.target_count() != h.target_count
@@ -586,7 +604,7 @@ unsafe fn view_blend<'a>(
     {
         return Err(sinew_status::InvalidHandle);
     }
-    Ok((shapes, Span(p as usize, p as usize + n)))
+    Ok((shapes, span))
 }
 
 /// Writes `base + sum_k weights[k] * delta_k` into `out`, for positions and,
@@ -1006,14 +1024,9 @@ unsafe fn view_drivers<'a>(
     // SAFETY: this function's `# Safety` contract; `read` checks NULL and alignment.
     let h = unsafe { read(h)? };
     let (p, n) = (h.storage, h.storage_size);
-    let check = driver_check(p, n, (h.shape_count, h.joint_count, h.driver_count));
-    if h.check != check || n < DRIVERS_AT || !(p as usize).is_multiple_of(STORAGE_ALIGN) {
-        return Err(sinew_status::InvalidHandle);
-    }
-    check_ptr(p, n)?;
-    // SAFETY: the check word proves `_init` wrote a `ShapeDrivers` at the (aligned) start of this
-    // storage, which the contract keeps alive and unchanged.
-    let d = unsafe { p.cast::<ShapeDrivers<'a>>().read() };
+    let checked = h.check == driver_check(p, n, (h.shape_count, h.joint_count, h.driver_count));
+    // SAFETY: this function's `# Safety` contract: a checked handle's storage holds `ShapeDrivers`.
+    let (d, span) = unsafe { stored::<ShapeDrivers<'a>>(p, n, checked, DRIVERS_AT)? };
     let at = p.wrapping_add(DRIVERS_AT).cast::<Driver<'_>>();
     if d.shape_count() != h.shape_count
         || d.joint_count() != h.joint_count
@@ -1022,7 +1035,7 @@ unsafe fn view_drivers<'a>(
     {
         return Err(sinew_status::InvalidHandle);
     }
-    Ok((d, Span(p as usize, p as usize + n)))
+    Ok((d, span))
 }
 
 /// Overwrites the weight of every driven shape in `weights`

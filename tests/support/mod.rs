@@ -6,6 +6,7 @@
 //! `#[path = "../support/mod.rs"] mod support;` and uses only part of it.
 #![allow(dead_code)]
 
+pub mod gltf;
 pub mod peak;
 
 use std::path::{Path, PathBuf};

@@ -10,7 +10,7 @@
 
 #[path = "../support/mod.rs"]
 mod support;
-use support::base64;
+use support::gltf::Doc;
 
 use std::path::{Path, PathBuf};
 
@@ -22,60 +22,6 @@ use sinew_std::import::curves::{
 };
 use sinew_std::import::ozz::{tracks_from_slice, OzzTrack, TrackKind, TrackOptions};
 use sinew_std::{ImportError, Location};
-
-// ---------------------------------------------------------------------------
-// A tiny glTF writer: binary data in one base64 data-URI buffer.
-// ---------------------------------------------------------------------------
-
-#[derive(Default)]
-struct Doc {
-    bin: Vec<u8>,
-    views: Vec<String>,
-    accessors: Vec<String>,
-}
-
-impl Doc {
-    fn raw(&mut self, bytes: &[u8], component: u32, ty: &str, count: usize, extra: &str) -> usize {
-        while !self.bin.len().is_multiple_of(4) {
-            self.bin.push(0);
-        }
-        self.views.push(format!(
-            r#"{{"buffer":0,"byteOffset":{},"byteLength":{}}}"#,
-            self.bin.len(),
-            bytes.len()
-        ));
-        self.bin.extend_from_slice(bytes);
-        let v = self.views.len() - 1;
-        self.accessors.push(format!(
-            r#"{{"bufferView":{v},"componentType":{component},"count":{count},"type":"{ty}"{extra}}}"#
-        ));
-        self.accessors.len() - 1
-    }
-
-    fn f32s(&mut self, data: &[f32], ty: &str) -> usize {
-        let width = match ty {
-            "SCALAR" => 1,
-            "VEC3" => 3,
-            _ => 4,
-        };
-        let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
-        self.raw(&bytes, 5126, ty, data.len() / width, "")
-    }
-
-    fn json(&self, body: &str) -> String {
-        format!(
-            r#"{{"asset":{{"version":"2.0"}},
-"buffers":[{{"byteLength":{},"uri":"data:application/octet-stream;base64,{}"}}],
-"bufferViews":[{}],
-"accessors":[{}],
-{body}}}"#,
-            self.bin.len(),
-            base64(&self.bin),
-            self.views.join(","),
-            self.accessors.join(",")
-        )
-    }
-}
 
 fn import(json: &str) -> Result<Vec<AnimationCurves>, ImportError> {
     gltf_curves_from_slice(

@@ -8,7 +8,8 @@
 
 #[path = "../support/mod.rs"]
 mod support;
-use support::{base64, close};
+use support::close;
+use support::gltf::Doc;
 
 use std::path::{Path, PathBuf};
 
@@ -17,94 +18,6 @@ use sinew_core::soa::get_joint;
 use sinew_core::{Mat4, Quat, Vec3};
 use sinew_std::import::gltf::{from_slice, load, GltfOptions};
 use sinew_std::{Asset, ImportError, Location, Mesh};
-
-// ---------------------------------------------------------------------------
-// A tiny glTF writer: binary data goes into one base64 data-URI buffer.
-// ---------------------------------------------------------------------------
-
-#[derive(Default)]
-struct Doc {
-    bin: Vec<u8>,
-    views: Vec<String>,
-    accessors: Vec<String>,
-}
-
-impl Doc {
-    fn view(&mut self, bytes: &[u8]) -> usize {
-        while !self.bin.len().is_multiple_of(4) {
-            self.bin.push(0);
-        }
-        self.views.push(format!(
-            r#"{{"buffer":0,"byteOffset":{},"byteLength":{}}}"#,
-            self.bin.len(),
-            bytes.len()
-        ));
-        self.bin.extend_from_slice(bytes);
-        self.views.len() - 1
-    }
-
-    fn push(&mut self, json: String) -> usize {
-        self.accessors.push(json);
-        self.accessors.len() - 1
-    }
-
-    fn f32s(&mut self, data: &[f32], ty: &str) -> usize {
-        let width = match ty {
-            "SCALAR" => 1,
-            "VEC3" => 3,
-            "VEC4" => 4,
-            _ => unreachable!(),
-        };
-        let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let v = self.view(&bytes);
-        self.push(format!(
-            r#"{{"bufferView":{v},"componentType":5126,"count":{},"type":"{ty}"}}"#,
-            data.len() / width
-        ))
-    }
-
-    fn u8s(&mut self, data: &[u8], ty: &str, width: usize) -> usize {
-        let v = self.view(data);
-        self.push(format!(
-            r#"{{"bufferView":{v},"componentType":5121,"count":{},"type":"{ty}"}}"#,
-            data.len() / width
-        ))
-    }
-
-    /// A VEC3 float accessor of `count` elements without a buffer view (all
-    /// zeros) but for the sparse `values` at the increasing `indices`.
-    fn sparse_vec3(&mut self, count: usize, indices: &[u16], values: &[f32]) -> usize {
-        let ib: Vec<u8> = indices.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let vb: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let iv = self.view(&ib);
-        let vv = self.view(&vb);
-        self.push(format!(
-            r#"{{"componentType":5126,"count":{count},"type":"VEC3","sparse":{{"count":{},"indices":{{"bufferView":{iv},"componentType":5123}},"values":{{"bufferView":{vv}}}}}}}"#,
-            indices.len()
-        ))
-    }
-
-    /// A zero accessor of `count` VEC3 floats (no buffer view).
-    fn zeros_vec3(&mut self, count: usize) -> usize {
-        self.push(format!(
-            r#"{{"componentType":5126,"count":{count},"type":"VEC3"}}"#
-        ))
-    }
-
-    fn json(&self, body: &str) -> String {
-        format!(
-            r#"{{"asset":{{"version":"2.0"}},
-"buffers":[{{"byteLength":{},"uri":"data:application/octet-stream;base64,{}"}}],
-"bufferViews":[{}],
-"accessors":[{}],
-{body}}}"#,
-            self.bin.len(),
-            base64(&self.bin),
-            self.views.join(","),
-            self.accessors.join(",")
-        )
-    }
-}
 
 fn import(json: &str, budget: Option<usize>) -> Result<Asset, ImportError> {
     let mut opts = GltfOptions::default();
@@ -183,9 +96,9 @@ fn quad(bad: Bad) -> String {
     let mut d = Doc::default();
     let pos = d.f32s(&QUAD, "VEC3");
     let normals = d.f32s(&[0.0, 0.0, 1.0].repeat(4), "VEC3");
-    let joints = d.u8s(&[0; 16], "VEC4", 4);
+    let joints = d.u8s(&[0; 16], "VEC4", false);
     let weights = d.f32s(&[1.0, 0.0, 0.0, 0.0].repeat(4), "VEC4");
-    let indices = d.u8s(&[0, 1, 2, 0, 2, 3], "SCALAR", 1);
+    let indices = d.u8s(&[0, 1, 2, 0, 2, 3], "SCALAR", false);
     let mut smile = SMILE;
     if let Bad::NanDelta = bad {
         smile[10] = f32::NAN;

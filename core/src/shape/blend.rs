@@ -607,11 +607,11 @@ pub fn pack_sparse(deltas: &[[f32; 3]], out: &mut [SoaVec3]) -> Result<(), Error
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::vec;
+    use alloc::vec::Vec;
     use proptest::prelude::*;
-    use std::vec;
-    use std::vec::Vec;
 
-    extern crate std;
+    extern crate alloc;
 
     type Mesh<'m> = (&'m [[f32; 3]], &'m [[f32; 3]], &'m [[f32; 4]]);
     type Owned = (Vec<[f32; 3]>, Vec<[f32; 3]>, Vec<[f32; 4]>);

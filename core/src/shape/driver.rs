@@ -343,14 +343,14 @@ fn product(c: &Combination<'_>, weights: &[f32]) -> f32 {
 
 #[cfg(test)]
 mod tests {
-    extern crate std;
+    extern crate alloc;
 
     use super::*;
     use crate::math::Transform;
+    use alloc::vec;
+    use alloc::vec::Vec;
     use core::f32::consts::{FRAC_PI_2, PI};
     use proptest::prelude::*;
-    use std::vec;
-    use std::vec::Vec;
 
     fn pose_of(rotations: &[Quat]) -> Vec<SoaTransform> {
         let mut pose = vec![SoaTransform::IDENTITY; soa_count(rotations.len())];

@@ -49,6 +49,30 @@ fn driver<'a>(fit: &RbfFit<'a>, weights: &'a [f32], joint: u16) -> RbfDriver<'a>
     }
 }
 
+/// Each kernel with the scale the interpolation tests use.
+const KERNELS: [(RbfKernel, f32); 3] = [
+    (RbfKernel::Gaussian, 0.8),
+    (RbfKernel::ThinPlate, 1.0),
+    (RbfKernel::Multiquadric, 0.8),
+];
+
+/// An unregularised fit of `targets` (one row of outputs per example).
+fn exact_fit<'a>(
+    kernel: RbfKernel,
+    sigma: f32,
+    examples: &'a [Quat],
+    targets: &'a [f32],
+) -> RbfFit<'a> {
+    RbfFit {
+        kernel,
+        sigma,
+        lambda: 0.0,
+        examples,
+        targets,
+        outputs: targets.len() / examples.len(),
+    }
+}
+
 fn eval(d: &RbfDriver<'_>, q: Quat) -> Vec<f32> {
     let mut out = vec![0.0; d.outputs];
     d.evaluate(0, q, &mut out).unwrap();
@@ -108,19 +132,8 @@ fn reproduces_examples_without_regularisation() {
     let ex = examples();
     let n = ex.len();
     let targets = one_hot(n);
-    for (kernel, sigma) in [
-        (RbfKernel::Gaussian, 0.8),
-        (RbfKernel::ThinPlate, 1.0),
-        (RbfKernel::Multiquadric, 0.8),
-    ] {
-        let fit = RbfFit {
-            kernel,
-            sigma,
-            lambda: 0.0,
-            examples: &ex,
-            targets: &targets,
-            outputs: n,
-        };
+    for (kernel, sigma) in KERNELS {
+        let fit = exact_fit(kernel, sigma, &ex, &targets);
         let w = solve(&fit, 0).unwrap();
         let d = driver(&fit, &w, 0);
         for (i, &q) in ex.iter().enumerate() {
@@ -172,19 +185,8 @@ fn smooth_between_examples() {
     let ex = examples();
     let n = ex.len();
     let targets = one_hot(n);
-    for (kernel, sigma) in [
-        (RbfKernel::Gaussian, 0.8),
-        (RbfKernel::ThinPlate, 1.0),
-        (RbfKernel::Multiquadric, 0.8),
-    ] {
-        let fit = RbfFit {
-            kernel,
-            sigma,
-            lambda: 0.0,
-            examples: &ex,
-            targets: &targets,
-            outputs: n,
-        };
+    for (kernel, sigma) in KERNELS {
+        let fit = exact_fit(kernel, sigma, &ex, &targets);
         let w = solve(&fit, 0).unwrap();
         let d = driver(&fit, &w, 0);
         // Walk from example 1 through example 0 to example 3 in small

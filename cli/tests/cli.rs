@@ -567,18 +567,27 @@ fn compress_cmu_bvh_within_the_bound() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-#[test]
-fn compress_writes_the_meshes_a_c_program_needs() {
-    let Some(d) = data() else { return };
-    let fox = d.join("gltf/khronos-gltf-samples/Fox.glb");
-    let dir = std::env::temp_dir().join(format!("sinew-compress-fox-{}", std::process::id()));
+/// `sinew compress` of `../shared/data/<rel>` into a fresh temporary
+/// folder named after `tag`, which it returns once the run succeeded;
+/// `None` (the test skips) without the data.
+fn compress_data_file(rel: &str, tag: &str) -> Option<PathBuf> {
+    let file = data()?.join(rel);
+    let dir = std::env::temp_dir().join(format!("sinew-compress-{tag}-{}", std::process::id()));
     let o = sinew(&[
         "compress",
-        fox.to_str().unwrap(),
+        file.to_str().unwrap(),
         "-o",
         dir.to_str().unwrap(),
     ]);
     assert!(o.status.success(), "{}", stderr(&o));
+    Some(dir)
+}
+
+#[test]
+fn compress_writes_the_meshes_a_c_program_needs() {
+    let Some(dir) = compress_data_file("gltf/khronos-gltf-samples/Fox.glb", "fox") else {
+        return;
+    };
     let skeleton = std::fs::read(dir.join("Fox.sinewskl")).unwrap();
     let skeleton = sinew_std::OwnedSkeleton::from_bytes(&skeleton).unwrap();
     let meshes: Vec<_> = std::fs::read_dir(&dir)
@@ -598,16 +607,10 @@ fn compress_writes_the_meshes_a_c_program_needs() {
 /// its `.sinewcmp`: the weights a C program plays with it.
 #[test]
 fn compress_writes_the_morph_weight_tracks_beside_the_clips() {
-    let Some(d) = data() else { return };
-    let robot = d.join("gltf/threejs-robotexpressive/RobotExpressive.glb");
-    let dir = std::env::temp_dir().join(format!("sinew-compress-robot-{}", std::process::id()));
-    let o = sinew(&[
-        "compress",
-        robot.to_str().unwrap(),
-        "-o",
-        dir.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    let Some(dir) = compress_data_file("gltf/threejs-robotexpressive/RobotExpressive.glb", "robot")
+    else {
+        return;
+    };
     let stem = "RobotExpressive_12_Wave";
     let bytes = sinew_std::AlignedBytes::copy_from(
         &std::fs::read(dir.join(format!("{stem}.sinewtrk"))).unwrap(),

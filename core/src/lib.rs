@@ -37,6 +37,7 @@ pub mod ik;
 pub mod math;
 pub mod mesh;
 pub mod mix;
+pub mod motion_matching;
 pub mod player;
 pub mod prelude;
 pub mod procedural;

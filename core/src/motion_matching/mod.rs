@@ -1,0 +1,29 @@
+//! Motion matching: every few frames, find the database frame whose
+//! features (future root trajectory, foot positions and velocities, hip
+//! velocity) best match what the player asks for, and inertialize into it.
+//!
+//! - [`database`]: the validated zero-copy container (features in lane
+//!   blocks, two levels of bounding boxes, the frame → clip map) and its
+//!   writer; `sinew-std` builds one from clips.
+//! - [`search`]: the brute-force lane search, the exact pruned search that
+//!   returns the same frame, and their scalar reference.
+//! - [`trajectory`]: spring-predicted future positions and headings.
+//! - [`controller`]: the per-character [`Matcher`].
+//!
+//! Nothing here allocates; every search and update works in the database's
+//! bytes and buffers the caller owns.
+
+pub mod controller;
+pub mod database;
+pub mod search;
+pub mod trajectory;
+
+#[cfg(test)]
+mod tests;
+
+pub use controller::{mirror_pose, MatchBuffers, MatchStep, Matcher, MatcherConfig};
+pub use database::{
+    database_size, write_database, Database, DatabaseDesc, FeatureGroup, FeatureKind, FrameRange,
+    Match, RANGE_MIRRORED,
+};
+pub use trajectory::{Desired, Trajectory, TrajectoryParams};

@@ -1,0 +1,500 @@
+extern crate alloc;
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use proptest::prelude::*;
+use wide::f32x4;
+
+use super::database::*;
+use super::search::reference;
+use super::*;
+use crate::error::Error;
+use crate::math::{Quat, Transform, Vec3};
+use crate::soa::{get_joint, set_joint, SoaTransform};
+
+/// Groups of the default schema: two joints' positions and velocities, one
+/// joint's velocity, three trajectory positions and directions (27 features).
+fn default_groups() -> Vec<FeatureGroup> {
+    let mut groups = Vec::new();
+    let mut first = 0;
+    let mut push = |kind: FeatureKind, joint: u32, ahead: u32| {
+        groups.push(FeatureGroup {
+            kind: kind as u32,
+            joint,
+            frames_ahead: ahead,
+            first,
+            width: kind.width() as u32,
+            weight: 1.0,
+            reserved: [0; 2],
+        });
+        first += kind.width() as u32;
+    };
+    push(FeatureKind::Position, 1, 0);
+    push(FeatureKind::Position, 2, 0);
+    push(FeatureKind::Velocity, 1, 0);
+    push(FeatureKind::Velocity, 2, 0);
+    push(FeatureKind::Velocity, 0, 0);
+    for k in [20, 40, 60] {
+        push(FeatureKind::TrajectoryPosition, u32::MAX, k);
+    }
+    for k in [20, 40, 60] {
+        push(FeatureKind::TrajectoryDirection, u32::MAX, k);
+    }
+    groups
+}
+
+fn feature_count(groups: &[FeatureGroup]) -> usize {
+    groups.iter().map(|g| g.width as usize).sum()
+}
+
+/// An owned, aligned container.
+struct Owned(Vec<f32x4>, usize);
+
+impl Owned {
+    fn bytes(&self) -> &[u8] {
+        &bytemuck::cast_slice(&self.0)[..self.1]
+    }
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut bytemuck::cast_slice_mut(&mut self.0)[..self.1]
+    }
+    fn view(&self) -> Database<'_> {
+        Database::from_bytes(self.bytes()).expect("valid database")
+    }
+}
+
+fn write(desc: &DatabaseDesc<'_>) -> Result<Owned, Error> {
+    let len = database_size(desc)?;
+    let mut store = vec![f32x4::ZERO; len.div_ceil(16)];
+    let n = write_database(desc, &mut bytemuck::cast_slice_mut(&mut store)[..len])?;
+    assert_eq!(n, len);
+    Ok(Owned(store, len))
+}
+
+/// A database of `frames` frames in `ranges` ranges, features from `values`
+/// (cycled), frames searchable unless `hidden` says otherwise.
+fn database(frames: usize, ranges: usize, values: &[f32], hidden: &[bool]) -> Owned {
+    let groups = default_groups();
+    let fc = feature_count(&groups);
+    let features: Vec<f32> = (0..frames * fc)
+        .map(|i| values[i % values.len()])
+        .collect();
+    let searchable: Vec<bool> = (0..frames)
+        .map(|i| !hidden.get(i % hidden.len().max(1)).copied().unwrap_or(false))
+        .collect();
+    let per = frames.div_ceil(ranges);
+    let mut rs = Vec::new();
+    let mut start = 0;
+    while start < frames {
+        let len = per.min(frames - start);
+        rs.push(FrameRange {
+            clip: rs.len() as u32,
+            start: start as u32,
+            len: len as u32,
+            flags: 0,
+        });
+        start += len;
+    }
+    write(&DatabaseDesc {
+        sample_rate: 60.0,
+        root: 0,
+        facing_axis: Vec3::Z,
+        mirror_axis: 0,
+        groups: &groups,
+        mean: &vec![0.0; fc],
+        scale: &vec![1.0; fc],
+        ranges: &rs,
+        mirror: &[],
+        features: &features,
+        searchable: &searchable,
+    })
+    .expect("database writes")
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The pruned search, the lane brute force and the scalar reference
+    /// return the same frame and cost, bit for bit, ties included (features
+    /// drawn from a few values so that ties are common).
+    #[test]
+    fn searches_agree(
+        frames in 1usize..900,
+        ranges in 1usize..6,
+        values in prop::collection::vec(prop_oneof![-2.0f32..2.0, Just(0.5f32), Just(-1.0f32)], 7..60),
+        hidden in prop::collection::vec(prop::bool::weighted(0.2), 1..40),
+        query in prop::collection::vec(prop_oneof![-2.5f32..2.5, Just(0.5f32)], 27),
+        bound in prop_oneof![Just(f32::INFINITY), 0.0f32..60.0],
+    ) {
+        let ranges = ranges.min(frames);
+        let db = database(frames, ranges, &values, &hidden);
+        let db = db.view();
+        let expected = reference::search(&db, &query, bound).unwrap();
+        prop_assert_eq!(db.search_brute(&query, bound).unwrap(), expected);
+        prop_assert_eq!(db.search(&query, bound).unwrap(), expected);
+        if let Some(m) = expected {
+            prop_assert!(db.is_searchable(m.frame as usize));
+            prop_assert_eq!(db.cost(&query, m.frame as usize).unwrap(), m.cost);
+        }
+    }
+
+    /// A prediction `a` then `b` seconds ahead is the prediction `a + b` ahead.
+    #[test]
+    fn trajectory_composes(
+        v in (-3.0f32..3.0, -3.0f32..3.0),
+        a in (-5.0f32..5.0, -5.0f32..5.0),
+        target in (-3.0f32..3.0, -3.0f32..3.0),
+        yaw in -3.0f32..3.0,
+        yaw_rate in -4.0f32..4.0,
+        desired_yaw in -3.0f32..3.0,
+        t1 in 0.0f32..1.0,
+        t2 in 0.0f32..1.0,
+    ) {
+        let s = Trajectory {
+            position: Vec3::new(1.0, 0.0, -2.0),
+            velocity: Vec3::new(v.0, 0.0, v.1),
+            acceleration: Vec3::new(a.0, 0.0, a.1),
+            yaw,
+            yaw_rate,
+        };
+        let d = Desired { velocity: Vec3::new(target.0, 0.0, target.1), yaw: desired_yaw };
+        let p = TrajectoryParams::default();
+        let once = s.predict(&d, &p, t1 + t2).unwrap();
+        let twice = s.predict(&d, &p, t1).unwrap().predict(&d, &p, t2).unwrap();
+        prop_assert!((once.position - twice.position).length() < 1e-3);
+        prop_assert!((once.velocity - twice.velocity).length() < 1e-3);
+        prop_assert!((once.acceleration - twice.acceleration).length() < 1e-2);
+        let dyaw = crate::mix::root_motion::wrap_angle(once.yaw - twice.yaw);
+        prop_assert!(dyaw.abs() < 1e-3, "{} {}", once.yaw, twice.yaw);
+        prop_assert!((once.yaw_rate - twice.yaw_rate).abs() < 1e-2);
+    }
+}
+
+#[test]
+fn trajectory_is_its_own_integral_and_converges() {
+    let s = Trajectory {
+        velocity: Vec3::new(0.5, 0.0, 1.0),
+        acceleration: Vec3::new(-1.0, 0.0, 2.0),
+        yaw: 0.3,
+        yaw_rate: 1.0,
+        ..Trajectory::default()
+    };
+    let d = Desired {
+        velocity: Vec3::new(2.0, 0.0, -1.0),
+        yaw: -2.5,
+    };
+    let p = TrajectoryParams::default();
+    assert!((s.predict(&d, &p, 0.0).unwrap().position - s.position).length() < 1e-6);
+    // Velocity is the derivative of position, acceleration of velocity.
+    for t in [0.05f32, 0.3, 0.9] {
+        let h = 1e-3;
+        let (a, b, m) = (
+            s.predict(&d, &p, t - h).unwrap(),
+            s.predict(&d, &p, t + h).unwrap(),
+            s.predict(&d, &p, t).unwrap(),
+        );
+        let v = (b.position - a.position) * (0.5 / h);
+        assert!((v - m.velocity).length() < 1e-2, "{v:?} {:?}", m.velocity);
+        let acc = (b.velocity - a.velocity) * (0.5 / h);
+        assert!((acc - m.acceleration).length() < 5e-2);
+        let w = crate::mix::root_motion::wrap_angle(b.yaw - a.yaw) * (0.5 / h);
+        assert!((w - m.yaw_rate).abs() < 1e-2);
+    }
+    // Far ahead: the desired velocity and heading.
+    let far = s.predict(&d, &p, 20.0).unwrap();
+    assert!((far.velocity - d.velocity).length() < 1e-4);
+    assert!(crate::mix::root_motion::wrap_angle(far.yaw - d.yaw).abs() < 1e-4);
+    // The heading turns the short way (−2.5 from 0.3 is 3.5 rad clockwise, 2.78 the other way).
+    let soon = s
+        .predict(
+            &Desired {
+                yaw: -2.5,
+                ..Desired::default()
+            },
+            &p,
+            0.1,
+        )
+        .unwrap();
+    assert!(soon.yaw > 0.3);
+    let bad = TrajectoryParams {
+        velocity_half_life: 0.0,
+        ..p
+    };
+    assert!(matches!(s.predict(&d, &bad, 0.1), Err(Error::InvalidParameter { .. })));
+    assert!(matches!(s.predict(&d, &p, f32::NAN), Err(Error::NonFinite { .. })));
+    let nan = Desired {
+        yaw: f32::NAN,
+        ..d
+    };
+    assert!(matches!(s.predict(&nan, &p, 0.1), Err(Error::NonFinite { .. })));
+}
+
+#[test]
+fn bad_queries_are_errors() {
+    let db = database(40, 2, &[0.1, 0.7, -0.3], &[false]);
+    let db = db.view();
+    let q = [0.0f32; 27];
+    assert!(matches!(
+        db.search(&q[..26], f32::INFINITY),
+        Err(Error::BadLength { .. })
+    ));
+    let mut nan = q;
+    nan[5] = f32::NAN;
+    assert!(matches!(
+        db.search(&nan, f32::INFINITY),
+        Err(Error::NonFinite { .. })
+    ));
+    assert!(matches!(
+        db.search_brute(&q, f32::NAN),
+        Err(Error::NonFinite { .. })
+    ));
+    assert!(matches!(db.cost(&q, 40), Err(Error::InvalidParameter { .. })));
+    // A bound no frame beats finds nothing.
+    assert_eq!(db.search(&q, 0.0).unwrap(), None);
+    let mut out = [0.0f32; 3];
+    assert!(matches!(
+        db.normalize(26, &[1.0, 2.0], &mut out[..2]),
+        Err(Error::BadLength { .. })
+    ));
+    assert!(matches!(
+        db.normalize(0, &[f32::INFINITY], &mut out[..1]),
+        Err(Error::NonFinite { .. })
+    ));
+}
+
+#[test]
+fn unsearchable_frames_are_never_returned() {
+    // Every other frame hidden; the query equals the hidden frames exactly.
+    let groups = default_groups();
+    let fc = feature_count(&groups);
+    let frames = 300;
+    let features: Vec<f32> = (0..frames * fc)
+        .map(|i| if (i / fc) % 2 == 0 { 1.0 } else { 0.0 })
+        .collect();
+    let searchable: Vec<bool> = (0..frames).map(|i| i % 2 == 1).collect();
+    let db = write(&DatabaseDesc {
+        sample_rate: 30.0,
+        root: 0,
+        facing_axis: Vec3::Z,
+        mirror_axis: 0,
+        groups: &groups,
+        mean: &vec![0.0; fc],
+        scale: &vec![1.0; fc],
+        ranges: &[FrameRange {
+            clip: 0,
+            start: 0,
+            len: frames as u32,
+            flags: 0,
+        }],
+        mirror: &[],
+        features: &features,
+        searchable: &searchable,
+    })
+    .unwrap();
+    let db = db.view();
+    let m = db.search(&vec![1.0; fc], f32::INFINITY).unwrap().unwrap();
+    assert_eq!(m.frame, 1);
+    assert_eq!(m.cost, fc as f32);
+    assert_eq!(db.cost(&vec![1.0; fc], 0).unwrap(), f32::INFINITY);
+    assert_eq!(db.locate(299), Some((0, 299)));
+    assert_eq!(db.locate(300), None);
+}
+
+#[test]
+fn corrupt_containers_are_refused() {
+    let good = database(100, 3, &[0.25, -0.5, 1.5, 0.0], &[false, true]);
+    assert!(Database::from_bytes(good.bytes()).is_ok());
+    let fresh = || database(100, 3, &[0.25, -0.5, 1.5, 0.0], &[false, true]);
+    let view_of = |o: &Owned| Database::from_bytes(o.bytes()).map(|_| ());
+
+    let mut o = fresh();
+    o.bytes_mut()[0] = b'X';
+    assert_eq!(view_of(&o), Err(Error::BadMagic));
+
+    let n = good.bytes().len();
+    assert!(matches!(
+        Database::from_bytes(&good.bytes()[..n - 4]),
+        Err(Error::Truncated { .. })
+    ));
+    assert!(matches!(
+        Database::from_bytes(&good.bytes()[..40]),
+        Err(Error::Truncated { .. })
+    ));
+
+    // Offsets inside the sections, found from the view.
+    let db = good.view();
+    let base = good.bytes().as_ptr() as usize;
+    let at = |p: *const u8| p as usize - base;
+    let feature0 = at(db.features.as_ptr().cast());
+    let bias0 = at(db.bias.as_ptr().cast());
+    let small0 = at(db.small.as_ptr().cast());
+    let group0 = at(db.groups.as_ptr().cast());
+    let range0 = at(db.ranges.as_ptr().cast());
+
+    let cases: [(usize, [u8; 4], &str); 7] = [
+        (feature0, f32::NAN.to_le_bytes(), "database feature is not finite"),
+        (feature0, 9.0f32.to_le_bytes(), "database small box does not bound its frames"),
+        (bias0, 1.0f32.to_le_bytes(), "database frame flag is neither 0 nor +inf (padding +inf)"),
+        (small0, (-9.0f32).to_le_bytes(), "database small box does not bound its frames"),
+        (group0, 7u32.to_le_bytes(), "database feature group has an unknown kind"),
+        (group0 + 20, 0.0f32.to_le_bytes(), "database feature group weight is not finite and positive"),
+        (range0 + 4, 5u32.to_le_bytes(), "database frame ranges are not contiguous, non-empty and in order"),
+    ];
+    for (offset, value, what) in cases {
+        let mut o = fresh();
+        o.bytes_mut()[offset..offset + 4].copy_from_slice(&value);
+        assert_eq!(view_of(&o), Err(Error::Corrupt { what }), "{what}");
+    }
+    // Header fields.
+    for (offset, value) in [(12usize, 0u32), (16, 0), (20, 512), (24, 0), (28, 0), (56, 1), (60, 1)] {
+        let mut o = fresh();
+        o.bytes_mut()[offset..offset + 4].copy_from_slice(&value.to_le_bytes());
+        assert!(matches!(view_of(&o), Err(Error::Corrupt { .. })), "header byte {offset}");
+    }
+    let mut o = fresh();
+    o.bytes_mut()[32..36].copy_from_slice(&f32::NAN.to_le_bytes());
+    assert_eq!(view_of(&o), Err(Error::InvalidSampleRate));
+    // Misaligned.
+    let mut shifted = vec![0u8; n + 16];
+    let off = 16 - (shifted.as_ptr() as usize % 16) + 4;
+    shifted.resize(n + off, 0);
+    shifted[off..off + n].copy_from_slice(good.bytes());
+    assert_eq!(
+        Database::from_bytes(&shifted[off..off + n]).map(|_| ()),
+        Err(Error::Misaligned)
+    );
+}
+
+#[test]
+fn writer_refuses_bad_descriptions() {
+    let groups = default_groups();
+    let fc = feature_count(&groups);
+    let features = vec![0.0f32; 10 * fc];
+    let mean = vec![0.0f32; fc];
+    let scale = vec![1.0f32; fc];
+    let range = [FrameRange {
+        clip: 0,
+        start: 0,
+        len: 10,
+        flags: 0,
+    }];
+    let desc = DatabaseDesc {
+        sample_rate: 60.0,
+        root: 0,
+        facing_axis: Vec3::Z,
+        mirror_axis: 0,
+        groups: &groups,
+        mean: &mean,
+        scale: &scale,
+        ranges: &range,
+        mirror: &[],
+        features: &features,
+        searchable: &[true; 10],
+    };
+    assert!(write(&desc).is_ok());
+    let err = |d: DatabaseDesc<'_>| write(&d).map(|_| ()).unwrap_err();
+    assert!(matches!(
+        err(DatabaseDesc {
+            features: &features[1..],
+            ..desc
+        }),
+        Error::BadLength { .. }
+    ));
+    let mirrored = [FrameRange {
+        flags: RANGE_MIRRORED,
+        ..range[0]
+    }];
+    assert_eq!(
+        err(DatabaseDesc {
+            ranges: &mirrored,
+            ..desc
+        }),
+        Error::Corrupt {
+            what: "database range is mirrored but it has no mirror map"
+        }
+    );
+    assert_eq!(
+        err(DatabaseDesc {
+            mirror: &[1, 2, 0],
+            ..desc
+        }),
+        Error::Corrupt {
+            what: "database mirror map is not a pairing of its joints"
+        }
+    );
+    let mut nan = features.clone();
+    nan[3] = f32::NAN;
+    assert_eq!(
+        err(DatabaseDesc {
+            features: &nan,
+            ..desc
+        }),
+        Error::Corrupt {
+            what: "database feature is not finite"
+        }
+    );
+    assert_eq!(
+        err(DatabaseDesc {
+            sample_rate: 0.0,
+            ..desc
+        }),
+        Error::InvalidSampleRate
+    );
+    assert!(matches!(
+        err(DatabaseDesc {
+            facing_axis: Vec3::Y,
+            ..desc
+        }),
+        Error::Corrupt { .. }
+    ));
+    let mut small = vec![0u8; 64];
+    assert!(matches!(
+        write_database(&desc, &mut small),
+        Err(Error::BufferTooSmall { .. })
+    ));
+}
+
+#[test]
+fn mirroring_twice_is_the_identity_and_swaps_partners() {
+    let mut pose = [SoaTransform::IDENTITY; 1];
+    let a = Transform::new(
+        Vec3::new(0.1, 0.2, 0.3),
+        Quat::from_axis_angle(Vec3::new(0.3, 0.5, 0.8).try_normalize().unwrap(), 0.7),
+        Vec3::ONE,
+    );
+    let b = Transform::new(
+        Vec3::new(-0.4, 0.0, 0.2),
+        Quat::from_axis_angle(Vec3::new(-0.2, 0.9, 0.1).try_normalize().unwrap(), -1.1),
+        Vec3::ONE,
+    );
+    set_joint(&mut pose, 0, &a).unwrap();
+    set_joint(&mut pose, 1, &b).unwrap();
+    set_joint(&mut pose, 2, &a).unwrap();
+    let original = pose;
+    let map = [0u16, 2, 1];
+    mirror_pose(&mut pose, &map, 0).unwrap();
+    let m1 = get_joint(&pose, 1).unwrap();
+    // Joint 1 took joint 2's transform (a), reflected across x.
+    assert_eq!(m1.translation, Vec3::new(-0.1, 0.2, 0.3));
+    // The reflected rotation is M R M: check it on a vector.
+    let v = Vec3::new(0.3, -0.7, 0.2);
+    let flip = |v: Vec3| Vec3::new(-v.x, v.y, v.z);
+    let lhs = m1.rotation.rotate(v);
+    let rhs = flip(a.rotation.rotate(flip(v)));
+    assert!((lhs - rhs).length() < 1e-6);
+    mirror_pose(&mut pose, &map, 0).unwrap();
+    assert_eq!(pose, original);
+    // Across z.
+    mirror_pose(&mut pose, &map, 2).unwrap();
+    let m0 = get_joint(&pose, 0).unwrap();
+    let flipz = |v: Vec3| Vec3::new(v.x, v.y, -v.z);
+    assert!((m0.rotation.rotate(v) - flipz(a.rotation.rotate(flipz(v)))).length() < 1e-6);
+    assert!(matches!(
+        mirror_pose(&mut pose, &[0, 9, 1], 0),
+        Err(Error::JointOutOfRange { .. })
+    ));
+    assert!(matches!(
+        mirror_pose(&mut pose, &[0; 5], 0),
+        Err(Error::BadLength { .. })
+    ));
+}

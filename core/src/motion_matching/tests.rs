@@ -204,18 +204,18 @@ fn trajectory_is_its_own_integral_and_converges() {
     let far = s.predict(&d, &p, 20.0).unwrap();
     assert!((far.velocity - d.velocity).length() < 1e-4);
     assert!(crate::mix::root_motion::wrap_angle(far.yaw - d.yaw).abs() < 1e-4);
-    // The heading turns the short way (−2.5 from 0.3 is 3.5 rad clockwise, 2.78 the other way).
-    let soon = s
-        .predict(
-            &Desired {
-                yaw: -2.5,
-                ..Desired::default()
-            },
-            &p,
-            0.1,
-        )
-        .unwrap();
-    assert!(soon.yaw > 0.3);
+    // The heading turns the short way: from 3.0 to −3.0 is 0.28 rad through π.
+    let turning = Trajectory {
+        yaw: 3.0,
+        ..Trajectory::default()
+    };
+    let want = Desired {
+        yaw: -3.0,
+        ..Desired::default()
+    };
+    let soon = turning.predict(&want, &p, 0.1).unwrap();
+    assert!(soon.yaw > 3.0 || soon.yaw < -3.0, "{}", soon.yaw);
+    assert!(soon.yaw_rate > 0.0);
     let bad = TrajectoryParams {
         velocity_half_life: 0.0,
         ..p

@@ -259,11 +259,18 @@ impl Matcher {
         (self.range, self.time)
     }
 
+    /// The range playing, or an error for a database it does not fit.
+    fn range_of(&self, db: &Database<'_>) -> Result<super::FrameRange, Error> {
+        db.ranges().get(self.range).copied().ok_or(Error::InvalidParameter {
+            what: "matcher is playing a range this database does not have",
+        })
+    }
+
     /// The database frame nearest the playback time.
-    fn frame(&self, db: &Database<'_>) -> usize {
-        let r = db.ranges()[self.range];
+    fn frame(&self, db: &Database<'_>) -> Result<usize, Error> {
+        let r = self.range_of(db)?;
         let local = libm::roundf(self.time * db.sample_rate()) as usize;
-        r.start as usize + local.min(r.len as usize - 1)
+        Ok(r.start as usize + local.min((r.len as usize).saturating_sub(1)))
     }
 
     /// Fills the query's trajectory groups from the simulation's prediction,
@@ -314,7 +321,9 @@ impl Matcher {
         rest: &[SoaTransform],
         out: &mut [SoaTransform],
     ) -> Result<Ground, Error> {
-        let r = db.ranges()[range];
+        let r = db.ranges().get(range).copied().ok_or(Error::InvalidParameter {
+            what: "database range out of range",
+        })?;
         let clip = clips.get(r.clip as usize).ok_or(Error::UnknownClip {
             clip: r.clip as usize,
             count: clips.len(),
@@ -383,9 +392,9 @@ impl Matcher {
         let mut force = !self.started;
         if self.started {
             self.time += dt;
-            let r = db.ranges()[self.range];
-            let end = (r.len - 1) as f32 / db.sample_rate();
-            if self.time > end || !db.is_searchable(self.frame(db)) {
+            let r = self.range_of(db)?;
+            let end = r.len.saturating_sub(1) as f32 / db.sample_rate();
+            if self.time > end || !db.is_searchable(self.frame(db)?) {
                 force = true;
                 self.time = self.time.min(end);
             }
@@ -418,7 +427,7 @@ impl Matcher {
         self.since_search += dt;
         let turned = (desired.velocity - self.searched_velocity).length() > cfg.abrupt_change;
         let mut step = MatchStep {
-            frame: self.frame(db),
+            frame: self.frame(db)?,
             searched: false,
             transitioned: false,
             cost: f32::INFINITY,

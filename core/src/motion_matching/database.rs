@@ -299,6 +299,19 @@ impl<'a> Database<'a> {
         Ok(db)
     }
 
+    /// Views a container that [`Database::from_bytes`] accepted before,
+    /// checking only its header and section sizes (O(1): no scan of the
+    /// features or boxes): for views re-created from bytes validated once at
+    /// load time (the C library's handles). On bytes that changed since, a
+    /// search returns unspecified frames but never reads out of bounds or
+    /// panics.
+    ///
+    /// # Errors
+    /// As [`Database::from_bytes`] for the header and section checks.
+    pub fn from_validated_bytes(bytes: &'a [u8]) -> Result<Self, Error> {
+        Self::parse(bytes)
+    }
+
     /// The header and section checks: the view, without the O(frames)
     /// content scan.
     fn parse(bytes: &'a [u8]) -> Result<Self, Error> {
@@ -551,7 +564,10 @@ impl<'a> Database<'a> {
         if i >= self.frame_count {
             return None;
         }
-        let r = self.ranges.partition_point(|r| (r.start as usize) <= i) - 1;
+        let r = self
+            .ranges
+            .partition_point(|r| (r.start as usize) <= i)
+            .checked_sub(1)?;
         Some((r, i - self.ranges[r].start as usize))
     }
 

@@ -13,6 +13,7 @@ pub mod curves;
 pub mod demo;
 pub mod graph;
 pub mod ik;
+pub mod matching;
 pub mod render;
 pub mod secondary;
 pub mod shapes;

@@ -49,6 +49,8 @@ enum Command {
     Plot(sinew_cli::demo::PlotArgs),
     /// Foot placement on stairs (off, then on) and a look-at chain following a target, as a three-row PNG; prints one figure per row.
     Ik(sinew_cli::ik::IkArgs),
+    /// Motion matching: build a database from mocap clips (default: the CMU clips in ../shared/data), drive a character along scripted paths, print search times and how far it strays from each path; optionally a PNG.
+    Match(sinew_cli::matching::MatchArgs),
     /// Secondary motion on the humanoid with a tail: rigid, spring bones, spring bones and a cloth cape, as a three-row PNG; prints one figure per row.
     Secondary(sinew_cli::secondary::SecondaryArgs),
     /// Deformation beyond skinning: RobotExpressive's facial blend shapes, a pose-driven corrective on a bent elbow, delta mush against LBS, as a three-row PNG; prints one figure per row.
@@ -257,6 +259,7 @@ fn main() -> ExitCode {
         Some(Command::Mix(m)) => sinew_cli::demo::mix_command(&m, &emit),
         Some(Command::Plot(p)) => sinew_cli::demo::plot_command(&p, &emit),
         Some(Command::Ik(a)) => sinew_cli::ik::ik_command(&a, &emit),
+        Some(Command::Match(a)) => sinew_cli::matching::match_command(&a, &emit),
         Some(Command::Secondary(a)) => sinew_cli::secondary::secondary_command(&a, &emit),
         Some(Command::Shapes(a)) => sinew_cli::shapes::shapes_command(&a, &emit),
         Some(Command::Graph(a)) => sinew_cli::graph::graph_command(&a, &emit),

@@ -15,6 +15,7 @@ pub mod crowd;
 pub mod export;
 pub mod graph;
 pub mod import;
+pub mod matching;
 pub mod mush;
 mod pool;
 #[cfg(feature = "ragdoll")]

@@ -124,13 +124,19 @@ pub struct MatchStep {
 
 /// A root frame: ground position and heading.
 #[derive(Clone, Copy, Debug, PartialEq, Default)]
-struct Ground {
-    position: Vec3,
-    yaw: f32,
+pub struct Ground {
+    /// The root's position projected on the ground (`y = 0`).
+    pub position: Vec3,
+    /// Heading about +Y of the root's facing axis, radians (`atan2(x, z)`;
+    /// 0 when the axis points straight up or down).
+    pub yaw: f32,
 }
 
-/// The ground projection and heading of the root joint's transform.
-fn ground_of(root: &Transform, axis: Vec3) -> Ground {
+/// The root frame of a root joint's transform (model space): its ground
+/// projection, and the heading of its local `axis` — the frame every
+/// feature is measured in, at build time and at run time alike.
+#[must_use]
+pub fn ground_of(root: &Transform, axis: Vec3) -> Ground {
     let f = root.rotation.rotate(axis);
     let yaw = if f.x.abs() < 1e-9 && f.z.abs() < 1e-9 {
         0.0

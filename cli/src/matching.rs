@@ -173,9 +173,12 @@ pub struct PathReport {
     pub queries: Vec<Vec<f32>>,
 }
 
-/// The clips of `files` that share the first one's skeleton, and the ones
-/// skipped (with why).
-fn load_clips(files: &[PathBuf], scale: f32) -> Res<(OwnedSkeleton, Vec<OwnedClip>, Vec<String>)> {
+/// The clips of `files` (BVH, lengths times `scale` to metres) that share
+/// the first one's skeleton, and the ones skipped (with why).
+///
+/// # Errors
+/// A file that cannot be read or imported; no clip at all.
+pub fn load_clips(files: &[PathBuf], scale: f32) -> Res<(OwnedSkeleton, Vec<OwnedClip>, Vec<String>)> {
     let opts = BvhOptions {
         scale,
         end_sites: false,
@@ -211,10 +214,13 @@ fn load_clips(files: &[PathBuf], scale: f32) -> Res<(OwnedSkeleton, Vec<OwnedCli
     Ok((skeleton, clips, skipped))
 }
 
-fn default_files() -> Res<Vec<PathBuf>> {
-    let dir = Path::new(DEFAULT_DIR);
+/// The BVH files of `dir` (sorted by name).
+///
+/// # Errors
+/// `dir` cannot be read.
+pub fn bvh_files(dir: &Path) -> Res<Vec<PathBuf>> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map_err(|e| format!("cannot read {DEFAULT_DIR} ({e}); give BVH files"))?
+        .map_err(|e| format!("cannot read {} ({e}); give BVH files", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x.eq_ignore_ascii_case("bvh")))
         .collect();
@@ -424,7 +430,7 @@ fn export(path: &Path, db: &Database<'_>, queries: &[Vec<f32>]) -> Res<()> {
 /// Unreadable files, a database that cannot be built, a controller error.
 pub fn match_command(args: &MatchArgs, out: &dyn Fn(&str)) -> Res<()> {
     let files = if args.files.is_empty() {
-        default_files()?
+        bvh_files(Path::new(DEFAULT_DIR))?
     } else {
         args.files.clone()
     };

@@ -48,13 +48,10 @@ fn grown(base: &Database<'_>, frames: usize, seed: &mut u32) -> AlignedBytes {
         let src = i % n;
         base.frame_features(src, &mut row).expect("frame");
         let copy = i / n;
-        features.extend(row.iter().map(|&x| {
-            if copy == 0 {
-                x
-            } else {
-                x + 0.05 * noise(seed)
-            }
-        }));
+        features.extend(
+            row.iter()
+                .map(|&x| if copy == 0 { x } else { x + 0.05 * noise(seed) }),
+        );
         searchable.push(base.is_searchable(src));
     }
     let mut start = 0usize;
@@ -114,7 +111,9 @@ fn scalar_search(rows: &[f32], searchable: &[bool], q: &[f32]) -> Option<(usize,
 fn bench_search(c: &mut Criterion) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/data/bvh/cmu/daz-friendly");
     let Ok(files) = bvh_files(&dir) else {
-        eprintln!("skipped: mm_search needs ../shared/data/bvh/cmu/daz-friendly, which was not found");
+        eprintln!(
+            "skipped: mm_search needs ../shared/data/bvh/cmu/daz-friendly, which was not found"
+        );
         return;
     };
     let (skeleton, clips, _) = load_clips(&files, 0.01).expect("CMU clips load");
@@ -146,13 +145,17 @@ fn bench_search(c: &mut Criterion) {
             assert_eq!(p.map(|m| (m.frame as usize, m.cost)), s);
         }
         group.throughput(Throughput::Elements(queries.len() as u64));
-        group.bench_with_input(BenchmarkId::new("scalar-row-major", frames), &(), |b, ()| {
-            b.iter(|| {
-                for q in &queries {
-                    black_box(scalar_search(black_box(&rows), &searchable, q));
-                }
-            });
-        });
+        group.bench_with_input(
+            BenchmarkId::new("scalar-row-major", frames),
+            &(),
+            |b, ()| {
+                b.iter(|| {
+                    for q in &queries {
+                        black_box(scalar_search(black_box(&rows), &searchable, q));
+                    }
+                });
+            },
+        );
         group.bench_with_input(BenchmarkId::new("brute-lanes", frames), &(), |b, ()| {
             b.iter(|| {
                 for q in &queries {

@@ -88,7 +88,12 @@ pub enum Path2 {
 
 impl Path2 {
     /// Every path, in the order they are reported.
-    pub const ALL: [Path2; 4] = [Path2::Straight, Path2::Circle, Path2::ZigZag, Path2::StopAndGo];
+    pub const ALL: [Path2; 4] = [
+        Path2::Straight,
+        Path2::Circle,
+        Path2::ZigZag,
+        Path2::StopAndGo,
+    ];
 
     /// The path's name.
     #[must_use]
@@ -178,7 +183,10 @@ pub struct PathReport {
 ///
 /// # Errors
 /// A file that cannot be read or imported; no clip at all.
-pub fn load_clips(files: &[PathBuf], scale: f32) -> Res<(OwnedSkeleton, Vec<OwnedClip>, Vec<String>)> {
+pub fn load_clips(
+    files: &[PathBuf],
+    scale: f32,
+) -> Res<(OwnedSkeleton, Vec<OwnedClip>, Vec<String>)> {
     let opts = BvhOptions {
         scale,
         end_sites: false,
@@ -289,7 +297,10 @@ pub fn drive(
             let brute = db.search_brute(&query, f32::INFINITY)?;
             brute_total += clock.elapsed().as_secs_f64();
             if pruned != brute {
-                return Err(format!("pruned and brute-force searches differ: {pruned:?} {brute:?}").into());
+                return Err(format!(
+                    "pruned and brute-force searches differ: {pruned:?} {brute:?}"
+                )
+                .into());
             }
             report.searches += 1;
             total += took;
@@ -445,7 +456,9 @@ pub fn match_command(args: &MatchArgs, out: &dyn Fn(&str)) -> Res<()> {
     let clock = Instant::now();
     let owned: OwnedDatabase = matching::build(&sk, &views, &opts)?;
     let db = owned.view();
-    let searchable = (0..db.frame_count()).filter(|&i| db.is_searchable(i)).count();
+    let searchable = (0..db.frame_count())
+        .filter(|&i| db.is_searchable(i))
+        .count();
     out(&format!(
         "database: {} clips{}, {} frames at {} Hz ({} searchable), {} features, {} KiB, built in {:.2} s",
         clips.len(),
@@ -458,7 +471,8 @@ pub fn match_command(args: &MatchArgs, out: &dyn Fn(&str)) -> Res<()> {
         clock.elapsed().as_secs_f64()
     ));
     if let Some(p) = &args.save_db {
-        std::fs::write(p, owned.bytes()).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+        std::fs::write(p, owned.bytes())
+            .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
         out(&format!("wrote {}", p.display()));
     }
     let config = MatcherConfig {
@@ -488,13 +502,22 @@ pub fn match_command(args: &MatchArgs, out: &dyn Fn(&str)) -> Res<()> {
             .flat_map(|(_, r)| r.queries.iter().cloned())
             .collect();
         export(p, &db, &queries)?;
-        out(&format!("wrote {} ({} queries)", p.display(), queries.len()));
+        out(&format!(
+            "wrote {} ({} queries)",
+            p.display(),
+            queries.len()
+        ));
     }
     if let Some(p) = &args.png {
         let png = draw(&reports, &sk)?;
         png.save_png(p)
             .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
-        out(&format!("wrote {} ({}x{} px)", p.display(), png.width(), png.height()));
+        out(&format!(
+            "wrote {} ({}x{} px)",
+            p.display(),
+            png.width(),
+            png.height()
+        ));
     }
     Ok(())
 }

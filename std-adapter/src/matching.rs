@@ -204,10 +204,9 @@ fn find_part(skeleton: &Skeleton<'_>, part: &str, side: Option<Side>) -> Option<
 }
 
 impl BuildOptions {
-    /// The usual schema for `skeleton`: left and right foot positions
-    /// (weight 0.75) and velocities (1), hip velocity (1), and the
-    /// trajectory 20, 40 and 60 frames ahead at 60 Hz (positions 1,
-    /// directions 1.5); feet found by name (`foot`, else `ankle`), the hips
+    /// The usual schema for `skeleton`: the trajectory 20, 40 and 60 frames
+    /// ahead at 60 Hz (positions 1, directions 1.5), left and right foot
+    /// positions (weight 0.75) and velocities (1), hip velocity (1); feet found by name (`foot`, else `ankle`), the hips
     /// by `hip` with no side, else the root.
     ///
     /// # Errors
@@ -226,7 +225,22 @@ impl BuildOptions {
         let hips = find_part(skeleton, "hip", None)
             .or_else(|| skeleton.joint_name(0).map(str::to_owned))
             .unwrap_or_default();
-        let mut features = vec![
+        // Trajectory groups first: they are where a query differs most
+        // from the frames, so the searches' half-way cut-offs see them.
+        let mut features = Vec::new();
+        for frames_ahead in [20, 40, 60] {
+            features.push(FeatureSpec::TrajectoryPosition {
+                frames_ahead,
+                weight: 1.0,
+            });
+        }
+        for frames_ahead in [20, 40, 60] {
+            features.push(FeatureSpec::TrajectoryDirection {
+                frames_ahead,
+                weight: 1.5,
+            });
+        }
+        features.extend([
             FeatureSpec::Position {
                 joint: left.clone(),
                 weight: 0.75,
@@ -247,19 +261,7 @@ impl BuildOptions {
                 joint: hips,
                 weight: 1.0,
             },
-        ];
-        for frames_ahead in [20, 40, 60] {
-            features.push(FeatureSpec::TrajectoryPosition {
-                frames_ahead,
-                weight: 1.0,
-            });
-        }
-        for frames_ahead in [20, 40, 60] {
-            features.push(FeatureSpec::TrajectoryDirection {
-                frames_ahead,
-                weight: 1.5,
-            });
-        }
+        ]);
         Ok(BuildOptions {
             sample_rate: 60.0,
             root: None,
@@ -365,14 +367,26 @@ fn auto_facing<C: ClipSource>(
     rate: f32,
     root: usize,
 ) -> Result<Vec3, BuildError> {
-    let candidates = [Vec3::Z, Vec3::X, Vec3::new(0.0, 0.0, -1.0), Vec3::new(-1.0, 0.0, 0.0)];
+    let candidates = [
+        Vec3::Z,
+        Vec3::X,
+        Vec3::new(0.0, 0.0, -1.0),
+        Vec3::new(-1.0, 0.0, 0.0),
+    ];
     let mut score = [0.0f64; 4];
     for clip in clips {
         let s = sample_clip(skeleton, clip, rate, root, Vec3::Z, None)?;
         let pose_rot = |i: usize| -> Result<sinew_core::Quat, BuildError> {
             let mut pose = vec![SoaTransform::IDENTITY; skeleton.soa_count()];
-            clip.sample(i as f32 / rate, TimeMode::Clamp, skeleton.rest_pose(), &mut pose)?;
-            Ok(get_joint(&pose, root).map(|t| t.rotation).unwrap_or_default())
+            clip.sample(
+                i as f32 / rate,
+                TimeMode::Clamp,
+                skeleton.rest_pose(),
+                &mut pose,
+            )?;
+            Ok(get_joint(&pose, root)
+                .map(|t| t.rotation)
+                .unwrap_or_default())
         };
         let step = (rate / 6.0).max(1.0) as usize;
         let mut i = 0;
@@ -458,7 +472,11 @@ pub fn build<C: ClipSource>(
         Facing::Axis(a) => a,
         Facing::Auto => auto_facing(skeleton, clips, rate, root)?,
     };
-    let mirror_axis = if facing.z.abs() >= facing.x.abs() { 0 } else { 2 };
+    let mirror_axis = if facing.z.abs() >= facing.x.abs() {
+        0
+    } else {
+        2
+    };
 
     // Groups.
     let mut groups = Vec::new();
@@ -578,7 +596,8 @@ pub fn build<C: ClipSource>(
                             raw.extend([v.x, v.y, v.z]);
                         }
                         FeatureKind::TrajectoryPosition => {
-                            let p = local(future(i + grp.frames_ahead as usize).position - g.position);
+                            let p =
+                                local(future(i + grp.frames_ahead as usize).position - g.position);
                             raw.extend([p.x, p.z]);
                         }
                         FeatureKind::TrajectoryDirection => {

@@ -68,15 +68,16 @@ impl Default for MatcherConfig {
 impl MatcherConfig {
     fn check(&self) -> Result<(), Error> {
         self.trajectory.check()?;
-        let finite = |x: f32| x.is_finite() && x >= 0.0;
-        if !(finite(self.search_interval) && self.search_interval > 0.0)
-            || !finite(self.keep_margin)
-            || !finite(self.ignore_nearby)
-            || !(finite(self.abrupt_change) && self.abrupt_change > 0.0)
-            || !finite(self.adjust_half_life)
-            || !(finite(self.transition_time) && self.transition_time > 0.0)
-            || !(finite(self.clamp_distance) && self.clamp_distance > 0.0)
-        {
+        let non_negative = |x: f32| x.is_finite() && x >= 0.0;
+        let positive = |x: f32| x.is_finite() && x > 0.0;
+        let ok = positive(self.search_interval)
+            && non_negative(self.keep_margin)
+            && non_negative(self.ignore_nearby)
+            && positive(self.abrupt_change)
+            && non_negative(self.adjust_half_life)
+            && positive(self.transition_time)
+            && positive(self.clamp_distance);
+        if !ok {
             return Err(Error::InvalidParameter {
                 what: "matcher interval, margins, half-life or distances out of range",
             });
@@ -267,9 +268,12 @@ impl Matcher {
 
     /// The range playing, or an error for a database it does not fit.
     fn range_of(&self, db: &Database<'_>) -> Result<super::FrameRange, Error> {
-        db.ranges().get(self.range).copied().ok_or(Error::InvalidParameter {
-            what: "matcher is playing a range this database does not have",
-        })
+        db.ranges()
+            .get(self.range)
+            .copied()
+            .ok_or(Error::InvalidParameter {
+                what: "matcher is playing a range this database does not have",
+            })
     }
 
     /// The database frame nearest the playback time.
@@ -327,9 +331,13 @@ impl Matcher {
         rest: &[SoaTransform],
         out: &mut [SoaTransform],
     ) -> Result<Ground, Error> {
-        let r = db.ranges().get(range).copied().ok_or(Error::InvalidParameter {
-            what: "database range out of range",
-        })?;
+        let r = db
+            .ranges()
+            .get(range)
+            .copied()
+            .ok_or(Error::InvalidParameter {
+                what: "database range out of range",
+            })?;
         let clip = clips.get(r.clip as usize).ok_or(Error::UnknownClip {
             clip: r.clip as usize,
             count: clips.len(),

@@ -362,11 +362,9 @@ impl<'a> Database<'a> {
             layout.ranges + counts.ranges * RANGE_BYTES,
         ))
         .map_err(cast)?;
-        let mirror: &[u16] = bytemuck::try_cast_slice(section(
-            layout.mirror,
-            layout.mirror + counts.joints * 2,
-        ))
-        .map_err(cast)?;
+        let mirror: &[u16] =
+            bytemuck::try_cast_slice(section(layout.mirror, layout.mirror + counts.joints * 2))
+                .map_err(cast)?;
         let lanes = |a: usize, b: usize| -> Result<&'a [f32x4], Error> {
             bytemuck::try_cast_slice(section(a, b)).map_err(cast)
         };
@@ -597,7 +595,10 @@ impl<'a> Database<'a> {
     /// the features; [`Error::NonFinite`] for a raw value that is not finite.
     pub fn normalize(&self, first: usize, raw: &[f32], out: &mut [f32]) -> Result<(), Error> {
         crate::soa::check_len("normalized features", raw.len(), out.len())?;
-        if first.checked_add(raw.len()).is_none_or(|e| e > self.feature_count) {
+        if first
+            .checked_add(raw.len())
+            .is_none_or(|e| e > self.feature_count)
+        {
             return Err(Error::BadLength {
                 buffer: "raw features",
                 expected: self.feature_count.saturating_sub(first),
@@ -606,7 +607,9 @@ impl<'a> Database<'a> {
         }
         for (k, (o, &r)) in out.iter_mut().zip(raw).enumerate() {
             if !r.is_finite() {
-                return Err(Error::NonFinite { what: "raw feature" });
+                return Err(Error::NonFinite {
+                    what: "raw feature",
+                });
             }
             *o = (r - self.mean[first + k]) * self.scale[first + k];
         }
@@ -663,51 +666,50 @@ struct Tables<'t> {
 /// The checks of the groups, normalization, ranges and mirror map that
 /// both the writer and the view make.
 fn check_tables(t: &Tables<'_>) -> Result<(), Error> {
-        let mut next = 0usize;
-        for g in t.groups {
-            let Some(kind) = FeatureKind::from_code(g.kind) else {
-                return corrupt("database feature group has an unknown kind");
-            };
-            if g.first as usize != next || g.width as usize != kind.width() {
-                return corrupt("database feature groups are not contiguous with their widths");
-            }
-            if !(g.weight.is_finite() && g.weight > 0.0) || g.reserved != [0, 0] {
-                return corrupt("database feature group weight is not finite and positive");
-            }
-            if kind.is_trajectory() != (g.joint == u32::MAX)
-                || (kind.is_trajectory() && g.frames_ahead == 0)
-            {
-                return corrupt("database feature group joint or frames ahead do not fit its kind");
-            }
-            next += kind.width();
+    let mut next = 0usize;
+    for g in t.groups {
+        let Some(kind) = FeatureKind::from_code(g.kind) else {
+            return corrupt("database feature group has an unknown kind");
+        };
+        if g.first as usize != next || g.width as usize != kind.width() {
+            return corrupt("database feature groups are not contiguous with their widths");
         }
-        if next != t.features {
-            return corrupt("database feature groups do not cover its features");
+        if !(g.weight.is_finite() && g.weight > 0.0) || g.reserved != [0, 0] {
+            return corrupt("database feature group weight is not finite and positive");
         }
-        if t.mean.iter().any(|m| !m.is_finite())
-            || t.scale.iter().any(|s| !(s.is_finite() && *s > 0.0))
+        if kind.is_trajectory() != (g.joint == u32::MAX)
+            || (kind.is_trajectory() && g.frames_ahead == 0)
         {
-            return corrupt("database mean or scale is not finite (scale > 0)");
+            return corrupt("database feature group joint or frames ahead do not fit its kind");
         }
-        let mut start = 0usize;
-        for r in t.ranges {
-            if r.start as usize != start || r.len == 0 || r.flags & !RANGE_MIRRORED != 0 {
-                return corrupt("database frame ranges are not contiguous, non-empty and in order");
-            }
-            if r.mirrored() && t.mirror.is_empty() {
-                return corrupt("database range is mirrored but it has no mirror map");
-            }
-            start += r.len as usize;
+        next += kind.width();
+    }
+    if next != t.features {
+        return corrupt("database feature groups do not cover its features");
+    }
+    if t.mean.iter().any(|m| !m.is_finite()) || t.scale.iter().any(|s| !(s.is_finite() && *s > 0.0))
+    {
+        return corrupt("database mean or scale is not finite (scale > 0)");
+    }
+    let mut start = 0usize;
+    for r in t.ranges {
+        if r.start as usize != start || r.len == 0 || r.flags & !RANGE_MIRRORED != 0 {
+            return corrupt("database frame ranges are not contiguous, non-empty and in order");
         }
-        if start != t.frames {
-            return corrupt("database frame ranges do not cover its frames");
+        if r.mirrored() && t.mirror.is_empty() {
+            return corrupt("database range is mirrored but it has no mirror map");
         }
-        let joints = t.mirror.len();
-        for (j, &m) in t.mirror.iter().enumerate() {
-            if m as usize >= joints || t.mirror[m as usize] as usize != j {
-                return corrupt("database mirror map is not a pairing of its joints");
-            }
+        start += r.len as usize;
+    }
+    if start != t.frames {
+        return corrupt("database frame ranges do not cover its frames");
+    }
+    let joints = t.mirror.len();
+    for (j, &m) in t.mirror.iter().enumerate() {
+        if m as usize >= joints || t.mirror[m as usize] as usize != j {
+            return corrupt("database mirror map is not a pairing of its joints");
         }
+    }
     Ok(())
 }
 
@@ -739,7 +741,12 @@ fn desc_counts(desc: &DatabaseDesc<'_>) -> Result<Counts, Error> {
         ranges: desc.ranges.len(),
         joints: desc.mirror.len(),
     };
-    check_header(&counts, desc.sample_rate, desc.facing_axis, desc.mirror_axis)?;
+    check_header(
+        &counts,
+        desc.sample_rate,
+        desc.facing_axis,
+        desc.mirror_axis,
+    )?;
     if counts.layout().is_none() {
         return Err(Error::InvalidParameter {
             what: "database exceeds 4 GiB",
@@ -800,14 +807,16 @@ pub fn write_database(desc: &DatabaseDesc<'_>, out: &mut [u8]) -> Result<usize, 
     put(out, 48, desc.facing_axis.y.to_bits());
     put(out, 52, desc.facing_axis.z.to_bits());
     put(out, 56, desc.mirror_axis);
-    let bytes = |out: &mut [u8], at: usize, src: &[u8]| out[at..at + src.len()].copy_from_slice(src);
+    let bytes =
+        |out: &mut [u8], at: usize, src: &[u8]| out[at..at + src.len()].copy_from_slice(src);
     bytes(out, layout.groups, bytemuck::cast_slice(desc.groups));
     bytes(out, layout.mean, bytemuck::cast_slice(desc.mean));
     bytes(out, layout.scale, bytemuck::cast_slice(desc.scale));
     bytes(out, layout.ranges, bytemuck::cast_slice(desc.ranges));
     bytes(out, layout.mirror, bytemuck::cast_slice(desc.mirror));
     let fc = counts.features;
-    let fput = |out: &mut [u8], at: usize, v: f32| out[at..at + 4].copy_from_slice(&v.to_le_bytes());
+    let fput =
+        |out: &mut [u8], at: usize, v: f32| out[at..at + 4].copy_from_slice(&v.to_le_bytes());
     for i in 0..counts.padded {
         let searchable = desc.searchable.get(i).copied().unwrap_or(false);
         let flag = if searchable { 0.0 } else { f32::INFINITY };
@@ -839,9 +848,13 @@ pub fn write_database(desc: &DatabaseDesc<'_>, out: &mut [u8]) -> Result<usize, 
             let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
             for s in l * 4..l * 4 + 4 {
                 let base = layout.small + 4 * ((s / 4) * 2 * fc * 4 + f * 4 + s % 4);
-                lo = lo.min(f32::from_le_bytes(out[base..base + 4].try_into().unwrap_or([0; 4])));
+                lo = lo.min(f32::from_le_bytes(
+                    out[base..base + 4].try_into().unwrap_or([0; 4]),
+                ));
                 let h = base + 4 * fc * 4;
-                hi = hi.max(f32::from_le_bytes(out[h..h + 4].try_into().unwrap_or([0; 4])));
+                hi = hi.max(f32::from_le_bytes(
+                    out[h..h + 4].try_into().unwrap_or([0; 4]),
+                ));
             }
             let base = layout.large + 4 * ((l / 4) * 2 * fc * 4 + f * 4 + l % 4);
             fput(out, base, lo);

@@ -21,7 +21,9 @@ pub mod trajectory;
 #[cfg(test)]
 mod tests;
 
-pub use controller::{ground_of, mirror_pose, Ground, MatchBuffers, MatchStep, Matcher, MatcherConfig};
+pub use controller::{
+    ground_of, mirror_pose, Ground, MatchBuffers, MatchStep, Matcher, MatcherConfig,
+};
 pub use database::{
     database_size, write_database, Database, DatabaseDesc, FeatureGroup, FeatureKind, FrameRange,
     Match, RANGE_MIRRORED,

@@ -24,6 +24,48 @@ use crate::error::Error;
 /// Lane blocks in a small box.
 const BLOCKS: usize = SMALL_BOX / 4;
 
+/// The best frame so far: its cost starts at the search's bound, which a
+/// frame must beat strictly.
+#[derive(Clone, Copy, Debug)]
+struct Best {
+    frame: u32,
+    cost: f32,
+    found: bool,
+}
+
+impl Best {
+    fn new(bound: f32) -> Self {
+        Best {
+            frame: u32::MAX,
+            cost: bound,
+            found: false,
+        }
+    }
+
+    /// Takes `frame` if it costs less, or the same at a lower frame.
+    #[inline(always)]
+    fn offer(&mut self, frame: u32, cost: f32) {
+        if cost < self.cost || (self.found && cost == self.cost && frame < self.frame) {
+            self.frame = frame;
+            self.cost = cost;
+            self.found = true;
+        }
+    }
+
+    /// True when a box with lower bound `lb` may hold a frame to take.
+    #[inline(always)]
+    fn may_hold(&self, lb: f32) -> bool {
+        lb < self.cost || (self.found && lb == self.cost)
+    }
+
+    fn result(&self) -> Option<Match> {
+        self.found.then_some(Match {
+            frame: self.frame,
+            cost: self.cost,
+        })
+    }
+}
+
 impl Database<'_> {
     /// The query's checks: its length and finite values; the bound not NaN.
     fn check_query(&self, query: &[f32], bound: f32) -> Result<(), Error> {
@@ -39,9 +81,16 @@ impl Database<'_> {
         Ok(())
     }
 
-    /// The costs of the 16 frames of small box `s`, four lane blocks.
+    /// The costs of the 16 frames of small box `s`, four lane blocks; with
+    /// `cut`, `None` as soon as half the features already cost more than
+    /// `cut` in every lane (the rest only adds, so none of them can win).
     #[inline(always)]
-    fn small_box_costs(&self, query: &[f32], s: usize) -> [f32x4; BLOCKS] {
+    fn small_box_costs(
+        &self,
+        query: &[f32],
+        s: usize,
+        cut: Option<f32>,
+    ) -> Option<[f32x4; BLOCKS]> {
         let fc = self.feature_count;
         let first = s * BLOCKS;
         let rows = &self.features[first * fc..(first + BLOCKS) * fc];
@@ -49,38 +98,50 @@ impl Database<'_> {
         let (r1, rest) = rest.split_at(fc);
         let (r2, r3) = rest.split_at(fc);
         let mut acc = [f32x4::ZERO; BLOCKS];
-        for ((((&q, &x0), &x1), &x2), &x3) in query.iter().zip(r0).zip(r1).zip(r2).zip(r3) {
-            let q = f32x4::splat(q);
-            let d = [q - x0, q - x1, q - x2, q - x3];
-            acc[0] = acc[0] + d[0] * d[0];
-            acc[1] = acc[1] + d[1] * d[1];
-            acc[2] = acc[2] + d[2] * d[2];
-            acc[3] = acc[3] + d[3] * d[3];
+        let half = if cut.is_some() { fc / 2 } else { fc };
+        let add = |range: core::ops::Range<usize>, acc: &mut [f32x4; BLOCKS]| {
+            for f in range {
+                let q = f32x4::splat(query[f]);
+                let d = [q - r0[f], q - r1[f], q - r2[f], q - r3[f]];
+                acc[0] += d[0] * d[0];
+                acc[1] += d[1] * d[1];
+                acc[2] += d[2] * d[2];
+                acc[3] += d[3] * d[3];
+            }
+        };
+        add(0..half, &mut acc);
+        if let Some(cut) = cut {
+            let least = acc[0].min(acc[1]).min(acc[2]).min(acc[3]);
+            if !least.simd_le(f32x4::splat(cut)).any() {
+                return None;
+            }
+            add(half..fc, &mut acc);
         }
         let bias = &self.bias[first..first + BLOCKS];
-        [
+        Some([
             acc[0] + bias[0],
             acc[1] + bias[1],
             acc[2] + bias[2],
             acc[3] + bias[3],
-        ]
+        ])
     }
 
-    /// Takes the lowest frame of small box `s` whose cost is below `best`.
+    /// Takes the best frame of small box `s`: a cost below the best so far,
+    /// or equal to it at a lower frame (the pruned search may have seeded
+    /// its best from a later box). `early` lets the box stop at half its
+    /// features when nothing can win.
     #[inline(always)]
-    fn scan_small_box(&self, query: &[f32], s: usize, best: &mut Match, found: &mut bool) {
-        let costs = self.small_box_costs(query, s);
+    fn scan_small_box(&self, query: &[f32], s: usize, best: &mut Best, early: bool) {
+        let Some(costs) = self.small_box_costs(query, s, early.then_some(best.cost)) else {
+            return;
+        };
         let least = costs[0].min(costs[1]).min(costs[2]).min(costs[3]);
-        if !least.simd_lt(f32x4::splat(best.cost)).any() {
+        if !least.simd_le(f32x4::splat(best.cost)).any() {
             return;
         }
         for (b, c) in costs.iter().enumerate() {
             for (l, &cost) in c.as_array().iter().enumerate() {
-                if cost < best.cost {
-                    best.cost = cost;
-                    best.frame = (s * SMALL_BOX + b * 4 + l) as u32;
-                    *found = true;
-                }
+                best.offer((s * SMALL_BOX + b * 4 + l) as u32, cost);
             }
         }
     }
@@ -96,66 +157,87 @@ impl Database<'_> {
     /// value or the bound).
     pub fn search_brute(&self, query: &[f32], bound: f32) -> Result<Option<Match>, Error> {
         self.check_query(query, bound)?;
-        let mut best = Match {
-            frame: 0,
-            cost: bound,
-        };
-        let mut found = false;
+        let mut best = Best::new(bound);
         for s in 0..self.bias.len() / BLOCKS {
-            self.scan_small_box(query, s, &mut best, &mut found);
+            self.scan_small_box(query, s, &mut best, false);
         }
-        Ok(found.then_some(best))
+        Ok(best.result())
     }
 
     /// The lower bounds of the four boxes whose lanes start at `boxes`
-    /// (`lo` then `hi`, one vector per feature each).
+    /// (`lo` then `hi`, one vector per feature each), or `None` as soon as
+    /// half the features already bound every lane above `cut`.
     #[inline(always)]
-    fn box_bounds(&self, boxes: &[f32x4], query: &[f32]) -> f32x4 {
-        let (lo, hi) = boxes.split_at(self.feature_count);
+    fn box_bounds(&self, boxes: &[f32x4], query: &[f32], cut: f32) -> Option<f32x4> {
+        let fc = self.feature_count;
+        let (lo, hi) = boxes.split_at(fc);
         let mut acc = f32x4::ZERO;
-        for ((&q, &lo), &hi) in query.iter().zip(lo).zip(hi) {
-            let q = f32x4::splat(q);
-            let d = (lo - q).max(q - hi).max(f32x4::ZERO);
-            acc = acc + d * d;
+        let add = |range: core::ops::Range<usize>, acc: &mut f32x4| {
+            for f in range {
+                let q = f32x4::splat(query[f]);
+                let d = (lo[f] - q).max(q - hi[f]).max(f32x4::ZERO);
+                *acc += d * d;
+            }
+        };
+        add(0..fc / 2, &mut acc);
+        if !acc.simd_le(f32x4::splat(cut)).any() {
+            return None;
         }
-        acc
+        add(fc / 2..fc, &mut acc);
+        Some(acc)
     }
 
     /// The same frame and cost as [`Self::search_brute`], exactly, visiting
-    /// only the boxes of frames whose lower bound is below the best cost so
-    /// far: large boxes of 64 frames, then their small boxes of 16.
+    /// only the boxes of frames whose lower bound does not exceed the best
+    /// cost so far: large boxes of 64 frames, then their small boxes of 16.
+    /// The large box with the least bound is scanned first, so the best cost
+    /// is low from the start and most boxes fall to it.
     ///
     /// # Errors
     /// As [`Self::search_brute`].
     pub fn search(&self, query: &[f32], bound: f32) -> Result<Option<Match>, Error> {
         self.check_query(query, bound)?;
         let fc2 = 2 * self.feature_count;
-        let mut best = Match {
-            frame: 0,
-            cost: bound,
-        };
-        let mut found = false;
+        let mut best = Best::new(bound);
+        // Seed: the large box with the least lower bound.
+        let mut seed = (usize::MAX, bound);
         for (g, large) in self.large.chunks_exact(fc2).enumerate() {
-            let lb = self.box_bounds(large, query);
-            if !lb.simd_lt(f32x4::splat(best.cost)).any() {
+            let Some(lb) = self.box_bounds(large, query, seed.1) else {
                 continue;
-            }
+            };
             for (k, &lb) in lb.as_array().iter().enumerate() {
-                if lb >= best.cost {
+                if lb < seed.1 {
+                    seed = (g * 4 + k, lb);
+                }
+            }
+        }
+        if seed.0 != usize::MAX {
+            for m in 0..4 {
+                self.scan_small_box(query, seed.0 * 4 + m, &mut best, true);
+            }
+        }
+        for (g, large) in self.large.chunks_exact(fc2).enumerate() {
+            let Some(lb) = self.box_bounds(large, query, best.cost) else {
+                continue;
+            };
+            for (k, &lb) in lb.as_array().iter().enumerate() {
+                let l = g * 4 + k;
+                if !best.may_hold(lb) || l == seed.0 {
                     continue;
                 }
-                let l = g * 4 + k;
                 let small = &self.small[l * fc2..(l + 1) * fc2];
-                let sb = self.box_bounds(small, query);
+                let Some(sb) = self.box_bounds(small, query, best.cost) else {
+                    continue;
+                };
                 for (m, &sb) in sb.as_array().iter().enumerate() {
-                    if sb < best.cost {
-                        self.scan_small_box(query, l * 4 + m, &mut best, &mut found);
+                    if best.may_hold(sb) {
+                        self.scan_small_box(query, l * 4 + m, &mut best, true);
                     }
                 }
             }
         }
         debug_assert_eq!(LARGE_BOX, 4 * SMALL_BOX);
-        Ok(found.then_some(best))
+        Ok(best.result())
     }
 
     /// The cost of one frame (as every search computes it: +∞ for a frame
@@ -184,7 +266,7 @@ pub mod reference {
         let mut c = 0.0f32;
         for (f, &q) in query.iter().enumerate() {
             let d = q - db.feature(i, f);
-            c = c + d * d;
+            c += d * d;
         }
         c + db.bias[i / 4].as_array()[i % 4]
     }

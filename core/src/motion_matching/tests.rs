@@ -76,11 +76,14 @@ fn write(desc: &DatabaseDesc<'_>) -> Result<Owned, Error> {
 fn database(frames: usize, ranges: usize, values: &[f32], hidden: &[bool]) -> Owned {
     let groups = default_groups();
     let fc = feature_count(&groups);
-    let features: Vec<f32> = (0..frames * fc)
-        .map(|i| values[i % values.len()])
-        .collect();
+    let features: Vec<f32> = (0..frames * fc).map(|i| values[i % values.len()]).collect();
     let searchable: Vec<bool> = (0..frames)
-        .map(|i| !hidden.get(i % hidden.len().max(1)).copied().unwrap_or(false))
+        .map(|i| {
+            !hidden
+                .get(i % hidden.len().max(1))
+                .copied()
+                .unwrap_or(false)
+        })
         .collect();
     let per = frames.div_ceil(ranges);
     let mut rs = Vec::new();
@@ -220,13 +223,19 @@ fn trajectory_is_its_own_integral_and_converges() {
         velocity_half_life: 0.0,
         ..p
     };
-    assert!(matches!(s.predict(&d, &bad, 0.1), Err(Error::InvalidParameter { .. })));
-    assert!(matches!(s.predict(&d, &p, f32::NAN), Err(Error::NonFinite { .. })));
-    let nan = Desired {
-        yaw: f32::NAN,
-        ..d
-    };
-    assert!(matches!(s.predict(&nan, &p, 0.1), Err(Error::NonFinite { .. })));
+    assert!(matches!(
+        s.predict(&d, &bad, 0.1),
+        Err(Error::InvalidParameter { .. })
+    ));
+    assert!(matches!(
+        s.predict(&d, &p, f32::NAN),
+        Err(Error::NonFinite { .. })
+    ));
+    let nan = Desired { yaw: f32::NAN, ..d };
+    assert!(matches!(
+        s.predict(&nan, &p, 0.1),
+        Err(Error::NonFinite { .. })
+    ));
 }
 
 #[test]
@@ -248,7 +257,10 @@ fn bad_queries_are_errors() {
         db.search_brute(&q, f32::NAN),
         Err(Error::NonFinite { .. })
     ));
-    assert!(matches!(db.cost(&q, 40), Err(Error::InvalidParameter { .. })));
+    assert!(matches!(
+        db.cost(&q, 40),
+        Err(Error::InvalidParameter { .. })
+    ));
     // A bound no frame beats finds nothing.
     assert_eq!(db.search(&q, 0.0).unwrap(), None);
     let mut out = [0.0f32; 3];
@@ -269,7 +281,7 @@ fn unsearchable_frames_are_never_returned() {
     let fc = feature_count(&groups);
     let frames = 300;
     let features: Vec<f32> = (0..frames * fc)
-        .map(|i| if (i / fc) % 2 == 0 { 1.0 } else { 0.0 })
+        .map(|i| if (i / fc).is_multiple_of(2) { 1.0 } else { 0.0 })
         .collect();
     let searchable: Vec<bool> = (0..frames).map(|i| i % 2 == 1).collect();
     let db = write(&DatabaseDesc {
@@ -332,13 +344,41 @@ fn corrupt_containers_are_refused() {
     let range0 = at(db.ranges.as_ptr().cast());
 
     let cases: [(usize, [u8; 4], &str); 7] = [
-        (feature0, f32::NAN.to_le_bytes(), "database feature is not finite"),
-        (feature0, 9.0f32.to_le_bytes(), "database small box does not bound its frames"),
-        (bias0, 1.0f32.to_le_bytes(), "database frame flag is neither 0 nor +inf (padding +inf)"),
-        (small0, (-9.0f32).to_le_bytes(), "database small box does not bound its frames"),
-        (group0, 7u32.to_le_bytes(), "database feature group has an unknown kind"),
-        (group0 + 20, 0.0f32.to_le_bytes(), "database feature group weight is not finite and positive"),
-        (range0 + 4, 5u32.to_le_bytes(), "database frame ranges are not contiguous, non-empty and in order"),
+        (
+            feature0,
+            f32::NAN.to_le_bytes(),
+            "database feature is not finite",
+        ),
+        (
+            feature0,
+            9.0f32.to_le_bytes(),
+            "database small box does not bound its frames",
+        ),
+        (
+            bias0,
+            1.0f32.to_le_bytes(),
+            "database frame flag is neither 0 nor +inf (padding +inf)",
+        ),
+        (
+            small0,
+            (-9.0f32).to_le_bytes(),
+            "database small box does not bound its frames",
+        ),
+        (
+            group0,
+            7u32.to_le_bytes(),
+            "database feature group has an unknown kind",
+        ),
+        (
+            group0 + 20,
+            0.0f32.to_le_bytes(),
+            "database feature group weight is not finite and positive",
+        ),
+        (
+            range0 + 4,
+            5u32.to_le_bytes(),
+            "database frame ranges are not contiguous, non-empty and in order",
+        ),
     ];
     for (offset, value, what) in cases {
         let mut o = fresh();
@@ -346,10 +386,21 @@ fn corrupt_containers_are_refused() {
         assert_eq!(view_of(&o), Err(Error::Corrupt { what }), "{what}");
     }
     // Header fields.
-    for (offset, value) in [(12usize, 0u32), (16, 0), (20, 512), (24, 0), (28, 0), (56, 1), (60, 1)] {
+    for (offset, value) in [
+        (12usize, 0u32),
+        (16, 0),
+        (20, 512),
+        (24, 0),
+        (28, 0),
+        (56, 1),
+        (60, 1),
+    ] {
         let mut o = fresh();
         o.bytes_mut()[offset..offset + 4].copy_from_slice(&value.to_le_bytes());
-        assert!(matches!(view_of(&o), Err(Error::Corrupt { .. })), "header byte {offset}");
+        assert!(
+            matches!(view_of(&o), Err(Error::Corrupt { .. })),
+            "header byte {offset}"
+        );
     }
     let mut o = fresh();
     o.bytes_mut()[32..36].copy_from_slice(&f32::NAN.to_le_bytes());

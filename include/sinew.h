@@ -108,6 +108,20 @@
 // Inertialization decay: a critically damped spring with a half-life.
 #define SINEW_DECAY_SPRING 1
 
+// Feature group kind: a joint's position in the root frame (x, y, z; metres).
+#define SINEW_MM_FEATURE_POSITION 0
+
+// Feature group kind: a joint's velocity in the root frame (x, y, z; metres per second).
+#define SINEW_MM_FEATURE_VELOCITY 1
+
+// Feature group kind: the root's ground position `frames_ahead` frames
+// later, in today's root frame (x, z; metres).
+#define SINEW_MM_FEATURE_TRAJECTORY_POSITION 2
+
+// Feature group kind: the root's facing `frames_ahead` frames later, in
+// today's root frame (x, z of a unit vector).
+#define SINEW_MM_FEATURE_TRAJECTORY_DIRECTION 3
+
 // Sources (clips playing at once during transitions) a `sinew_player` holds.
 #define SINEW_PLAYER_SOURCES 4
 
@@ -303,7 +317,8 @@ enum sinew_status
   SINEW_STATUS_TOO_MANY_LAYERS = 7112,
   // An output buffer overlaps an input buffer.
   SINEW_STATUS_OVERLAPPING_BUFFERS = 7113,
-  // A lookup (e.g. a joint name) found nothing.
+  // A lookup (e.g. a joint name) found nothing, or a motion-matching
+  // search found no frame below its bound (nothing is written).
   SINEW_STATUS_NOT_FOUND = 7114,
   // A handle was not filled by its `_load` function (or was changed since).
   SINEW_STATUS_INVALID_HANDLE = 7115,
@@ -646,6 +661,63 @@ typedef struct SINEW_ALIGNED(16) sinew_inertial_block {
   // Private state (offset directions, decay coefficients).
   float opaque[18][4];
 } sinew_inertial_block;
+
+// A loaded motion-matching database: a caller-owned view of a validated
+// `SINEWMMD` container (written by
+// `sinew_core::motion_matching::write_database`). Filled by
+// `sinew_mm_database_load`; the bytes must outlive the handle and stay
+// unchanged.
+typedef struct sinew_mm_database {
+  // The container bytes.
+  const uint8_t *data;
+  // Their length in bytes.
+  size_t size;
+  // Features per frame: the length of a query.
+  uint32_t feature_count;
+  // Frames in the database (without padding).
+  uint32_t frame_count;
+  // Private: lets functions reject a handle that `_load` did not fill.
+  uint64_t check;
+} sinew_mm_database;
+
+// What a database holds, beside its features.
+typedef struct sinew_mm_info {
+  // Features per frame.
+  uint32_t feature_count;
+  // Frames (without padding).
+  uint32_t frame_count;
+  // Frame ranges (one per clip or mirrored clip).
+  uint32_t range_count;
+  // Feature groups.
+  uint32_t group_count;
+  // Frames per second of every range.
+  float sample_rate;
+  // The joint whose ground projection and facing define the root frame.
+  uint32_t root_joint;
+  // The root joint's local axis that points forward (x, y, z).
+  float facing_axis[3];
+  // The horizontal axis mirroring negates: 0 (x) or 2 (z).
+  uint32_t mirror_axis;
+  // Joints in the mirror map (0 when no range is mirrored).
+  uint32_t mirror_joint_count;
+} sinew_mm_info;
+
+// One feature group: which features of a frame measure what.
+typedef struct sinew_mm_group {
+  // `SINEW_MM_FEATURE_*`.
+  uint32_t kind;
+  // The joint of a position or velocity group (`UINT32_MAX` for a
+  // trajectory group).
+  uint32_t joint;
+  // Frames ahead of a trajectory group (0 for a joint group).
+  uint32_t frames_ahead;
+  // Index of the group's first feature.
+  uint32_t first;
+  // Number of features: 3 for a joint group, 2 for a trajectory group.
+  uint32_t width;
+  // The group's weight (already folded into the normalization scale).
+  float weight;
+} sinew_mm_group;
 
 // The array lengths of a delta mush, from `sinew_mush_sizes`.
 typedef struct sinew_mush_counts {
@@ -1762,6 +1834,156 @@ sinew_status sinew_inertialize_apply(const struct sinew_inertial_block *state,
                                      float half_life,
                                      struct sinew_soa_transform *pose,
                                      size_t pose_len);
+
+// Validates a motion-matching database container once (every group,
+// range, feature and bounding box: linear in frames × features) and
+// fills `*out` with a zero-copy view of it. Same rules for `bytes` as
+// `sinew_skeleton_load` (16-byte aligned, alive and unchanged while the
+// handle is used, nothing to free).
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_DATA (bad magic, truncated,
+// a count out of range, a non-finite feature, a bounding box that does
+// not bound its frames, …), UNSUPPORTED_VERSION, UNSUPPORTED_PLATFORM.
+// `*out` is untouched on error.
+//
+// # Safety
+// `bytes` points to `len` readable bytes that outlive the handle; `out`
+// is NULL or writable.
+sinew_status sinew_mm_database_load(const uint8_t *bytes,
+                                    size_t len,
+                                    struct sinew_mm_database *out);
+
+// Describes `db`: its counts, sample rate, root joint, facing and mirror
+// axes.
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE. `*out` is untouched on error.
+//
+// # Safety
+// `db` is a loaded handle; `out` is NULL or writable.
+sinew_status sinew_mm_database_info(const struct sinew_mm_database *db,
+                                    struct sinew_mm_info *out);
+
+// Describes feature group `index` of `db` (`index < group_count`): a query
+// holds the group's `width` features from index `first`.
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, OUT_OF_RANGE. `*out` is
+// untouched on error.
+//
+// # Safety
+// `db` is a loaded handle; `out` is NULL or writable.
+sinew_status sinew_mm_database_group(const struct sinew_mm_database *db,
+                                     uint32_t index,
+                                     struct sinew_mm_group *out);
+
+// Finds the searchable frame of `db` with the least cost below `bound`
+// (the weighted squared distance of its normalized features to `query`,
+// `query_len` = `db->feature_count` normalized features), skipping boxes
+// of frames whose lower bound cannot win: the same frame and cost as
+// `sinew_mm_search_brute`, bit for bit; of equal costs the lowest frame
+// wins. `bound` is `INFINITY` for a plain search, or the current frame's
+// cost less a margin, to keep playing it unless a frame is clearly better.
+// Writes the frame to `*out_frame` and its cost to `*out_cost`.
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, MISALIGNED, BAD_LENGTH
+// (`query_len`), INVALID_ARGUMENT (a query value NaN or infinite, `bound`
+// NaN), OVERLAPPING_BUFFERS (an output overlaps the query, the database
+// or the other output), NOT_FOUND (no searchable frame costs less than
+// `bound`: keep the current frame). Nothing is written unless the status
+// is OK.
+//
+// # Safety
+// `db` is a loaded handle; `query` has `query_len` readable floats;
+// `out_frame` and `out_cost` are NULL or writable.
+sinew_status sinew_mm_search(const struct sinew_mm_database *db,
+                             const float *query,
+                             size_t query_len,
+                             float bound,
+                             uint32_t *out_frame,
+                             float *out_cost);
+
+// `sinew_mm_search` visiting every frame in SIMD lanes, without pruning:
+// the reference the pruned search equals. Same arguments, results and
+// errors.
+//
+// # Safety
+// As `sinew_mm_search`.
+sinew_status sinew_mm_search_brute(const struct sinew_mm_database *db,
+                                   const float *query,
+                                   size_t query_len,
+                                   float bound,
+                                   uint32_t *out_frame,
+                                   float *out_cost);
+
+// Writes to `*out_cost` the cost of `frame` against `query`, computed as
+// the searches compute it (`INFINITY` for a frame a search may not
+// return): the cost a search reported for that frame, bit for bit.
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, MISALIGNED, BAD_LENGTH
+// (`query_len` not `db->feature_count`), INVALID_ARGUMENT (a query value
+// NaN or infinite), OUT_OF_RANGE (`frame >= db->frame_count`),
+// OVERLAPPING_BUFFERS. `*out_cost` is untouched on error.
+//
+// # Safety
+// `db` is a loaded handle; `query` has `query_len` readable floats;
+// `out_cost` is NULL or writable.
+sinew_status sinew_mm_cost(const struct sinew_mm_database *db,
+                           const float *query,
+                           size_t query_len,
+                           uint32_t frame,
+                           float *out_cost);
+
+// Normalizes raw features as the database stored its own:
+// `out[k] = (raw[k] - mean[first + k]) * scale[first + k]`, for a run of
+// `raw_len` features starting at feature `first` (a whole query, or one
+// group of it).
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, MISALIGNED, BAD_LENGTH
+// (`raw_len` and `out_len` differ, or the run passes the last feature),
+// INVALID_ARGUMENT (a raw value NaN or infinite), OVERLAPPING_BUFFERS.
+// `out` is untouched on error.
+//
+// # Safety
+// `db` is a loaded handle; `raw` has `raw_len` readable floats; `out` has
+// `out_len` writable floats.
+sinew_status sinew_mm_normalize(const struct sinew_mm_database *db,
+                                uint32_t first,
+                                const float *raw,
+                                size_t raw_len,
+                                float *out,
+                                size_t out_len);
+
+// Copies frame `frame`'s normalized features into `out` (`out_len` =
+// `db->feature_count`): the query that matches the frame exactly.
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, MISALIGNED, BAD_LENGTH,
+// OUT_OF_RANGE (`frame >= db->frame_count`), OVERLAPPING_BUFFERS (`out`
+// inside the database). `out` is untouched on error.
+//
+// # Safety
+// `db` is a loaded handle; `out` has `out_len` writable floats.
+sinew_status sinew_mm_frame_features(const struct sinew_mm_database *db,
+                                     uint32_t frame,
+                                     float *out,
+                                     size_t out_len);
+
+// Where database frame `frame` plays: `*out_range` is the index of its
+// frame range, `*out_local` the frame within the range (the clip at time
+// `local / sample_rate`), `*out_clip` the clip's index in the set the
+// database was built from, `*out_mirrored` 1 when the range plays the clip
+// mirrored, else 0.
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, OUT_OF_RANGE (`frame >=
+// db->frame_count`), OVERLAPPING_BUFFERS (two outputs overlap, or one lies
+// inside the database). Nothing is written on error.
+//
+// # Safety
+// `db` is a loaded handle; each output is NULL or writable.
+sinew_status sinew_mm_locate(const struct sinew_mm_database *db,
+                             uint32_t frame,
+                             uint32_t *out_range,
+                             uint32_t *out_local,
+                             uint32_t *out_clip,
+                             uint32_t *out_mirrored);
 
 // Writes into `*out` the lengths of the arrays of a delta mush over
 // `vertex_count` vertices and a triangle list of `index_count` indices.

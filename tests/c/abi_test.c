@@ -2815,6 +2815,161 @@ static void delta_mush(void) {
               SINEW_STATUS_INVALID_HANDLE, out);
 }
 
+/* A motion-matching database written by the Rust side: describe it, search
+ * near frame 123 (pruned and brute force agree bit for bit), cost a frame,
+ * keep the current frame under a bound, normalize raw features, locate
+ * frames in their clips; then every bad input, each leaving the outputs
+ * alone. */
+static alignas(16) uint8_t mm_bytes[1 << 18];
+static void mm_database_file(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (f == NULL) exit(1);
+  size_t len = fread(mm_bytes, 1, sizeof mm_bytes, f);
+  fclose(f);
+  sinew_mm_database db, untouched;
+  memset(&untouched, 0x5a, sizeof untouched);
+  db = untouched;
+  CHECK(sinew_mm_database_load(mm_bytes, len, &db), SINEW_STATUS_OK);
+  sinew_mm_info info;
+  CHECK(sinew_mm_database_info(&db, &info), SINEW_STATUS_OK);
+  if (info.feature_count != db.feature_count || info.frame_count != db.frame_count ||
+      info.feature_count > 256) {
+    fprintf(stderr, "mm info disagrees with the handle\n");
+    exit(1);
+  }
+  printf("mm_features %u\nmm_frames %u\nmm_ranges %u\nmm_groups %u\nmm_rate %.9g\n",
+         info.feature_count, info.frame_count, info.range_count, info.group_count,
+         (double)info.sample_rate);
+  uint32_t width = 0;
+  for (uint32_t g = 0; g < info.group_count; g++) {
+    sinew_mm_group group;
+    CHECK(sinew_mm_database_group(&db, g, &group), SINEW_STATUS_OK);
+    if (group.first != width || group.kind > SINEW_MM_FEATURE_TRAJECTORY_DIRECTION) exit(1);
+    width += group.width;
+  }
+  if (width != info.feature_count) exit(1);
+
+  const size_t n = db.feature_count;
+  float q[256] = {0}, raw[256] = {0}, norm[256] = {0};
+  CHECK(sinew_mm_frame_features(&db, 123, q, n), SINEW_STATUS_OK);
+  for (size_t i = 0; i < n; i++) q[i] += 0.01f * (float)(i % 3) - 0.01f;
+  uint32_t frame = 0, brute_frame = 0;
+  float cost = 0.0f, brute_cost = 0.0f, again = 0.0f;
+  CHECK(sinew_mm_search(&db, q, n, INFINITY, &frame, &cost), SINEW_STATUS_OK);
+  CHECK(sinew_mm_search_brute(&db, q, n, INFINITY, &brute_frame, &brute_cost), SINEW_STATUS_OK);
+  CHECK(sinew_mm_cost(&db, q, n, frame, &again), SINEW_STATUS_OK);
+  if (frame != brute_frame || memcmp(&cost, &brute_cost, sizeof cost) != 0 ||
+      memcmp(&cost, &again, sizeof cost) != 0) {
+    fprintf(stderr, "mm searches disagree: %u %.9g, brute %u %.9g, cost %.9g\n", frame,
+            (double)cost, brute_frame, (double)brute_cost, (double)again);
+    exit(1);
+  }
+  printf("mm_frame %u\nmm_cost %.9g\n", frame, (double)cost);
+  float cost_40 = 0.0f;
+  CHECK(sinew_mm_cost(&db, q, n, 40, &cost_40), SINEW_STATUS_OK);
+  printf("mm_cost_40 %.9g\n", (double)cost_40);
+  /* Nothing costs less than the best: keep playing (NOT_FOUND, nothing written). */
+  uint32_t kept = 77;
+  float kept_cost = 7.0f;
+  CHECK_KEEPS(sinew_mm_search(&db, q, n, cost, &kept, &kept_cost), SINEW_STATUS_NOT_FOUND, kept);
+  CHECK_KEEPS(sinew_mm_search_brute(&db, q, n, cost, &kept, &kept_cost), SINEW_STATUS_NOT_FOUND,
+              kept_cost);
+  CHECK(sinew_mm_search(&db, q, n, cost_40, &kept, &kept_cost), SINEW_STATUS_OK);
+  if (kept != frame) exit(1);
+
+  for (size_t i = 0; i < n; i++) raw[i] = 0.1f * (float)i - 0.5f;
+  CHECK(sinew_mm_normalize(&db, 0, raw, n, norm, n), SINEW_STATUS_OK);
+  printf("mm_normalized_sum %.17g\n", sum_floats(norm, n));
+  CHECK(sinew_mm_normalize(&db, 1, raw, 2, norm, 2), SINEW_STATUS_OK);
+  printf("mm_normalized_1 %.9g\n", (double)norm[1]);
+
+  uint32_t range = 0, local = 0, clip = 0, mirrored = 0;
+  CHECK(sinew_mm_locate(&db, frame, &range, &local, &clip, &mirrored), SINEW_STATUS_OK);
+  printf("mm_range %u\nmm_local %u\nmm_clip %u\nmm_mirrored %u\n", range, local, clip, mirrored);
+  CHECK(sinew_mm_locate(&db, db.frame_count - 1, &range, &local, &clip, &mirrored),
+        SINEW_STATUS_OK);
+  printf("mm_last_range %u\nmm_last_local %u\nmm_last_clip %u\nmm_last_mirrored %u\n", range,
+         local, clip, mirrored);
+
+  /* Loading: NULL, empty, misaligned, foreign and truncated bytes. */
+  sinew_mm_database bad = untouched;
+  CHECK_KEEPS(sinew_mm_database_load(NULL, len, &bad), SINEW_STATUS_NULL_PARAMETER, bad);
+  CHECK_KEEPS(sinew_mm_database_load(mm_bytes, 0, &bad), SINEW_STATUS_NULL_PARAMETER, bad);
+  CHECK(sinew_mm_database_load(mm_bytes, len, NULL), SINEW_STATUS_NULL_PARAMETER);
+  memcpy(scratch + 4, mm_bytes, len);
+  CHECK_KEEPS(sinew_mm_database_load(scratch + 4, len, &bad), SINEW_STATUS_MISALIGNED, bad);
+  CHECK_KEEPS(sinew_mm_database_load(skeleton_bytes, sizeof skeleton_bytes, &bad),
+              SINEW_STATUS_INVALID_DATA, bad);
+  CHECK_KEEPS(sinew_mm_database_load(mm_bytes, len - 16, &bad), SINEW_STATUS_INVALID_DATA, bad);
+  memcpy(scratch, mm_bytes, len);
+  scratch[8] ^= 0x01; /* the version */
+  CHECK_KEEPS(sinew_mm_database_load(scratch, len, &bad), SINEW_STATUS_UNSUPPORTED_VERSION, bad);
+  scratch[8] ^= 0x01;
+  scratch[len - 1] ^= 0x01; /* a bound of the last large box */
+  CHECK_KEEPS(sinew_mm_database_load(scratch, len, &bad), SINEW_STATUS_INVALID_DATA, bad);
+
+  /* Handles: zeroed, edited, NULL. */
+  memset(&bad, 0, sizeof bad);
+  CHECK_KEEPS(sinew_mm_search(&bad, q, n, INFINITY, &kept, &kept_cost),
+              SINEW_STATUS_INVALID_HANDLE, kept);
+  bad = db;
+  bad.feature_count -= 1;
+  CHECK_KEEPS(sinew_mm_search_brute(&bad, q, n - 1, INFINITY, &kept, &kept_cost),
+              SINEW_STATUS_INVALID_HANDLE, kept);
+  CHECK_KEEPS(sinew_mm_database_info(&bad, &info), SINEW_STATUS_INVALID_HANDLE, info);
+  CHECK(sinew_mm_database_info(NULL, &info), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_mm_database_info(&db, NULL), SINEW_STATUS_NULL_PARAMETER);
+
+  /* Searches: lengths, NaN, a NaN bound, NULL and overlapping outputs. */
+  CHECK_KEEPS(sinew_mm_search(&db, q, n - 1, INFINITY, &kept, &kept_cost),
+              SINEW_STATUS_BAD_LENGTH, kept);
+  CHECK_KEEPS(sinew_mm_search(&db, NULL, n, INFINITY, &kept, &kept_cost),
+              SINEW_STATUS_NULL_PARAMETER, kept);
+  CHECK(sinew_mm_search(&db, q, n, INFINITY, NULL, &kept_cost), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_mm_search_brute(&db, q, n, INFINITY, &kept, NULL), SINEW_STATUS_NULL_PARAMETER);
+  CHECK_KEEPS(sinew_mm_search(&db, q, n, NAN, &kept, &kept_cost), SINEW_STATUS_INVALID_ARGUMENT,
+              kept);
+  float saved = q[2];
+  q[2] = NAN;
+  CHECK_KEEPS(sinew_mm_search_brute(&db, q, n, INFINITY, &kept, &kept_cost),
+              SINEW_STATUS_INVALID_ARGUMENT, kept_cost);
+  q[2] = INFINITY;
+  CHECK_KEEPS(sinew_mm_cost(&db, q, n, 0, &kept_cost), SINEW_STATUS_INVALID_ARGUMENT, kept_cost);
+  q[2] = saved;
+  CHECK_KEEPS(sinew_mm_search(&db, q, n, INFINITY, &kept, &q[n - 1]),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, kept);
+  CHECK_KEEPS(sinew_mm_search(&db, q, n, INFINITY, (uint32_t *)(void *)&kept_cost, &kept_cost),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, kept_cost);
+  CHECK_KEEPS(sinew_mm_search(&db, q, n, INFINITY, &kept, (float *)(void *)(mm_bytes + 64)),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, kept);
+
+  /* Cost, frame features, normalize, locate, group: out of range and lengths. */
+  CHECK_KEEPS(sinew_mm_cost(&db, q, n, db.frame_count, &kept_cost), SINEW_STATUS_OUT_OF_RANGE,
+              kept_cost);
+  CHECK_KEEPS(sinew_mm_cost(&db, q, n + 1, 0, &kept_cost), SINEW_STATUS_BAD_LENGTH, kept_cost);
+  CHECK_KEEPS(sinew_mm_frame_features(&db, db.frame_count, norm, n), SINEW_STATUS_OUT_OF_RANGE,
+              norm);
+  CHECK_KEEPS(sinew_mm_frame_features(&db, 0, norm, n - 1), SINEW_STATUS_BAD_LENGTH, norm);
+  CHECK_KEEPS(sinew_mm_frame_features(&db, 0, (float *)(void *)(mm_bytes + 64), n),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, norm);
+  CHECK_KEEPS(sinew_mm_normalize(&db, 1, raw, n, norm, n), SINEW_STATUS_BAD_LENGTH, norm);
+  CHECK_KEEPS(sinew_mm_normalize(&db, 0, raw, n, norm, n - 1), SINEW_STATUS_BAD_LENGTH, norm);
+  raw[0] = NAN;
+  CHECK_KEEPS(sinew_mm_normalize(&db, 0, raw, n, norm, n), SINEW_STATUS_INVALID_ARGUMENT, norm);
+  CHECK_KEEPS(sinew_mm_normalize(&db, 0, raw, 4, raw + 2, 4), SINEW_STATUS_OVERLAPPING_BUFFERS,
+              raw);
+  CHECK_KEEPS(sinew_mm_locate(&db, db.frame_count, &range, &local, &clip, &mirrored),
+              SINEW_STATUS_OUT_OF_RANGE, range);
+  CHECK_KEEPS(sinew_mm_locate(&db, 0, &range, &range, &clip, &mirrored),
+              SINEW_STATUS_OVERLAPPING_BUFFERS, range);
+  CHECK(sinew_mm_locate(&db, 0, &range, &local, NULL, &mirrored), SINEW_STATUS_NULL_PARAMETER);
+  sinew_mm_group group;
+  memset(&group, 0x5a, sizeof group);
+  CHECK_KEEPS(sinew_mm_database_group(&db, info.group_count, &group), SINEW_STATUS_OUT_OF_RANGE,
+              group);
+  if (strcmp(sinew_status_string(SINEW_STATUS_NOT_FOUND), "not found") != 0) exit(1);
+}
+
 int main(int argc, char **argv) {
   printf("version %s\n", sinew_version());
   if (sinew_version_number() != SINEW_VERSION_NUMBER ||
@@ -2838,6 +2993,7 @@ int main(int argc, char **argv) {
   if (argc > 1) compressed(argv[1]);
   if (argc > 2) mesh_file(argv[2]);
   if (argc > 3) track_set_file(argv[3]);
+  if (argc > 4) mm_database_file(argv[4]);
   printf("checks %u\n", checks);
   return 0;
 }

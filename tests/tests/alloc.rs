@@ -16,8 +16,8 @@
 //! and sparse, corrective and combination drivers, RBF drivers, delta
 //! mush), track sets (raw and
 //! quantized, all at once and with cursors), the animation graph, the C ABI
-//! (every per-frame export, called from Rust, blend shapes and shape
-//! drivers included), and the crowd's `step` on
+//! (every per-frame export, called from Rust, blend shapes, shape
+//! drivers and motion-matching searches included), and the crowd's `step` on
 //! its worker threads (raw and compressed clips, with and without feet).
 //!
 //! The counter is global (atomics, not thread-locals) so that work handed
@@ -70,6 +70,9 @@ mod shape;
 mod skin;
 #[path = "alloc/track.rs"]
 mod track;
+// Motion-matching databases, shared with the C ABI tests.
+#[path = "../support/mm.rs"]
+mod mm;
 
 /// Counts allocations (including zeroed allocations and reallocations) made
 /// by any thread while counting is on.
@@ -460,6 +463,7 @@ const CHECKS: &[(&str, fn())] = &[
     check!(capi::secondary_motion_allocates_nothing),
     check!(capi::player_and_events_allocate_nothing),
     check!(capi::shapes_allocate_nothing),
+    check!(capi::motion_matching_allocates_nothing),
     check!(track::track_sets_allocate_nothing),
     check!(track::graph_allocates_nothing),
     check!(crowd::stages_with_feet_allocate_nothing),

@@ -27,6 +27,8 @@ use sinew_std::compress::{compress, CompressOptions};
 
 #[path = "../support/c.rs"]
 mod c;
+#[path = "../support/mm.rs"]
+mod mm;
 use c::{build_static_library, compile, root, run, target_dir};
 
 /// Positions, normals, joints and weights.
@@ -210,12 +212,14 @@ fn c_program_runs_a_frame_and_checks_every_status() {
     let (path, compressed) = compressed_walk();
     let (mesh_path, mesh) = mesh_container();
     let (tracks_path, tracks) = track_set_file();
-    let stdout = run(&exe, &[&path, &mesh_path, &tracks_path]);
+    let (mm_path, motion) = mm_database_file();
+    let stdout = run(&exe, &[&path, &mesh_path, &tracks_path, &mm_path]);
     let printed: HashMap<&str, &str> = stdout.lines().filter_map(|l| l.split_once(' ')).collect();
     let mut expected = expected();
     expected.extend(compressed);
     expected.extend(mesh);
     expected.extend(tracks);
+    expected.extend(motion);
     expected.extend(ik_expected());
     expected.extend(shapes_expected());
     for (key, want) in &expected {
@@ -334,6 +338,70 @@ fn track_set_file() -> (PathBuf, [(&'static str, f64); 3]) {
             ("track_components", all.len() as f64),
         ],
     )
+}
+
+/// A motion-matching database for the C program (1000 frames in four
+/// ranges, every other one mirrored, a tenth of the frames hidden), and
+/// what the C program's calls give through the Rust API: a search near
+/// frame 123, a frame's cost, normalized raw features, frame locations.
+fn mm_database_file() -> (PathBuf, Vec<(&'static str, f64)>) {
+    use sinew_core::motion_matching::Database;
+    let bytes = mm::database(
+        20,
+        mm::Shape {
+            frames: 1000,
+            ranges: 4,
+            mirrored: true,
+            ties: false,
+            hidden: 0.1,
+        },
+    );
+    let path = target_dir().join("c-abi-motion.sinewmmd");
+    std::fs::write(&path, bytes.as_slice()).expect("write the motion-matching database");
+    let db = Database::from_bytes(bytes.as_slice()).unwrap();
+    // The seed gives trajectory groups, and frames 123 (searched near)
+    // and 40 (costed) a search may return.
+    assert!(db.groups().len() > 4 && db.is_searchable(40) && db.is_searchable(123));
+    let n = db.feature_count();
+    let mut q = vec![0.0f32; n];
+    db.frame_features(123, &mut q).unwrap();
+    for (i, x) in q.iter_mut().enumerate() {
+        *x += 0.01 * (i % 3) as f32 - 0.01;
+    }
+    let best = db.search(&q, f32::INFINITY).unwrap().unwrap();
+    let raw: Vec<f32> = (0..n).map(|i| 0.1 * i as f32 - 0.5).collect();
+    let mut norm = vec![0.0f32; n];
+    db.normalize(0, &raw, &mut norm).unwrap();
+    let mut norm_1 = [0.0f32; 2];
+    db.normalize(1, &raw[..2], &mut norm_1).unwrap();
+    let located = |frame: usize| {
+        let (range, local) = db.locate(frame).unwrap();
+        let r = db.ranges()[range];
+        [range, local, r.clip as usize, usize::from(r.mirrored())].map(|v| v as f64)
+    };
+    let [range, local, clip, mirrored] = located(best.frame as usize);
+    let [last_range, last_local, last_clip, last_mirrored] = located(db.frame_count() - 1);
+    let expected = vec![
+        ("mm_features", n as f64),
+        ("mm_frames", db.frame_count() as f64),
+        ("mm_ranges", db.ranges().len() as f64),
+        ("mm_groups", db.groups().len() as f64),
+        ("mm_rate", f64::from(db.sample_rate())),
+        ("mm_frame", f64::from(best.frame)),
+        ("mm_cost", f64::from(best.cost)),
+        ("mm_cost_40", f64::from(db.cost(&q, 40).unwrap())),
+        ("mm_normalized_sum", sum(&norm)),
+        ("mm_normalized_1", f64::from(norm_1[1])),
+        ("mm_range", range),
+        ("mm_local", local),
+        ("mm_clip", clip),
+        ("mm_mirrored", mirrored),
+        ("mm_last_range", last_range),
+        ("mm_last_local", last_local),
+        ("mm_last_clip", last_clip),
+        ("mm_last_mirrored", last_mirrored),
+    ];
+    (path, expected)
 }
 
 /// The humanoid's walk compressed with the default options, written for the

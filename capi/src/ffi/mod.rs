@@ -15,7 +15,7 @@
 //! - an output buffer that overlaps an input gives
 //!   `SINEW_STATUS_OVERLAPPING_BUFFERS` (Rust forbids the aliasing);
 //! - handles (`sinew_skeleton`, `sinew_clip`, `sinew_compressed_clip`,
-//!   `sinew_mesh`) are caller-owned plain structs filled by a `_load`
+//!   `sinew_mesh`, `sinew_mm_database`) are caller-owned plain structs filled by a `_load`
 //!   function; they borrow the bytes they were loaded from, which must stay
 //!   alive and unchanged while the handle is used; the shape handles
 //!   (`sinew_blend_shapes`, `sinew_shape_drivers`, `sinew_rbf_drivers`,
@@ -33,6 +33,7 @@ pub(crate) mod ptr;
 pub mod clip;
 pub mod ik;
 pub mod mix;
+pub mod motion_matching;
 pub mod mush;
 pub mod player;
 pub mod pose;
@@ -46,6 +47,7 @@ pub mod track;
 pub use clip::*;
 pub use ik::*;
 pub use mix::*;
+pub use motion_matching::*;
 pub use mush::*;
 pub use player::*;
 pub use pose::*;

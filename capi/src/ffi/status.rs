@@ -126,7 +126,8 @@ pub enum sinew_status {
     TooManyLayers = 7112,
     /// An output buffer overlaps an input buffer.
     OverlappingBuffers = 7113,
-    /// A lookup (e.g. a joint name) found nothing.
+    /// A lookup (e.g. a joint name) found nothing, or a motion-matching
+    /// search found no frame below its bound (nothing is written).
     NotFound = 7114,
     /// A handle was not filled by its `_load` function (or was changed since).
     InvalidHandle = 7115,

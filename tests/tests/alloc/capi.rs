@@ -1483,3 +1483,97 @@ pub fn shapes_allocate_nothing() {
         },
     );
 }
+
+/// Motion matching, each frame: raw features drifting over time normalized
+/// into a query, the pruned and brute-force searches (the same frame), the
+/// current frame's cost, a search under it that keeps the current frame
+/// unless another is better (OK or NOT_FOUND), and the found frame's
+/// features and place in its clip.
+pub fn motion_matching_allocates_nothing() {
+    let bytes = crate::mm::database(
+        9,
+        crate::mm::Shape {
+            frames: 2000,
+            ranges: 6,
+            mirrored: true,
+            ties: false,
+            hidden: 0.1,
+        },
+    );
+    let mut db = sinew_mm_database {
+        data: std::ptr::null(),
+        size: 0,
+        feature_count: 0,
+        frame_count: 0,
+        check: 0,
+    };
+    let b = bytes.as_slice();
+    // SAFETY: 16-byte aligned bytes of their length that outlive the
+    // handle; the out-parameter is a local.
+    let s = unsafe { sinew_mm_database_load(b.as_ptr(), b.len(), &mut db) };
+    assert_eq!(s, sinew_status::Ok);
+    let fc = db.feature_count as usize;
+    let mut raw = vec![0.0f32; fc];
+    let mut query = vec![0.0f32; fc];
+    let mut features = vec![0.0f32; fc];
+    let mut current = 0u32;
+    frames_allocate_nothing("the C ABI's motion-matching calls", 300, |frame| {
+        for (f, r) in raw.iter_mut().enumerate() {
+            *r = (frame as f32 * 0.05 + f as f32).sin();
+        }
+        let (mut best, mut cost) = (0u32, 0.0f32);
+        let (mut brute, mut brute_cost) = (0u32, 0.0f32);
+        let (mut now, mut kept, mut kept_cost) = (0.0f32, 0u32, 0.0f32);
+        let mut place = [0u32; 4];
+        let [range, local, clip, mirrored] = &mut place;
+        // SAFETY: the handle's bytes outlive it; every buffer is a live
+        // local of the length passed, outputs distinct from inputs.
+        unsafe {
+            ok(
+                "sinew_mm_normalize",
+                sinew_mm_normalize(&db, 0, raw.as_ptr(), fc, query.as_mut_ptr(), fc),
+            )?;
+            ok(
+                "sinew_mm_search",
+                sinew_mm_search(&db, query.as_ptr(), fc, f32::INFINITY, &mut best, &mut cost),
+            )?;
+            ok(
+                "sinew_mm_search_brute",
+                sinew_mm_search_brute(
+                    &db,
+                    query.as_ptr(),
+                    fc,
+                    f32::INFINITY,
+                    &mut brute,
+                    &mut brute_cost,
+                ),
+            )?;
+            ok(
+                "sinew_mm_cost",
+                sinew_mm_cost(&db, query.as_ptr(), fc, current, &mut now),
+            )?;
+            let s = sinew_mm_search(
+                &db,
+                query.as_ptr(),
+                fc,
+                now - 0.1,
+                &mut kept,
+                &mut kept_cost,
+            );
+            if s != sinew_status::NotFound {
+                ok("sinew_mm_search", s)?;
+            }
+            ok(
+                "sinew_mm_frame_features",
+                sinew_mm_frame_features(&db, best, features.as_mut_ptr(), fc),
+            )?;
+            ok(
+                "sinew_mm_locate",
+                sinew_mm_locate(&db, best, range, local, clip, mirrored),
+            )?;
+        }
+        assert_eq!((best, cost.to_bits()), (brute, brute_cost.to_bits()));
+        current = best;
+        Ok::<f32, Failed>(cost + features[0] + place[1] as f32 + 1.0)
+    });
+}

@@ -12,7 +12,10 @@
 //! - `scalar-row-major`: the usual first implementation, a scalar loop over
 //!   a row-major copy of the features;
 //! - `brute-lanes`: [`Database::search_brute`], frames in lanes;
-//! - `pruned`: [`Database::search`], exact, with the two levels of boxes.
+//! - `pruned`: [`Database::search`], exact, with the two levels of boxes;
+//! - `pruned-bounded`: the same with the bound the controller gave each
+//!   search (the playing frame's cost less the keep margin), as the
+//!   controller runs it; the brute force costs the same with or without.
 //!
 //! All three return the same frames (checked before timing). Skipped, with
 //! a message, when the CMU clips are absent.
@@ -25,67 +28,14 @@ use std::hint::black_box;
 use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use sinew_benches::{config, noise};
+use sinew_benches::config;
 use sinew_cli::matching::{bvh_files, drive, load_clips, Path2};
 use sinew_core::clip::RawClip;
-use sinew_core::motion_matching::{
-    database_size, write_database, Database, DatabaseDesc, FrameRange, MatcherConfig,
-};
+use sinew_core::motion_matching::MatcherConfig;
 use sinew_std::matching::{self, BuildOptions};
-use sinew_std::{AlignedBytes, OwnedClip};
+use sinew_std::OwnedClip;
 
 const QUERIES: usize = 64;
-
-/// Features and flags of a database grown from `base` to `frames` frames.
-fn grown(base: &Database<'_>, frames: usize, seed: &mut u32) -> AlignedBytes {
-    let fc = base.feature_count();
-    let n = base.frame_count();
-    let mut features = Vec::with_capacity(frames * fc);
-    let mut searchable = Vec::with_capacity(frames);
-    let mut ranges = Vec::new();
-    let mut row = vec![0.0f32; fc];
-    for i in 0..frames {
-        let src = i % n;
-        base.frame_features(src, &mut row).expect("frame");
-        let copy = i / n;
-        features.extend(
-            row.iter()
-                .map(|&x| if copy == 0 { x } else { x + 0.05 * noise(seed) }),
-        );
-        searchable.push(base.is_searchable(src));
-    }
-    let mut start = 0usize;
-    while start < frames {
-        for r in base.ranges() {
-            if start >= frames {
-                break;
-            }
-            let len = (r.len as usize).min(frames - start);
-            ranges.push(FrameRange {
-                start: start as u32,
-                len: len as u32,
-                ..*r
-            });
-            start += len;
-        }
-    }
-    let desc = DatabaseDesc {
-        sample_rate: base.sample_rate(),
-        root: base.root_joint() as u32,
-        facing_axis: base.facing_axis(),
-        mirror_axis: base.mirror_axis(),
-        groups: base.groups(),
-        mean: base.mean(),
-        scale: base.scale(),
-        ranges: &ranges,
-        mirror: base.mirror_map(),
-        features: &features,
-        searchable: &searchable,
-    };
-    let mut bytes = AlignedBytes::zeroed(database_size(&desc).expect("size"));
-    write_database(&desc, bytes.as_mut_slice()).expect("write");
-    bytes
-}
 
 /// The usual first implementation: a scalar loop over row-major features.
 fn scalar_search(rows: &[f32], searchable: &[bool], q: &[f32]) -> Option<(usize, f32)> {
@@ -123,15 +73,18 @@ fn bench_search(c: &mut Criterion) {
     let base = matching::build(&sk, &views, &opts).expect("database");
     let base = base.view();
     let mut queries = Vec::new();
+    let mut bounds = Vec::new();
     for path in [Path2::ZigZag, Path2::Circle] {
         let r = drive(&sk, &base, &views, path, 10.0, MatcherConfig::default()).expect("drive");
         queries.extend(r.queries.into_iter().take(QUERIES / 2));
+        bounds.extend(r.bounds.into_iter().take(QUERIES / 2));
     }
     let mut seed = 0x2545_f491;
     let mut group = c.benchmark_group("mm_search");
     for frames in [10_000usize, 30_000, 100_000] {
-        let bytes = grown(&base, frames, &mut seed);
-        let db = Database::from_bytes(bytes.as_slice()).expect("valid");
+        let grown = matching::grow(&base, frames, 0.05, seed).expect("grown database");
+        seed = seed.wrapping_mul(747_796_405).wrapping_add(1);
+        let db = grown.view();
         let fc = db.feature_count();
         let mut rows = vec![0.0f32; frames * fc];
         for (i, row) in rows.chunks_exact_mut(fc).enumerate() {
@@ -143,6 +96,9 @@ fn bench_search(c: &mut Criterion) {
             assert_eq!(p, db.search_brute(q, f32::INFINITY).expect("brute"));
             let s = scalar_search(&rows, &searchable, q);
             assert_eq!(p.map(|m| (m.frame as usize, m.cost)), s);
+        }
+        for (q, &bound) in queries.iter().zip(&bounds) {
+            assert_eq!(db.search(q, bound).ok(), db.search_brute(q, bound).ok());
         }
         group.throughput(Throughput::Elements(queries.len() as u64));
         group.bench_with_input(
@@ -167,6 +123,13 @@ fn bench_search(c: &mut Criterion) {
             b.iter(|| {
                 for q in &queries {
                     black_box(db.search(black_box(q), f32::INFINITY).ok());
+                }
+            });
+        });
+        group.bench_with_input(BenchmarkId::new("pruned-bounded", frames), &(), |b, ()| {
+            b.iter(|| {
+                for (q, &bound) in queries.iter().zip(&bounds) {
+                    black_box(db.search(black_box(q), bound).ok());
                 }
             });
         });

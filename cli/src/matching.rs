@@ -1,5 +1,6 @@
 //! `sinew match`: a motion-matching database built from mocap clips (by
-//! default the CMU clips of one skeleton in `../shared/data`), a character
+//! default the CMU clips of one skeleton in `../shared/data`, else the
+//! procedural humanoid's locomotion with root motion), a character
 //! driven along scripted paths (straight, circle, zig-zag with sharp turns,
 //! stop and go) by the [`Matcher`], and per path the search time, the
 //! searches per second and how far the played root stays from the path.
@@ -17,7 +18,9 @@ use sinew_core::clip::RawClip;
 use sinew_core::fk::{local_to_model, FkJob};
 use sinew_core::mix::root_motion::rotate_y;
 use sinew_core::mix::transition::InertialBlock;
-use sinew_core::motion_matching::{Database, Desired, MatchBuffers, Matcher, MatcherConfig};
+use sinew_core::motion_matching::{
+    Database, Desired, MatchBuffers, MatchStep, Matcher, MatcherConfig,
+};
 use sinew_core::{Mat4, Quat, Skeleton, SoaTransform, Vec3};
 use sinew_std::import::bvh::{self, BvhOptions};
 use sinew_std::matching::{self, BuildOptions, OwnedDatabase};
@@ -63,6 +66,10 @@ pub struct MatchArgs {
     /// Draw the paths (asked for and played) and a strip of poses to this PNG.
     #[arg(long)]
     pub png: Option<PathBuf>,
+    /// Grow the database to this many frames by repeating its frames with
+    /// noise (for timing searches at scale; the paths still play the clips).
+    #[arg(long)]
+    pub grow: Option<usize>,
     /// Write the database container to this file.
     #[arg(long)]
     pub save_db: Option<PathBuf>,
@@ -176,6 +183,8 @@ pub struct PathReport {
     pub poses: Vec<Vec<Vec3>>,
     /// The queries of every search (normalized).
     pub queries: Vec<Vec<f32>>,
+    /// The bound each of those searches used (see [`MatchStep::bound`]).
+    pub bounds: Vec<f32>,
 }
 
 /// The clips of `files` (BVH, lengths times `scale` to metres) that share
@@ -306,6 +315,7 @@ pub fn drive(
             total += took;
             report.search_max = report.search_max.max(took);
             report.queries.push(query.clone());
+            report.bounds.push(step.bound);
         }
         report.transitions += usize::from(step.transitioned);
         let c = matcher.character.position;
@@ -440,12 +450,18 @@ fn export(path: &Path, db: &Database<'_>, queries: &[Vec<f32>]) -> Res<()> {
 /// # Errors
 /// Unreadable files, a database that cannot be built, a controller error.
 pub fn match_command(args: &MatchArgs, out: &dyn Fn(&str)) -> Res<()> {
-    let files = if args.files.is_empty() {
-        bvh_files(Path::new(DEFAULT_DIR))?
+    let (skeleton, clips, skipped) = if !args.files.is_empty() {
+        load_clips(&args.files, args.scale)?
+    } else if Path::new(DEFAULT_DIR).is_dir() {
+        load_clips(&bvh_files(Path::new(DEFAULT_DIR))?, args.scale)?
     } else {
-        args.files.clone()
+        out(&format!(
+            "{DEFAULT_DIR} not found: using the procedural humanoid's locomotion clips"
+        ));
+        let h = sinew_std::Humanoid::new(30.0)?;
+        let clips = matching::procedural_locomotion(&h)?;
+        (h.skeleton, clips, Vec::new())
     };
-    let (skeleton, clips, skipped) = load_clips(&files, args.scale)?;
     for s in &skipped {
         out(&format!("skipped {s}"));
     }
@@ -454,7 +470,10 @@ pub fn match_command(args: &MatchArgs, out: &dyn Fn(&str)) -> Res<()> {
     opts.mirror = args.mirror;
     let views: Vec<RawClip<'_>> = clips.iter().map(OwnedClip::view).collect();
     let clock = Instant::now();
-    let owned: OwnedDatabase = matching::build(&sk, &views, &opts)?;
+    let mut owned: OwnedDatabase = matching::build(&sk, &views, &opts)?;
+    if let Some(frames) = args.grow {
+        owned = matching::grow(&owned.view(), frames, 0.05, 0x2545_f491)?;
+    }
     let db = owned.view();
     let searchable = (0..db.frame_count())
         .filter(|&i| db.is_searchable(i))

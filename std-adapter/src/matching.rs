@@ -671,3 +671,159 @@ pub fn build<C: ClipSource>(
     Database::from_bytes(bytes.as_slice())?;
     Ok(OwnedDatabase { bytes })
 }
+
+/// A database of `frames` frames made from `base` for timing searches at
+/// scale: its frames repeated in order, every copy after the first with
+/// uniform noise of `amplitude` (normalized units) added to each feature
+/// from a fixed-seed generator, the same ranges, flags and normalization.
+///
+/// # Errors
+/// [`BuildError::Options`] for `frames` of 0 or a noise amplitude that is
+/// not finite; [`BuildError::Core`] when the core refuses the container.
+pub fn grow(
+    base: &Database<'_>,
+    frames: usize,
+    amplitude: f32,
+    seed: u32,
+) -> Result<OwnedDatabase, BuildError> {
+    if frames == 0 || !amplitude.is_finite() {
+        return options("a grown database needs frames > 0 and a finite noise amplitude");
+    }
+    let mut state = seed | 1;
+    let mut noise = || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        (state >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+    };
+    let fc = base.feature_count();
+    let n = base.frame_count();
+    let mut features = Vec::with_capacity(frames * fc);
+    let mut searchable = Vec::with_capacity(frames);
+    let mut row = vec![0.0f32; fc];
+    for i in 0..frames {
+        base.frame_features(i % n, &mut row)?;
+        let copy = i / n;
+        features.extend(row.iter().map(|&x| {
+            if copy == 0 {
+                x
+            } else {
+                x + amplitude * noise()
+            }
+        }));
+        searchable.push(base.is_searchable(i % n));
+    }
+    let mut ranges = Vec::new();
+    let mut start = 0usize;
+    while start < frames {
+        for r in base.ranges() {
+            if start >= frames {
+                break;
+            }
+            let len = (r.len as usize).min(frames - start);
+            ranges.push(FrameRange {
+                start: start as u32,
+                len: len as u32,
+                ..*r
+            });
+            start += len;
+        }
+    }
+    let desc = DatabaseDesc {
+        sample_rate: base.sample_rate(),
+        root: base.root_joint() as u32,
+        facing_axis: base.facing_axis(),
+        mirror_axis: base.mirror_axis(),
+        groups: base.groups(),
+        mean: base.mean(),
+        scale: base.scale(),
+        ranges: &ranges,
+        mirror: base.mirror_map(),
+        features: &features,
+        searchable: &searchable,
+    };
+    let mut bytes = AlignedBytes::zeroed(database_size(&desc)?);
+    write_database(&desc, bytes.as_mut_slice())?;
+    Database::from_bytes(bytes.as_slice())?;
+    Ok(OwnedDatabase { bytes })
+}
+
+/// Locomotion clips with root motion from the procedural humanoid, for a
+/// database that needs no mocap: each gait (walk, jog, run) moved forward
+/// at the speed its stance foot slides back (so feet do not skate), on a
+/// straight line and turning left and right at 45° per second, three
+/// cycles each, and a standing clip (the walk's first pose, held 2 s).
+/// Clip order: for each gait straight, left, right; then the stand.
+///
+/// # Errors
+/// As the core's sampling and FK on the humanoid (none for a valid one).
+pub fn procedural_locomotion(humanoid: &crate::Humanoid) -> Result<Vec<crate::OwnedClip>, Error> {
+    let sk = humanoid.skeleton.view();
+    let n = sk.soa_count();
+    let foot = |side: &str| sk.find_joint(&format!("foot_{side}")).unwrap_or(0);
+    let (lf, rf) = (foot("l"), foot("r"));
+    let mut out = Vec::new();
+    let mut models = vec![Mat4::IDENTITY; sk.joint_count()];
+    for clip in &humanoid.clips {
+        let rate = clip.sample_rate();
+        let frames = clip.frame_count();
+        let keys = clip.keys();
+        // Stance speed: the lower foot's mean backward speed.
+        let mut feet = Vec::with_capacity(frames);
+        for f in 0..frames {
+            local_to_model(&FkJob::new(&sk, &keys[f * n..(f + 1) * n]), &mut models)?;
+            feet.push((models[lf].translation(), models[rf].translation()));
+        }
+        let mut slide = 0.0f32;
+        for f in 1..frames {
+            let (a, b) = (feet[f - 1], feet[f]);
+            let lower = if a.0.y < a.1.y {
+                (a.0, b.0)
+            } else {
+                (a.1, b.1)
+            };
+            slide += (lower.0.z - lower.1.z) * rate;
+        }
+        let speed = (slide / (frames - 1).max(1) as f32).max(0.0);
+        for turn in [0.0f32, 45f32.to_radians(), -(45f32.to_radians())] {
+            let cycles = 3;
+            let total = (frames - 1) * cycles + 1;
+            let mut moved = Vec::with_capacity(total * n);
+            for i in 0..total {
+                let t = i as f32 / rate;
+                let src = i % (frames - 1);
+                let mut pose = keys[src * n..(src + 1) * n].to_vec();
+                let psi = turn * t;
+                let p = if turn == 0.0 {
+                    Vec3::new(0.0, 0.0, speed * t)
+                } else {
+                    Vec3::new(
+                        speed / turn * (1.0 - psi.cos()),
+                        0.0,
+                        speed / turn * psi.sin(),
+                    )
+                };
+                let mut root = get_joint(&pose, 0).ok_or(Error::NoJoints)?;
+                let q = sinew_core::Quat::from_rotation_y(psi);
+                let flat = Vec3::new(root.translation.x, 0.0, root.translation.z);
+                root.translation = q.rotate(flat) + p + Vec3::new(0.0, root.translation.y, 0.0);
+                root.rotation = (q * root.rotation).normalize();
+                sinew_core::soa::set_joint(&mut pose, 0, &root)?;
+                moved.extend(pose);
+            }
+            let name = match turn.partial_cmp(&0.0) {
+                Some(std::cmp::Ordering::Greater) => format!("{} left", clip.name),
+                Some(std::cmp::Ordering::Less) => format!("{} right", clip.name),
+                _ => clip.name.clone(),
+            };
+            out.push(crate::OwnedClip::new(name, rate, n, moved)?);
+        }
+    }
+    let walk = &humanoid.clips[0];
+    let rate = walk.sample_rate();
+    let held = (2.0 * rate) as usize + 1;
+    let first = &walk.keys()[..n];
+    let stand: Vec<SoaTransform> = (0..held).flat_map(|_| first.iter().copied()).collect();
+    out.push(crate::OwnedClip::new("stand", rate, n, stand)?);
+    Ok(out)
+}

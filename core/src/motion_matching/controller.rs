@@ -119,8 +119,13 @@ pub struct MatchStep {
     pub searched: bool,
     /// True when the search started a transition to another frame.
     pub transitioned: bool,
-    /// The cost of the frame playing now against the last query.
+    /// The cost of the frame playing now against this update's query (+∞
+    /// when the update did not search).
     pub cost: f32,
+    /// The bound this update's search used: the cost of the frame that was
+    /// playing less the keep margin, +∞ when that frame was not searchable
+    /// (or no search).
+    pub bound: f32,
 }
 
 /// A root frame: ground position and heading.
@@ -445,6 +450,7 @@ impl Matcher {
             searched: false,
             transitioned: false,
             cost: f32::INFINITY,
+            bound: f32::INFINITY,
         };
         if force || turned || self.since_search >= cfg.search_interval {
             self.since_search = 0.0;
@@ -457,6 +463,7 @@ impl Matcher {
             } else {
                 f32::INFINITY
             };
+            step.bound = bound;
             let found = db.search(buffers.query, bound)?;
             if !self.started && found.is_none() {
                 return Err(Error::InvalidParameter {
@@ -469,7 +476,7 @@ impl Matcher {
                 })?;
                 let near = range == self.range
                     && (local as f32 / db.sample_rate() - self.time).abs() <= cfg.ignore_nearby;
-                if !self.started || !near {
+                if force || !near {
                     self.start_clip(db, clips, range, local, dt, buffers)?;
                     step.transitioned = true;
                     step.frame = m.frame as usize;

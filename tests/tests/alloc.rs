@@ -14,7 +14,8 @@
 //! motion (springs, PD controllers, cloth, spring-bone chains one by one
 //! and in lanes, particles with pair forces), shapes (blend shapes dense
 //! and sparse, corrective and combination drivers, RBF drivers, delta
-//! mush), track sets (raw and
+//! mush), motion matching (the controller on compressed clips, both
+//! searches), track sets (raw and
 //! quantized, all at once and with cursors), the animation graph, the C ABI
 //! (every per-frame export, called from Rust, blend shapes, shape
 //! drivers and motion-matching searches included), and the crowd's `step` on
@@ -58,6 +59,8 @@ mod capi;
 mod crowd;
 #[path = "alloc/ik.rs"]
 mod ik;
+#[path = "alloc/matching.rs"]
+mod matching;
 #[path = "alloc/motion.rs"]
 mod motion;
 #[path = "alloc/player.rs"]
@@ -444,6 +447,7 @@ const CHECKS: &[(&str, fn())] = &[
     check!(motion::crossfade_partial_fk_and_inertializer_allocate_nothing),
     check!(motion::root_motion_allocates_nothing),
     check!(motion::blend_space_2d_with_phase_allocates_nothing),
+    check!(matching::motion_matching_allocates_nothing),
     check!(player::player_allocates_nothing),
     check!(skin::palettes_allocate_nothing),
     check!(skin::skinning_allocates_nothing),

@@ -24,6 +24,10 @@ use crate::error::Error;
 /// Lane blocks in a small box.
 const BLOCKS: usize = SMALL_BOX / 4;
 
+/// Lane groups of large boxes the pruned search orders at a time (256
+/// boxes, 16,384 frames; 2 KiB of stack).
+const CHUNK: usize = 64;
+
 /// The best frame so far: its cost starts at the search's bound, which a
 /// frame must beat strictly.
 #[derive(Clone, Copy, Debug)]
@@ -179,11 +183,16 @@ impl Database<'_> {
                 *acc += d * d;
             }
         };
-        add(0..fc / 2, &mut acc);
+        let (a, b) = (fc / 4, fc / 2);
+        add(0..a, &mut acc);
         if !acc.simd_le(f32x4::splat(cut)).any() {
             return None;
         }
-        add(fc / 2..fc, &mut acc);
+        add(a..b, &mut acc);
+        if !acc.simd_le(f32x4::splat(cut)).any() {
+            return None;
+        }
+        add(b..fc, &mut acc);
         Some(acc)
     }
 
@@ -199,32 +208,33 @@ impl Database<'_> {
         self.check_query(query, bound)?;
         let fc2 = 2 * self.feature_count;
         let mut best = Best::new(bound);
-        // Seed: the large box with the least lower bound.
-        let mut seed = (usize::MAX, bound);
-        for (g, large) in self.large.chunks_exact(fc2).enumerate() {
-            let Some(lb) = self.box_bounds(large, query, seed.1) else {
-                continue;
-            };
-            for (k, &lb) in lb.as_array().iter().enumerate() {
-                if lb < seed.1 {
-                    seed = (g * 4 + k, lb);
-                }
-            }
-        }
-        if seed.0 != usize::MAX {
-            for m in 0..4 {
-                self.scan_small_box(query, seed.0 * 4 + m, &mut best, true);
-            }
-        }
-        for (g, large) in self.large.chunks_exact(fc2).enumerate() {
-            let Some(lb) = self.box_bounds(large, query, best.cost) else {
-                continue;
-            };
-            for (k, &lb) in lb.as_array().iter().enumerate() {
-                let l = g * 4 + k;
-                if !best.may_hold(lb) || l == seed.0 {
+        // Large boxes a chunk at a time, each chunk's in order of their
+        // bounds (the likeliest first, so the best cost falls early and
+        // prunes the rest); the order lives on the stack.
+        // Each entry: the bound's bits (a non-negative float's bits order
+        // as the float does) above the box's index in the chunk.
+        let mut order = [0u64; CHUNK * 4];
+        for (c, chunk) in self.large.chunks(CHUNK * fc2).enumerate() {
+            let mut count = 0;
+            for (g, large) in chunk.chunks_exact(fc2).enumerate() {
+                let Some(lb) = self.box_bounds(large, query, best.cost) else {
                     continue;
+                };
+                for (k, &lb) in lb.as_array().iter().enumerate() {
+                    if best.may_hold(lb) {
+                        order[count] = (u64::from(lb.to_bits()) << 16) | (g * 4 + k) as u64;
+                        count += 1;
+                    }
                 }
+            }
+            let order = &mut order[..count];
+            order.sort_unstable();
+            for &key in order.iter() {
+                let (lb, k) = (f32::from_bits((key >> 16) as u32), key & 0xffff);
+                if !best.may_hold(lb) {
+                    break;
+                }
+                let l = c * CHUNK * 4 + k as usize;
                 let small = &self.small[l * fc2..(l + 1) * fc2];
                 let Some(sb) = self.box_bounds(small, query, best.cost) else {
                     continue;

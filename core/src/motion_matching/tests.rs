@@ -549,3 +549,39 @@ fn mirroring_twice_is_the_identity_and_swaps_partners() {
         Err(Error::BadLength { .. })
     ));
 }
+
+/// Past one chunk of large boxes (16,384 frames) the pruned search still
+/// returns the reference's frame: smooth random walks, so boxes prune.
+#[test]
+fn searches_agree_across_chunks() {
+    let mut seed = 0x9e37_79b9u32;
+    let mut noise = || {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        (seed >> 8) as f32 / (1u32 << 23) as f32 - 1.0
+    };
+    let fc = feature_count(&default_groups());
+    let frames = 40_000;
+    let mut walk = vec![0.0f32; fc];
+    let mut values = Vec::with_capacity(frames * fc);
+    for _ in 0..frames {
+        for w in &mut walk {
+            *w = (*w + 0.05 * noise()).clamp(-3.0, 3.0);
+        }
+        values.extend_from_slice(&walk);
+    }
+    let owned = database(frames, 37, &values, &[false, false, false, true]);
+    let db = owned.view();
+    for k in 0..12 {
+        let mut q = vec![0.0f32; fc];
+        db.frame_features((k * 3331) % frames, &mut q).unwrap();
+        for x in &mut q {
+            *x += 0.2 * noise();
+        }
+        let expected = reference::search(&db, &q, f32::INFINITY).unwrap();
+        assert!(expected.is_some());
+        assert_eq!(db.search(&q, f32::INFINITY).unwrap(), expected);
+        assert_eq!(db.search_brute(&q, f32::INFINITY).unwrap(), expected);
+    }
+}

@@ -18,11 +18,9 @@ use sinew_core::clip::RawClip;
 use sinew_core::fk::{local_to_model, FkJob};
 use sinew_core::mix::root_motion::rotate_y;
 use sinew_core::mix::transition::InertialBlock;
-use sinew_core::motion_matching::{
-    Database, Desired, MatchBuffers, MatchStep, Matcher, MatcherConfig,
-};
+use sinew_core::motion_matching::{Database, Desired, MatchBuffers, Matcher, MatcherConfig};
 use sinew_core::{Mat4, Quat, Skeleton, SoaTransform, Vec3};
-use sinew_std::import::bvh::{self, BvhOptions};
+use sinew_std::import::load::{load_files, LoadOptions};
 use sinew_std::matching::{self, BuildOptions, OwnedDatabase};
 use sinew_std::{OwnedClip, OwnedSkeleton};
 use tiny_skia::{Color, Pixmap};
@@ -48,10 +46,11 @@ const PULL: f32 = 1.5;
 /// `sinew match` arguments.
 #[derive(clap::Args, Debug, Clone)]
 pub struct MatchArgs {
-    /// BVH clips of one skeleton (default: every BVH in ../shared/data/bvh/cmu/daz-friendly
-    /// with the first file's skeleton; the others are listed as skipped).
+    /// Clips of one skeleton: BVH or glTF files, or an ozz skeleton archive and its
+    /// animations (default: every BVH in ../shared/data/bvh/cmu/daz-friendly with the
+    /// first file's skeleton; the others are listed as skipped).
     pub files: Vec<PathBuf>,
-    /// Length unit of the files, in metres.
+    /// Length unit of BVH files, in metres.
     #[arg(long, default_value_t = 0.01)]
     pub scale: f32,
     /// Add a mirrored copy of every clip.
@@ -183,12 +182,15 @@ pub struct PathReport {
     pub poses: Vec<Vec<Vec3>>,
     /// The queries of every search (normalized).
     pub queries: Vec<Vec<f32>>,
-    /// The bound each of those searches used (see [`MatchStep::bound`]).
+    /// The bound each of those searches used (see
+    /// [`sinew_core::motion_matching::MatchStep::bound`]).
     pub bounds: Vec<f32>,
 }
 
-/// The clips of `files` (BVH, lengths times `scale` to metres) that share
-/// the first one's skeleton, and the ones skipped (with why).
+/// The clips of `files` (BVH files, each its own asset with lengths times
+/// `scale` to metres; glTF files; or an ozz skeleton archive and its
+/// animations) that share the first asset's skeleton, and the assets
+/// skipped (with why).
 ///
 /// # Errors
 /// A file that cannot be read or imported; no clip at all.
@@ -196,16 +198,28 @@ pub fn load_clips(
     files: &[PathBuf],
     scale: f32,
 ) -> Res<(OwnedSkeleton, Vec<OwnedClip>, Vec<String>)> {
-    let opts = BvhOptions {
-        scale,
-        end_sites: false,
-        ..BvhOptions::default()
+    let opts = LoadOptions {
+        bvh_scale: scale,
+        bvh_end_sites: false,
+        ..LoadOptions::default()
     };
     let mut skeleton: Option<OwnedSkeleton> = None;
     let mut clips = Vec::new();
     let mut skipped = Vec::new();
-    for f in files {
-        let asset = bvh::load(f, &opts)?;
+    // Each BVH file is its own asset; other files load together (an ozz
+    // skeleton archive and its animations).
+    let (bvh, other): (Vec<PathBuf>, Vec<PathBuf>) = files
+        .iter()
+        .cloned()
+        .partition(|f| f.extension().is_some_and(|x| x.eq_ignore_ascii_case("bvh")));
+    let mut assets = Vec::new();
+    for f in &bvh {
+        assets.extend(load_files(std::slice::from_ref(f), &opts)?);
+    }
+    if !other.is_empty() {
+        assets.extend(load_files(&other, &opts)?);
+    }
+    for asset in assets {
         let same = match &skeleton {
             None => true,
             Some(s) => {
@@ -217,7 +231,7 @@ pub fn load_clips(
         if !same {
             skipped.push(format!(
                 "{} ({} joints, another skeleton)",
-                f.display(),
+                asset.source.display(),
                 asset.skeleton.joint_count()
             ));
             continue;
@@ -228,6 +242,9 @@ pub fn load_clips(
         clips.extend(asset.clips);
     }
     let skeleton = skeleton.ok_or("no clips to build a database from")?;
+    if clips.is_empty() {
+        return Err("the files hold no clips".into());
+    }
     Ok((skeleton, clips, skipped))
 }
 

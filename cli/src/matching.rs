@@ -467,6 +467,12 @@ fn export(path: &Path, db: &Database<'_>, queries: &[Vec<f32>]) -> Res<()> {
 /// # Errors
 /// Unreadable files, a database that cannot be built, a controller error.
 pub fn match_command(args: &MatchArgs, out: &dyn Fn(&str)) -> Res<()> {
+    if !(args.seconds.is_finite() && args.seconds > 0.0) {
+        return Err(format!("--seconds must be finite and > 0, got {}", args.seconds).into());
+    }
+    if !(args.scale.is_finite() && args.scale > 0.0) {
+        return Err(format!("--scale must be finite and > 0, got {}", args.scale).into());
+    }
     let (skeleton, clips, skipped) = if !args.files.is_empty() {
         load_clips(&args.files, args.scale)?
     } else if Path::new(DEFAULT_DIR).is_dir() {

@@ -97,6 +97,9 @@ fn bad_arguments_exit_2() {
         &["render"],
         &["ik", "--frames", "0"],
         &["ik", "--bvh-scale", "-1"],
+        &["match", "--seconds", "-1"],
+        &["match", "--interval", "0", "--seconds", "1"],
+        &["match", "/no/such/file.bvh"],
         &["no-such-command"],
     ] {
         let o = sinew(args);
@@ -841,6 +844,66 @@ fn ik_strip_on_the_procedural_walk_and_on_cmu() {
         assert!(stdout(&o).contains("02_01"), "{}", stdout(&o));
         assert!(stderr(&o).is_empty(), "{}", stderr(&o));
     }
+    std::fs::remove_dir_all(&root).ok();
+}
+
+/// `sinew match` with no data beside it: the procedural humanoid's
+/// locomotion as a database, the four paths driven with searches and
+/// transitions, the straight path followed within a few tens of
+/// centimetres, and the PNG, container and feature export written.
+#[test]
+fn match_drives_the_procedural_humanoid_along_the_paths() {
+    let root = std::env::temp_dir().join(format!("sinew-match-{}", std::process::id()));
+    let dir = root.join("work");
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_sinew"))
+        .current_dir(&dir)
+        .args([
+            "match",
+            "--seconds",
+            "4",
+            "--png",
+            "m.png",
+            "--save-db",
+            "m.sinewmmd",
+            "--export-features",
+            "m.smmf",
+        ])
+        .output()
+        .expect("the sinew binary runs");
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("using the procedural humanoid's locomotion clips"),
+        "{out}"
+    );
+    assert!(out.contains("database: 10 clips"), "{out}");
+    for path in ["straight", "circle", "zig-zag", "stop and go"] {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(path))
+            .unwrap_or_else(|| panic!("no {path} line in {out}"));
+        let searches: f32 = line
+            .split_whitespace()
+            .nth(path.split(' ').count())
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(searches >= 20.0, "{line}");
+        assert!(figure(line, "distance to path mean") < 1.0, "{line}");
+    }
+    let straight = out.lines().find(|l| l.starts_with("straight")).unwrap();
+    assert!(
+        figure(straight, "distance to path mean") < 0.3,
+        "{straight}"
+    );
+    let db = std::fs::read(dir.join("m.sinewmmd")).unwrap();
+    let owned = sinew_std::matching::OwnedDatabase::from_bytes(&db).unwrap();
+    assert_eq!(owned.view().feature_count(), 27);
+    let smmf = std::fs::read(dir.join("m.smmf")).unwrap();
+    assert_eq!(&smmf[..4], b"SMMF");
+    let (w, h) = png_size(&dir.join("m.png"));
+    assert!(w >= 1000 && h >= 400, "{w}x{h}");
     std::fs::remove_dir_all(&root).ok();
 }
 

@@ -75,7 +75,10 @@ pub struct BuildOptions {
     /// Add a mirrored copy of every clip (left and right joints paired by name).
     pub mirror: bool,
     /// Frames at the end of every range a search may not return, so a match
-    /// always has that many frames to play; default 20.
+    /// always has that many frames to play. The standard schema sets it to
+    /// its longest trajectory horizon (60): a frame whose future runs past
+    /// its clip's end would be matched on an extrapolated trajectory (a
+    /// straight line), which a clip's last frames fit too well.
     pub end_margin: u32,
 }
 
@@ -268,7 +271,7 @@ impl BuildOptions {
             facing: Facing::Auto,
             features,
             mirror: false,
-            end_margin: 20,
+            end_margin: 60,
         })
     }
 }

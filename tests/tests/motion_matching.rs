@@ -161,8 +161,8 @@ fn features_match_the_clips() {
     let r0 = db.ranges()[0];
     assert!(db.is_searchable(r0.start as usize));
     assert!(!db.is_searchable((r0.start + r0.len - 1) as usize));
-    assert!(!db.is_searchable((r0.start + r0.len - 20) as usize));
-    assert!(db.is_searchable((r0.start + r0.len - 21) as usize));
+    assert!(!db.is_searchable((r0.start + r0.len - 60) as usize));
+    assert!(db.is_searchable((r0.start + r0.len - 61) as usize));
 }
 
 /// A mirrored copy's features are the original's reflected: trajectory

@@ -142,32 +142,30 @@ fn side_of(name: &str) -> Option<(Side, String)> {
     if bytes.len() >= 2 {
         let next = bytes[1];
         if next.is_ascii_uppercase() || next == b'_' {
-            let swap = match bytes[0] {
-                b'l' => Some((Side::Left, 'r')),
-                b'L' => Some((Side::Left, 'R')),
-                b'r' => Some((Side::Right, 'l')),
-                b'R' => Some((Side::Right, 'L')),
-                _ => None,
-            };
-            if let Some((side, c)) = swap {
+            if let Some((side, c)) = swap_letter(bytes[0]) {
                 return Some((side, format!("{c}{}", &name[1..])));
             }
         }
         let n = bytes.len();
         if bytes[n - 2] == b'_' || bytes[n - 2] == b'.' {
-            let swap = match bytes[n - 1] {
-                b'l' => Some((Side::Left, 'r')),
-                b'L' => Some((Side::Left, 'R')),
-                b'r' => Some((Side::Right, 'l')),
-                b'R' => Some((Side::Right, 'L')),
-                _ => None,
-            };
-            if let Some((side, c)) = swap {
+            if let Some((side, c)) = swap_letter(bytes[n - 1]) {
                 return Some((side, format!("{}{c}", &name[..n - 1])));
             }
         }
     }
     None
+}
+
+/// The side a one-letter marker (`l`, `L`, `r`, `R`) names and the
+/// other side's letter in the same case.
+fn swap_letter(b: u8) -> Option<(Side, char)> {
+    match b {
+        b'l' => Some((Side::Left, 'r')),
+        b'L' => Some((Side::Left, 'R')),
+        b'r' => Some((Side::Right, 'l')),
+        b'R' => Some((Side::Right, 'L')),
+        _ => None,
+    }
 }
 
 /// The left/right partner of every joint, by name (a joint with no side
@@ -518,15 +516,7 @@ pub fn build<C: ClipSource>(
         if kind.is_trajectory() && ahead == 0 {
             return options("trajectory samples must be at least one frame ahead");
         }
-        groups.push(FeatureGroup {
-            kind: kind as u32,
-            joint,
-            frames_ahead: ahead,
-            first,
-            width: kind.width() as u32,
-            weight,
-            reserved: [0; 2],
-        });
+        groups.push(FeatureGroup::new(kind, joint, ahead, first, weight));
         joints_of.push(joint);
         first += kind.width() as u32;
     }

@@ -63,15 +63,7 @@ pub fn groups(rng: &mut Rng) -> Vec<FeatureGroup> {
     let mut groups = Vec::new();
     let mut first = 0;
     let mut push = |kind: FeatureKind, joint: u32, ahead: u32, weight: f32| {
-        groups.push(FeatureGroup {
-            kind: kind as u32,
-            joint,
-            frames_ahead: ahead,
-            first,
-            width: kind.width() as u32,
-            weight,
-            reserved: [0; 2],
-        });
+        groups.push(FeatureGroup::new(kind, joint, ahead, first, weight));
         first += kind.width() as u32;
     };
     for j in 0..1 + rng.below(4) {

@@ -122,6 +122,22 @@ pub struct FeatureGroup {
 }
 
 impl FeatureGroup {
+    /// A group of `kind` starting at feature `first`, its width from the
+    /// kind; `joint` is `u32::MAX` and `frames_ahead` > 0 for trajectory
+    /// groups, `frames_ahead` 0 for joint groups (the writer checks).
+    #[must_use]
+    pub fn new(kind: FeatureKind, joint: u32, frames_ahead: u32, first: u32, weight: f32) -> Self {
+        FeatureGroup {
+            kind: kind as u32,
+            joint,
+            frames_ahead,
+            first,
+            width: kind.width() as u32,
+            weight,
+            reserved: [0; 2],
+        }
+    }
+
     /// The group's kind (groups of a validated database always have one).
     #[must_use]
     pub fn feature_kind(&self) -> FeatureKind {

@@ -19,15 +19,7 @@ fn default_groups() -> Vec<FeatureGroup> {
     let mut groups = Vec::new();
     let mut first = 0;
     let mut push = |kind: FeatureKind, joint: u32, ahead: u32| {
-        groups.push(FeatureGroup {
-            kind: kind as u32,
-            joint,
-            frames_ahead: ahead,
-            first,
-            width: kind.width() as u32,
-            weight: 1.0,
-            reserved: [0; 2],
-        });
+        groups.push(FeatureGroup::new(kind, joint, ahead, first, 1.0));
         first += kind.width() as u32;
     };
     push(FeatureKind::Position, 1, 0);

@@ -35,7 +35,15 @@ pub fn rotate_y(v: Vec3, yaw: f32) -> Vec3 {
 #[inline]
 #[must_use]
 pub fn yaw_of(q: Quat) -> f32 {
-    let f = q.rotate(Vec3::Z);
+    heading_of(q, Vec3::Z)
+}
+
+/// Heading of `q`'s local `axis`: its angle about +Y, `atan2(x, z)` (0 when
+/// the turned axis points straight up or down).
+#[inline]
+#[must_use]
+pub fn heading_of(q: Quat, axis: Vec3) -> f32 {
+    let f = q.rotate(axis);
     if f.x.abs() < 1e-9 && f.z.abs() < 1e-9 {
         0.0
     } else {

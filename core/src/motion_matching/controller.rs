@@ -16,7 +16,7 @@ use super::FeatureKind;
 use crate::clip::{ClipSource, TimeMode};
 use crate::error::Error;
 use crate::math::{Quat, Transform, Vec3};
-use crate::mix::root_motion::{rotate_y, wrap_angle, RootAccumulator};
+use crate::mix::root_motion::{heading_of, rotate_y, wrap_angle, RootAccumulator};
 use crate::mix::transition::{Decay, InertialBlock, Inertializer, SwitchJob};
 use crate::soa::{check_len, get_joint, set_joint, SoaTransform, LANES};
 
@@ -143,15 +143,9 @@ pub struct Ground {
 /// feature is measured in, at build time and at run time alike.
 #[must_use]
 pub fn ground_of(root: &Transform, axis: Vec3) -> Ground {
-    let f = root.rotation.rotate(axis);
-    let yaw = if f.x.abs() < 1e-9 && f.z.abs() < 1e-9 {
-        0.0
-    } else {
-        libm::atan2f(f.x, f.z)
-    };
     Ground {
         position: Vec3::new(root.translation.x, 0.0, root.translation.z),
-        yaw,
+        yaw: heading_of(root.rotation, axis),
     }
 }
 

@@ -713,9 +713,9 @@ fn compress(args: &CompressArgs) -> Res {
     sinew_std::compress::run_cli(&assets, &opts, &mut |line| out!("{line}"))?;
     // The skeleton and meshes beside the clips: what a C program or
     // firmware needs to play and skin them without an importer.
-    for a in &assets {
-        let stem = sinew_std::export::asset_stem(a);
-        for path in sinew_std::export::write_containers(a, &opts.out_dir, &stem)? {
+    let stems = sinew_std::export::asset_stems(&assets);
+    for (a, stem) in assets.iter().zip(&stems) {
+        for path in sinew_std::export::write_containers(a, &opts.out_dir, stem)? {
             out!("wrote {}", path.display());
         }
     }

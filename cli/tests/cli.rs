@@ -568,6 +568,28 @@ fn compress_cmu_bvh_within_the_bound() {
     assert!(dir.join("09_01.sinewcmp").is_file());
     assert!(dir.join("09_01.sinewskl").is_file());
     std::fs::remove_dir_all(&dir).ok();
+    // The same file name in two folders: each keeps its own outputs,
+    // named after its folder, with its own skeleton beside them.
+    let daz = d.join("bvh/cmu/daz-friendly/02_01.bvh");
+    let mb = d.join("bvh/cmu/mb-friendly/02_01.bvh");
+    let o = sinew(&[
+        "compress",
+        daz.to_str().unwrap(),
+        mb.to_str().unwrap(),
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for (folder, root) in [("daz-friendly", "hip"), ("mb-friendly", "Hips")] {
+        let clip = std::fs::read(dir.join(format!("{folder}_02_01.sinewcmp"))).unwrap();
+        let clip = sinew_std::compress::OwnedCompressedClip::from_bytes(&clip).unwrap();
+        let skl = std::fs::read(dir.join(format!("{folder}_02_01.sinewskl"))).unwrap();
+        let skl = sinew_std::OwnedSkeleton::from_bytes(&skl).unwrap();
+        assert_eq!(clip.view().joint_count(), skl.joint_count(), "{folder}");
+        assert_eq!(skl.view().joint_name(0), Some(root), "{folder}");
+    }
+    assert!(!dir.join("02_01.sinewcmp").exists());
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// `sinew compress` of `../shared/data/<rel>` into a fresh temporary

@@ -106,13 +106,68 @@ pub fn write_containers(
 /// beside them.
 #[must_use]
 pub fn asset_stem(asset: &Asset) -> String {
-    file_safe(
-        asset
-            .source
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("clip"),
-    )
+    path_stem(&asset.source)
+}
+
+/// A path's file stem, file-safe (`clip` for a path without one).
+pub(crate) fn path_stem(p: &std::path::Path) -> String {
+    file_safe(p.file_stem().and_then(|s| s.to_str()).unwrap_or("clip"))
+}
+
+/// One distinct output stem per asset, in order: [`asset_stem`] where it is
+/// unique among `assets`; where several files share a stem
+/// (`daz-friendly/02_01.bvh` and `mb-friendly/02_01.bvh`), their folders'
+/// names are prefixed one level at a time until the stems differ, and an
+/// index is appended as a last resort (the same file given twice).
+#[must_use]
+pub fn asset_stems(assets: &[Asset]) -> Vec<String> {
+    let sources: Vec<&std::path::Path> = assets.iter().map(|a| a.source.as_path()).collect();
+    unique_stems(&sources)
+}
+
+fn unique_stems(sources: &[&std::path::Path]) -> Vec<String> {
+    use std::collections::HashMap;
+    // Every folder of each path, innermost first, file-safe.
+    let folders: Vec<Vec<String>> = sources
+        .iter()
+        .map(|p| {
+            p.parent()
+                .into_iter()
+                .flat_map(std::path::Path::ancestors)
+                .filter_map(|a| a.file_name().and_then(|n| n.to_str()))
+                .map(file_safe)
+                .collect()
+        })
+        .collect();
+    let mut stems: Vec<String> = sources.iter().map(|p| path_stem(p)).collect();
+    let mut depth = vec![0usize; sources.len()];
+    loop {
+        let mut count: HashMap<&str, usize> = HashMap::new();
+        for s in &stems {
+            *count.entry(s.as_str()).or_default() += 1;
+        }
+        let clashing: Vec<usize> = (0..stems.len())
+            .filter(|&i| count[stems[i].as_str()] > 1 && depth[i] < folders[i].len())
+            .collect();
+        if clashing.is_empty() {
+            break;
+        }
+        for i in clashing {
+            stems[i] = format!("{}_{}", folders[i][depth[i]], stems[i]);
+            depth[i] += 1;
+        }
+    }
+    // Whatever still clashes (the same path twice, or folders that agree
+    // all the way up) gets its position among the clashing ones.
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for s in &mut stems {
+        let n = seen.entry(s.clone()).or_default();
+        *n += 1;
+        if *n > 1 {
+            *s = format!("{s}_{n}");
+        }
+    }
+    stems
 }
 
 /// `name` with every character but ASCII letters, digits, `-` and `_`
@@ -131,6 +186,32 @@ pub(crate) fn file_safe(name: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn shared_stems_get_their_folders() {
+        use std::path::Path;
+        let paths = [
+            Path::new("cmu/daz-friendly/02_01.bvh"),
+            Path::new("cmu/mb-friendly/02_01.bvh"),
+            Path::new("cmu/mb-friendly/02_02.bvh"),
+            Path::new("a/x/walk.glb"),
+            Path::new("b/x/walk.glb"),
+            Path::new("run.bvh"),
+            Path::new("run.bvh"),
+        ];
+        assert_eq!(
+            super::unique_stems(&paths),
+            [
+                "daz-friendly_02_01",
+                "mb-friendly_02_01",
+                "02_02",
+                "a_x_walk",
+                "b_x_walk",
+                "run",
+                "run_2",
+            ]
+        );
+    }
+
     use sinew_core::track::store::TrackSet;
     use sinew_core::SoaTransform;
 

@@ -112,10 +112,6 @@ pub struct Row {
     pub verified: Option<ErrorStats>,
 }
 
-pub(super) fn file_stem(p: &Path) -> String {
-    crate::export::file_safe(p.file_stem().and_then(|s| s.to_str()).unwrap_or("clip"))
-}
-
 pub(super) fn fmt_len(v: f32, mpu: Option<f32>) -> String {
     match mpu {
         Some(m) => format!("{:.5} cm", v * m * 100.0),
@@ -142,7 +138,8 @@ pub fn run_cli(
     let total: usize = assets.iter().map(|a| a.clips.len()).sum();
     let mut rows = Vec::new();
     let mut done = 0;
-    for asset in assets {
+    let stems = crate::export::asset_stems(assets);
+    for (asset, stem) in assets.iter().zip(stems) {
         let skel = asset.skeleton.view();
         let mpu = (asset.units == "metres").then_some(1.0f32);
         let copts = CompressOptions {
@@ -152,13 +149,15 @@ pub fn run_cli(
             rotation: opts.rotation,
             rest_pose_stripping: true,
         };
-        let stem = file_stem(&asset.source);
         for (ci, clip) in asset.clips.iter().enumerate() {
             done += 1;
             let name = if asset.clips.len() == 1 {
                 stem.clone()
             } else {
-                format!("{stem}_{ci}_{}", file_stem(Path::new(&clip.name)))
+                format!(
+                    "{stem}_{ci}_{}",
+                    crate::export::path_stem(Path::new(&clip.name))
+                )
             };
             let view = clip.view().with_name(&clip.name);
             let start = Instant::now();

@@ -592,6 +592,44 @@ fn compress_cmu_bvh_within_the_bound() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+#[test]
+fn compress_warns_when_the_keys_are_coarser_than_the_bound() {
+    // 5 km from the origin (BVH centimetres), where f32 steps are 0.49 mm.
+    let dir = std::env::temp_dir().join(format!("sinew-compress-far-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bvh = dir.join("far.bvh");
+    let motion: String = (0..4)
+        .map(|f| format!("{} 100 0 0 0 0 0 {} 0\n", 500_000 + f, 10 * f))
+        .collect();
+    std::fs::write(
+        &bvh,
+        format!(
+            "HIERARCHY\nROOT hip\n{{\nOFFSET 0 0 0\n\
+             CHANNELS 6 Xposition Yposition Zposition Zrotation Xrotation Yrotation\n\
+             JOINT spine\n{{\nOFFSET 0 10 0\nCHANNELS 3 Zrotation Xrotation Yrotation\n\
+             End Site\n{{\nOFFSET 0 10 0\n}}\n}}\n}}\n\
+             MOTION\nFrames: 4\nFrame Time: 0.0333333\n{motion}"
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = sinew(&[
+        "compress",
+        "--verify",
+        bvh.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("warning: far: the root is so far from the origin")
+            && text.contains("coarser than the bound 0.01000 cm"),
+        "{text}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `sinew compress` of `../shared/data/<rel>` into a fresh temporary
 /// folder named after `tag`, which it returns once the run succeeded;
 /// `None` (the test skips) without the data.

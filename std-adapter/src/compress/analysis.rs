@@ -494,10 +494,29 @@ pub(super) struct Analysis {
     /// Raw local transforms, `[frame * joints + joint]`, rotations normalized.
     pub(super) raw: Vec<Transform>,
     pub(super) tracks: Vec<Track>,
-    /// Largest distance of a virtual vertex from the origin (for f32 noise).
+    /// Largest distance of a virtual vertex from its root joint (for f32
+    /// noise).
     pub(super) extent: f32,
     /// Local error budget of each animated track at multiplier 1.
     pub(super) budget: Vec<f32>,
+}
+
+impl Analysis {
+    /// [`super::CompressReport::root_resolution`]: half the f32 spacing at
+    /// the largest root translation coordinate.
+    pub(super) fn root_resolution(&self) -> f32 {
+        let n = self.joints.max(1);
+        let largest = self
+            .raw
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.parents.get(i % n).is_some_and(Option::is_none))
+            .flat_map(|(_, t)| [t.translation.x, t.translation.y, t.translation.z])
+            .map(f32::abs)
+            .filter(|v| v.is_finite())
+            .fold(0.0f32, f32::max);
+        (f32::from_bits(largest.to_bits() + 1) - largest) * 0.5
+    }
 }
 
 pub(super) fn analyse(
@@ -654,6 +673,16 @@ pub(super) fn analyse(
         smin[i % n] = smin[i % n].min(s.x.abs().min(s.y.abs()).min(s.z.abs()));
     }
     let shell = f32x8::splat(opts.shell);
+    // The figure's size about its root, not its distance from the origin:
+    // the error measurements subtract the root's translation (see
+    // `measure::Origins`), so f32 noise scales with the figure alone.
+    let root: Vec<usize> = {
+        let mut root = vec![0; n];
+        for j in 0..n {
+            root[j] = parents[j].map_or(j, |p| root[p]);
+        }
+        root
+    };
     let mut extent = shell;
     let mut d = vec![shell; n];
     let mut sigma_parent = vec![f32x8::ONE; n];
@@ -671,7 +700,8 @@ pub(super) fn analyse(
         for k in 0..n {
             let at = &models[k].c[3];
             let reach = shell * models[k].max_col_norm();
-            extent = extent.max(norm8(at) + reach);
+            let from_root: [f32x8; 3] = core::array::from_fn(|r| at[r] - models[root[k]].c[3][r]);
+            extent = extent.max(norm8(&from_root) + reach);
             let mut a = Some(k);
             while let Some(p) = a {
                 let dist = norm8(&core::array::from_fn(|r| at[r] - models[p].c[3][r])) + reach;

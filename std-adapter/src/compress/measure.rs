@@ -7,7 +7,7 @@
 use sinew_core::clip::{RawClip, TimeMode};
 use sinew_core::compressed::CompressedClip;
 use sinew_core::fk::{local_to_model, FkJob};
-use sinew_core::soa::get_joint;
+use sinew_core::soa::{get_joint, set_joint};
 #[cfg(test)]
 use sinew_core::Quat;
 use sinew_core::{Error, Mat4, Skeleton, SoaTransform, Transform, Vec3};
@@ -163,6 +163,15 @@ impl Affine8 {
         core::array::from_fn(|r| self.c[0][r] * v[0] + self.c[1][r] * v[1] + self.c[2][r] * v[2])
     }
 
+    /// This transform with `origin` subtracted from its translation (see
+    /// [`Origins`]).
+    pub(super) fn recentred(mut self, origin: &[f32x8; 3]) -> Affine8 {
+        for (t, o) in self.c[3].iter_mut().zip(origin) {
+            *t -= *o;
+        }
+        self
+    }
+
     pub(super) fn mul(&self, b: &Affine8) -> Affine8 {
         let t = self.apply_vec(&b.c[3]);
         Affine8 {
@@ -174,6 +183,40 @@ impl Affine8 {
             ],
         }
     }
+}
+
+/// Per joint and block of eight samples, `[joint][block]`: a root joint's
+/// raw translation (its local `c[3]`, from [`local8`] as [`pose8`] builds
+/// it); empty for joints with a parent.
+///
+/// Error measurements subtract it from both the raw and the decoded root
+/// before FK ([`Affine8::recentred`]), so that a figure far from the origin
+/// is measured at its own size: the difference of two nearby translations
+/// is exact in f32, while FK in world coordinates would add a rounding of
+/// the translation's magnitude at every joint of every chain.
+pub(super) type Origins = Vec<Vec<[f32x8; 3]>>;
+
+/// The roots' [`Origins`] of a segment of `len` frames from the joints'
+/// frames `frame(j, f)`.
+pub(super) fn root_origins<'t>(
+    parents: &[Option<usize>],
+    len: usize,
+    frame: impl Fn(usize, usize) -> &'t Transform,
+) -> Origins {
+    let samples = sample_count(len);
+    parents
+        .iter()
+        .enumerate()
+        .map(|(j, p)| match p {
+            Some(_) => Vec::new(),
+            None => (0..sample_blocks(samples))
+                .map(|b| {
+                    let count = samples.saturating_sub(8 * b).min(8);
+                    local8(|f| frame(j, f), len, b, count).c[3]
+                })
+                .collect(),
+        })
+        .collect()
 }
 
 /// The square of the largest error of the 6 shell vertices `±shell` along
@@ -209,12 +252,14 @@ pub(super) fn sample_blocks(samples: usize) -> usize {
 
 /// Per joint and block of eight samples, `[joint][block]`: the models (FK)
 /// of the samples of a segment of `len` frames, from the joints' frames
-/// `frame(j, f)` ([`local8`]); the locals too when `locals` is given. One
-/// pass: parents come before their children.
+/// `frame(j, f)` ([`local8`]), roots recentred on `origins`; the locals
+/// too when `locals` is given. One pass: parents come before their
+/// children.
 pub(super) fn pose8<'t>(
     parents: &[Option<usize>],
     len: usize,
     frame: impl Fn(usize, usize) -> &'t Transform,
+    origins: &Origins,
     mut locals: Option<&mut Vec<Vec<Affine8>>>,
 ) -> Vec<Vec<Affine8>> {
     let samples = sample_count(len);
@@ -223,12 +268,16 @@ pub(super) fn pose8<'t>(
     for (j, parent) in parents.iter().enumerate() {
         let joint_locals: Vec<Affine8> = (0..blocks)
             .map(|b| {
-                local8(
+                let local = local8(
                     |f| frame(j, f),
                     len,
                     b,
                     samples.saturating_sub(8 * b).min(8),
-                )
+                );
+                match parent {
+                    Some(_) => local,
+                    None => local.recentred(&origins[j][b]),
+                }
             })
             .collect();
         let joint_models = match *parent {
@@ -417,7 +466,7 @@ pub(super) fn container_errors(
             let (lr, lc) = (lanes(&pr, j), lanes(&pc, j));
             (mr[j], mc[j]) = match parents[j] {
                 Some(p) => (mr[p].mul(&lr), mc[p].mul(&lc)),
-                None => (lr, lc),
+                None => (lr.recentred(&lr.c[3]), lc.recentred(&lr.c[3])),
             };
             let e2 = shell_error_sq8(&mr[j], &mc[j], shell);
             nan |= e2.simd_ne(e2);
@@ -461,6 +510,7 @@ pub fn measure_error(
         });
     }
     let n = skeleton.joint_count();
+    let roots: Vec<usize> = (0..n).filter(|&j| skeleton.parent(j).is_none()).collect();
     let rest = skeleton.rest_pose();
     let mut pr = vec![SoaTransform::IDENTITY; skeleton.soa_count()];
     let mut pc = pr.clone();
@@ -481,6 +531,9 @@ pub fn measure_error(
         let t = (i as f64 * 0.5 / f64::from(rate)) as f32;
         raw.sample(t, TimeMode::Clamp, &mut pr)?;
         compressed.sample_with_rest(t, TimeMode::Clamp, rest, &mut pc)?;
+        for &j in &roots {
+            recentre_root(&mut pr, &mut pc, j)?;
+        }
         local_to_model(&FkJob::new(skeleton, &pr), &mut mr)?;
         local_to_model(&FkJob::new(skeleton, &pc), &mut mc)?;
         for (a, b) in mr.iter().zip(&mc) {
@@ -505,6 +558,26 @@ pub fn measure_error(
         p99: *p99,
         count,
     })
+}
+
+/// Subtracts root joint `j`'s translation in `raw` from its translation in
+/// both poses (see [`Origins`]; the same bits as [`Affine8::recentred`]).
+fn recentre_root(
+    raw: &mut [SoaTransform],
+    dec: &mut [SoaTransform],
+    j: usize,
+) -> Result<(), Error> {
+    let (Some(mut r), Some(mut d)) = (get_joint(raw, j), get_joint(dec, j)) else {
+        return Err(Error::JointOutOfRange {
+            joint: j,
+            count: raw.len().min(dec.len()) * sinew_core::soa::LANES,
+        });
+    };
+    let origin = r.translation;
+    r.translation = r.translation - origin;
+    d.translation = d.translation - origin;
+    set_joint(raw, j, &r)?;
+    set_joint(dec, j, &d)
 }
 
 /// Euclidean length.

@@ -28,14 +28,21 @@
 //!    every frame and mid-frame and checked against the bound; segments that
 //!    fail are searched again with a tenth off their target, then with half
 //!    of it, and after five misses stored verbatim (exact, so error 0 at
-//!    their frames). A bound below what `f32` resolves at the scene's size
-//!    (the check's rounding allowance, 16 ε × the scene's extent, is larger)
+//!    their frames). A bound below what `f32` resolves at the figure's size
+//!    (the check's rounding allowance, 16 ε × the figure's extent about its
+//!    root, is larger)
 //!    stores every segment verbatim at once; [`CompressReport::raw_segments`]
 //!    counts verbatim segments and `sinew compress` names them.
 //!
 //! [`measure_error`] is the independent check: separate code that samples
 //! both clips through their public samplers, runs the core's SIMD FK and
 //! transforms ±shell points along each joint's three axes.
+//!
+//! Every measurement subtracts the raw root translation of the sample from
+//! both clips' roots before FK: the error is the figure's, wherever it
+//! stands. Measured in world coordinates, a figure 60 m from the origin
+//! would add a rounding of 60 m's f32 spacing at every joint of a chain to
+//! both sides, and a 0.01 cm bound would leave no room for quantization.
 //!
 //! The code: this module holds the public API ([`compress`], its options
 //! and report) and the container's assembly through
@@ -138,6 +145,12 @@ pub struct CompressReport {
     pub passes: usize,
     /// Segments stored verbatim because no quantization met the bound.
     pub raw_segments: usize,
+    /// Half the f32 spacing at the clip's largest root translation
+    /// coordinate: how far the raw keys themselves may be from the motion
+    /// they were imported from. Larger than the bound means the import lost
+    /// more precision than the compressor is asked to keep (a figure far
+    /// from the origin); `sinew compress` warns then.
+    pub root_resolution: f32,
 }
 
 /// Error statistics over every virtual vertex of every sample.
@@ -309,8 +322,9 @@ pub fn compress(
     let sf = opts.segment_frames;
     let nseg = a.frames.div_ceil(sf);
     // The final check leaves room for the f32 rounding of the SIMD sampler
-    // and FK that the independent measurement uses (relative to the size of
-    // the scene), so a container that passes here also passes there, and
+    // and FK that the independent measurement uses (relative to the
+    // figure's size about its root: the measurements subtract the root's
+    // translation), so a container that passes here also passes there, and
     // 0.1% of the bound besides, a margin far wider than the two
     // measurements' differences on real motion capture.
     let accept = opts.error * 0.999 - 16.0 * f32::EPSILON * a.extent;
@@ -371,6 +385,7 @@ pub fn compress(
                     max_error,
                     passes,
                     raw_segments,
+                    root_resolution: a.root_resolution(),
                 },
             ));
         }

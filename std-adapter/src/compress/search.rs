@@ -6,7 +6,9 @@ use sinew_core::compressed::RAW_BITS;
 use sinew_core::{Quat, Transform, Vec3};
 
 use super::analysis::{Analysis, Kind, SegTrack, Shape, Track};
-use super::measure::{fits8, local8, pose8, sample_blocks, sample_count, Affine8};
+use super::measure::{
+    fits8, local8, pose8, root_origins, sample_blocks, sample_count, Affine8, Origins,
+};
 use super::CompressOptions;
 
 /// Searches one segment: returns the chosen encodings.
@@ -21,6 +23,8 @@ pub(super) struct SegmentSearch<'a> {
     /// Raw models at the segment's samples (frames, then mid-frames), in
     /// blocks of eight samples: `[joint][block]`.
     pub(super) raw_models: Vec<Vec<Affine8>>,
+    /// The roots' raw translations the models are measured from.
+    pub(super) origins: Origins,
 }
 
 pub(super) fn rate_slot(r: u8) -> usize {
@@ -65,6 +69,8 @@ pub(super) struct Trial<'t> {
     pub(super) a: &'t Analysis,
     /// The segment search's raw models (`[joint][block]`).
     pub(super) raw_models: &'t [Vec<Affine8>],
+    /// The roots' raw translations the models are measured from.
+    pub(super) origins: &'t Origins,
     pub(super) shell: f32,
     /// The square of the error bound.
     pub(super) target2: f32,
@@ -93,10 +99,16 @@ pub(super) struct Posed {
 }
 
 impl Posed {
-    pub(super) fn new(a: &Analysis, dec: Vec<Transform>, len: usize) -> Posed {
+    pub(super) fn new(a: &Analysis, dec: Vec<Transform>, len: usize, origins: &Origins) -> Posed {
         let n = a.joints;
         let mut locals = Vec::with_capacity(n);
-        let models = pose8(&a.parents, len, |j, f| &dec[f * n + j], Some(&mut locals));
+        let models = pose8(
+            &a.parents,
+            len,
+            |j, f| &dec[f * n + j],
+            origins,
+            Some(&mut locals),
+        );
         let blocks = sample_blocks(sample_count(len));
         Posed {
             len,
@@ -131,6 +143,9 @@ impl Posed {
         for (b, l) in self.joint_locals.iter_mut().enumerate() {
             let count = samples.saturating_sub(8 * b).min(8);
             *l = local8(|f| &self.joint_dec[f], len, b, count);
+            if t.a.parents[j].is_none() {
+                *l = l.recentred(&t.origins[j][b]);
+            }
         }
         let hot = self.hot[j];
         for i in 0..blocks {
@@ -173,7 +188,8 @@ impl<'a> SegmentSearch<'a> {
         let n = a.joints;
         let (first, len) = (frames.start, frames.len());
         let raw = |f: usize, j: usize| &a.raw[(first + f) * n + j];
-        let raw_models = pose8(&a.parents, len, |j, f| raw(f, j), None);
+        let origins = root_origins(&a.parents, len, |j, f| raw(f, j));
+        let raw_models = pose8(&a.parents, len, |j, f| raw(f, j), &origins, None);
         SegmentSearch {
             a,
             opts,
@@ -181,6 +197,7 @@ impl<'a> SegmentSearch<'a> {
             shapes: vec![None; a.tracks.len()],
             frames,
             raw_models,
+            origins,
         }
     }
 
@@ -270,7 +287,7 @@ impl<'a> SegmentSearch<'a> {
                 let local = local8(|f| &dec[f * n + j], len, b, count);
                 let m = match a.parents[j] {
                     Some(p) => models[p * blocks + b].mul(&local),
-                    None => local,
+                    None => local.recentred(&self.origins[j][b]),
                 };
                 if !fits8(&self.raw_models[j][b], &m, shell, target2) {
                     return false;
@@ -296,13 +313,15 @@ impl<'a> SegmentSearch<'a> {
         let a = self.a;
         let n = a.joints;
         let dec = self.decode_frames(&rates);
-        let mut posed = Posed::new(a, dec, self.frames.len());
+        let mut posed = Posed::new(a, dec, self.frames.len(), &self.origins);
         let subtrees = subtrees(&a.parents);
         // Borrowed out of `self` while `self.get` fills the memo.
         let raw_models = std::mem::take(&mut self.raw_models);
+        let origins = std::mem::take(&mut self.origins);
         let trial = Trial {
             a,
             raw_models: &raw_models,
+            origins: &origins,
             shell: self.opts.shell,
             target2: target * target,
         };
@@ -366,6 +385,7 @@ impl<'a> SegmentSearch<'a> {
             }
         }
         self.raw_models = raw_models;
+        self.origins = origins;
         chosen
     }
 

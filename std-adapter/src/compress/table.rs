@@ -198,6 +198,16 @@ pub fn run_cli(
                 seconds,
                 verified,
             };
+            if report.root_resolution > copts.error {
+                emit(&format!(
+                    "warning: {}: the root is so far from the origin that f32 keys \
+                     are only good to {} there, coarser than the bound {}: the import \
+                     already lost more than the bound (move the scene nearer the origin)",
+                    row.clip,
+                    fmt_len(report.root_resolution, mpu),
+                    fmt_len(copts.error, mpu)
+                ));
+            }
             let verbatim = if report.raw_segments > 0 {
                 format!(
                     " ({} of {} segments verbatim: no bit rate met the bound, which is \

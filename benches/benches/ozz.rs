@@ -8,12 +8,16 @@
 //!
 //! - `sample-compressed-seq` / `-random`: the walk at sequential times (one
 //!   60 Hz frame apart, looping) or at pseudo-random times;
+//! - `sample-compressed-seq-cached` / `-random-cached`: the same through a
+//!   `PlaybackCache` (sequential playback decodes each key frame once; a
+//!   random time decodes two);
 //! - `sample-raw-seq`: the same on the uncompressed clip;
 //! - `blend-3`: walk, jog and run poses (sampled once) blended with weights
 //!   0.45 / 0.3 / 0.15;
 //! - `local-to-model`: the blended pose to 67 model matrices;
 //! - `frame-compressed`: sample the three compressed clips at sequential
-//!   times, blend them, local-to-model.
+//!   times, blend them, local-to-model; `frame-compressed-cached` with a
+//!   playback cache per clip.
 //!
 //! The peer harness and `scripts/perf-tables` (see docs/performance.md)
 //! rely on these ids and on the data each one sees.
@@ -30,7 +34,7 @@ use sinew_benches::config;
 use sinew_benches::{random_times, WEIGHTS};
 use sinew_core::blend::{self, BlendJob, BlendLayer};
 use sinew_core::clip::TimeMode;
-use sinew_core::compressed::CompressedClip;
+use sinew_core::compressed::{CompressedClip, PlaybackCache};
 use sinew_core::fk::{self, FkJob};
 use sinew_core::{Mat4, SoaTransform};
 use sinew_std::compress::{compress, CompressOptions};
@@ -101,6 +105,35 @@ fn bench_pab(c: &mut Criterion) {
             )
         })
     });
+    let mut cache_buf = vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(skel.soa_count())];
+    group.bench_function("sample-compressed-seq-cached", |b| {
+        let mut cache = PlaybackCache::new(&mut cache_buf);
+        let mut t = 0.0f32;
+        b.iter(|| {
+            t = (t + DT) % d;
+            walk.sample_cached(
+                black_box(t),
+                TimeMode::Loop,
+                rest,
+                &mut cache,
+                black_box(&mut out),
+            )
+        })
+    });
+    group.bench_function("sample-compressed-random-cached", |b| {
+        let mut cache = PlaybackCache::new(&mut cache_buf);
+        let mut i = 0usize;
+        b.iter(|| {
+            i = (i + 1) % times.len();
+            walk.sample_cached(
+                black_box(times[i]),
+                TimeMode::Loop,
+                rest,
+                &mut cache,
+                black_box(&mut out),
+            )
+        })
+    });
     group.bench_function("sample-raw-seq", |b| {
         let mut t = 0.0f32;
         b.iter(|| {
@@ -133,6 +166,28 @@ fn bench_pab(c: &mut Criterion) {
             t += DT;
             for ((clip, &dur), pose) in comp.iter().zip(&durations).zip(frame.iter_mut()) {
                 clip.sample_with_rest(black_box(t % dur), TimeMode::Loop, rest, pose)?;
+            }
+            let layers: [BlendLayer<'_>; 3] =
+                core::array::from_fn(|i| BlendLayer::new(&frame[i], WEIGHTS[i]));
+            blend::blend(&BlendJob::new(&layers, &[], rest), &mut local)?;
+            fk::local_to_model(&FkJob::new(&skel, &local), black_box(&mut models))
+        })
+    });
+    let mut caches: Vec<Vec<SoaTransform>> =
+        vec![vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(skel.soa_count())]; 3];
+    group.bench_function("frame-compressed-cached", |b| {
+        let mut caches: Vec<PlaybackCache<'_>> =
+            caches.iter_mut().map(|c| PlaybackCache::new(c)).collect();
+        let mut t = 0.0f32;
+        b.iter(|| {
+            t += DT;
+            for (((clip, &dur), pose), cache) in comp
+                .iter()
+                .zip(&durations)
+                .zip(frame.iter_mut())
+                .zip(caches.iter_mut())
+            {
+                clip.sample_cached(black_box(t % dur), TimeMode::Loop, rest, cache, pose)?;
             }
             let layers: [BlendLayer<'_>; 3] =
                 core::array::from_fn(|i| BlendLayer::new(&frame[i], WEIGHTS[i]));

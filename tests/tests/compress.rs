@@ -9,7 +9,7 @@ mod support;
 use proptest::prelude::*;
 use sinew_core::clip::{RawClip, TimeMode};
 use sinew_core::compressed::{
-    self, CompressedClip, Defaults, RotationFormat, COMPRESSED_MAGIC, HEADER_BYTES,
+    self, CompressedClip, Defaults, PlaybackCache, RotationFormat, COMPRESSED_MAGIC, HEADER_BYTES,
 };
 use sinew_core::soa::{get_joint, set_joint};
 use sinew_core::{Error, Quat, Skeleton, SoaTransform, Transform, Vec3};
@@ -684,5 +684,194 @@ fn a_figure_far_from_the_origin_compresses_as_at_the_origin() {
                 "{d} m: {far} bytes, {near} at the origin"
             );
         }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Playback cache
+// ---------------------------------------------------------------------------
+
+fn bits(p: &[SoaTransform]) -> &[u32] {
+    bytemuck::cast_slice(p)
+}
+
+/// Samples `times` through one cache and without, and checks that every
+/// output has the same bits; returns the frames the cache decoded.
+fn cached_equals_uncached(
+    c: &CompressedClip<'_>,
+    rest: &[SoaTransform],
+    times: &[(f32, TimeMode)],
+) -> u64 {
+    let mut buf = vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(c.soa_count())];
+    let mut cache = PlaybackCache::new(&mut buf);
+    let mut want = sentinel_pose(c.soa_count(), 7.0);
+    let mut got = sentinel_pose(c.soa_count(), 9.0);
+    for &(t, mode) in times {
+        c.sample_with_rest(t, mode, rest, &mut want).unwrap();
+        c.sample_cached(t, mode, rest, &mut cache, &mut got)
+            .unwrap();
+        assert_eq!(bits(&got), bits(&want), "t = {t} ({mode:?})");
+    }
+    cache.frames_decoded()
+}
+
+/// Forward at 60 Hz over a 30 Hz clip decodes each key frame once; going
+/// backwards, seeking, exact key times, looping and clamping past either
+/// end all give the uncached sampler's bits; in both rotation formats and
+/// with bound-sized verbatim lanes.
+#[test]
+fn playback_cache_matches_the_uncached_sampler_bit_for_bit() {
+    let h = humanoid();
+    let skel = h.skeleton.view();
+    let rest = skel.rest_pose();
+    for (rotation, error) in [
+        (RotationFormat::DropW, 1e-4),
+        (RotationFormat::SmallestThree, 1e-4),
+        (RotationFormat::DropW, 1e-9),
+    ] {
+        let opts = CompressOptions {
+            rotation,
+            error,
+            ..CompressOptions::default()
+        };
+        let raw = h.clips[0].view();
+        let c = compress(&skel, &raw, &opts).unwrap().0;
+        let c = c.view();
+        let (rate, frames) = (c.sample_rate(), c.frame_count());
+        let ticks = 2 * frames - 2; // the clip's duration at twice its rate
+        let forward: Vec<_> = (0..=ticks)
+            .map(|i| (i as f32 * 0.5 / rate, TimeMode::Clamp))
+            .collect();
+        let decoded = cached_equals_uncached(&c, rest, &forward);
+        assert_eq!(
+            decoded, frames as u64,
+            "{rotation:?} {error}: each frame once"
+        );
+        let backward: Vec<_> = forward.iter().rev().copied().collect();
+        cached_equals_uncached(&c, rest, &backward);
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 40) as f32 / (1u64 << 24) as f32
+        };
+        let d = c.duration();
+        let mut mixed: Vec<(f32, TimeMode)> = (0..200)
+            .map(|i| {
+                let mode = if i % 3 == 0 {
+                    TimeMode::Loop
+                } else {
+                    TimeMode::Clamp
+                };
+                ((next() * 3.0 - 1.0) * d, mode)
+            })
+            .collect();
+        mixed.extend((0..frames).map(|f| (f as f32 / rate, TimeMode::Clamp)));
+        mixed.extend([
+            (-0.0, TimeMode::Clamp),
+            (d, TimeMode::Loop),
+            (1e9, TimeMode::Clamp),
+        ]);
+        cached_equals_uncached(&c, rest, &mixed);
+    }
+}
+
+/// One cache handed two clips in turn starts over on each: results stay
+/// exact. Bad input is an error that leaves the output and cache as
+/// they were.
+#[test]
+fn playback_cache_errors_and_clip_changes() {
+    let h = humanoid();
+    let skel = h.skeleton.view();
+    let rest = skel.rest_pose();
+    let opts = CompressOptions::default();
+    let a = compress(&skel, &h.clips[0].view(), &opts).unwrap().0;
+    let b = compress(&skel, &h.clips[1].view(), &opts).unwrap().0;
+    let (a, b) = (a.view(), b.view());
+    let n = a.soa_count();
+    let mut buf = vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(n)];
+    let mut cache = PlaybackCache::new(&mut buf);
+    let mut want = sentinel_pose(n, 7.0);
+    let mut got = sentinel_pose(n, 9.0);
+    for i in 0..40 {
+        let c = if i % 2 == 0 { &a } else { &b };
+        let t = i as f32 * 0.013;
+        c.sample_with_rest(t, TimeMode::Loop, rest, &mut want)
+            .unwrap();
+        c.sample_cached(t, TimeMode::Loop, rest, &mut cache, &mut got)
+            .unwrap();
+        assert_eq!(bits(&got), bits(&want), "{i}");
+    }
+    let before = got.clone();
+    let decoded = cache.frames_decoded();
+    let e = a.sample_cached(f32::NAN, TimeMode::Loop, rest, &mut cache, &mut got);
+    assert!(matches!(e, Err(Error::NonFinite { .. })), "{e:?}");
+    let e = a.sample_cached(0.1, TimeMode::Loop, &rest[..1], &mut cache, &mut got);
+    assert!(
+        matches!(
+            e,
+            Err(Error::BadLength {
+                buffer: "rest pose",
+                ..
+            })
+        ),
+        "{e:?}"
+    );
+    let e = a.sample_cached(0.1, TimeMode::Loop, rest, &mut cache, &mut got[..n - 1]);
+    assert!(
+        matches!(
+            e,
+            Err(Error::BadLength {
+                buffer: "output",
+                ..
+            })
+        ),
+        "{e:?}"
+    );
+    assert_eq!(bits(&got), bits(&before));
+    assert_eq!(cache.frames_decoded(), decoded);
+    let mut small = vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(n) - 1];
+    let e = a.sample_cached(
+        0.1,
+        TimeMode::Loop,
+        rest,
+        &mut PlaybackCache::new(&mut small),
+        &mut got,
+    );
+    assert!(
+        matches!(e, Err(Error::BadLength { buffer: "playback cache", expected, actual })
+            if expected == 2 * n && actual == 2 * n - 1),
+        "{e:?}"
+    );
+    assert_eq!(bits(&got), bits(&before));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// On random skeletons and clips (identity and rest-pose defaults, both
+    /// rotation formats), any sequence of times sampled through a cache
+    /// gives the uncached sampler's bits.
+    #[test]
+    fn playback_cache_is_exact_on_random_clips(
+        (joints, motions, frames, big, smallest) in random_case(),
+        strip in any::<bool>(),
+        times in prop::collection::vec((-2.0f32..4.0, any::<bool>()), 1..60),
+    ) {
+        let (skel, clip) = build_case(&joints, &motions, frames, big);
+        let opts = CompressOptions {
+            error: 1e-3,
+            shell: 0.05,
+            segment_frames: 8,
+            rotation: if smallest { RotationFormat::SmallestThree } else { RotationFormat::DropW },
+            rest_pose_stripping: strip,
+        };
+        let (c, _) = compress(&skel.view(), &clip.view(), &opts).unwrap();
+        let times: Vec<_> = times
+            .into_iter()
+            .map(|(t, looped)| (t, if looped { TimeMode::Loop } else { TimeMode::Clamp }))
+            .collect();
+        cached_equals_uncached(&c.view(), skel.view().rest_pose(), &times);
     }
 }

@@ -268,14 +268,20 @@ impl Blend {
     /// Lerp of two decoded translation or scale tracks (their x, y, z).
     #[inline(always)]
     fn lerp(&self, a: &SoaQuat, b: &SoaQuat) -> SoaVec3 {
-        let mut v = vec_scale(&xyz(a), self.wa);
-        vec_mul_add(&mut v, &xyz(b), self.wb);
+        self.lerp_vec(&xyz(a), &xyz(b))
+    }
+
+    /// [`Self::lerp`] of values already in x, y, z.
+    #[inline(always)]
+    pub(super) fn lerp_vec(&self, a: &SoaVec3, b: &SoaVec3) -> SoaVec3 {
+        let mut v = vec_scale(a, self.wa);
+        vec_mul_add(&mut v, b, self.wb);
         v
     }
 
     /// Nlerp of two decoded rotation tracks, `b` sign-aligned to `a`.
     #[inline(always)]
-    fn nlerp(&self, qa: &SoaQuat, qb: &SoaQuat) -> SoaQuat {
+    pub(super) fn nlerp(&self, qa: &SoaQuat, qb: &SoaQuat) -> SoaQuat {
         let wa = self.wa;
         let mut q = SoaQuat {
             x: qa.x * wa,
@@ -366,6 +372,25 @@ impl<'a> CompressedClip<'a> {
     #[allow(clippy::too_many_arguments)]
     pub(super) fn track_pair<const S3: bool, const ROT: bool>(
         &self,
+        streams: (&[u8], &[u8]),
+        same: bool,
+        m: usize,
+        mask: u32,
+        offsets: (&mut u32, &mut u32),
+        frames: [(u64, f32); 2],
+        cv: &[f32x4],
+    ) -> (SoaQuat, SoaQuat) {
+        self.track_frames::<S3, ROT, true>(streams, same, m, mask, offsets, frames, cv)
+    }
+
+    /// [`Self::track_pair`], or with `TWO = false` frame a alone (frame b's
+    /// arguments are ignored and frame a's value comes back twice): the same
+    /// operations on frame a either way, so a frame decoded alone has the
+    /// bits it has in a pair.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn track_frames<const S3: bool, const ROT: bool, const TWO: bool>(
+        &self,
         (ma, mb): (&[u8], &[u8]),
         same: bool,
         m: usize,
@@ -375,6 +400,7 @@ impl<'a> CompressedClip<'a> {
         cv: &[f32x4],
     ) -> (SoaQuat, SoaQuat) {
         let [(fa, la), (fb, lb)] = frames;
+        let same = same || !TWO;
         let mut da = [[0u32; 4]; 4];
         let mut db = [[0u32; 4]; 4];
         let mut ca = [[0u32; 4]; 4];
@@ -431,10 +457,14 @@ impl<'a> CompressedClip<'a> {
             pb += lane_bits(rb, kb);
             if (ra | rb) <= u32::from(ONE_WINDOW_BITS) {
                 window::<S3>(self.data, qa, ka, l, &mut ca);
-                window::<S3>(self.data, qb, kb, l, &mut cb);
+                if TWO {
+                    window::<S3>(self.data, qb, kb, l, &mut cb);
+                }
             } else {
                 reads(self.data, qa, ka, l, &mut ca);
-                reads(self.data, qb, kb, l, &mut cb);
+                if TWO {
+                    reads(self.data, qb, kb, l, &mut cb);
+                }
                 if ra == u32::from(RAW_BITS) || rb == u32::from(RAW_BITS) {
                     raw |= 1 << l;
                     raw_at[l] = (qa, qb);
@@ -447,7 +477,9 @@ impl<'a> CompressedClip<'a> {
         let clip = [g(0), g(1), g(2), g(3), g(4), g(5)];
         let pa_ = dequant_params(&da, &rates_a, &clip);
         let va = dequant(&pa_, &ca, la);
-        let vb = if same {
+        let vb = if !TWO {
+            va
+        } else if same {
             dequant(&pa_, &cb, lb)
         } else {
             dequant(&dequant_params(&db, &rates_b, &clip), &cb, lb)
@@ -456,10 +488,13 @@ impl<'a> CompressedClip<'a> {
             let constant = [g(0), g(2), g(4), g(6)];
             let anim = lane_mask(mask);
             let idx = |c: &[[u32; 4]; 4]| u32x4::from(c[3]) & u32x4::splat(3);
-            (
-                rebuild::<S3>(va, idx(&ca), &constant, anim),
-                rebuild::<S3>(vb, idx(&cb), &constant, anim),
-            )
+            let qa = rebuild::<S3>(va, idx(&ca), &constant, anim);
+            let qb = if TWO {
+                rebuild::<S3>(vb, idx(&cb), &constant, anim)
+            } else {
+                qa
+            };
+            (qa, qb)
         } else {
             let v = |x: [f32x4; 3]| SoaQuat {
                 x: x[0],

@@ -74,6 +74,7 @@ use crate::soa::{check_len, soa_count, SoaTransform};
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod avx2;
+mod cache;
 pub mod codec;
 mod decode;
 mod format;
@@ -83,6 +84,7 @@ mod tests;
 mod validate;
 pub mod writer;
 
+pub use cache::PlaybackCache;
 use format::{lane_rates, LANE_META_BYTES};
 pub use format::{
     Defaults, RotationFormat, COMPRESSED_MAGIC, COMPRESSED_VERSION, HEADER_BYTES, KIND_DEFAULT,

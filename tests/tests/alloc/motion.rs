@@ -2,7 +2,7 @@
 //! motion and the 2D blend space.
 
 use sinew_core::clip::{ClipSource, RawClip, TimeMode};
-use sinew_core::compressed::{CompressedClip, RotationFormat};
+use sinew_core::compressed::{CompressedClip, PlaybackCache, RotationFormat};
 use sinew_core::fk::{self, FkJob};
 use sinew_core::mix::root_motion::{self, RootAccumulator, RootMotion};
 use sinew_core::mix::{crossfade, sample_blend, BlendSpace2D, Decay, InertialBlock, Inertializer};
@@ -38,8 +38,9 @@ fn compressed_clips(h: &Humanoid) -> [OwnedCompressedClip; 3] {
 }
 
 /// Compressed clips sampled every frame: with the rest pose, without it (a
-/// clip whose defaults are identities), through [`ClipSource`], at random
-/// times in both time modes, and single frames decoded.
+/// clip whose defaults are identities), through [`ClipSource`], through a
+/// playback cache, at random times in both time modes, and single frames
+/// decoded.
 pub fn compressed_sampling_allocates_nothing() {
     let h = Humanoid::default_rate();
     let skel = h.skeleton.view();
@@ -54,9 +55,14 @@ pub fn compressed_sampling_allocates_nothing() {
         vec![SoaTransform::IDENTITY; blocks],
         vec![SoaTransform::IDENTITY; blocks],
     ];
+    let mut cache_buf = vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(blocks)];
+    let mut cache = PlaybackCache::new(&mut cache_buf);
     frames_allocate_nothing("compressed sampling", 600, |frame| {
         let t = frame as f32 / 60.0;
         let [a, b, c, d] = &mut out;
+        // Through a playback cache: sequential, then a seek every 50 frames.
+        let tc = if frame % 50 == 0 { 0.37 * t } else { t };
+        walk.sample_cached(tc, TimeMode::Loop, rest, &mut cache, d)?;
         walk.sample_with_rest(t, TimeMode::Loop, rest, a)?;
         jog.sample(t, TimeMode::Clamp, b)?;
         ClipSource::sample(&run, t, TimeMode::Loop, rest, c)?;

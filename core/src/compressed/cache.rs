@@ -1,0 +1,323 @@
+//! The playback cache: the two key frames a sample interpolates, kept
+//! decoded between calls, so that sequential playback decodes each key
+//! frame once.
+//!
+//! A sample between frames `i` and `i + 1` needs both decoded; the next
+//! call at a 60 Hz tick on a 30 Hz clip usually needs the same two, and
+//! the one after that shares frame `i + 1`. [`CompressedClip::sample_cached`]
+//! decodes only the frames its [`PlaybackCache`] does not hold (one frame
+//! alone costs about half of a pair) and interpolates the held values with
+//! the uncached sampler's own arithmetic, so its output has the same bits
+//! as [`CompressedClip::sample_with_rest`]. A seek costs one plain decode
+//! of two frames: there is no sequential context to rebuild (the format's
+//! frames are addressed directly).
+
+use wide::f32x4;
+
+use super::decode::{constant_value, xyz, Blend, FrameAt};
+use super::format::{track_param_floats, KIND_DEFAULT, LANE_META_BYTES};
+use super::{CompressedClip, Defaults, RotationFormat};
+use crate::clip::{Bracket, TimeMode};
+use crate::error::Error;
+use crate::soa::{check_len, SoaTransform, LANES};
+
+/// No frame in a slot.
+const EMPTY: usize = usize::MAX;
+
+/// Two decoded key frames of one compressed clip, in caller-owned memory
+/// (two poses: [`PlaybackCache::blocks_for`] blocks).
+///
+/// One cache per playing instance. It remembers which clip filled it (the
+/// container's address and size) and starts over when handed another, so
+/// a cache moved between clips gives correct, merely uncached, results;
+/// call [`PlaybackCache::clear`] after loading other bytes into the same
+/// memory.
+#[derive(Debug)]
+pub struct PlaybackCache<'m> {
+    slots: &'m mut [SoaTransform],
+    frames: [usize; 2],
+    clip: (usize, usize),
+    decoded: u64,
+}
+
+impl<'m> PlaybackCache<'m> {
+    /// Blocks of [`SoaTransform`] a cache needs for a clip of `soa_count`
+    /// blocks per pose (two poses).
+    #[inline]
+    #[must_use]
+    pub const fn blocks_for(soa_count: usize) -> usize {
+        2 * soa_count
+    }
+
+    /// An empty cache over `buffer` (at least
+    /// [`PlaybackCache::blocks_for`]`(clip.soa_count())` blocks for the
+    /// clips it will serve; [`CompressedClip::sample_cached`] checks).
+    #[must_use]
+    pub fn new(buffer: &'m mut [SoaTransform]) -> Self {
+        PlaybackCache {
+            slots: buffer,
+            frames: [EMPTY; 2],
+            clip: (0, 0),
+            decoded: 0,
+        }
+    }
+
+    /// Forgets the held frames (the next sample decodes both).
+    pub fn clear(&mut self) {
+        self.frames = [EMPTY; 2];
+    }
+
+    /// Key frames decoded through this cache so far (each frame the
+    /// samples needed and it did not hold counts once).
+    #[inline]
+    #[must_use]
+    pub fn frames_decoded(&self) -> u64 {
+        self.decoded
+    }
+
+    /// The slot holding frame `f`, decoding it into the slot other than
+    /// `keep` (slot 0 when there is none to keep) when no slot holds it.
+    fn ensure(&mut self, clip: &CompressedClip<'_>, f: usize, keep: Option<usize>) -> usize {
+        if let Some(k) = self.frames.iter().position(|&h| h == f) {
+            return k;
+        }
+        let k = usize::from(keep == Some(0));
+        let n = clip.soa_count();
+        if let Some(slot) = self.slots.get_mut(k * n..(k + 1) * n) {
+            clip.decode_into(clip.frame_at(f), slot);
+            self.frames[k] = f;
+            self.decoded += 1;
+        }
+        k
+    }
+}
+
+impl CompressedClip<'_> {
+    /// Samples at time `t` like [`CompressedClip::sample_with_rest`] (same
+    /// output, bit for bit), decoding only the key frames `cache` does not
+    /// already hold.
+    ///
+    /// `rest` is only read when the clip was compressed with
+    /// [`Defaults::RestPose`] (pass `&[]` otherwise). Nothing is allocated.
+    ///
+    /// # Errors
+    /// [`Error::BadLength`] for `out` (not `soa_count()` blocks), for a
+    /// `rest` the clip needs, or for a cache buffer below
+    /// [`PlaybackCache::blocks_for`]`(soa_count())` blocks;
+    /// [`Error::NonFinite`] for a non-finite `t`. On error neither `out`
+    /// nor the cache changes.
+    pub fn sample_cached(
+        &self,
+        t: f32,
+        mode: TimeMode,
+        rest: &[SoaTransform],
+        cache: &mut PlaybackCache<'_>,
+        out: &mut [SoaTransform],
+    ) -> Result<(), Error> {
+        let n = self.soa_count();
+        check_len("output", n, out.len())?;
+        let rest = match self.defaults {
+            Defaults::RestPose => {
+                check_len("rest pose", n, rest.len())?;
+                Some(rest)
+            }
+            Defaults::Identity => None,
+        };
+        if cache.slots.len() < PlaybackCache::blocks_for(n) {
+            return Err(Error::BadLength {
+                buffer: "playback cache",
+                expected: PlaybackCache::blocks_for(n),
+                actual: cache.slots.len(),
+            });
+        }
+        let Bracket {
+            before,
+            after,
+            alpha,
+        } = self.locate(t, mode)?;
+        let id = (self.data.as_ptr() as usize, self.size_bytes());
+        if cache.clip != id {
+            cache.clip = id;
+            cache.clear();
+        }
+        let held = |f: usize| cache.frames.iter().position(|&h| h == f);
+        let (a, b) = match (held(before), held(after)) {
+            // A seek: both frames in one pass of the pair decoder.
+            (None, None) if before != after => {
+                let (s0, s1) = cache.slots.split_at_mut(n);
+                self.decode_pair_into(
+                    [self.frame_at(before), self.frame_at(after)],
+                    s0,
+                    s1.get_mut(..n).unwrap_or(&mut []),
+                );
+                cache.frames = [before, after];
+                cache.decoded += 2;
+                (0, 1)
+            }
+            (_, held_after) => {
+                let a = cache.ensure(self, before, held_after);
+                (a, cache.ensure(self, after, Some(a)))
+            }
+        };
+        let (s0, s1) = cache.slots.split_at(n);
+        let slot = |k: usize| {
+            if k == 0 {
+                s0
+            } else {
+                s1.get(..n).unwrap_or(&[])
+            }
+        };
+        self.blend_frames(slot(a), slot(b), alpha, rest, out);
+        Ok(())
+    }
+
+    /// Decodes frame `at` alone into `slot`: every stored track's value
+    /// exactly as the pair decoder has it before interpolation (x, y, z for
+    /// translations and scales; constant tracks as stored). Default tracks
+    /// are left as they are; [`Self::blend_frames`] does not read them.
+    pub(super) fn decode_into(&self, at: FrameAt, slot: &mut [SoaTransform]) {
+        match self.rotation {
+            RotationFormat::DropW => self.decode_into_as::<false, false>([at, at], slot, &mut []),
+            RotationFormat::SmallestThree => {
+                self.decode_into_as::<true, false>([at, at], slot, &mut []);
+            }
+        }
+    }
+
+    /// [`Self::decode_into`] of two frames in one pass of the pair decoder.
+    fn decode_pair_into(&self, at: [FrameAt; 2], a: &mut [SoaTransform], b: &mut [SoaTransform]) {
+        match self.rotation {
+            RotationFormat::DropW => self.decode_into_as::<false, true>(at, a, b),
+            RotationFormat::SmallestThree => self.decode_into_as::<true, true>(at, a, b),
+        }
+    }
+
+    /// Frame `at[0]` into `a`, and with `TWO` frame `at[1]` into `b`.
+    fn decode_into_as<const S3: bool, const TWO: bool>(
+        &self,
+        at: [FrameAt; 2],
+        a: &mut [SoaTransform],
+        b: &mut [SoaTransform],
+    ) {
+        let ma = self.segment_meta(at[0].segment).unwrap_or(&[]);
+        let mb = self.segment_meta(at[1].segment).unwrap_or(&[]);
+        let same = at[0].segment == at[1].segment;
+        let frames = [(at[0].first, at[0].local), (at[1].first, at[1].local)];
+        let (mut m, mut oa, mut ob) = (0usize, 0u32, 0u32);
+        let mut scratch = SoaTransform::IDENTITY;
+        self.walk_tracks(a.len(), |i, track, mask, cv| {
+            let Some(oa_) = a.get_mut(i) else { return };
+            let ob_ = if TWO {
+                b.get_mut(i).unwrap_or(&mut scratch)
+            } else {
+                &mut scratch
+            };
+            if mask == 0 {
+                // Constant tracks are held too, so that interpolation
+                // reads every stored value from the slot.
+                for o in [oa_, ob_] {
+                    match track {
+                        1 => o.rotation = constant_value::<true>(cv),
+                        0 => o.translation = xyz(&constant_value::<false>(cv)),
+                        _ => o.scale = xyz(&constant_value::<false>(cv)),
+                    }
+                }
+                return;
+            }
+            let offsets = (&mut oa, &mut ob);
+            if track == 1 {
+                let (qa, qb) = self.track_frames::<S3, true, TWO>(
+                    (ma, mb),
+                    same,
+                    m,
+                    mask,
+                    offsets,
+                    frames,
+                    cv,
+                );
+                oa_.rotation = qa;
+                ob_.rotation = qb;
+            } else {
+                let (qa, qb) = self.track_frames::<S3, false, TWO>(
+                    (ma, mb),
+                    same,
+                    m,
+                    mask,
+                    offsets,
+                    frames,
+                    cv,
+                );
+                if track == 0 {
+                    oa_.translation = xyz(&qa);
+                    ob_.translation = xyz(&qb);
+                } else {
+                    oa_.scale = xyz(&qa);
+                    ob_.scale = xyz(&qb);
+                }
+            }
+            m += LANE_META_BYTES * mask.count_ones() as usize;
+        });
+    }
+
+    /// Interpolates two frames [`Self::decode_into`] filled, by `alpha`,
+    /// into `out`, with the pair decoder's operations: default tracks from
+    /// `rest` (or identity), constant tracks copied, the others lerped and
+    /// nlerped.
+    fn blend_frames(
+        &self,
+        a: &[SoaTransform],
+        b: &[SoaTransform],
+        alpha: f32,
+        rest: Option<&[SoaTransform]>,
+        out: &mut [SoaTransform],
+    ) {
+        let blend = Blend::new(alpha);
+        let identity = SoaTransform::IDENTITY;
+        for (i, ((o, a), b)) in out.iter_mut().zip(a).zip(b).enumerate() {
+            let base = rest.and_then(|r| r.get(i)).unwrap_or(&identity);
+            let kind = |t: usize| self.kinds.get(3 * i + t).copied().unwrap_or(KIND_DEFAULT);
+            let (kt, kr, ks) = (kind(0), kind(1), kind(2));
+            o.translation = match (kt == KIND_DEFAULT, kt >> 4) {
+                (true, _) => base.translation,
+                (false, 0) => a.translation,
+                _ => blend.lerp_vec(&a.translation, &b.translation),
+            };
+            o.rotation = match (kr == KIND_DEFAULT, kr >> 4) {
+                (true, _) => base.rotation,
+                (false, 0) => a.rotation,
+                _ => blend.nlerp(&a.rotation, &b.rotation),
+            };
+            o.scale = match (ks == KIND_DEFAULT, ks >> 4) {
+                (true, _) => base.scale,
+                (false, 0) => a.scale,
+                _ => blend.lerp_vec(&a.scale, &b.scale),
+            };
+        }
+    }
+
+    /// Calls `f(block, track, lane mask, clip constants)` for every stored
+    /// (non-default) track of the first `blocks` blocks in stream order
+    /// (translation 0, rotation 1, scale 2), with the constants laid out as
+    /// the decoders read them.
+    #[inline(always)]
+    fn walk_tracks(&self, blocks: usize, mut f: impl FnMut(usize, usize, u32, &[f32x4])) {
+        let mut p = 0usize;
+        for b in 0..blocks {
+            for track in 0..3 {
+                let kind = self
+                    .kinds
+                    .get(3 * b + track)
+                    .copied()
+                    .unwrap_or(KIND_DEFAULT);
+                if kind == KIND_DEFAULT {
+                    continue;
+                }
+                let mask = u32::from(kind >> 4);
+                let n = track_param_floats(track == 1, if mask == 0 { 0 } else { 1 }) / LANES;
+                let cv = self.params.get(p..p + n).unwrap_or(&[]);
+                p += n;
+                f(b, track, mask, cv);
+            }
+        }
+    }
+}

@@ -271,3 +271,102 @@ pub fn bake_command(args: &BakeArgs, out: &dyn Fn(&str)) -> Res<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A GLB with one joint, a skin and a three-vertex skinned mesh, and
+    /// no animation.
+    fn skinned_glb_without_clips() -> Vec<u8> {
+        let mut bin = Vec::new();
+        for p in [[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]] {
+            p.iter().for_each(|x| bin.extend_from_slice(&x.to_le_bytes()));
+        }
+        for _ in 0..3 {
+            [0u16; 4].iter().for_each(|x| bin.extend_from_slice(&x.to_le_bytes()));
+        }
+        for _ in 0..3 {
+            [1.0f32, 0.0, 0.0, 0.0].iter().for_each(|x| bin.extend_from_slice(&x.to_le_bytes()));
+        }
+        let identity = [1.0f32, 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1.];
+        identity.iter().for_each(|x| bin.extend_from_slice(&x.to_le_bytes()));
+        let json = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0,1]}],
+"nodes":[{"name":"root"},{"mesh":0,"skin":0}],
+"skins":[{"joints":[0],"inverseBindMatrices":3}],
+"meshes":[{"name":"tri","primitives":[{"attributes":{"POSITION":0,"JOINTS_0":1,"WEIGHTS_0":2},"mode":4}]}],
+"buffers":[{"byteLength":172}],
+"bufferViews":[{"buffer":0,"byteOffset":0,"byteLength":36},{"buffer":0,"byteOffset":36,"byteLength":24},{"buffer":0,"byteOffset":60,"byteLength":48},{"buffer":0,"byteOffset":108,"byteLength":64}],
+"accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]},{"bufferView":1,"componentType":5123,"count":3,"type":"VEC4"},{"bufferView":2,"componentType":5126,"count":3,"type":"VEC4"},{"bufferView":3,"componentType":5126,"count":1,"type":"MAT4"}]}"#;
+        let mut j = json.as_bytes().to_vec();
+        while j.len() % 4 != 0 {
+            j.push(b' ');
+        }
+        let total = 12 + 8 + j.len() + 8 + bin.len();
+        let mut glb = Vec::new();
+        glb.extend_from_slice(b"glTF");
+        glb.extend_from_slice(&2u32.to_le_bytes());
+        glb.extend_from_slice(&(total as u32).to_le_bytes());
+        glb.extend_from_slice(&(j.len() as u32).to_le_bytes());
+        glb.extend_from_slice(b"JSON");
+        glb.extend_from_slice(&j);
+        glb.extend_from_slice(&(bin.len() as u32).to_le_bytes());
+        glb.extend_from_slice(b"BIN\0");
+        glb.extend_from_slice(&bin);
+        glb
+    }
+
+    fn args(file: PathBuf, out: PathBuf) -> BakeArgs {
+        BakeArgs {
+            file: Some(file),
+            clip: None,
+            mesh: None,
+            rate: bake::DEFAULT_RATE,
+            no_normals: false,
+            memory_budget: demo::DEFAULT_MEMORY_BUDGET_MIB,
+            out,
+        }
+    }
+
+    #[test]
+    fn a_file_without_a_clip_or_a_file_at_all_is_an_error() {
+        let dir = std::env::temp_dir().join(format!("sinew-bake-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let glb = dir.join("tri.glb");
+        std::fs::write(&glb, skinned_glb_without_clips()).unwrap();
+        let e = run(&args(glb.clone(), dir.join("out"))).unwrap_err().to_string();
+        assert!(e.contains("no clip to bake"), "{e}");
+        let mut named = args(glb, dir.join("out"));
+        named.mesh = Some("nope".into());
+        let e = run(&named).unwrap_err().to_string();
+        assert!(e.contains("no mesh named \"nope\""), "{e}");
+        let e = run(&args(dir.join("missing.glb"), dir.join("out"))).unwrap_err();
+        assert!(e.to_string().contains("missing.glb"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_fox_bakes_to_four_files_and_a_zero_rate_is_refused() {
+        // Tests run in the crate's folder; the default path is relative to
+        // the repository root.
+        let fox = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(DEFAULT_GLTF);
+        if !fox.exists() {
+            eprintln!("skipped: {} not found", fox.display());
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("sinew-bake-fox-{}", std::process::id()));
+        let mut a = args(fox, dir.clone());
+        a.clip = Some("Walk".into());
+        let s = run(&a).unwrap();
+        assert_eq!((s.mesh.as_str(), s.clip.as_str()), ("fox1", "Walk"));
+        assert_eq!((s.frames, s.vertices), (22, 1728));
+        assert_eq!(s.normals, NormalSource::Computed);
+        assert_eq!(s.written.len(), 4);
+        assert!(s.written.iter().all(|p| p.exists()));
+        assert!(s.report.quantization_position <= s.report.half_step * 1.001);
+        a.rate = 0.0;
+        let e = run(&a).unwrap_err().to_string();
+        assert!(e.contains("rate 0"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -68,7 +68,16 @@ fn step_all(
 ) -> (Vec<Agent>, Vec<Locomotion>) {
     let mut out = vec![Agent::default(); agents.len()];
     let mut loco = vec![Locomotion::default(); agents.len()];
-    steer::step(agents, &mut out, &mut loco, &mut bufs.grid(), obstacles, params, dt).unwrap();
+    steer::step(
+        agents,
+        &mut out,
+        &mut loco,
+        &mut bufs.grid(),
+        obstacles,
+        params,
+        dt,
+    )
+    .unwrap();
     (out, loco)
 }
 
@@ -102,10 +111,21 @@ fn bad_input_gives_errors() {
     let mut out = vec![Agent::default(); 2];
     let mut loco = vec![Locomotion::default(); 2];
     let mut run = |agents: &[Agent], obstacles: &Obstacles<'_>, p: &Params, dt: f32| {
-        steer::step(agents, &mut out, &mut loco, &mut bufs.grid(), obstacles, p, dt)
+        steer::step(
+            agents,
+            &mut out,
+            &mut loco,
+            &mut bufs.grid(),
+            obstacles,
+            p,
+            dt,
+        )
     };
     for dt in [0.0, -1.0, f32::NAN, f32::INFINITY] {
-        assert!(matches!(run(&agents, &none, &p, dt), Err(Error::InvalidParameter { .. })));
+        assert!(matches!(
+            run(&agents, &none, &p, dt),
+            Err(Error::InvalidParameter { .. })
+        ));
     }
     let mut bad = agents.clone();
     bad[1].velocity[0] = f32::NAN;
@@ -122,42 +142,115 @@ fn bad_input_gives_errors() {
     // Separation would reach past the neighbours.
     let mut big = agents.clone();
     big[1].radius = 1.0;
-    assert!(matches!(run(&big, &none, &p, 0.1), Err(Error::InvalidParameter { .. })));
+    assert!(matches!(
+        run(&big, &none, &p, 0.1),
+        Err(Error::InvalidParameter { .. })
+    ));
     for broken in [
-        Params { neighbour_radius: 0.0, ..p },
-        Params { response_time: 0.0, ..p },
-        Params { max_turn_rate: f32::NAN, ..p },
-        Params { avoid_distance: 0.0, ..p },
-        Params { arrive_distance: -1.0, ..p },
-        Params { weights: Weights { cohesion: f32::INFINITY, ..p.weights }, ..p },
+        Params {
+            neighbour_radius: 0.0,
+            ..p
+        },
+        Params {
+            response_time: 0.0,
+            ..p
+        },
+        Params {
+            max_turn_rate: f32::NAN,
+            ..p
+        },
+        Params {
+            avoid_distance: 0.0,
+            ..p
+        },
+        Params {
+            arrive_distance: -1.0,
+            ..p
+        },
+        Params {
+            weights: Weights {
+                cohesion: f32::INFINITY,
+                ..p.weights
+            },
+            ..p
+        },
     ] {
-        assert!(matches!(run(&agents, &none, &broken, 0.1), Err(Error::InvalidParameter { .. })));
+        assert!(matches!(
+            run(&agents, &none, &broken, 0.1),
+            Err(Error::InvalidParameter { .. })
+        ));
     }
-    let circles = [Circle { center: [0.0, 0.0], radius: -1.0 }];
-    let obstacles = Obstacles { circles: &circles, segments: &[] };
-    assert!(matches!(run(&agents, &obstacles, &p, 0.1), Err(Error::InvalidAgent { agent: 0, .. })));
-    let segments = [Segment { a: [0.0, 0.0], b: [f32::NAN, 0.0] }];
-    let obstacles = Obstacles { circles: &[], segments: &segments };
-    assert!(matches!(run(&agents, &obstacles, &p, 0.1), Err(Error::InvalidAgent { agent: 0, .. })));
+    let circles = [Circle {
+        center: [0.0, 0.0],
+        radius: -1.0,
+    }];
+    let obstacles = Obstacles {
+        circles: &circles,
+        segments: &[],
+    };
+    assert!(matches!(
+        run(&agents, &obstacles, &p, 0.1),
+        Err(Error::InvalidAgent { agent: 0, .. })
+    ));
+    let segments = [Segment {
+        a: [0.0, 0.0],
+        b: [f32::NAN, 0.0],
+    }];
+    let obstacles = Obstacles {
+        circles: &[],
+        segments: &segments,
+    };
+    assert!(matches!(
+        run(&agents, &obstacles, &p, 0.1),
+        Err(Error::InvalidAgent { agent: 0, .. })
+    ));
 
     // Sizes.
     let mut small = GridBufs::new(1, 2);
     let mut out = vec![Agent::default(); 2];
     let mut loco = vec![Locomotion::default(); 2];
     assert_eq!(
-        steer::step(&agents, &mut out, &mut loco, &mut small.grid(), &none, &p, 0.1),
-        Err(Error::BufferTooSmall { needed: 2, actual: 1 })
+        steer::step(
+            &agents,
+            &mut out,
+            &mut loco,
+            &mut small.grid(),
+            &none,
+            &p,
+            0.1
+        ),
+        Err(Error::BufferTooSmall {
+            needed: 2,
+            actual: 1
+        })
     );
     let mut bufs = GridBufs::new(2, 2);
     let mut short = vec![Locomotion::default(); 1];
     assert!(matches!(
-        steer::step(&agents, &mut out, &mut short, &mut bufs.grid(), &none, &p, 0.1),
-        Err(Error::BadLength { buffer: "locomotion", .. })
+        steer::step(
+            &agents,
+            &mut out,
+            &mut short,
+            &mut bufs.grid(),
+            &none,
+            &p,
+            0.1
+        ),
+        Err(Error::BadLength {
+            buffer: "locomotion",
+            ..
+        })
     ));
     let (mut s0, mut e, mut k) = (vec![0u32; 1], vec![0u32; 2], vec![0u32; 2]);
-    assert!(matches!(Grid::new(&mut s0, &mut e, &mut k), Err(Error::BadLength { .. })));
+    assert!(matches!(
+        Grid::new(&mut s0, &mut e, &mut k),
+        Err(Error::BadLength { .. })
+    ));
     let (mut s, mut e, mut k1) = (vec![0u32; 3], vec![0u32; 2], vec![0u32; 1]);
-    assert!(matches!(Grid::new(&mut s, &mut e, &mut k1), Err(Error::BadLength { .. })));
+    assert!(matches!(
+        Grid::new(&mut s, &mut e, &mut k1),
+        Err(Error::BadLength { .. })
+    ));
     // A range on a grid that was never built, or past the end.
     let mut k = vec![0u32; 2];
     let grid = Grid::new(&mut s, &mut e, &mut k).unwrap();
@@ -172,7 +265,10 @@ fn bad_input_gives_errors() {
         steer_range(&agents, 1, &mut o1, &mut l1, &grid, &none, &p, 0.1),
         Err(Error::BadLength { .. })
     ));
-    assert!(matches!(grid.build(&agents, 0.0), Err(Error::InvalidParameter { .. })));
+    assert!(matches!(
+        grid.build(&agents, 0.0),
+        Err(Error::InvalidParameter { .. })
+    ));
     assert!(grid.is_empty());
 }
 
@@ -186,7 +282,11 @@ fn two_agents_closer_than_the_separation_radius_push_apart_symmetrically() {
     // pushed at (0.9 − 0.5) / 0.9 · 2 (weight) · 3 (max_force) = 2.6667
     // m/s² away from the other; arrival toward its own position adds
     // nothing from rest. Facing away already, neither needs to turn.
-    let p = only(Weights { separation: 2.0, arrival: 1.0, ..NONE });
+    let p = only(Weights {
+        separation: 2.0,
+        arrival: 1.0,
+        ..NONE
+    });
     let mut a = walker(-0.25, 0.0, [-0.25, 0.0]);
     a.heading = core::f32::consts::PI;
     let b = walker(0.25, 0.0, [0.25, 0.0]);
@@ -194,13 +294,20 @@ fn two_agents_closer_than_the_separation_radius_push_apart_symmetrically() {
     let dt = 0.1;
     let (out, loco) = step_all(&[a, b], &mut bufs, &Obstacles::default(), &p, dt);
     let want = (0.9f32 - 0.5) / 0.9 * 2.0 * 3.0 * dt;
-    assert!((loco[1].speed - want).abs() < 1e-6, "{} vs {want}", loco[1].speed);
+    assert!(
+        (loco[1].speed - want).abs() < 1e-6,
+        "{} vs {want}",
+        loco[1].speed
+    );
     assert_eq!(loco[0].speed.to_bits(), loco[1].speed.to_bits());
     assert_eq!(out[0].position[0], -out[1].position[0]);
     // sin(π) in f32 is not quite 0.
     assert!(out[0].position[1].abs() < 1e-6 && out[1].position[1] == 0.0);
     assert!((out[1].position[0] - (0.25 + want * dt)).abs() < 1e-6);
-    assert_eq!(out[0].velocity[0].to_bits(), (-out[1].velocity[0]).to_bits());
+    assert_eq!(
+        out[0].velocity[0].to_bits(),
+        (-out[1].velocity[0]).to_bits()
+    );
 
     // Two agents on the same spot part along x, the lower index to −x.
     let mut c = walker(1.0, 1.0, [1.0, 1.0]);
@@ -222,7 +329,10 @@ fn alignment_and_cohesion_follow_their_closed_forms() {
     let dt = 0.05;
     // Alignment: a neighbour 1.5 m away moving at (1, 0); from rest the
     // agent accelerates at (1 − 0) · w / τ = 1 · 1 / 0.5 = 2 m/s².
-    let p = only(Weights { alignment: 1.0, ..NONE });
+    let p = only(Weights {
+        alignment: 1.0,
+        ..NONE
+    });
     let a = walker(0.0, 0.0, [0.0, 0.0]);
     let mut b = walker(0.0, 1.5, [0.0, 1.5]);
     b.velocity = [1.0, 0.0];
@@ -233,7 +343,10 @@ fn alignment_and_cohesion_follow_their_closed_forms() {
     // Cohesion: a neighbour 1.5 m along +x, the centroid is there; the
     // spring pulls at 1.5 · w / τ² = 1.5 · 0.5 / 0.25 = 3 m/s², the
     // max_force exactly.
-    let p = only(Weights { cohesion: 0.5, ..NONE });
+    let p = only(Weights {
+        cohesion: 0.5,
+        ..NONE
+    });
     let mut b = walker(1.5, 0.0, [1.5, 0.0]);
     b.heading = core::f32::consts::PI;
     let (out, loco) = step_all(&[a, b], &mut bufs, &Obstacles::default(), &p, dt);
@@ -254,18 +367,23 @@ fn a_lone_agent_arrives_and_stops_within_the_arrive_distance() {
         assert!(loco[0].speed <= agents[0].max_speed);
         agents = out;
         let g = agents[0].goal;
-        let near = (agents[0].position[0] - g[0]).hypot(agents[0].position[1] - g[1]) <= p.arrive_distance;
+        let near =
+            (agents[0].position[0] - g[0]).hypot(agents[0].position[1] - g[1]) <= p.arrive_distance;
         if loco[0].speed == 0.0 && near && stopped_at.is_none() {
             stopped_at = Some(frame);
         }
         if let Some(f) = stopped_at {
             // Once stopped it stays stopped.
-            assert_eq!(loco[0].speed, 0.0, "moved again at frame {frame} after stopping at {f}");
+            assert_eq!(
+                loco[0].speed, 0.0,
+                "moved again at frame {frame} after stopping at {f}"
+            );
         }
     }
     let f = stopped_at.expect("never stopped");
     let g = agents[0].goal;
-    let d = ((agents[0].position[0] - g[0]).powi(2) + (agents[0].position[1] - g[1]).powi(2)).sqrt();
+    let d =
+        ((agents[0].position[0] - g[0]).powi(2) + (agents[0].position[1] - g[1]).powi(2)).sqrt();
     assert!(d <= p.arrive_distance, "stopped {d} m from the goal");
     // 10.8 m at 1.5 m/s is 7.2 s; turning and slowing add a little.
     let seconds = f as f32 * dt;
@@ -280,7 +398,9 @@ fn clearance(a: &Agent, obstacles: &Obstacles<'_>) -> f32 {
     let mut c = f32::INFINITY;
     let len = |v: [f32; 2]| (v[0] * v[0] + v[1] * v[1]).sqrt();
     for o in obstacles.circles {
-        c = c.min(len([a.position[0] - o.center[0], a.position[1] - o.center[1]]) - o.radius - a.radius);
+        c = c.min(
+            len([a.position[0] - o.center[0], a.position[1] - o.center[1]]) - o.radius - a.radius,
+        );
     }
     for s in obstacles.segments {
         let ab = [s.b[0] - s.a[0], s.b[1] - s.a[1]];
@@ -297,21 +417,53 @@ fn a_corridor_with_pillars_is_never_penetrated() {
     // left in two columns and go to the right end, some goals placed
     // inside a pillar so agents press against it.
     let segments = [
-        Segment { a: [-2.0, -1.5], b: [30.0, -1.5] },
-        Segment { a: [-2.0, 1.5], b: [30.0, 1.5] },
-        Segment { a: [-2.0, -1.5], b: [-2.0, 1.5] },
+        Segment {
+            a: [-2.0, -1.5],
+            b: [30.0, -1.5],
+        },
+        Segment {
+            a: [-2.0, 1.5],
+            b: [30.0, 1.5],
+        },
+        Segment {
+            a: [-2.0, -1.5],
+            b: [-2.0, 1.5],
+        },
     ];
     let circles = [
-        Circle { center: [6.0, 0.0], radius: 0.6 },
-        Circle { center: [12.0, 0.8], radius: 0.5 },
-        Circle { center: [18.0, -0.7], radius: 0.5 },
-        Circle { center: [24.0, 0.0], radius: 0.7 },
+        Circle {
+            center: [6.0, 0.0],
+            radius: 0.6,
+        },
+        Circle {
+            center: [12.0, 0.8],
+            radius: 0.5,
+        },
+        Circle {
+            center: [18.0, -0.7],
+            radius: 0.5,
+        },
+        Circle {
+            center: [24.0, 0.0],
+            radius: 0.7,
+        },
     ];
-    let obstacles = Obstacles { circles: &circles, segments: &segments };
+    let obstacles = Obstacles {
+        circles: &circles,
+        segments: &segments,
+    };
     let mut agents: Vec<Agent> = (0..40)
         .map(|i| {
-            let goal = if i % 5 == 0 { [24.0, 0.0] } else { [28.0, (i % 3) as f32 - 1.0] };
-            walker(-1.0 + (i / 2) as f32 * 0.7, if i % 2 == 0 { -0.6 } else { 0.6 }, goal)
+            let goal = if i % 5 == 0 {
+                [24.0, 0.0]
+            } else {
+                [28.0, (i % 3) as f32 - 1.0]
+            };
+            walker(
+                -1.0 + (i / 2) as f32 * 0.7,
+                if i % 2 == 0 { -0.6 } else { 0.6 },
+                goal,
+            )
         })
         .collect();
     let p = Params::default();
@@ -326,10 +478,17 @@ fn a_corridor_with_pillars_is_never_penetrated() {
         }
         agents = out;
     }
-    assert!(worst >= -1e-4, "an agent went {} m into an obstacle", -worst);
+    assert!(
+        worst >= -1e-4,
+        "an agent went {} m into an obstacle",
+        -worst
+    );
     // They got somewhere: most are past the last pillar.
     let past = agents.iter().filter(|a| a.position[0] > 20.0).count();
-    assert!(past >= 30, "only {past} of 40 past x = 20 after {steps} steps");
+    assert!(
+        past >= 30,
+        "only {past} of 40 past x = 20 after {steps} steps"
+    );
 }
 
 fn arb_agent(extent: f32) -> impl Strategy<Value = Agent> {
@@ -456,7 +615,11 @@ fn ten_thousand_agents_cross_in_two_groups() {
                 let x = side * (20.0 + col as f32 * spacing);
                 let y = (row as f32 - 49.5) * spacing;
                 let mut a = walker(x, y, [-x, y]);
-                a.heading = if side < 0.0 { 0.0 } else { core::f32::consts::PI };
+                a.heading = if side < 0.0 {
+                    0.0
+                } else {
+                    core::f32::consts::PI
+                };
                 agents.push(a);
             }
         }
@@ -474,13 +637,22 @@ fn ten_thousand_agents_cross_in_two_groups() {
     let mut steps = 0;
     let mut collision_grid = GridBufs::new(n, n);
     while steps < 1500 {
-        let report =
-            steer::step(&agents, &mut out, &mut loco, &mut bufs.grid(), &none, &params, dt).unwrap();
+        let report = steer::step(
+            &agents,
+            &mut out,
+            &mut loco,
+            &mut bufs.grid(),
+            &none,
+            &params,
+            dt,
+        )
+        .unwrap();
         std::mem::swap(&mut agents, &mut out);
         steps += 1;
         let t = steps as f32 * dt;
         for (i, a) in agents.iter().enumerate() {
-            let d = ((a.position[0] - a.goal[0]).powi(2) + (a.position[1] - a.goal[1]).powi(2)).sqrt();
+            let d =
+                ((a.position[0] - a.goal[0]).powi(2) + (a.position[1] - a.goal[1]).powi(2)).sqrt();
             if arrived_at[i].is_nan() && d <= params.arrive_distance {
                 arrived_at[i] = t;
             }
@@ -513,6 +685,12 @@ fn ten_thousand_agents_cross_in_two_groups() {
         done.len(),
         worst_overlap
     );
-    assert!(done.len() * 10 >= n * 9, "only {} of {n} arrived", done.len());
-    assert!(agents.iter().all(|a| a.position.iter().all(|x| x.is_finite())));
+    assert!(
+        done.len() * 10 >= n * 9,
+        "only {} of {n} arrived",
+        done.len()
+    );
+    assert!(agents
+        .iter()
+        .all(|a| a.position.iter().all(|x| x.is_finite())));
 }

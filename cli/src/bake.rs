@@ -281,16 +281,25 @@ mod tests {
     fn skinned_glb_without_clips() -> Vec<u8> {
         let mut bin = Vec::new();
         for p in [[0.0f32, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]] {
-            p.iter().for_each(|x| bin.extend_from_slice(&x.to_le_bytes()));
+            p.iter()
+                .for_each(|x| bin.extend_from_slice(&x.to_le_bytes()));
         }
         for _ in 0..3 {
-            [0u16; 4].iter().for_each(|x| bin.extend_from_slice(&x.to_le_bytes()));
+            [0u16; 4]
+                .iter()
+                .for_each(|x| bin.extend_from_slice(&x.to_le_bytes()));
         }
         for _ in 0..3 {
-            [1.0f32, 0.0, 0.0, 0.0].iter().for_each(|x| bin.extend_from_slice(&x.to_le_bytes()));
+            [1.0f32, 0.0, 0.0, 0.0]
+                .iter()
+                .for_each(|x| bin.extend_from_slice(&x.to_le_bytes()));
         }
-        let identity = [1.0f32, 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1.];
-        identity.iter().for_each(|x| bin.extend_from_slice(&x.to_le_bytes()));
+        let identity = [
+            1.0f32, 0., 0., 0., 0., 1., 0., 0., 0., 0., 1., 0., 0., 0., 0., 1.,
+        ];
+        identity
+            .iter()
+            .for_each(|x| bin.extend_from_slice(&x.to_le_bytes()));
         let json = r#"{"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0,1]}],
 "nodes":[{"name":"root"},{"mesh":0,"skin":0}],
 "skins":[{"joints":[0],"inverseBindMatrices":3}],
@@ -334,7 +343,9 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let glb = dir.join("tri.glb");
         std::fs::write(&glb, skinned_glb_without_clips()).unwrap();
-        let e = run(&args(glb.clone(), dir.join("out"))).unwrap_err().to_string();
+        let e = run(&args(glb.clone(), dir.join("out")))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no clip to bake"), "{e}");
         let mut named = args(glb, dir.join("out"));
         named.mesh = Some("nope".into());
@@ -349,7 +360,9 @@ mod tests {
     fn the_fox_bakes_to_four_files_and_a_zero_rate_is_refused() {
         // Tests run in the crate's folder; the default path is relative to
         // the repository root.
-        let fox = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(DEFAULT_GLTF);
+        let fox = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("..")
+            .join(DEFAULT_GLTF);
         if !fox.exists() {
             eprintln!("skipped: {} not found", fox.display());
             return;

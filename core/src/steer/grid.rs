@@ -238,14 +238,20 @@ impl Neighbours for Grid<'_> {
             let mut which = usize::MAX;
             for (c, cur) in cursors[..n].iter().enumerate() {
                 if cur.0 < cur.1 {
-                    let j = self.entries.get(cur.0 as usize).copied().unwrap_or(u32::MAX);
+                    let j = self
+                        .entries
+                        .get(cur.0 as usize)
+                        .copied()
+                        .unwrap_or(u32::MAX);
                     if j < best {
                         best = j;
                         which = c;
                     }
                 }
             }
-            let Some(cur) = cursors.get_mut(which) else { break };
+            let Some(cur) = cursors.get_mut(which) else {
+                break;
+            };
             cur.0 += 1;
             let j = best as usize;
             if j == i {

@@ -237,16 +237,27 @@ pub fn validate(
     if !(positive(p.response_time) && positive(p.max_turn_rate) && positive(p.avoid_distance)) {
         return bad("response_time, max_turn_rate and avoid_distance must be finite and > 0");
     }
-    if ![w.separation, w.alignment, w.cohesion, w.arrival, w.avoidance]
-        .iter()
-        .all(|x| x.is_finite())
+    if ![
+        w.separation,
+        w.alignment,
+        w.cohesion,
+        w.arrival,
+        w.avoidance,
+    ]
+    .iter()
+    .all(|x| x.is_finite())
     {
         return bad("steering weights must be finite");
     }
     let mut largest = 0.0f32;
     for (i, a) in agents.iter().enumerate() {
         let agent = i as u32;
-        let finite = a.position.iter().chain(&a.velocity).chain(&a.goal).all(|x| x.is_finite())
+        let finite = a
+            .position
+            .iter()
+            .chain(&a.velocity)
+            .chain(&a.goal)
+            .all(|x| x.is_finite())
             && a.heading.is_finite();
         if !finite {
             return Err(Error::InvalidAgent {
@@ -393,7 +404,9 @@ pub fn steer_range_unchecked(
             what: "grid not built from these agents with params.neighbour_radius",
         });
     }
-    Ok(run(agents, first, out, locomotion, grid, obstacles, params, dt))
+    Ok(run(
+        agents, first, out, locomotion, grid, obstacles, params, dt,
+    ))
 }
 
 /// Visits the neighbours of agent `i` in increasing index order.
@@ -547,7 +560,11 @@ fn update<N: Neighbours>(
             } else {
                 fallback
             };
-            let strength = if reach > 0.0 { (reach - d) / reach } else { 1.0 };
+            let strength = if reach > 0.0 {
+                (reach - d) / reach
+            } else {
+                1.0
+            };
             sep = add(sep, scale(dir, strength));
         }
     });

@@ -4,7 +4,9 @@
 //! bit through its grid.
 
 use super::grid::within;
-use super::{check_outputs, run, validate, Agent, Locomotion, Neighbours, Obstacles, Params, StepReport};
+use super::{
+    check_outputs, run, validate, Agent, Locomotion, Neighbours, Obstacles, Params, StepReport,
+};
 use crate::Error;
 
 struct Brute;
@@ -44,5 +46,7 @@ pub fn step(
 ) -> Result<StepReport, Error> {
     validate(agents, obstacles, params, dt)?;
     check_outputs(agents.len(), out.len(), locomotion.len())?;
-    Ok(run(agents, 0, out, locomotion, &Brute, obstacles, params, dt))
+    Ok(run(
+        agents, 0, out, locomotion, &Brute, obstacles, params, dt,
+    ))
 }

@@ -516,9 +516,9 @@ pub fn bake(
         max: [f32::NEG_INFINITY; 3],
     };
     for p in &positions {
-        for k in 0..3 {
-            bounds.min[k] = bounds.min[k].min(p[k]);
-            bounds.max[k] = bounds.max[k].max(p[k]);
+        for (k, &x) in p.iter().enumerate() {
+            bounds.min[k] = bounds.min[k].min(x);
+            bounds.max[k] = bounds.max[k].max(x);
         }
     }
     let normal_source = match (live.has_normals(), mesh.normals.len() == vertices) {

@@ -4,6 +4,8 @@
 //! sum of `model · inverse_bind` matrices), the raw file and the 16-bit
 //! PNGs round-tripped, and the Fox from `../shared/data` when present.
 
+#![allow(clippy::needless_range_loop)] // x, y, z by index reads as the formulas do
+
 #[path = "../support/mod.rs"]
 mod support;
 

@@ -37,7 +37,7 @@
 //! bucket starts and two `u32` per agent. Within a bucket agents are in
 //! index order, and a query merges the (at most nine) buckets around an
 //! agent in index order, so neighbours are visited in increasing index
-//! order, exactly as the brute-force [`reference`] visits them: both give
+//! order, exactly as the brute-force [`reference`](mod@reference) visits them: both give
 //! the same bits.
 //!
 //! **Determinism.** An agent's new state depends only on the previous

@@ -59,6 +59,8 @@ enum Command {
     Graph(sinew_cli::graph::GraphArgs),
     /// Compress clips under an object-space error bound (default: the procedural humanoid's clips), and write each file's skeleton (.sinewskl) and skinned meshes (.sinewmsh) beside them.
     Compress(CompressArgs),
+    /// Bake a skinned mesh's clip to vertex animation files (raw f32, 16-bit position and normal PNGs, JSON sidecar) and print the error against live skinning (default: the Fox from ../shared/data).
+    Bake(sinew_cli::bake::BakeArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -264,6 +266,7 @@ fn main() -> ExitCode {
         Some(Command::Shapes(a)) => sinew_cli::shapes::shapes_command(&a, &emit),
         Some(Command::Graph(a)) => sinew_cli::graph::graph_command(&a, &emit),
         Some(Command::Compress(c)) => compress(&c),
+        Some(Command::Bake(a)) => sinew_cli::bake::bake_command(&a, &emit),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

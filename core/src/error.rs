@@ -198,6 +198,15 @@ pub enum Error {
         /// What is wrong with it.
         what: &'static str,
     },
+    /// A steering agent or obstacle holds bad data: a non-finite
+    /// position, velocity, goal or heading, a negative radius, speed or
+    /// force.
+    InvalidAgent {
+        /// Index of the agent (or obstacle) in the slice it was given in.
+        agent: u32,
+        /// What is wrong with it.
+        what: &'static str,
+    },
 }
 
 impl fmt::Display for Error {
@@ -302,6 +311,7 @@ impl fmt::Display for Error {
             Error::InvalidParameter { what } => write!(f, "invalid parameter: {what}"),
             Error::InvalidShape { shape, what } => write!(f, "shape {shape}: {what}"),
             Error::InvalidDriver { driver, what } => write!(f, "shape driver {driver}: {what}"),
+            Error::InvalidAgent { agent, what } => write!(f, "steering agent {agent}: {what}"),
         }
     }
 }

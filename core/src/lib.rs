@@ -46,6 +46,7 @@ pub mod shape;
 pub mod skeleton;
 pub mod skin;
 pub mod soa;
+pub mod steer;
 pub mod track;
 
 pub use container::Align16;

@@ -9,6 +9,7 @@
 #![deny(missing_docs)]
 
 pub mod assets;
+pub mod bake;
 pub mod blend_space;
 pub mod compress;
 pub mod crowd;

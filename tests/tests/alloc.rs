@@ -71,6 +71,8 @@ mod secondary;
 mod shape;
 #[path = "alloc/skin.rs"]
 mod skin;
+#[path = "alloc/steer.rs"]
+mod steer;
 #[path = "alloc/track.rs"]
 mod track;
 // Motion-matching databases, shared with the C ABI tests.
@@ -474,6 +476,7 @@ const CHECKS: &[(&str, fn())] = &[
     check!(crowd::step_allocates_nothing_on_any_thread),
     check!(crowd::step_with_feet_allocates_nothing_on_any_thread),
     check!(crowd::step_compressed_allocates_nothing_on_any_thread),
+    check!(steer::steering_allocates_nothing),
 ];
 
 /// What libtest's command line asks of this runner.

@@ -417,8 +417,14 @@ pub fn write_map(
             let Some(m) = joint(source, target, map, j)? else {
                 continue;
             };
-            if root.is_none() {
-                root = Some((j, m.s));
+            // The root: of the mapped joints with no mapped ancestor, the one
+            // whose source joint is nearest the source root (a foot parented to
+            // the skeleton's root, as in IK rigs, is no root of the motion).
+            if m.p.is_none() {
+                let depth = source.depth(m.s);
+                if root.is_none_or(|(_, s): (usize, usize)| depth < source.depth(s)) {
+                    root = Some((j, m.s));
+                }
             }
             *lane_mask = u32::MAX;
             let sp = m.p.and_then(|p| map.get(p)).map(|&v| v as usize);

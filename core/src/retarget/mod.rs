@@ -30,7 +30,8 @@
 //!
 //! Unmapped target joints keep their rest transform. Every target joint
 //! keeps its rest translation and scale (the target's bone lengths) except
-//! the map's root (the first mapped target joint), whose translation is the
+//! the map's root (of the mapped target joints with no mapped ancestor, the
+//! one whose source joint is nearest the source root), whose translation is the
 //! source root's, affinely mapped: through both skeletons' rest parent
 //! frames, turned by `C` and scaled by the ratio of hip heights, so root
 //! speed scales with leg length. Source scales are not transferred.

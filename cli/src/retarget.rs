@@ -186,11 +186,13 @@ pub fn retarget_command(args: &RetargetArgs, out: &dyn Fn(&str)) -> Res<()> {
                 skeleton: &source.skeleton,
                 clip: &source.clips[0],
                 title: format!("{} (source)", stem(&args.source)),
+                centre: map.report.info.root.map_or(0, |(_, s)| s),
             },
             Row {
                 skeleton: &target.skeleton,
                 clip: &baked[0].0,
                 title: format!("retargeted onto {}", stem(&args.target)),
+                centre: map.report.info.root.map_or(0, |(t, _)| t),
             },
         ];
         side_by_side(&rows, &FilmstripOptions::default())?
@@ -209,6 +211,8 @@ pub struct Row<'a> {
     pub clip: &'a OwnedClip,
     /// The row's title.
     pub title: String,
+    /// The joint each cell is centred on (the hips).
+    pub centre: usize,
 }
 
 /// Filmstrips of each row (cells evenly over each clip), stacked top to
@@ -223,7 +227,8 @@ pub fn side_by_side(rows: &[Row<'_>], opts: &FilmstripOptions) -> Res<Pixmap> {
     let mut strips = Vec::new();
     for row in rows {
         let times = chart::cell_times(row.clip.duration(), opts.frames);
-        let strip = render::filmstrip(&row.skeleton.view(), &row.clip.view(), opts)?;
+        let strip =
+            render::filmstrip_centred(&row.skeleton.view(), &row.clip.view(), opts, row.centre)?;
         strips.push(chart::label_filmstrip(&strip, &row.title, &times)?);
     }
     let width = strips.iter().map(Pixmap::width).max().unwrap_or(1);
@@ -269,7 +274,8 @@ pub fn render_retargeted(
             clips: vec![c.clone()],
             ..source.clone()
         };
-        owned.push((source, c.clone(), stem(&source.source), None));
+        let source_row = owned.len();
+        owned.push((source, c.clone(), stem(&source.source), None, 0));
         for target in &targets {
             let (map, mut baked) =
                 retarget_asset(&one, target, &[], &map_options, &BakeOptions::default())?;
@@ -281,12 +287,21 @@ pub fn render_retargeted(
                 map.report.mapped.len(),
                 target.skeleton.joint_count()
             ));
-            owned.push((target, b, stem(&target.source), Some(stem(&source.source))));
+            let (t_root, s_root) = map.report.info.root.unwrap_or((0, 0));
+            owned[source_row].4 = s_root;
+            owned.push((
+                target,
+                b,
+                stem(&target.source),
+                Some(stem(&source.source)),
+                t_root,
+            ));
         }
     }
     let rows: Vec<Row<'_>> = owned
         .iter()
-        .map(|(asset, clip, name, from)| Row {
+        .map(|(asset, clip, name, from, centre)| Row {
+            centre: *centre,
             skeleton: &asset.skeleton,
             clip,
             title: match from {

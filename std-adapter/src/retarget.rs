@@ -462,16 +462,21 @@ pub fn bake(
     if !map.detached.is_empty() {
         let mut models = vec![Mat4::IDENTITY; target.joint_count()];
         for pose in keys.chunks_mut(nt) {
-            local_to_model(&FkJob::new(target, pose), &mut models)?;
-            for &(j, anchor, offset) in &map.detached {
-                let p = models[anchor].transform_point(offset);
-                let parent = target.parent(j).map_or(Mat4::IDENTITY, |q| models[q]);
-                let inv = parent
-                    .inverse_affine()
-                    .ok_or(Error::SingularTransform { joint: j })?;
-                let mut t = get_joint(pose, j).unwrap_or_default();
-                t.translation = inv.transform_point(p);
-                set_joint(pose, j, &t)?;
+            // An anchor may itself hang below a detached joint (a foot
+            // below a thigh that follows the hips), so place them in
+            // passes, each from the previous pass's model matrices.
+            for _ in 0..map.detached.len().min(4) {
+                local_to_model(&FkJob::new(target, pose), &mut models)?;
+                for &(j, anchor, offset) in &map.detached {
+                    let p = models[anchor].transform_point(offset);
+                    let parent = target.parent(j).map_or(Mat4::IDENTITY, |q| models[q]);
+                    let inv = parent
+                        .inverse_affine()
+                        .ok_or(Error::SingularTransform { joint: j })?;
+                    let mut t = get_joint(pose, j).unwrap_or_default();
+                    t.translation = inv.transform_point(p);
+                    set_joint(pose, j, &t)?;
+                }
             }
         }
     }
@@ -599,7 +604,6 @@ fn keep_contacts(
     let left = (rest_t[lul].translation() - rest_t[rul].translation())
         .try_normalize()
         .unwrap_or(Vec3::X);
-    let forward = left.cross(Vec3::Y).try_normalize().unwrap_or(Vec3::Z);
     let nt = target.soa_count();
     let mut reports = Vec::new();
     for (upper_r, lower_r, foot_r) in legs {
@@ -654,7 +658,8 @@ fn keep_contacts(
                     let foot_rot = models[foot].rotation();
                     let lower_rot = models[lower].rotation();
                     let mut goal = TwoBoneGoal::new(goal_point);
-                    goal.pole = forward;
+                    // No pole: the solve keeps the knee's plane as the bake left it.
+                    goal.pole = Vec3::ZERO;
                     goal.mid_axis = lower_rot.conjugate().rotate(-left);
                     goal.weight = ramp;
                     {

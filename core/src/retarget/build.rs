@@ -62,7 +62,9 @@ pub struct MapInfo {
     pub aligned: usize,
     /// Steps of the longest source path.
     pub max_path: usize,
-    /// The root pair `(target joint, source joint)`, if anything is mapped.
+    /// The root pair `(target joint, source joint)` whose translation is
+    /// transferred, if anything is mapped: the source joint of the map's
+    /// root and the topmost target ancestor of its target joint.
     pub root: Option<(usize, usize)>,
 }
 
@@ -471,15 +473,32 @@ pub fn write_map(
         }
     }
 
+    // The translation goes to the topmost ancestor of the root joint, so
+    // unmapped joints above the hips (an armature's root, IK rigs' bodies)
+    // come along; the root joint keeps its rest offset from it.
+    let root = root.map(|(rt, rs)| {
+        let mut top = rt;
+        while let Some(p) = target.parent(top) {
+            top = p;
+        }
+        (rt, top, rs)
+    });
     match root {
-        Some((rt, rs)) => {
-            write_u32(bytes, 24, rt as u32);
+        Some((rt, top, rs)) => {
+            write_u32(bytes, 24, top as u32);
             write_u32(bytes, 28, rs as u32);
-            let mt = rest_matrix(target, target.parent(rt))
-                .inverse_affine()
-                .ok_or(Error::SingularTransform { joint: rt })?;
             let ms = rest_matrix(source, source.parent(rs));
-            let m = mt * Mat4::from_trs(Vec3::ZERO, frame, Vec3::splat(root_scale)) * ms;
+            let to_target = Mat4::from_trs(Vec3::ZERO, frame, Vec3::splat(root_scale)) * ms;
+            let m = if top == rt {
+                let mt = rest_matrix(target, target.parent(rt))
+                    .inverse_affine()
+                    .ok_or(Error::SingularTransform { joint: rt })?;
+                mt * to_target
+            } else {
+                let off = rest_matrix(target, Some(rt)).translation()
+                    - rest_matrix(target, Some(top)).translation();
+                Mat4::from_translation(-off) * to_target
+            };
             let a = [
                 m.cols[0][0],
                 m.cols[0][1],
@@ -516,6 +535,6 @@ pub fn write_map(
         root_scale,
         aligned,
         max_path: steps,
-        root,
+        root: root.map(|(_, top, rs)| (top, rs)),
     })
 }

@@ -31,10 +31,14 @@
 //! Unmapped target joints keep their rest transform. Every target joint
 //! keeps its rest translation and scale (the target's bone lengths) except
 //! the map's root (of the mapped target joints with no mapped ancestor, the
-//! one whose source joint is nearest the source root), whose translation is the
-//! source root's, affinely mapped: through both skeletons' rest parent
-//! frames, turned by `C` and scaled by the ratio of hip heights, so root
-//! speed scales with leg length. Source scales are not transferred.
+//! one whose source joint is nearest the source root): its source joint's
+//! translation, through the source's rest parent frame, turned by `C` and
+//! scaled by the ratio of hip heights (so root speed scales with leg
+//! length), places it in the target's model space, both model origins
+//! taken to lie on the ground. The translation is written to the topmost
+//! target ancestor of the root joint (the root joint itself when it has no
+//! parent), so unmapped joints above it come along. Source scales are not
+//! transferred.
 
 mod build;
 pub mod names;
@@ -302,11 +306,6 @@ impl<'a> RetargetMap<'a> {
                 return corrupt("retarget map padding lane is not an unmapped identity");
             }
         }
-        if let Some((rt, _)) = self.root {
-            if !self.is_mapped(rt) {
-                return corrupt("retarget map root joint is not mapped");
-            }
-        }
         Ok(())
     }
 
@@ -336,8 +335,9 @@ impl<'a> RetargetMap<'a> {
         self.max_path
     }
 
-    /// The root pair `(target joint, source joint)` whose translation is
-    /// transferred, `None` when nothing is mapped.
+    /// The pair `(target joint, source joint)` whose translation is
+    /// transferred (the target joint is a root of the target skeleton),
+    /// `None` when nothing is mapped.
     #[must_use]
     pub fn root(&self) -> Option<(usize, usize)> {
         self.root

@@ -265,12 +265,15 @@ const ROBOT_EXPRESSIVE: &[(&str, Role)] = &[
     ("ShoulderL", LeftShoulder),
     ("UpperArmL", LeftUpperArm),
     ("LowerArmL", LeftLowerArm),
+    // The robot has no wrist; its middle palm bone stands for the hand.
+    ("Palm2L", LeftHand),
     ("UpperLegR", RightUpperLeg),
     ("LowerLegR", RightLowerLeg),
     ("FootR", RightFoot),
     ("ShoulderR", RightShoulder),
     ("UpperArmR", RightUpperArm),
     ("LowerArmR", RightLowerArm),
+    ("Palm2R", RightHand),
 ];
 
 const MAKE_HUMAN: &[(&str, Role)] = &[

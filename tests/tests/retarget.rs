@@ -49,10 +49,10 @@ fn turned(s: &Skeleton<'_>, turns: &[Quat]) -> OwnedSkeleton {
     // and a child's offset q_parent⁻¹ t_c keeps its model position.
     let mut joints = joints_of(s);
     let turn = |j: usize| turns[j % turns.len()];
-    for j in 0..joints.len() {
-        let qp = joints[j].1.map_or(Quat::IDENTITY, turn);
-        joints[j].2.rotation = (qp.conjugate() * joints[j].2.rotation * turn(j)).normalize();
-        joints[j].2.translation = qp.conjugate().rotate(joints[j].2.translation);
+    for (j, (_, parent, rest)) in joints.iter_mut().enumerate() {
+        let qp = parent.map_or(Quat::IDENTITY, turn);
+        rest.rotation = (qp.conjugate() * rest.rotation * turn(j)).normalize();
+        rest.translation = qp.conjugate().rotate(rest.translation);
     }
     build(&joints)
 }

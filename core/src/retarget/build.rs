@@ -4,7 +4,7 @@
 //! chains instead of keeping per-joint scratch).
 
 use super::names::{self, mapped_ancestor, Convention, Role};
-use super::{layout, skeleton_fingerprint, HEADER, MAP_MAGIC, MAP_VERSION, NO_SOURCE};
+use super::{layout, skeleton_fingerprint, MAP_MAGIC, MAP_VERSION, NO_SOURCE};
 use crate::error::Error;
 use crate::math::{Mat4, Quat, Transform, Vec3};
 use crate::skeleton::{Skeleton, NO_PARENT};
@@ -15,7 +15,7 @@ use crate::soa::{get_joint, soa_count, SoaQuat, SoaTransform};
 pub const MAX_PATH: usize = 32;
 
 /// How a map is built.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct MapOptions {
     /// Fold into each mapped joint's constants the swing that takes the
     /// target's rest bone direction (towards its one mapped child) onto the
@@ -35,16 +35,6 @@ pub struct MapOptions {
     /// hips' heights above the feet along the up axis (target over source),
     /// or 1 when those joints are not known.
     pub root_scale: Option<f32>,
-}
-
-impl Default for MapOptions {
-    fn default() -> Self {
-        MapOptions {
-            align_rest_directions: false,
-            frame: None,
-            root_scale: None,
-        }
-    }
 }
 
 /// What [`write_map`] derived.
@@ -527,7 +517,6 @@ pub fn write_map(
             write_u32(bytes, 28, u32::MAX);
         }
     }
-    debug_assert!(HEADER >= 96);
     Ok(MapInfo {
         size: lay.total,
         frame,

@@ -140,8 +140,8 @@ fn unmapped_joints_keep_rest_exactly() {
     let mut out = vec![SoaTransform::IDENTITY; pose.len()];
     retarget(&map, &pose, &mut out).expect("retarget");
     let mut unmapped = 0;
-    for j in 0..skel.joint_count() {
-        if corr[j] == NO_PARENT {
+    for (j, &s) in corr.iter().enumerate() {
+        if s == NO_PARENT {
             unmapped += 1;
             assert!(!map.is_mapped(j));
             let r = get_joint(skel.rest_pose(), j).expect("rest");

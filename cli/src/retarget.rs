@@ -154,7 +154,9 @@ pub fn retarget_command(args: &RetargetArgs, out: &dyn Fn(&str)) -> Res<()> {
     }
     std::fs::create_dir_all(&args.output)
         .map_err(|e| format!("cannot create {}: {e}", args.output.display()))?;
-    let name = format!("{}-on-{}", stem(&args.source), stem(&args.target));
+    // One stem for every file written (the compressor would cut a dotted
+    // name such as `mannequiny-0.3.0` at its last dot).
+    let name = format!("{}-on-{}", stem(&args.source), stem(&args.target)).replace('.', "_");
     let map_path = args.output.join(format!("{name}.sinewrtm"));
     std::fs::write(&map_path, map.bytes())
         .map_err(|e| format!("cannot write {}: {e}", map_path.display()))?;

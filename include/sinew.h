@@ -985,6 +985,25 @@ typedef struct sinew_rbf_drivers {
   uint64_t check;
 } sinew_rbf_drivers;
 
+// A loaded retarget map: a caller-owned view of a validated `SINEWRTM`
+// container (written by `sinew_retarget_map_build` or
+// `sinew_core::retarget::write_map`). Filled by `sinew_retarget_map_load`;
+// the bytes must outlive the handle and stay unchanged.
+typedef struct sinew_retarget_map {
+  // The container bytes.
+  const uint8_t *data;
+  // Their length in bytes.
+  size_t size;
+  // Joints of the source skeleton (source poses have
+  // `(source_joint_count + 3) / 4` blocks).
+  uint32_t source_joint_count;
+  // Joints of the target skeleton (output poses have
+  // `(target_joint_count + 3) / 4` blocks).
+  uint32_t target_joint_count;
+  // Private: lets functions reject a handle that `_load` did not fill.
+  uint64_t check;
+} sinew_retarget_map;
+
 // Spring parameters: a spring pulls its value `x` towards a target `g`
 // with `x'' = −ω² (x − g) − 2ζω (x' − g')`. Fill it with
 // `sinew_spring_params_half_life` or `sinew_spring_params_frequency`;
@@ -2373,6 +2392,72 @@ sinew_status sinew_rbf_drivers_evaluate(const struct sinew_rbf_drivers *drivers,
                                         size_t pose_len,
                                         float *out,
                                         size_t out_len);
+
+// Builds the retarget map from `source` to `target` (loaded skeletons):
+// joints paired through the built-in name tables (CMU BVH, Mixamo, the
+// glTF sample characters, sinew's humanoid) and equal names, constants
+// derived from both rest poses, rest bone directions aligned when
+// `align_rest_directions` is not 0. Writes the container into `out`
+// (16-byte aligned) and its size to `*written`; with `out` NULL and
+// `out_len` 0 only `*written` is set (the size to allocate).
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, MISALIGNED, BUFFER_TOO_SMALL
+// (`*written` untouched), CAPACITY_EXCEEDED (a source path longer than
+// the core's `MAX_PATH`). Nothing is written on error.
+//
+// # Safety
+// `source` and `target` are loaded handles; `out` is NULL or points to
+// `out_len` writable bytes; `written` is NULL or writable.
+sinew_status sinew_retarget_map_build(const struct sinew_skeleton *source,
+                                      const struct sinew_skeleton *target,
+                                      uint32_t align_rest_directions,
+                                      uint8_t *out,
+                                      size_t out_len,
+                                      size_t *written);
+
+// Validates a retarget map container once (counts, constants, paths,
+// masks) and fills `*out` with a zero-copy view of it. Same rules for
+// `bytes` as `sinew_skeleton_load`.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, INVALID_DATA, UNSUPPORTED_VERSION,
+// UNSUPPORTED_PLATFORM. `*out` is untouched on error.
+//
+// # Safety
+// `bytes` points to `len` readable bytes that outlive the handle; `out`
+// is NULL or writable.
+sinew_status sinew_retarget_map_load(const uint8_t *bytes,
+                                     size_t len,
+                                     struct sinew_retarget_map *out);
+
+// Checks that `source` and `target` are the skeletons `map` was built for
+// (joint counts, parents and names).
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, INVALID_ARGUMENT (a skeleton
+// that is not the map's).
+//
+// # Safety
+// `map`, `source` and `target` are loaded handles.
+sinew_status sinew_retarget_map_check_skeletons(const struct sinew_retarget_map *map,
+                                                const struct sinew_skeleton *source,
+                                                const struct sinew_skeleton *target);
+
+// Retargets one source pose (`source_len` blocks of the map's source
+// skeleton) into `out` (`out_len` blocks of its target skeleton): mapped
+// joints follow the source, unmapped ones keep the target's rest pose,
+// the root's translation is the source root's scaled by the hip-height
+// ratio. Allocation-free; every block of `out` is written.
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, BAD_LENGTH, OVERLAPPING_BUFFERS.
+// `out` is untouched on error.
+//
+// # Safety
+// `map` is a loaded handle; `source` points to `source_len` readable
+// blocks and `out` to `out_len` writable ones.
+sinew_status sinew_retarget(const struct sinew_retarget_map *map,
+                            const struct sinew_soa_transform *source,
+                            size_t source_len,
+                            struct sinew_soa_transform *out,
+                            size_t out_len);
 
 // Fills `*out` with a critically damped spring (ζ = 1) of half-life
 // `half_life` seconds: ω = 2 ln 2 / `half_life`. Released at rest at

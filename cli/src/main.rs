@@ -61,6 +61,8 @@ enum Command {
     Compress(CompressArgs),
     /// Bake a skinned mesh's clip to vertex animation files (raw f32, 16-bit position and normal PNGs, JSON sidecar) and print the error against live skinning (default: the Fox from ../shared/data).
     Bake(sinew_cli::bake::BakeArgs),
+    /// Retarget clips onto another character: print what was mapped, write the baked clips compressed (with the target's skeleton and meshes beside them) and the map container; optionally a side-by-side PNG.
+    Retarget(sinew_cli::retarget::RetargetArgs),
 }
 
 #[derive(Args, Debug, Clone)]
@@ -183,6 +185,10 @@ struct RenderArgs {
     /// Panel size in pixels for --skin.
     #[arg(long, default_value_t = 480, value_parser = clap::value_parser!(u32).range(64..=4096))]
     size: u32,
+    /// Also draw the clip retargeted onto this character (repeatable): a
+    /// row per file and target, source rows first.
+    #[arg(long, conflicts_with = "skin")]
+    retarget: Vec<PathBuf>,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy)]
@@ -267,6 +273,7 @@ fn main() -> ExitCode {
         Some(Command::Graph(a)) => sinew_cli::graph::graph_command(&a, &emit),
         Some(Command::Compress(c)) => compress(&c),
         Some(Command::Bake(a)) => sinew_cli::bake::bake_command(&a, &emit),
+        Some(Command::Retarget(a)) => sinew_cli::retarget::retarget_command(&a, &emit),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -595,6 +602,27 @@ fn inspect_compressed(path: &std::path::Path) -> Res {
 
 fn render_strip(args: &RenderArgs) -> Res {
     let assets = args.load.assets()?;
+    if !args.retarget.is_empty() {
+        let opts = FilmstripOptions {
+            frames: args.frames as usize,
+            cell: args.cell,
+            yaw_degrees: args.yaw.unwrap_or(60.0),
+        };
+        let (png, lines) = sinew_cli::retarget::render_retargeted(
+            &assets,
+            &args.retarget,
+            args.clip.as_deref(),
+            args.load.bvh_scale,
+            &opts,
+        )?;
+        for line in lines {
+            out!("{line}");
+        }
+        png.save_png(&args.output)
+            .map_err(|e| format!("cannot write {}: {e}", args.output.display()))?;
+        out!("wrote {}", args.output.display());
+        return Ok(());
+    }
     let (asset, clip) = assets
         .iter()
         .find_map(|a| {

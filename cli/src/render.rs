@@ -45,12 +45,27 @@ fn side(name: &str) -> i8 {
         let mut it = name.chars();
         it.next() == Some(c) && it.next().is_some_and(|n| n.is_ascii_uppercase())
     };
-    if lower.ends_with("_l") || lower.ends_with(".l") || lower.contains("left") || prefixed('l') {
+    // RobotExpressive-style: an upper-case side letter after a lower-case
+    // letter or digit (`UpperArmL`, `Palm2L`).
+    let suffixed = |c: char| {
+        let mut it = name.chars().rev();
+        it.next() == Some(c)
+            && it
+                .next()
+                .is_some_and(|p| p.is_ascii_lowercase() || p.is_ascii_digit())
+    };
+    if lower.ends_with("_l")
+        || lower.ends_with(".l")
+        || lower.contains("left")
+        || prefixed('l')
+        || suffixed('L')
+    {
         1
     } else if lower.ends_with("_r")
         || lower.ends_with(".r")
         || lower.contains("right")
         || prefixed('r')
+        || suffixed('R')
     {
         -1
     } else {
@@ -218,6 +233,26 @@ pub fn filmstrip(
     clip: &RawClip<'_>,
     opts: &FilmstripOptions,
 ) -> Result<Pixmap, Error> {
+    filmstrip_centred(skeleton, clip, opts, 0)
+}
+
+/// [`filmstrip`] with each cell centred on joint `centre` (the hips of a
+/// rig whose joint 0 stays at the origin) instead of joint 0.
+///
+/// # Errors
+/// As [`filmstrip`]; [`Error::JointOutOfRange`] for `centre` past the skeleton.
+pub fn filmstrip_centred(
+    skeleton: &Skeleton<'_>,
+    clip: &RawClip<'_>,
+    opts: &FilmstripOptions,
+    centre: usize,
+) -> Result<Pixmap, Error> {
+    if centre >= skeleton.joint_count() {
+        return Err(Error::JointOutOfRange {
+            joint: centre,
+            count: skeleton.joint_count(),
+        });
+    }
     if !(16..=2048).contains(&opts.cell) || opts.frames == 0 || opts.frames > 64 {
         return Err(Error::BadLength {
             buffer: "filmstrip cells",
@@ -232,7 +267,7 @@ pub fn filmstrip(
     let mut half_w = 1e-6f32;
     let (mut top, mut bottom) = (f32::MAX, f32::MIN);
     for pose in &poses {
-        let (cx, _) = project(pose[0]);
+        let (cx, _) = project(pose[centre]);
         for &p in pose {
             let (x, y) = project(p);
             half_w = half_w.max((x - cx).abs());
@@ -254,7 +289,7 @@ pub fn filmstrip(
     let bones = BonePainter::new(skeleton);
     let width = (cell / 90.0).max(1.5);
     for (i, pose) in poses.iter().enumerate() {
-        let (cx, _) = project(pose[0]);
+        let (cx, _) = project(pose[centre]);
         let ox = i as f32 * cell + 0.5 * cell;
         // Centre the strip's common vertical extent in the cell.
         let oy = 0.5 * (cell - height * scale) - top * scale;
@@ -300,13 +335,15 @@ mod tests {
             "LeftHand",
             "mixamorig:LeftHand",
             "lShldr",
+            "UpperArmL",
+            "Palm2L",
         ] {
             assert_eq!(side(l), 1, "{l}");
         }
-        for r in ["hand_r", "Hand.R", "RightHand", "rThigh"] {
+        for r in ["hand_r", "Hand.R", "RightHand", "rThigh", "FootR"] {
             assert_eq!(side(r), -1, "{r}");
         }
-        for c in ["hip", "head", "lowerback", "root"] {
+        for c in ["hip", "head", "lowerback", "root", "TORSO", "Bone"] {
             assert_eq!(side(c), 0, "{c}");
         }
     }

@@ -207,6 +207,19 @@ pub enum Error {
         /// What is wrong with it.
         what: &'static str,
     },
+    /// A skeleton is not the one a container (a retarget map) was built
+    /// for: its joint count, parents or names differ.
+    SkeletonMismatch {
+        /// Which skeleton: `"source"` or `"target"`.
+        which: &'static str,
+    },
+    /// A retarget correspondence maps a target joint to a source joint that
+    /// does not lie below the source joint of its nearest mapped target
+    /// ancestor, so no rotation path exists between them.
+    RetargetConflict {
+        /// The target joint whose mapping conflicts.
+        joint: usize,
+    },
 }
 
 impl fmt::Display for Error {
@@ -312,6 +325,13 @@ impl fmt::Display for Error {
             Error::InvalidShape { shape, what } => write!(f, "shape {shape}: {what}"),
             Error::InvalidDriver { driver, what } => write!(f, "shape driver {driver}: {what}"),
             Error::InvalidAgent { agent, what } => write!(f, "steering agent {agent}: {what}"),
+            Error::SkeletonMismatch { which } => {
+                write!(f, "the {which} skeleton is not the one the map was built for")
+            }
+            Error::RetargetConflict { joint } => write!(
+                f,
+                "target joint {joint} maps to a source joint outside the source subtree of its mapped ancestor"
+            ),
         }
     }
 }

@@ -19,6 +19,7 @@
 //! local-to-model ([`fk`]) → skinning.
 //! Above it, [`mix`] holds the motion-unit mixer, blend spaces, additive
 //! clips and masks, root motion and transitions (cross-fade, inertialization).
+//! [`retarget`] plays one skeleton's poses on another.
 #![no_std]
 #![deny(missing_docs)]
 #![deny(unsafe_code)]
@@ -41,6 +42,7 @@ pub mod motion_matching;
 pub mod player;
 pub mod prelude;
 pub mod procedural;
+pub mod retarget;
 pub mod secondary;
 pub mod shape;
 pub mod skeleton;

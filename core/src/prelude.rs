@@ -13,6 +13,7 @@ pub use crate::compressed::CompressedClip;
 pub use crate::fk::{local_to_model, FkJob};
 pub use crate::mesh::SkinnedMesh;
 pub use crate::mix::{crossfade, Decay, InertialBlock, Inertializer, Mixer, MotionUnit, SwitchJob};
+pub use crate::retarget::{retarget, RetargetMap};
 pub use crate::skin::{
     dqs_palette, lbs_palette, CheckedInfluences, DualQuat, Mat3x4, SkinAttributes, SkinJob,
     SkinMethod, SkinOutput, SkinVertices,

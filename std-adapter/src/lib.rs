@@ -21,6 +21,7 @@ pub mod mush;
 mod pool;
 #[cfg(feature = "ragdoll")]
 pub mod ragdoll;
+pub mod retarget;
 pub mod shape_solve;
 pub mod synthetic;
 

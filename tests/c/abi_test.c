@@ -2970,6 +2970,76 @@ static void mm_database_file(const char *path) {
   if (strcmp(sinew_status_string(SINEW_STATUS_NOT_FOUND), "not found") != 0) exit(1);
 }
 
+/* Retargeting (self-contained): a map from the humanoid onto itself built
+ * with the name tables, loaded, and run on a sampled walk pose; the output
+ * equals the input (every joint is mapped, by name), and each bad input
+ * gives its status. */
+static alignas(16) uint8_t rt_skeleton_bytes[SINEW_HUMANOID_SKELETON_SIZE];
+static alignas(16) uint8_t rt_clip_bytes[1 << 18];
+static alignas(16) uint8_t rt_map_bytes[1 << 16];
+static sinew_soa_transform rt_source[32], rt_out[32];
+
+static void retarget(void) {
+  size_t written = 0, size = 0;
+  sinew_skeleton skel;
+  sinew_clip walk;
+  CHECK(sinew_humanoid_skeleton_write(rt_skeleton_bytes, sizeof rt_skeleton_bytes, &written),
+        SINEW_STATUS_OK);
+  CHECK(sinew_skeleton_load(rt_skeleton_bytes, written, &skel), SINEW_STATUS_OK);
+  CHECK(sinew_humanoid_clip_write(&skel, SINEW_GAIT_WALK, 30.0f, rt_clip_bytes,
+                                  sizeof rt_clip_bytes, &written),
+        SINEW_STATUS_OK);
+  CHECK(sinew_clip_load(rt_clip_bytes, written, &walk), SINEW_STATUS_OK);
+
+  CHECK(sinew_retarget_map_build(&skel, &skel, 1, NULL, 0, &size), SINEW_STATUS_OK);
+  if (size == 0 || size > sizeof rt_map_bytes) exit(1);
+  CHECK(sinew_retarget_map_build(&skel, &skel, 1, rt_map_bytes, size - 16, &written),
+        SINEW_STATUS_BUFFER_TOO_SMALL);
+  CHECK(sinew_retarget_map_build(&skel, &skel, 1, rt_map_bytes, sizeof rt_map_bytes, &written),
+        SINEW_STATUS_OK);
+  if (written != size) exit(1);
+  sinew_retarget_map map;
+  CHECK(sinew_retarget_map_load(rt_map_bytes, written, &map), SINEW_STATUS_OK);
+  if (map.source_joint_count != skel.joint_count || map.target_joint_count != skel.joint_count)
+    exit(1);
+  CHECK(sinew_retarget_map_check_skeletons(&map, &skel, &skel), SINEW_STATUS_OK);
+
+  CHECK(sinew_clip_sample(&walk, 0.61f, SINEW_TIME_LOOP, rt_source, skel.soa_count),
+        SINEW_STATUS_OK);
+  CHECK(sinew_retarget(&map, rt_source, skel.soa_count, rt_out, skel.soa_count),
+        SINEW_STATUS_OK);
+  float worst = 0.0f;
+  for (unsigned j = 0; j < skel.joint_count; j++) {
+    const sinew_soa_transform *a = &rt_source[j / 4], *b = &rt_out[j / 4];
+    float dot = 0.0f;
+    for (int c = 0; c < 4; c++) dot += a->rotation[c][j % 4] * b->rotation[c][j % 4];
+    float err = 1.0f - fabsf(dot);
+    if (err > worst) worst = err;
+    for (int c = 0; c < 3; c++) {
+      float d = fabsf(a->translation[c][j % 4] - b->translation[c][j % 4]);
+      if (d > worst) worst = d;
+    }
+  }
+  printf("retarget_self_error %.3g\n", (double)worst);
+  if (!(worst < 1e-5f)) exit(1);
+
+  CHECK(sinew_retarget(&map, rt_source, skel.soa_count - 1, rt_out, skel.soa_count),
+        SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_retarget(&map, rt_source, skel.soa_count, rt_source, skel.soa_count),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
+  CHECK(sinew_retarget(NULL, rt_source, skel.soa_count, rt_out, skel.soa_count),
+        SINEW_STATUS_NULL_PARAMETER);
+  sinew_retarget_map forged = map;
+  forged.target_joint_count += 1;
+  CHECK(sinew_retarget(&forged, rt_source, skel.soa_count, rt_out, skel.soa_count),
+        SINEW_STATUS_INVALID_HANDLE);
+  rt_map_bytes[0] ^= 0xff;
+  CHECK(sinew_retarget_map_load(rt_map_bytes, written, &forged), SINEW_STATUS_INVALID_DATA);
+  rt_map_bytes[0] ^= 0xff;
+  /* Shifted by a byte: the magic is checked first. */
+  CHECK(sinew_retarget_map_load(rt_map_bytes + 1, written - 1, &forged), SINEW_STATUS_INVALID_DATA);
+}
+
 int main(int argc, char **argv) {
   printf("version %s\n", sinew_version());
   if (sinew_version_number() != SINEW_VERSION_NUMBER ||
@@ -2990,6 +3060,7 @@ int main(int argc, char **argv) {
   shape_drivers();
   rbf_drivers();
   delta_mush();
+  retarget();
   if (argc > 1) compressed(argv[1]);
   if (argc > 2) mesh_file(argv[2]);
   if (argc > 3) track_set_file(argv[3]);

@@ -65,6 +65,8 @@ mod matching;
 mod motion;
 #[path = "alloc/player.rs"]
 mod player;
+#[path = "alloc/retarget.rs"]
+mod retarget;
 #[path = "alloc/secondary.rs"]
 mod secondary;
 #[path = "alloc/shape.rs"]
@@ -457,6 +459,7 @@ const CHECKS: &[(&str, fn())] = &[
     check!(ik::aim_and_look_at_allocate_nothing),
     check!(ik::chain_solvers_allocate_nothing),
     check!(ik::foot_placement_allocates_nothing),
+    check!(retarget::retarget_allocates_nothing),
     check!(secondary::springs_allocate_nothing),
     check!(secondary::pd_controllers_allocate_nothing),
     check!(secondary::cloth_allocates_nothing),

@@ -48,7 +48,7 @@ const PULL: f32 = 1.5;
 pub struct MatchArgs {
     /// Clips of one skeleton: BVH or glTF files, or an ozz skeleton archive and its
     /// animations (default: every BVH in ../shared/data/bvh/cmu/daz-friendly with the
-    /// first file's skeleton; the others are listed as skipped).
+    /// first file's skeleton; clips of other skeletons are retargeted onto it).
     pub files: Vec<PathBuf>,
     /// Length unit of BVH files, in metres.
     #[arg(long, default_value_t = 0.01)]
@@ -187,10 +187,36 @@ pub struct PathReport {
     pub bounds: Vec<f32>,
 }
 
+/// Joints a retarget onto the database's skeleton must map before its
+/// clips are used (a humanoid's hips, spine, head and limbs).
+const MIN_MAPPED_JOINTS: usize = 12;
+
+/// `asset`'s clips baked onto `target`, and how many target joints the
+/// map drives.
+fn retarget_onto(asset: &sinew_std::Asset, target: &OwnedSkeleton) -> Res<(Vec<OwnedClip>, usize)> {
+    use sinew_std::retarget::{bake, BakeOptions, OwnedMap};
+    let (s, t) = (asset.skeleton.view(), target.view());
+    let options = sinew_core::retarget::MapOptions {
+        align_rest_directions: true,
+        ..sinew_core::retarget::MapOptions::default()
+    };
+    let map = OwnedMap::build(&s, &t, &[], &options)?;
+    let mapped = map.report.mapped.len();
+    if mapped < MIN_MAPPED_JOINTS {
+        return Err(format!("only {mapped} joints in common").into());
+    }
+    let clips = asset
+        .clips
+        .iter()
+        .map(|c| Ok(bake(&map, &s, &t, c, &BakeOptions::default())?.0))
+        .collect::<Res<Vec<_>>>()?;
+    Ok((clips, mapped))
+}
+
 /// The clips of `files` (BVH files, each its own asset with lengths times
 /// `scale` to metres; glTF files; or an ozz skeleton archive and its
-/// animations) that share the first asset's skeleton, and the assets
-/// skipped (with why).
+/// animations) on the first asset's skeleton: clips of another skeleton
+/// retargeted onto it; and a line per asset retargeted or skipped.
 ///
 /// # Errors
 /// A file that cannot be read or imported; no clip at all.
@@ -229,11 +255,27 @@ pub fn load_clips(
             }
         };
         if !same {
-            skipped.push(format!(
-                "{} ({} joints, another skeleton)",
-                asset.source.display(),
-                asset.skeleton.joint_count()
-            ));
+            // Another skeleton: its clips retargeted onto the first one's
+            // (name tables, rest directions aligned, planted feet kept),
+            // or listed as skipped when the skeletons have too little in
+            // common.
+            let Some(target) = &skeleton else { continue };
+            match retarget_onto(&asset, target) {
+                Ok((baked, mapped)) => {
+                    skipped.push(format!(
+                        "{} ({} joints, another skeleton): retargeted, {mapped} of {} joints mapped",
+                        asset.source.display(),
+                        asset.skeleton.joint_count(),
+                        target.joint_count()
+                    ));
+                    clips.extend(baked);
+                }
+                Err(e) => skipped.push(format!(
+                    "{} ({} joints, another skeleton): not retargeted: {e}",
+                    asset.source.display(),
+                    asset.skeleton.joint_count()
+                )),
+            }
             continue;
         }
         if skeleton.is_none() {
@@ -486,7 +528,7 @@ pub fn match_command(args: &MatchArgs, out: &dyn Fn(&str)) -> Res<()> {
         (h.skeleton, clips, Vec::new())
     };
     for s in &skipped {
-        out(&format!("skipped {s}"));
+        out(s);
     }
     let sk = skeleton.view();
     let mut opts = BuildOptions::standard(&sk)?;

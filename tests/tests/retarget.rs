@@ -423,3 +423,48 @@ fn cmu_walk_and_run_onto_the_glb_characters() {
         }
     }
 }
+
+/// CMU's ASF-named captures (16_01: `lfemur`, `ltibia`, `lhumerus`) onto the
+/// Daz-named skeleton of 02_01: the names are recognised, and every upper
+/// and lower leg and arm points where the source's does within 6 degrees
+/// at every frame (2.7 measured: the two captures' rests differ, and the
+/// frame between them is derived from the rests).
+#[test]
+fn cmu_asf_names_retarget_onto_the_daz_skeleton() {
+    let Some(cmu) = support::shared_data("bvh/cmu/daz-friendly") else {
+        return;
+    };
+    let source = load(&cmu.join("16_01.bvh"));
+    let target = load(&cmu.join("02_01.bvh"));
+    let (s, t) = (source.skeleton.view(), target.skeleton.view());
+    let map = map_of(&s, &t, true);
+    assert_eq!(map.report.source_convention, Some(Convention::CmuAsf));
+    assert_eq!(map.report.target_convention, Some(Convention::CmuDaz));
+    assert!(map.report.mapped.len() >= 20, "{}", map.report);
+    let (baked, _) = bake(&map, &s, &t, &source.clips[0], &BakeOptions::default()).unwrap();
+    let bones = [
+        (("lfemur", "ltibia"), ("lThigh", "lShin")),
+        (("rtibia", "rfoot"), ("rShin", "rFoot")),
+        (("lhumerus", "lradius"), ("lShldr", "lForeArm")),
+        (("rradius", "rwrist"), ("rForeArm", "rHand")),
+    ];
+    let joint = |k: &Skeleton<'_>, n: &str| k.find_joint(n).unwrap();
+    let mut worst = 0.0f32;
+    for (sp, tp) in source.clips[0]
+        .keys()
+        .chunks(s.soa_count())
+        .zip(baked.keys().chunks(t.soa_count()))
+    {
+        let (ms, mt) = (models(&s, sp), models(&t, tp));
+        for ((sa, sb), (ta, tb)) in bones {
+            let ds = ms[joint(&s, sb)].translation() - ms[joint(&s, sa)].translation();
+            let dt = mt[joint(&t, tb)].translation() - mt[joint(&t, ta)].translation();
+            let cos = (ds.dot(dt) / (ds.length() * dt.length())).clamp(-1.0, 1.0);
+            worst = worst.max(cos.acos().to_degrees());
+        }
+    }
+    assert!(
+        worst < 6.0,
+        "worst bone direction difference {worst:.2} degrees"
+    );
+}

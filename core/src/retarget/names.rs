@@ -148,6 +148,10 @@ pub enum Convention {
     MakeHuman,
     /// Khronos' CesiumMan (`Skeleton_torso_joint_1`, `leg_joint_L_1`, ...).
     CesiumMan,
+    /// CMU's own ASF/AMC names, as some BVH conversions keep them (`hip`,
+    /// `lowerback`, `thorax`, `lfemur`, `ltibia`, `lhumerus`, `lradius`,
+    /// `lwrist`, ...).
+    CmuAsf,
 }
 
 use Role::*;
@@ -201,6 +205,33 @@ const CMU_MB: &[(&str, Role)] = &[
     ("RightArm", RightUpperArm),
     ("RightForeArm", RightLowerArm),
     ("RightHand", RightHand),
+];
+
+const CMU_ASF: &[(&str, Role)] = &[
+    ("hip", Hips),
+    ("lowerback", Spine),
+    ("upperback", Chest),
+    ("thorax", UpperChest),
+    ("lowerneck", Neck),
+    ("head", Head),
+    ("lhipjoint", LeftHipBone),
+    ("lfemur", LeftUpperLeg),
+    ("ltibia", LeftLowerLeg),
+    ("lfoot", LeftFoot),
+    ("ltoes", LeftToes),
+    ("lclavicle", LeftShoulder),
+    ("lhumerus", LeftUpperArm),
+    ("lradius", LeftLowerArm),
+    ("lwrist", LeftHand),
+    ("rhipjoint", RightHipBone),
+    ("rfemur", RightUpperLeg),
+    ("rtibia", RightLowerLeg),
+    ("rfoot", RightFoot),
+    ("rtoes", RightToes),
+    ("rclavicle", RightShoulder),
+    ("rhumerus", RightUpperArm),
+    ("rradius", RightLowerArm),
+    ("rwrist", RightHand),
 ];
 
 const MIXAMO: &[(&str, Role)] = &[
@@ -325,7 +356,7 @@ const CESIUM_MAN: &[(&str, Role)] = &[
 
 impl Convention {
     /// Every convention, in the order [`Convention::detect`] breaks ties.
-    pub const ALL: [Convention; 7] = [
+    pub const ALL: [Convention; 8] = [
         Convention::CmuDaz,
         Convention::CmuMotionBuilder,
         Convention::Mixamo,
@@ -333,6 +364,7 @@ impl Convention {
         Convention::RobotExpressive,
         Convention::MakeHuman,
         Convention::CesiumMan,
+        Convention::CmuAsf,
     ];
 
     /// A short name for reports (`"cmu-daz"`, `"mixamo"`, ...).
@@ -346,6 +378,7 @@ impl Convention {
             Convention::RobotExpressive => "robot-expressive",
             Convention::MakeHuman => "makehuman",
             Convention::CesiumMan => "cesium-man",
+            Convention::CmuAsf => "cmu-asf",
         }
     }
 
@@ -360,6 +393,7 @@ impl Convention {
             Convention::RobotExpressive => ROBOT_EXPRESSIVE,
             Convention::MakeHuman => MAKE_HUMAN,
             Convention::CesiumMan => CESIUM_MAN,
+            Convention::CmuAsf => CMU_ASF,
         }
     }
 

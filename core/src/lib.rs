@@ -33,6 +33,7 @@ mod error;
 pub mod fk;
 mod fp;
 pub mod graph;
+pub mod lod;
 pub mod ik;
 pub mod math;
 pub mod mesh;

@@ -78,6 +78,7 @@ pub mod codec;
 mod decode;
 mod format;
 pub mod reference;
+mod remap;
 #[cfg(test)]
 mod tests;
 mod validate;

@@ -139,6 +139,42 @@ impl<'a> JointLod<'a> {
         })
     }
 
+    /// Views a layout that [`JointLod::new`] accepted before, checking
+    /// only the slices' lengths (O(1)): for views re-created from slices
+    /// validated once (the C library's handles). On slices that changed
+    /// since, the kernels compute unspecified results but never read out
+    /// of bounds or panic.
+    ///
+    /// # Errors
+    /// As [`JointLod::new`], for the length checks only.
+    pub fn from_validated_parts(
+        order: &'a [u16],
+        parents: &'a [u16],
+        rest: &'a [SoaTransform],
+        levels: &'a [u16],
+    ) -> Result<Self, Error> {
+        let n = order.len();
+        if n == 0 {
+            return Err(Error::NoJoints);
+        }
+        if n > MAX_JOINTS {
+            return Err(Error::TooManyJoints { count: n });
+        }
+        check_len("LOD parents", n, parents.len())?;
+        check_len("LOD rest pose", soa_count(n), rest.len())?;
+        if levels.is_empty() || levels.len() > MAX_LEVELS || levels.iter().any(|&k| k as usize > n) {
+            return Err(Error::Corrupt {
+                what: "LOD level sizes must start at the joint count and not increase",
+            });
+        }
+        Ok(JointLod {
+            order,
+            parents,
+            rest,
+            levels,
+        })
+    }
+
     /// Number of joints (all levels).
     #[inline]
     #[must_use]
@@ -471,7 +507,10 @@ pub fn remap_pose(
     out.fill(SoaTransform::IDENTITY);
     for (k, &j) in lod.order.iter().enumerate() {
         let j = j as usize;
-        out[k / LANES].set(k % LANES, &src[j / LANES].get(j % LANES));
+        // `get`: a layout re-viewed without checks must not panic.
+        if let (Some(s), Some(o)) = (src.get(j / LANES), out.get_mut(k / LANES)) {
+            o.set(k % LANES, &s.get(j % LANES));
+        }
     }
     Ok(())
 }
@@ -490,7 +529,9 @@ pub fn to_skeleton_order(
     check_len("model matrices", lod.joint_count(), models.len())?;
     check_len("output", lod.joint_count(), out.len())?;
     for (&j, m) in lod.order.iter().zip(models) {
-        out[j as usize] = *m;
+        if let Some(o) = out.get_mut(j as usize) {
+            *o = *m;
+        }
     }
     Ok(())
 }

@@ -749,6 +749,16 @@ impl<'a, C: ClipSource + Copy + Sync> LodCrowd<'a, C> {
         self.chars.len()
     }
 
+    /// The update period (frames) of each character's last evaluation.
+    pub fn periods(&self) -> impl Iterator<Item = u8> + '_ {
+        self.chars.iter().map(|c| c.period)
+    }
+
+    /// The joint level of each character's last evaluation.
+    pub fn levels(&self) -> impl Iterator<Item = u8> + '_ {
+        self.chars.iter().map(|c| c.level)
+    }
+
     /// True when the crowd has no characters.
     #[must_use]
     pub fn is_empty(&self) -> bool {

@@ -22,8 +22,7 @@ use sinew_core::lod::rate::RateTiers;
 use sinew_core::lod::HUMANOID_RULES;
 use sinew_std::compress::{compress, CompressOptions};
 use sinew_std::crowd::lod::{
-    LodCounts, LodCrowd, LodInputs, LodSettings, LodStageTimes, OwnedLod, PoseError,
-    RateSettings,
+    LodCounts, LodCrowd, LodInputs, LodSettings, LodStageTimes, OwnedLod, PoseError, RateSettings,
 };
 use sinew_std::{Humanoid, OwnedClip, OwnedSkeleton};
 
@@ -71,6 +70,10 @@ pub struct CrowdArgs {
     /// Grid spacing in metres.
     #[arg(long, default_value_t = 2.0)]
     pub spacing: f32,
+    /// With LOD, compute only the kept joints' model matrices (the dropped
+    /// joints' are not updated), as for far meshes bound to kept joints.
+    #[arg(long)]
+    pub kept_only: bool,
 }
 
 /// The figures of one run.
@@ -82,6 +85,9 @@ pub struct RunFigures {
     pub stages: LodStageTimes,
     /// Wall time of the steps.
     pub wall: Duration,
+    /// The process's CPU time (user + system) during the steps, where the
+    /// platform reports it (Linux's `/proc/self/stat`).
+    pub cpu: Option<Duration>,
     /// Levels, periods, evaluations.
     pub counts: LodCounts,
     /// Distance of the shown poses from full evaluation (every 16th
@@ -99,7 +105,11 @@ fn assets(args: &CrowdArgs, out: &dyn Fn(&str)) -> Res<(String, OwnedSkeleton, V
     let files: Vec<PathBuf> = if args.cmu {
         let files: Vec<PathBuf> = CMU_CLIPS.iter().map(PathBuf::from).collect();
         if let Some(missing) = files.iter().find(|f| !Path::new(f).is_file()) {
-            return Err(format!("{} not found (run from the repository root)", missing.display()).into());
+            return Err(format!(
+                "{} not found (run from the repository root)",
+                missing.display()
+            )
+            .into());
         }
         files
     } else {
@@ -108,7 +118,11 @@ fn assets(args: &CrowdArgs, out: &dyn Fn(&str)) -> Res<(String, OwnedSkeleton, V
     if files.is_empty() {
         let h = Humanoid::default_rate();
         let [a, b, c] = h.clips;
-        return Ok(("procedural humanoid, walk/jog/run".into(), h.skeleton, vec![a, b, c]));
+        return Ok((
+            "procedural humanoid, walk/jog/run".into(),
+            h.skeleton,
+            vec![a, b, c],
+        ));
     }
     let (skeleton, clips, skipped) = sinew_cli::matching::load_clips(&files, args.scale)?;
     for s in skipped {
@@ -126,7 +140,11 @@ pub fn crowd_command(args: &CrowdArgs, out: &dyn Fn(&str)) -> Res<()> {
     if !(args.seconds.is_finite() && args.seconds > 0.0 && args.seconds <= 3600.0) {
         return Err("--seconds must be in (0, 3600]".into());
     }
-    for (name, v) in [("--full-radius", args.full_radius), ("--spacing", args.spacing), ("--scale", args.scale)] {
+    for (name, v) in [
+        ("--full-radius", args.full_radius),
+        ("--spacing", args.spacing),
+        ("--scale", args.scale),
+    ] {
         if !(v.is_finite() && v > 0.0) {
             return Err(format!("{name} must be finite and > 0").into());
         }
@@ -134,13 +152,19 @@ pub fn crowd_command(args: &CrowdArgs, out: &dyn Fn(&str)) -> Res<()> {
     let n = args.characters as usize;
     let budget = args.budget.unwrap_or(n.div_ceil(4)).max(n.div_ceil(8));
     if args.budget.is_some_and(|b| b < n.div_ceil(8)) {
-        return Err(format!("--budget must be at least ceil(characters / 8) = {}", n.div_ceil(8)).into());
+        return Err(format!(
+            "--budget must be at least ceil(characters / 8) = {}",
+            n.div_ceil(8)
+        )
+        .into());
     }
     let (what, skeleton, clips) = assets(args, out)?;
     let s = skeleton.view();
     let lod = OwnedLod::from_rules(&s, &HUMANOID_RULES, 3)?;
     let l = lod.view();
-    let levels: Vec<usize> = (0..l.level_count()).map(|k| l.kept(k)).collect::<Result<_, _>>()?;
+    let levels: Vec<usize> = (0..l.level_count())
+        .map(|k| l.kept(k))
+        .collect::<Result<_, _>>()?;
     out(&format!(
         "sinew crowd: {what}; {} joints, kept per level {levels:?}; {n} characters, {} clips",
         s.joint_count(),
@@ -164,11 +188,23 @@ pub fn crowd_command(args: &CrowdArgs, out: &dyn Fn(&str)) -> Res<()> {
     let r = args.full_radius;
     let level_of: Vec<u8> = distance
         .iter()
-        .map(|&d| if d < r { 0 } else if d < 3.0 * r { 1 } else { 2 })
+        .map(|&d| {
+            if d < r {
+                0
+            } else if d < 3.0 * r {
+                1
+            } else {
+                2
+            }
+        })
         .collect();
     let importance: Vec<f32> = distance.iter().map(|&d| -d).collect();
     let rate = RateSettings {
-        tiers: RateTiers { full: -r, half: -2.0 * r, quarter: -4.0 * r },
+        tiers: RateTiers {
+            full: -r,
+            half: -2.0 * r,
+            quarter: -4.0 * r,
+        },
         budget,
         replan_every: 8,
     };
@@ -176,7 +212,17 @@ pub fn crowd_command(args: &CrowdArgs, out: &dyn Fn(&str)) -> Res<()> {
     let threads = args.threads.map(|t| t as usize);
     let runs = if args.raw {
         let views: Vec<_> = raw.iter().map(OwnedClip::view).collect();
-        both(l, &views, n, threads, frames, &level_of, &importance, rate)?
+        both(
+            l,
+            &views,
+            n,
+            threads,
+            frames,
+            &level_of,
+            &importance,
+            rate,
+            args.kept_only,
+        )?
     } else {
         let clock = Instant::now();
         let comp: Vec<_> = clips
@@ -194,24 +240,35 @@ pub fn crowd_command(args: &CrowdArgs, out: &dyn Fn(&str)) -> Res<()> {
             clock.elapsed().as_secs_f64()
         ));
         let views: Vec<CompressedClip<'_>> = comp.iter().map(|c| c.view()).collect();
-        both(l, &views, n, threads, frames, &level_of, &importance, rate)?
+        both(
+            l,
+            &views,
+            n,
+            threads,
+            frames,
+            &level_of,
+            &importance,
+            rate,
+            args.kept_only,
+        )?
     };
     let [full, with] = &runs;
     out(&format!(
         "{frames} frames at 60 Hz on {} threads; times per frame in ms (stages: CPU summed over threads)",
         threads.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |t| t)
     ));
-    out("run        sample   blend      FK  interp  schedule  CPU total   wall  evals/frame  checksum");
+    out("run        sample   blend      FK  interp  schedule  stage sum  process CPU   wall  evals/frame  checksum");
     for (name, f) in [("no LOD", full), ("LOD", with)] {
         let per = |d: Duration| d.as_secs_f64() * 1e3 / f.frames as f64;
         out(&format!(
-            "{name:<8} {:>8.2} {:>7.2} {:>7.2} {:>7.2} {:>9.2} {:>10.2} {:>6.2} {:>12.0}  {:016x}",
+            "{name:<8} {:>8.2} {:>7.2} {:>7.2} {:>7.2} {:>9.2} {:>10.2} {:>12} {:>6.2} {:>12.0}  {:016x}",
             per(f.stages.sample),
             per(f.stages.blend),
             per(f.stages.fk),
             per(f.stages.interpolate),
             per(f.stages.schedule),
             per(f.stages.total()),
+            f.cpu.map_or_else(|| "-".to_string(), |c| format!("{:.2}", per(c))),
             per(f.wall),
             f.counts.evaluations as f64 / f.frames as f64,
             f.checksum
@@ -255,6 +312,17 @@ pub fn crowd_command(args: &CrowdArgs, out: &dyn Fn(&str)) -> Res<()> {
         e.max_dropped,
         e.mean_dropped
     ));
+    out("(stage times are wall clock inside each thread, so a busy machine that preempts the threads inflates them; process CPU is what the run used)");
+    if let (Some(a), Some(b)) = (full.cpu, with.cpu) {
+        let per = |d: Duration, f: u64| d.as_secs_f64() * 1e3 / f as f64;
+        out(&format!(
+            "process CPU per frame: {:.2} ms without LOD, {:.2} ms with ({:.2}x less); on two free cores that is {:.2} ms per frame with LOD",
+            per(a, full.frames),
+            per(b, with.frames),
+            a.as_secs_f64() / b.as_secs_f64().max(1e-9),
+            per(b, with.frames) / 2.0
+        ));
+    }
     let ms = |f: &RunFigures| f.wall.as_secs_f64() * 1e3 / f.frames as f64;
     let (a, b) = (ms(full), ms(with));
     out(&format!(
@@ -276,11 +344,26 @@ fn both<C: ClipSource + Copy + Sync>(
     levels: &[u8],
     importance: &[f32],
     rate: RateSettings,
+    kept_only: bool,
 ) -> Res<[RunFigures; 2]> {
-    let near: Vec<bool> = levels.iter().zip(importance).map(|(&l, &i)| l == 0 && i >= rate.tiers.full).collect();
-    let full = run(l, &near, clips, n, threads, frames, LodSettings::default(), &LodInputs::default())?;
+    let near: Vec<bool> = levels
+        .iter()
+        .zip(importance)
+        .map(|(&l, &i)| l == 0 && i >= rate.tiers.full)
+        .collect();
+    let full = run(
+        l,
+        &near,
+        clips,
+        n,
+        threads,
+        frames,
+        LodSettings::default(),
+        &LodInputs::default(),
+    )?;
     let settings = LodSettings {
         rate: Some(rate),
+        follow_dropped: !kept_only,
         ..LodSettings::default()
     };
     let inputs = LodInputs {
@@ -290,6 +373,17 @@ fn both<C: ClipSource + Copy + Sync>(
     };
     let with = run(l, &near, clips, n, threads, frames, settings, &inputs)?;
     Ok([full, with])
+}
+
+/// The process's user + system CPU time from `/proc/self/stat` (clock
+/// ticks of 1/100 s, Linux's USER_HZ), `None` elsewhere.
+fn process_cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces, in parentheses).
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?;
+    Some(Duration::from_millis(ticks * 10))
 }
 
 /// One run; the pose checks are outside the timed steps.
@@ -306,12 +400,17 @@ fn run<C: ClipSource + Copy + Sync>(
 ) -> Res<RunFigures> {
     let mut crowd = LodCrowd::new(l, clips, n, threads, settings)?;
     let mut wall = Duration::ZERO;
+    let mut cpu = Some(Duration::ZERO);
     let mut error = PoseError::default();
     let (mut sum, mut sum_dropped, mut checks) = (0.0, 0.0, 0usize);
     for f in 0..frames {
-        let t0 = Instant::now();
+        let (t0, c0) = (Instant::now(), process_cpu());
         crowd.step(1.0 / 60.0, f + 1 == frames, inputs)?;
         wall += t0.elapsed();
+        cpu = match (cpu, c0, process_cpu()) {
+            (Some(sum), Some(a), Some(b)) => Some(sum + b.saturating_sub(a)),
+            _ => None,
+        };
         if f % 30 == 29 {
             let e = crowd.pose_error(16)?;
             error.characters += e.characters;
@@ -331,6 +430,7 @@ fn run<C: ClipSource + Copy + Sync>(
         frames,
         stages: crowd.stages(),
         wall,
+        cpu,
         counts: crowd.counts(),
         error,
         checksum: crowd.checksum(),

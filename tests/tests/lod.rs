@@ -16,9 +16,7 @@ use sinew_core::lod::rate::{self, RateTiers};
 use sinew_core::lod::{self, DropRule, JointLod, HUMANOID_RULES, MAX_LEVELS};
 use sinew_core::{Error, Mat4, Quat, SoaTransform, Transform, Vec3, NO_PARENT};
 use sinew_std::compress::{compress, CompressOptions, OwnedCompressedClip};
-use sinew_std::crowd::lod::{
-    LodCrowd, LodInputs, LodSettings, Locomotion, OwnedLod, RateSettings,
-};
+use sinew_std::crowd::lod::{Locomotion, LodCrowd, LodInputs, LodSettings, OwnedLod, RateSettings};
 use sinew_std::Humanoid;
 use support::*;
 
@@ -34,7 +32,11 @@ fn compressed(h: &Humanoid) -> Vec<OwnedCompressedClip> {
     let s = h.skeleton.view();
     h.clips
         .iter()
-        .map(|c| compress(&s, &c.view(), &CompressOptions::default()).unwrap().0)
+        .map(|c| {
+            compress(&s, &c.view(), &CompressOptions::default())
+                .unwrap()
+                .0
+        })
         .collect()
 }
 
@@ -46,7 +48,9 @@ fn bits(p: &[SoaTransform]) -> Vec<u32> {
 }
 
 fn mat_bits(m: &[Mat4]) -> Vec<u32> {
-    m.iter().flat_map(|m| m.cols.iter().flatten().map(|v| v.to_bits())).collect()
+    m.iter()
+        .flat_map(|m| m.cols.iter().flatten().map(|v| v.to_bits()))
+        .collect()
 }
 
 // ---------------------------------------------------------------------------
@@ -58,7 +62,10 @@ fn invalid_layouts_are_rejected() {
     let rest = [SoaTransform::IDENTITY];
     let ok = JointLod::new(&[0, 1, 2], &[NO_PARENT, 0, 1], &rest, &[3, 1]);
     assert!(ok.is_ok());
-    assert_eq!(JointLod::new(&[], &[], &[], &[1]).unwrap_err(), Error::NoJoints);
+    assert_eq!(
+        JointLod::new(&[], &[], &[], &[1]).unwrap_err(),
+        Error::NoJoints
+    );
     assert!(matches!(
         JointLod::new(&[0, 0, 2], &[NO_PARENT, 0, 1], &rest, &[3]),
         Err(Error::Corrupt { .. })
@@ -73,11 +80,17 @@ fn invalid_layouts_are_rejected() {
     );
     assert!(matches!(
         JointLod::new(&[0, 1, 2], &[NO_PARENT, 0], &rest, &[3]),
-        Err(Error::BadLength { buffer: "LOD parents", .. })
+        Err(Error::BadLength {
+            buffer: "LOD parents",
+            ..
+        })
     ));
     assert!(matches!(
         JointLod::new(&[0, 1, 2], &[NO_PARENT, 0, 1], &[], &[3]),
-        Err(Error::BadLength { buffer: "LOD rest pose", .. })
+        Err(Error::BadLength {
+            buffer: "LOD rest pose",
+            ..
+        })
     ));
     for levels in [&[][..], &[2], &[3, 4], &[3, 0], &[3; MAX_LEVELS + 1]] {
         assert!(
@@ -86,7 +99,14 @@ fn invalid_layouts_are_rejected() {
         );
     }
     let mut nan = SoaTransform::IDENTITY;
-    nan.set(1, &Transform::new(Vec3::new(f32::NAN, 0.0, 0.0), Quat::IDENTITY, Vec3::splat(1.0)));
+    nan.set(
+        1,
+        &Transform::new(
+            Vec3::new(f32::NAN, 0.0, 0.0),
+            Quat::IDENTITY,
+            Vec3::splat(1.0),
+        ),
+    );
     assert!(matches!(
         JointLod::new(&[0, 1, 2], &[NO_PARENT, 0, 1], &[nan], &[3]),
         Err(Error::NonFinite { .. })
@@ -102,19 +122,46 @@ fn invalid_calls_are_rejected() {
     let mut rest = vec![SoaTransform::IDENTITY; s.soa_count()];
     let mut levels = vec![0u16; MAX_LEVELS];
     assert!(matches!(
-        lod::build(&s, &vec![0; n - 1], &mut order, &mut parents, &mut rest, &mut levels),
+        lod::build(
+            &s,
+            &vec![0; n - 1],
+            &mut order,
+            &mut parents,
+            &mut rest,
+            &mut levels
+        ),
         Err(Error::BadLength { .. })
     ));
     assert!(matches!(
-        lod::build(&s, &vec![MAX_LEVELS as u8; n], &mut order, &mut parents, &mut rest, &mut levels),
+        lod::build(
+            &s,
+            &vec![MAX_LEVELS as u8; n],
+            &mut order,
+            &mut parents,
+            &mut rest,
+            &mut levels
+        ),
         Err(Error::InvalidParameter { .. })
     ));
     assert!(matches!(
-        lod::build(&s, &vec![3; n], &mut order, &mut parents, &mut rest, &mut levels[..2]),
-        Err(Error::BadLength { buffer: "LOD levels", .. })
+        lod::build(
+            &s,
+            &vec![3; n],
+            &mut order,
+            &mut parents,
+            &mut rest,
+            &mut levels[..2]
+        ),
+        Err(Error::BadLength {
+            buffer: "LOD levels",
+            ..
+        })
     ));
     let mut coarsest = vec![0u8; n];
-    let bad_rule = [DropRule { pattern: "hand", drop_at: 0 }];
+    let bad_rule = [DropRule {
+        pattern: "hand",
+        drop_at: 0,
+    }];
     assert!(lod::coarsest_by_names(&s, &bad_rule, 3, &mut coarsest).is_err());
     assert!(lod::coarsest_by_names(&s, &HUMANOID_RULES, 0, &mut coarsest).is_err());
     assert!(lod::drop_short_bones(&s, f32::NAN, 1, &mut coarsest).is_err());
@@ -131,51 +178,94 @@ fn invalid_calls_are_rejected() {
     ));
     assert!(matches!(
         lod::local_to_model(&l, 0, &local[..1], None, &mut models),
-        Err(Error::BadLength { buffer: "local pose", .. })
+        Err(Error::BadLength {
+            buffer: "local pose",
+            ..
+        })
     ));
     let before = models.clone();
     assert!(matches!(
         lod::local_to_model(&l, 0, &local, None, &mut models[..n - 1]),
-        Err(Error::BadLength { buffer: "model matrices", .. })
+        Err(Error::BadLength {
+            buffer: "model matrices",
+            ..
+        })
     ));
     assert_eq!(models, before, "output written on error");
     let clip = h.clips[0].view();
     let mut long = vec![SoaTransform::IDENTITY; clip.soa_count() + 1];
     assert!(matches!(
         clip.sample_prefix(0.1, TimeMode::Loop, &mut long),
-        Err(Error::BadLength { buffer: "output", .. })
+        Err(Error::BadLength {
+            buffer: "output",
+            ..
+        })
     ));
-    assert!(matches!(clip.sample_prefix(f32::NAN, TimeMode::Loop, &mut long[..2]), Err(Error::NonFinite { .. })));
+    assert!(matches!(
+        clip.sample_prefix(f32::NAN, TimeMode::Loop, &mut long[..2]),
+        Err(Error::NonFinite { .. })
+    ));
     let c = &compressed(&h)[0];
     assert!(matches!(
-        c.view().sample_prefix(0.1, TimeMode::Loop, s.rest_pose(), &mut long),
+        c.view()
+            .sample_prefix(0.1, TimeMode::Loop, s.rest_pose(), &mut long),
         Err(Error::BadLength { .. })
     ));
     assert!(matches!(
-        c.view().sample_prefix(0.1, TimeMode::Loop, &[], &mut long[..2]),
-        Err(Error::BadLength { buffer: "rest pose", .. })
+        c.view()
+            .sample_prefix(0.1, TimeMode::Loop, &[], &mut long[..2]),
+        Err(Error::BadLength {
+            buffer: "rest pose",
+            ..
+        })
     ));
 
     // Rate kernels.
-    let tiers = RateTiers { full: 3.0, half: 2.0, quarter: 1.0 };
+    let tiers = RateTiers {
+        full: 3.0,
+        half: 2.0,
+        quarter: 1.0,
+    };
     let imp = [1.0f32; 16];
     let (mut order, mut periods) = ([0u32; 16], [0u8; 16]);
-    assert!(matches!(rate::plan(&imp, &tiers, 1, &mut order, &mut periods), Err(Error::InvalidParameter { .. })));
+    assert!(matches!(
+        rate::plan(&imp, &tiers, 1, &mut order, &mut periods),
+        Err(Error::InvalidParameter { .. })
+    ));
     assert!(matches!(
         rate::plan(&[f32::NAN; 16], &tiers, 2, &mut order, &mut periods),
         Err(Error::NonFinite { .. })
     ));
-    let unordered = RateTiers { full: 1.0, half: 2.0, quarter: 0.0 };
-    assert!(matches!(rate::plan(&imp, &unordered, 4, &mut order, &mut periods), Err(Error::InvalidParameter { .. })));
-    assert!(matches!(rate::plan(&imp, &tiers, 4, &mut order[..3], &mut periods), Err(Error::BadLength { .. })));
+    let unordered = RateTiers {
+        full: 1.0,
+        half: 2.0,
+        quarter: 0.0,
+    };
+    assert!(matches!(
+        rate::plan(&imp, &unordered, 4, &mut order, &mut periods),
+        Err(Error::InvalidParameter { .. })
+    ));
+    assert!(matches!(
+        rate::plan(&imp, &tiers, 4, &mut order[..3], &mut periods),
+        Err(Error::BadLength { .. })
+    ));
     let mut out = [0u32; 1];
-    assert!(matches!(rate::due(0, &[1, 1], &mut out), Err(Error::BufferTooSmall { .. })));
+    assert!(matches!(
+        rate::due(0, &[1, 1], &mut out),
+        Err(Error::BufferTooSmall { .. })
+    ));
     let p = [SoaTransform::IDENTITY; 2];
     let mut o = [SoaTransform::IDENTITY; 2];
     for alpha in [-0.1, 1.1, f32::NAN] {
         assert!(rate::interpolate_poses(&p, &p, alpha, &mut o).is_err());
         assert!(rate::reference::interpolate_poses(&p, &p, alpha, &mut o).is_err());
-        assert!(rate::interpolate_models(&[Mat4::IDENTITY], &[Mat4::IDENTITY], alpha, &mut [Mat4::IDENTITY]).is_err());
+        assert!(rate::interpolate_models(
+            &[Mat4::IDENTITY],
+            &[Mat4::IDENTITY],
+            alpha,
+            &mut [Mat4::IDENTITY]
+        )
+        .is_err());
     }
     assert!(rate::interpolate_poses(&p, &p[..1], 0.5, &mut o).is_err());
     assert!(rate::interpolate_poses(&p, &p, 0.5, &mut o[..1]).is_err());
@@ -188,29 +278,66 @@ fn invalid_calls_are_rejected() {
     let mut bad: Vec<u16> = (0..n as u16).collect();
     bad[1] = 0;
     assert!(matches!(
-        c.view().remap_joints(&bad, l.rest_pose(), &mut tracks, &mut lanes, bytes.as_mut_slice()),
+        c.view().remap_joints(
+            &bad,
+            l.rest_pose(),
+            &mut tracks,
+            &mut lanes,
+            bytes.as_mut_slice()
+        ),
         Err(Error::Corrupt { .. })
     ));
     assert!(matches!(
-        c.view().remap_joints(&bad[1..], l.rest_pose(), &mut tracks, &mut lanes, bytes.as_mut_slice()),
+        c.view().remap_joints(
+            &bad[1..],
+            l.rest_pose(),
+            &mut tracks,
+            &mut lanes,
+            bytes.as_mut_slice()
+        ),
         Err(Error::BadLength { .. })
     ));
 
     // The crowd's inputs.
-    let raw: Vec<_> = h.clips.iter().map(|c| owned.remap_clip(&c.view()).unwrap()).collect();
+    let raw: Vec<_> = h
+        .clips
+        .iter()
+        .map(|c| owned.remap_clip(&c.view()).unwrap())
+        .collect();
     let views: Vec<_> = raw.iter().map(|c| c.view()).collect();
     let settings = LodSettings {
-        rate: Some(RateSettings { tiers, budget: 1, replan_every: 8 }),
+        rate: Some(RateSettings {
+            tiers,
+            budget: 1,
+            replan_every: 8,
+        }),
         ..LodSettings::default()
     };
-    assert!(LodCrowd::new(l, &views, 16, Some(1), settings).is_err(), "budget below n / 8");
+    assert!(
+        LodCrowd::new(l, &views, 16, Some(1), settings).is_err(),
+        "budget below n / 8"
+    );
     let mut crowd = LodCrowd::new(l, &views, 16, Some(1), LodSettings::default()).unwrap();
     assert!(matches!(
-        crowd.step(1.0 / 60.0, false, &LodInputs { levels: Some(&[0; 15]), ..LodInputs::default() }),
+        crowd.step(
+            1.0 / 60.0,
+            false,
+            &LodInputs {
+                levels: Some(&[0; 15]),
+                ..LodInputs::default()
+            }
+        ),
         Err(Error::BadLength { .. })
     ));
     assert!(matches!(
-        crowd.step(1.0 / 60.0, false, &LodInputs { levels: Some(&[3; 16]), ..LodInputs::default() }),
+        crowd.step(
+            1.0 / 60.0,
+            false,
+            &LodInputs {
+                levels: Some(&[3; 16]),
+                ..LodInputs::default()
+            }
+        ),
         Err(Error::InvalidParameter { .. })
     ));
     assert!(LodCrowd::new(l, &views[..0], 16, Some(1), LodSettings::default()).is_err());
@@ -230,7 +357,10 @@ fn every_joint_kept_is_full_evaluation_bit_for_bit() {
     let owned = OwnedLod::build(&s, &vec![0; s.joint_count()]).unwrap();
     let l = owned.view();
     assert_eq!(l.level_count(), 1);
-    assert_eq!(l.order(), (0..s.joint_count() as u16).collect::<Vec<_>>().as_slice());
+    assert_eq!(
+        l.order(),
+        (0..s.joint_count() as u16).collect::<Vec<_>>().as_slice()
+    );
     l.check_skeleton(&s).unwrap();
     let comp = compressed(&h);
     let raw: Vec<_> = h.clips.iter().map(|c| c.view()).collect();
@@ -239,7 +369,11 @@ fn every_joint_kept_is_full_evaluation_bit_for_bit() {
     for (i, t) in [0.0f32, 0.37, 0.81, 1.9].iter().enumerate() {
         let w = [0.2 + 0.1 * i as f32, 0.5, 0.3 - 0.05 * i as f32];
         let full = |sampled: &[Vec<SoaTransform>]| -> (Vec<SoaTransform>, Vec<Mat4>) {
-            let layers: Vec<_> = sampled.iter().zip(w).map(|(p, w)| BlendLayer::new(p, w)).collect();
+            let layers: Vec<_> = sampled
+                .iter()
+                .zip(w)
+                .map(|(p, w)| BlendLayer::new(p, w))
+                .collect();
             let mut local = vec![SoaTransform::IDENTITY; n];
             blend::blend(&BlendJob::new(&layers, &[], s.rest_pose()), &mut local).unwrap();
             let mut models = vec![Mat4::IDENTITY; s.joint_count()];
@@ -248,14 +382,27 @@ fn every_joint_kept_is_full_evaluation_bit_for_bit() {
         };
         let via_lod = |sampled: &[Vec<SoaTransform>]| -> (Vec<SoaTransform>, Vec<Mat4>) {
             let b = l.kept_blocks(0).unwrap();
-            let layers: Vec<_> = sampled.iter().zip(w).map(|(p, w)| BlendLayer::new(&p[..b], w)).collect();
+            let layers: Vec<_> = sampled
+                .iter()
+                .zip(w)
+                .map(|(p, w)| BlendLayer::new(&p[..b], w))
+                .collect();
             let mut local = vec![SoaTransform::IDENTITY; n];
-            blend::blend(&BlendJob::new(&layers, &[], &l.rest_pose()[..b]), &mut local[..b]).unwrap();
+            blend::blend(
+                &BlendJob::new(&layers, &[], &l.rest_pose()[..b]),
+                &mut local[..b],
+            )
+            .unwrap();
             let mut models = vec![Mat4::IDENTITY; s.joint_count()];
             lod::local_to_model(&l, 0, &local, None, &mut models).unwrap();
             (local, models)
         };
-        fn sample_all<C: ClipSource>(clips: &[C], rest: &[SoaTransform], t: f32, lod: Option<&JointLod<'_>>) -> Vec<Vec<SoaTransform>> {
+        fn sample_all<C: ClipSource>(
+            clips: &[C],
+            rest: &[SoaTransform],
+            t: f32,
+            lod: Option<&JointLod<'_>>,
+        ) -> Vec<Vec<SoaTransform>> {
             clips
                 .iter()
                 .map(|c| {
@@ -269,8 +416,16 @@ fn every_joint_kept_is_full_evaluation_bit_for_bit() {
                 .collect()
         }
         for (kind, a, b) in [
-            ("raw", sample_all(&raw, s.rest_pose(), *t, None), sample_all(&raw, s.rest_pose(), *t, Some(&l))),
-            ("compressed", sample_all(&cv, s.rest_pose(), *t, None), sample_all(&cv, s.rest_pose(), *t, Some(&l))),
+            (
+                "raw",
+                sample_all(&raw, s.rest_pose(), *t, None),
+                sample_all(&raw, s.rest_pose(), *t, Some(&l)),
+            ),
+            (
+                "compressed",
+                sample_all(&cv, s.rest_pose(), *t, None),
+                sample_all(&cv, s.rest_pose(), *t, Some(&l)),
+            ),
         ] {
             for (x, y) in a.iter().zip(&b) {
                 assert_eq!(bits(x), bits(y), "{kind} sample at {t}");
@@ -294,7 +449,10 @@ fn level_zero_of_a_reordered_layout_is_full_evaluation_bit_for_bit() {
     let l = owned.view();
     l.check_skeleton(&s).unwrap();
     assert_eq!(l.level_count(), 3);
-    assert!(l.order().iter().enumerate().any(|(k, &j)| k != j as usize), "a real reordering");
+    assert!(
+        l.order().iter().enumerate().any(|(k, &j)| k != j as usize),
+        "a real reordering"
+    );
     let clip = h.clips[1].view();
     let remapped = owned.remap_clip(&clip).unwrap();
     for t in [0.0f32, 0.21, 0.66] {
@@ -331,9 +489,15 @@ fn prefix_samples_are_the_first_blocks_of_whole_samples() {
             raw.sample_prefix(t, TimeMode::Loop, &mut part).unwrap();
             assert_eq!(bits(&part), bits(&whole[..m]), "raw, {m} blocks at {t}");
             let c = comp[2].view();
-            c.sample_with_rest(t, TimeMode::Loop, s.rest_pose(), &mut whole).unwrap();
-            c.sample_prefix(t, TimeMode::Loop, s.rest_pose(), &mut part).unwrap();
-            assert_eq!(bits(&part), bits(&whole[..m]), "compressed, {m} blocks at {t}");
+            c.sample_with_rest(t, TimeMode::Loop, s.rest_pose(), &mut whole)
+                .unwrap();
+            c.sample_prefix(t, TimeMode::Loop, s.rest_pose(), &mut part)
+                .unwrap();
+            assert_eq!(
+                bits(&part),
+                bits(&whole[..m]),
+                "compressed, {m} blocks at {t}"
+            );
         }
     }
 }
@@ -404,7 +568,11 @@ fn dropped_joints_follow_their_parents_at_rest() {
     let owned = humanoid_lod(&h);
     let l = owned.view();
     let clip = owned.remap_clip(&h.clips[0].view()).unwrap();
-    let root = Mat4::from_trs(Vec3::new(1.0, 0.0, -2.0), Quat::from_rotation_y(0.7), Vec3::splat(1.0));
+    let root = Mat4::from_trs(
+        Vec3::new(1.0, 0.0, -2.0),
+        Quat::from_rotation_y(0.7),
+        Vec3::splat(1.0),
+    );
     for level in 0..l.level_count() {
         let mut local = vec![SoaTransform::IDENTITY; l.soa_count()];
         lod::sample(&l, level, &clip.view(), 0.4, TimeMode::Loop, &mut local).unwrap();
@@ -417,11 +585,21 @@ fn dropped_joints_follow_their_parents_at_rest() {
             let pose = if k < kept { &local } else { l.rest_pose() };
             let t = pose[k / 4].get(k % 4);
             let p = l.parents()[k];
-            let parent = if p == NO_PARENT { root } else { models[p as usize] };
+            let parent = if p == NO_PARENT {
+                root
+            } else {
+                models[p as usize]
+            };
             let m = Mat4::from_trs(t.translation, t.rotation, t.scale);
             let expected = parent * m;
-            assert!(mat_close(&models[k], &expected, 1e-5), "level {level}, joint {k}");
-            assert!(mat_close(&models[k], &scalar[k], TOL), "level {level}, joint {k}: SIMD vs scalar");
+            assert!(
+                mat_close(&models[k], &expected, 1e-5),
+                "level {level}, joint {k}"
+            );
+            assert!(
+                mat_close(&models[k], &scalar[k], TOL),
+                "level {level}, joint {k}: SIMD vs scalar"
+            );
         }
         // Only the kept joints when the output is that long.
         let mut short = vec![sentinel_mat(9.0); kept];
@@ -447,16 +625,23 @@ fn compressed_clips_reorder_without_recompression() {
     let same = OwnedLod::build(&s, &vec![0; s.joint_count()]).unwrap();
     for c in compressed(&h) {
         let identity = same.remap_compressed(&c.view()).unwrap();
-        assert_eq!(identity.bytes(), c.bytes(), "the identity order changes nothing");
+        assert_eq!(
+            identity.bytes(),
+            c.bytes(),
+            "the identity order changes nothing"
+        );
         let re = owned.remap_compressed(&c.view()).unwrap();
         let re = re.view();
         for t in [0.0f32, 0.13, 0.5, 0.77, 2.0] {
             let mut whole = vec![SoaTransform::IDENTITY; s.soa_count()];
-            c.view().sample_with_rest(t, TimeMode::Loop, s.rest_pose(), &mut whole).unwrap();
+            c.view()
+                .sample_with_rest(t, TimeMode::Loop, s.rest_pose(), &mut whole)
+                .unwrap();
             let mut expected = vec![SoaTransform::IDENTITY; l.soa_count()];
             lod::remap_pose(&l, &whole, &mut expected).unwrap();
             let mut got = vec![SoaTransform::IDENTITY; l.soa_count()];
-            re.sample_with_rest(t, TimeMode::Loop, l.rest_pose(), &mut got).unwrap();
+            re.sample_with_rest(t, TimeMode::Loop, l.rest_pose(), &mut got)
+                .unwrap();
             assert_poses_close(&got, &expected, l.joint_count(), 1e-6);
         }
     }
@@ -507,8 +692,22 @@ fn pose_interpolation_closed_forms() {
     let (t0, t1) = (0.3f32, 1.4f32);
     let mut a = [SoaTransform::IDENTITY];
     let mut b = [SoaTransform::IDENTITY];
-    a[0].set(2, &Transform::new(Vec3::new(1.0, 2.0, 3.0), Quat::from_axis_angle(axis, t0), Vec3::splat(1.0)));
-    b[0].set(2, &Transform::new(Vec3::new(3.0, -2.0, 5.0), Quat::from_axis_angle(axis, t1), Vec3::splat(2.0)));
+    a[0].set(
+        2,
+        &Transform::new(
+            Vec3::new(1.0, 2.0, 3.0),
+            Quat::from_axis_angle(axis, t0),
+            Vec3::splat(1.0),
+        ),
+    );
+    b[0].set(
+        2,
+        &Transform::new(
+            Vec3::new(3.0, -2.0, 5.0),
+            Quat::from_axis_angle(axis, t1),
+            Vec3::splat(2.0),
+        ),
+    );
     for alpha in [0.0f32, 0.25, 0.5, 0.9, 1.0] {
         let mut o = [SoaTransform::IDENTITY];
         rate::interpolate_poses(&a, &b, alpha, &mut o).unwrap();
@@ -518,9 +717,16 @@ fn pose_interpolation_closed_forms() {
             (1.0 - alpha) * (t0 / 2.0).cos() + alpha * (t1 / 2.0).cos(),
         );
         let angle = 2.0 * s.atan2(c);
-        assert!(quat_close(t.rotation, Quat::from_axis_angle(axis, angle), 1e-6), "alpha {alpha}");
+        assert!(
+            quat_close(t.rotation, Quat::from_axis_angle(axis, angle), 1e-6),
+            "alpha {alpha}"
+        );
         let lerp = |x: f32, y: f32| x + (y - x) * alpha;
-        assert!(vec_close(t.translation, Vec3::new(lerp(1.0, 3.0), lerp(2.0, -2.0), lerp(3.0, 5.0)), 1e-6));
+        assert!(vec_close(
+            t.translation,
+            Vec3::new(lerp(1.0, 3.0), lerp(2.0, -2.0), lerp(3.0, 5.0)),
+            1e-6
+        ));
         assert!(vec_close(t.scale, Vec3::splat(lerp(1.0, 2.0)), 1e-6));
     }
     let (m0, m1) = (
@@ -540,7 +746,9 @@ fn importances(n: usize, seed: u64) -> Vec<f32> {
     let mut z = seed;
     (0..n)
         .map(|_| {
-            z = z.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            z = z
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             (z >> 40) as f32 / (1u64 << 24) as f32 * 100.0
         })
         .collect()
@@ -553,20 +761,37 @@ fn importances(n: usize, seed: u64) -> Vec<f32> {
 /// an evaluation.
 #[test]
 fn schedule_meets_the_budget_and_the_periods() {
-    let tiers = RateTiers { full: 90.0, half: 70.0, quarter: 40.0 };
+    let tiers = RateTiers {
+        full: 90.0,
+        half: 70.0,
+        quarter: 40.0,
+    };
     let n = 1000;
     for (seed, budget) in [(1u64, 125usize), (2, 200), (3, 400), (4, 1000)] {
         let imp = importances(n, seed);
         let (mut order, mut periods) = (vec![0u32; n], vec![0u8; n]);
         let report = rate::plan(&imp, &tiers, budget, &mut order, &mut periods).unwrap();
-        assert!(report.peak() <= budget, "seed {seed}: peak {} > {budget}", report.peak());
+        assert!(
+            report.peak() <= budget,
+            "seed {seed}: peak {} > {budget}",
+            report.peak()
+        );
         let wished: Vec<u8> = imp.iter().map(|&i| tiers.period(i)).collect();
         let wished_load = (0..8)
-            .map(|r| (0..n).filter(|&i| r % wished[i] as usize == rate::home_slot(i) as usize % wished[i] as usize).count())
+            .map(|r| {
+                (0..n)
+                    .filter(|&i| {
+                        r % wished[i] as usize == rate::home_slot(i) as usize % wished[i] as usize
+                    })
+                    .count()
+            })
             .max()
             .unwrap();
         if wished_load <= budget {
-            assert_eq!(periods, wished, "seed {seed}: nothing demoted when the wish fits");
+            assert_eq!(
+                periods, wished,
+                "seed {seed}: nothing demoted when the wish fits"
+            );
             assert_eq!(report.demoted, 0);
         } else {
             assert!(report.demoted > 0);
@@ -604,7 +829,10 @@ fn schedule_meets_the_budget_and_the_periods() {
             last[i as usize] = frame;
         }
         for (i, &l) in last.iter().enumerate() {
-            assert!(frame - l < 8, "character {i} not evaluated since frame {l} at {frame}");
+            assert!(
+                frame - l < 8,
+                "character {i} not evaluated since frame {l} at {frame}"
+            );
         }
     }
 }
@@ -616,7 +844,11 @@ fn schedule_meets_the_budget_and_the_periods() {
 fn rate_settings(budget: usize) -> LodSettings {
     LodSettings {
         rate: Some(RateSettings {
-            tiers: RateTiers { full: -10.0, half: -30.0, quarter: -60.0 },
+            tiers: RateTiers {
+                full: -10.0,
+                half: -30.0,
+                quarter: -60.0,
+            },
             budget,
             replan_every: 8,
         }),
@@ -627,7 +859,18 @@ fn rate_settings(budget: usize) -> LodSettings {
 /// Characters on a line, 2 m apart, the camera at the first.
 fn crowd_inputs(n: usize) -> (Vec<u8>, Vec<f32>) {
     let d: Vec<f32> = (0..n).map(|i| 2.0 * i as f32).collect();
-    let levels = d.iter().map(|&d| if d < 15.0 { 0 } else if d < 40.0 { 1 } else { 2 }).collect();
+    let levels = d
+        .iter()
+        .map(|&d| {
+            if d < 15.0 {
+                0
+            } else if d < 40.0 {
+                1
+            } else {
+                2
+            }
+        })
+        .collect();
     (levels, d.iter().map(|&d| -d).collect())
 }
 
@@ -642,12 +885,19 @@ const BOUNDS: [f64; 4] = [1e-3, 2.0, 4.0, 15.0];
 fn interpolated_poses_stay_within_the_stated_angle() {
     let h = humanoid();
     let owned = humanoid_lod(&h);
-    let comp: Vec<_> = compressed(&h).iter().map(|c| owned.remap_compressed(&c.view()).unwrap()).collect();
+    let comp: Vec<_> = compressed(&h)
+        .iter()
+        .map(|c| owned.remap_compressed(&c.view()).unwrap())
+        .collect();
     let views: Vec<_> = comp.iter().map(|c| c.view()).collect();
     let n = 64;
     let (levels, importance) = crowd_inputs(n);
     let mut crowd = LodCrowd::new(owned.view(), &views, n, Some(2), rate_settings(n / 4)).unwrap();
-    let inputs = LodInputs { levels: Some(&levels), importance: Some(&importance), locomotion: None };
+    let inputs = LodInputs {
+        levels: Some(&levels),
+        importance: Some(&importance),
+        locomotion: None,
+    };
     let mut worst = [0.0f64; 4];
     for f in 0..240 {
         crowd.step(1.0 / 60.0, false, &inputs).unwrap();
@@ -660,7 +910,10 @@ fn interpolated_poses_stay_within_the_stated_angle() {
     }
     eprintln!("worst angle by period 1, 2, 4, 8: {worst:?}");
     for (w, bound) in worst.iter().zip(BOUNDS) {
-        assert!(*w < bound, "worst interpolated angle {worst:?} past {BOUNDS:?}");
+        assert!(
+            *w < bound,
+            "worst interpolated angle {worst:?} past {BOUNDS:?}"
+        );
     }
     let counts = crowd.counts();
     assert!(counts.periods[3] > 0, "some characters at period 8");
@@ -675,13 +928,23 @@ fn interpolated_poses_stay_within_the_stated_angle() {
 fn crowd_checksum_does_not_depend_on_threads() {
     let h = humanoid();
     let owned = humanoid_lod(&h);
-    let raw: Vec<_> = h.clips.iter().map(|c| owned.remap_clip(&c.view()).unwrap()).collect();
+    let raw: Vec<_> = h
+        .clips
+        .iter()
+        .map(|c| owned.remap_clip(&c.view()).unwrap())
+        .collect();
     let views: Vec<_> = raw.iter().map(|c| c.view()).collect();
     let n = 40;
     let (levels, importance) = crowd_inputs(n);
-    let loco: Vec<Locomotion> = (0..n).map(|i| Locomotion { speed: 0.5 * i as f32 % 6.0, heading: 0.1 * i as f32 }).collect();
+    let loco: Vec<Locomotion> = (0..n)
+        .map(|i| Locomotion {
+            speed: 0.5 * i as f32 % 6.0,
+            heading: 0.1 * i as f32,
+        })
+        .collect();
     let run = |threads: usize, with_loco: bool| -> u64 {
-        let mut crowd = LodCrowd::new(owned.view(), &views, n, Some(threads), rate_settings(10)).unwrap();
+        let mut crowd =
+            LodCrowd::new(owned.view(), &views, n, Some(threads), rate_settings(10)).unwrap();
         let inputs = LodInputs {
             levels: Some(&levels),
             importance: Some(&importance),
@@ -705,8 +968,11 @@ fn crowd_without_lod_is_the_plain_pipeline() {
     let s = h.skeleton.view();
     let owned = OwnedLod::build(&s, &vec![0; s.joint_count()]).unwrap();
     let views: Vec<_> = h.clips.iter().map(|c| c.view()).collect();
-    let mut crowd = LodCrowd::new(owned.view(), &views, 3, Some(1), LodSettings::default()).unwrap();
-    crowd.step(1.0 / 60.0, false, &LodInputs::default()).unwrap();
+    let mut crowd =
+        LodCrowd::new(owned.view(), &views, 3, Some(1), LodSettings::default()).unwrap();
+    crowd
+        .step(1.0 / 60.0, false, &LodInputs::default())
+        .unwrap();
     let e = crowd.pose_error(1).unwrap();
     assert_eq!(e.characters, 3);
     assert!(e.max_interpolated < 1e-4, "{e:?}");

@@ -5,9 +5,13 @@
 use sinew_core::lod::rate::{self, RateTiers};
 use sinew_core::lod::{self, JointLod, HUMANOID_RULES, MAX_LEVELS};
 
-use super::clip::{keys_span, sinew_clip, sinew_compressed_clip, time_mode, view_clip, view_compressed};
+use super::clip::{
+    keys_span, sinew_clip, sinew_compressed_clip, time_mode, view_clip, view_compressed,
+};
 use super::pose::{poses, poses_mut, sinew_float4x4, sinew_soa_transform};
-use super::ptr::{check_ptr, disjoint, handle_check, out_param, read, slice, slice_mut, write, Span};
+use super::ptr::{
+    check_ptr, disjoint, handle_check, out_param, read, slice, slice_mut, write, Span,
+};
 use super::skeleton::{sinew_skeleton, view_skeleton};
 use super::status::sinew_status;
 
@@ -42,8 +46,15 @@ pub struct sinew_joint_lod {
 const LOD_TAG: u64 = 0x5349_4E45_574C_4F44; // "SINEWLOD"
 
 fn lod_check(h: &sinew_joint_lod) -> u64 {
-    let mix = (h.parents as u64).rotate_left(17) ^ (h.rest as u64).rotate_left(29) ^ (h.levels as u64).rotate_left(41);
-    handle_check(h.order.cast(), h.joint_count as usize, h.level_count, LOD_TAG ^ mix)
+    let mix = (h.parents as u64).rotate_left(17)
+        ^ (h.rest as u64).rotate_left(29)
+        ^ (h.levels as u64).rotate_left(41);
+    handle_check(
+        h.order.cast(),
+        h.joint_count as usize,
+        h.level_count,
+        LOD_TAG ^ mix,
+    )
 }
 
 /// Re-views a handle's layout (O(1): `_init` validated the arrays).

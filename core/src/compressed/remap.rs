@@ -12,8 +12,8 @@
 //! once its new block has an animated lane.
 
 use super::format::{
-    lane_frame_bits, lane_is_rotation, param_index, read_bits, track_param_floats,
-    LANE_META_BYTES, KIND_DEFAULT, RATE_BYTE, RATE_DROP_SHIFT, RAW_BITS,
+    lane_frame_bits, lane_is_rotation, param_index, read_bits, track_param_floats, KIND_DEFAULT,
+    LANE_META_BYTES, RATE_BYTE, RATE_DROP_SHIFT, RAW_BITS,
 };
 use super::writer::{BlockTrack, Header, LaneSegment, Writer};
 use super::{CompressedClip, Defaults, RotationFormat};
@@ -206,7 +206,9 @@ impl CompressedClip<'_> {
             let meta = self.segment_meta(s).unwrap_or(&[]);
             for (k, &src) in source[..count].iter().enumerate() {
                 let at = src as usize * LANE_META_BYTES;
-                let m = meta.get(at..at + LANE_META_BYTES).unwrap_or(&[0; LANE_META_BYTES]);
+                let m = meta
+                    .get(at..at + LANE_META_BYTES)
+                    .unwrap_or(&[0; LANE_META_BYTES]);
                 let mut range = [0u8; 6];
                 range.copy_from_slice(&m[..6]);
                 let byte = |i: usize| m[i] as i8;
@@ -233,7 +235,10 @@ impl CompressedClip<'_> {
         // its offset in the frame.
         let s3 = self.rotation == RotationFormat::SmallestThree;
         let mut rot = [false; 3 * MAX_JOINTS];
-        for (r, is_rot) in rot.iter_mut().zip(lane_is_rotation(self.kinds.iter().copied())) {
+        for (r, is_rot) in rot
+            .iter_mut()
+            .zip(lane_is_rotation(self.kinds.iter().copied()))
+        {
             *r = is_rot;
         }
         let mut offset = [0u32; 3 * MAX_JOINTS];
@@ -297,7 +302,11 @@ mod tests {
         use super::super::{Defaults, RotationFormat};
         let t = BlockTrack::Stored {
             animated: 0,
-            min: [[1.0, 0.0, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0], [3.0, 0.0, 0.0, 0.0]],
+            min: [
+                [1.0, 0.0, 0.0, 0.0],
+                [2.0, 0.0, 0.0, 0.0],
+                [3.0, 0.0, 0.0, 0.0],
+            ],
             unit: [[0.0; 4]; 3],
             w: [0.0; 4],
         };

@@ -162,7 +162,8 @@ impl<'a> JointLod<'a> {
         }
         check_len("LOD parents", n, parents.len())?;
         check_len("LOD rest pose", soa_count(n), rest.len())?;
-        if levels.is_empty() || levels.len() > MAX_LEVELS || levels.iter().any(|&k| k as usize > n) {
+        if levels.is_empty() || levels.len() > MAX_LEVELS || levels.iter().any(|&k| k as usize > n)
+        {
             return Err(Error::Corrupt {
                 what: "LOD level sizes must start at the joint count and not increase",
             });
@@ -370,20 +371,62 @@ pub struct DropRule<'p> {
 /// Daz conversions) and Mixamo-style names (`LeftHandIndex1`,
 /// `LThumb`, `LeftToeBase`, `*_end`).
 pub const HUMANOID_RULES: [DropRule<'static>; 14] = [
-    DropRule { pattern: "thumb", drop_at: 1 },
-    DropRule { pattern: "index", drop_at: 1 },
-    DropRule { pattern: "middle", drop_at: 1 },
-    DropRule { pattern: "ring", drop_at: 1 },
-    DropRule { pattern: "pinky", drop_at: 1 },
-    DropRule { pattern: "finger", drop_at: 1 },
-    DropRule { pattern: "jaw", drop_at: 1 },
-    DropRule { pattern: "eye", drop_at: 1 },
-    DropRule { pattern: "toe", drop_at: 1 },
-    DropRule { pattern: "_end", drop_at: 1 },
-    DropRule { pattern: "hand", drop_at: 2 },
-    DropRule { pattern: "ball", drop_at: 2 },
-    DropRule { pattern: "twist", drop_at: 2 },
-    DropRule { pattern: "wrist", drop_at: 2 },
+    DropRule {
+        pattern: "thumb",
+        drop_at: 1,
+    },
+    DropRule {
+        pattern: "index",
+        drop_at: 1,
+    },
+    DropRule {
+        pattern: "middle",
+        drop_at: 1,
+    },
+    DropRule {
+        pattern: "ring",
+        drop_at: 1,
+    },
+    DropRule {
+        pattern: "pinky",
+        drop_at: 1,
+    },
+    DropRule {
+        pattern: "finger",
+        drop_at: 1,
+    },
+    DropRule {
+        pattern: "jaw",
+        drop_at: 1,
+    },
+    DropRule {
+        pattern: "eye",
+        drop_at: 1,
+    },
+    DropRule {
+        pattern: "toe",
+        drop_at: 1,
+    },
+    DropRule {
+        pattern: "_end",
+        drop_at: 1,
+    },
+    DropRule {
+        pattern: "hand",
+        drop_at: 2,
+    },
+    DropRule {
+        pattern: "ball",
+        drop_at: 2,
+    },
+    DropRule {
+        pattern: "twist",
+        drop_at: 2,
+    },
+    DropRule {
+        pattern: "wrist",
+        drop_at: 2,
+    },
 ];
 
 fn contains_ignore_case(name: &str, pattern: &str) -> bool {

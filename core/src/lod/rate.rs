@@ -219,7 +219,9 @@ pub fn plan(
                 let i = i as usize;
                 let p = periods[i];
                 let h = home_slot(i) as usize;
-                if p >= MAX_PERIOD || !(0..8).any(|r| r % p as usize == h % p as usize && load[r] > budget) {
+                if p >= MAX_PERIOD
+                    || !(0..8).any(|r| r % p as usize == h % p as usize && load[r] > budget)
+                {
                     continue;
                 }
                 counts[slot_index(p)][h % p as usize] -= 1;

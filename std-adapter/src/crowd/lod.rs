@@ -136,7 +136,10 @@ impl OwnedLod {
     /// # Errors
     /// [`Error::BadLength`] when the clip's joint count is not the
     /// layout's; as `CompressedClip::remap_joints`.
-    pub fn remap_compressed(&self, clip: &CompressedClip<'_>) -> Result<OwnedCompressedClip, Error> {
+    pub fn remap_compressed(
+        &self,
+        clip: &CompressedClip<'_>,
+    ) -> Result<OwnedCompressedClip, Error> {
         let lod = self.view();
         if clip.joint_count() != lod.joint_count() {
             return Err(Error::BadLength {
@@ -197,6 +200,12 @@ pub struct LodSettings {
     /// The clips' nominal speeds in m/s (increasing), for
     /// [`Locomotion::speed`].
     pub gait_speeds: [f32; 3],
+    /// Compute the model matrices of the joints a character's level drops
+    /// (following their parents at rest); when `false`, only the kept
+    /// joints' matrices are written each frame and the others keep
+    /// whatever they held (for renderers whose far meshes bind only kept
+    /// joints).
+    pub follow_dropped: bool,
 }
 
 impl Default for LodSettings {
@@ -204,6 +213,7 @@ impl Default for LodSettings {
         LodSettings {
             rate: None,
             gait_speeds: GAIT_SPEEDS,
+            follow_dropped: true,
         }
     }
 }
@@ -598,7 +608,16 @@ impl<'a, C: ClipSource + Copy + Sync> LodCrowd<'a, C> {
         for (c, p) in crowd.chars.iter_mut().zip(&mut crowd.poses) {
             c.advance(0.0, 0.0, None, s, durations);
             let (times, weights) = c.drive_ahead(0, 0.0, durations);
-            evaluate(&lod, &crowd.clips, 0, times, weights, &mut sampled, &mut p.next, &mut ignored)?;
+            evaluate(
+                &lod,
+                &crowd.clips,
+                0,
+                times,
+                weights,
+                &mut sampled,
+                &mut p.next,
+                &mut ignored,
+            )?;
             p.prev.copy_from_slice(&p.next);
             lod::local_to_model(&lod, 0, &p.next, None, &mut p.models)?;
         }
@@ -614,7 +633,12 @@ impl<'a, C: ClipSource + Copy + Sync> LodCrowd<'a, C> {
     /// [`Error::InvalidParameter`] for a level past the layout's, as
     /// [`rate::plan`] for the importance; kernel errors (none occur for
     /// validated assets).
-    pub fn step(&mut self, dt: f32, final_frame: bool, inputs: &LodInputs<'_>) -> Result<(), Error> {
+    pub fn step(
+        &mut self,
+        dt: f32,
+        final_frame: bool,
+        inputs: &LodInputs<'_>,
+    ) -> Result<(), Error> {
         let n = self.chars.len();
         for (name, len) in [
             ("LOD levels", inputs.levels.map(<[u8]>::len)),
@@ -645,14 +669,21 @@ impl<'a, C: ClipSource + Copy + Sync> LodCrowd<'a, C> {
         let t = frame as f32 * dt;
         if let (Some(r), Some(imp)) = (self.settings.rate, inputs.importance) {
             if frame % u64::from(r.replan_every) == 0 {
-                self.counts.plan = rate::plan(imp, &r.tiers, r.budget, &mut self.order, &mut self.periods)?;
+                self.counts.plan =
+                    rate::plan(imp, &r.tiers, r.budget, &mut self.order, &mut self.periods)?;
             }
         }
         let rate_on = self.settings.rate.is_some() && inputs.importance.is_some();
         let (speeds, durations) = (self.settings.gait_speeds, self.durations);
         let mut evaluations = 0usize;
         for (i, c) in self.chars.iter_mut().enumerate() {
-            c.advance(t, dt, inputs.locomotion.and_then(|l| l.get(i)), speeds, durations);
+            c.advance(
+                t,
+                dt,
+                inputs.locomotion.and_then(|l| l.get(i)),
+                speeds,
+                durations,
+            );
             let level = inputs.levels.and_then(|l| l.get(i)).copied().unwrap_or(0);
             let period = if rate_on { self.periods[i] } else { 1 };
             c.due = !rate_on || rate::is_due(frame, i, period);
@@ -662,7 +693,11 @@ impl<'a, C: ClipSource + Copy + Sync> LodCrowd<'a, C> {
                 c.due_level = level;
                 c.due_period = period;
             }
-            let shown = if c.due { (c.due_level, c.due_period) } else { (c.level, c.period) };
+            let shown = if c.due {
+                (c.due_level, c.due_period)
+            } else {
+                (c.level, c.period)
+            };
             if let Some(x) = self.counts.levels.get_mut(shown.0 as usize) {
                 *x += 1;
             }
@@ -679,6 +714,7 @@ impl<'a, C: ClipSource + Copy + Sync> LodCrowd<'a, C> {
         let schedule = t_sched.elapsed();
 
         let lod = self.lod;
+        let follow = self.settings.follow_dropped;
         let clips = &self.clips;
         let batch_count = n.div_ceil(BATCH);
         let chars = SharedMut(self.chars.as_mut_ptr());
@@ -711,7 +747,18 @@ impl<'a, C: ClipSource + Copy + Sync> LodCrowd<'a, C> {
                 };
                 let mut acc = LodStageTimes::default();
                 let got = cs.iter_mut().zip(ps.iter_mut()).try_for_each(|(c, p)| {
-                    step_character(&lod, clips, c, p, &mut s, frame, dt, rate_on, final_frame, &mut acc)
+                    step_character(
+                        &lod,
+                        clips,
+                        c,
+                        p,
+                        &mut s,
+                        frame,
+                        dt,
+                        (rate_on, follow),
+                        final_frame,
+                        &mut acc,
+                    )
                 });
                 times = times.and_then(|t: LodStageTimes| got.map(|()| t.add(acc)));
                 if times.is_err() {
@@ -820,11 +867,29 @@ impl<'a, C: ClipSource + Copy + Sync> LodCrowd<'a, C> {
         let (mut sum_kept, mut sum_dropped, mut n_kept, mut n_dropped) = (0f64, 0f64, 0u64, 0u64);
         for (c, p) in self.chars.iter().zip(&self.poses).step_by(every.max(1)) {
             let (times, weights) = c.drive_ahead(0, 0.0, self.durations);
-            evaluate(&self.lod, &self.clips, 0, times, weights, &mut s, &mut full, &mut ignored)?;
+            evaluate(
+                &self.lod,
+                &self.clips,
+                0,
+                times,
+                weights,
+                &mut s,
+                &mut full,
+                &mut ignored,
+            )?;
             let kept = self.lod.kept(c.level as usize)?;
             if !self.rate_on {
                 let level = c.level as usize;
-                evaluate(&self.lod, &self.clips, level, times, weights, &mut s, &mut shown, &mut ignored)?;
+                evaluate(
+                    &self.lod,
+                    &self.clips,
+                    level,
+                    times,
+                    weights,
+                    &mut s,
+                    &mut shown,
+                    &mut ignored,
+                )?;
             } else {
                 match c.shown(frame) {
                     Shown::Prev => shown.copy_from_slice(&p.prev),
@@ -832,7 +897,12 @@ impl<'a, C: ClipSource + Copy + Sync> LodCrowd<'a, C> {
                     Shown::Between(a) => rate::interpolate_poses(&p.prev, &p.next, a, &mut shown)?,
                 }
             }
-            fill_rest(&mut shown, self.lod.rest_pose(), kept, self.lod.joint_count());
+            fill_rest(
+                &mut shown,
+                self.lod.rest_pose(),
+                kept,
+                self.lod.joint_count(),
+            );
             let by_period = PERIODS.iter().position(|&p| p == c.period).unwrap_or(3);
             for k in 0..self.lod.joint_count() {
                 let a = full[k / 4].rotation.get(k % 4);
@@ -895,7 +965,7 @@ fn step_character<C: ClipSource>(
     s: &mut Scratch,
     frame: u64,
     dt: f32,
-    rate_on: bool,
+    (rate_on, follow_dropped): (bool, bool),
     final_frame: bool,
     acc: &mut LodStageTimes,
 ) -> Result<(), Error> {
@@ -905,7 +975,16 @@ fn step_character<C: ClipSource>(
         c.last = frame;
         let (times, weights) = c.drive_ahead(0, dt, durations);
         let level = c.level as usize;
-        evaluate(lod, clips, level, times, weights, &mut s.sampled, &mut s.local, acc)?;
+        evaluate(
+            lod,
+            clips,
+            level,
+            times,
+            weights,
+            &mut s.sampled,
+            &mut s.local,
+            acc,
+        )?;
     } else if c.due {
         // A character interpolating from here on keeps the pose it shows
         // now as its previous one; at period 1 it shows each evaluation.
@@ -916,7 +995,12 @@ fn step_character<C: ClipSource>(
                 Shown::Prev => {}
                 Shown::Next => p.prev[..old].copy_from_slice(&p.next[..old]),
                 Shown::Between(a) => {
-                    rate::interpolate_poses(&p.prev[..old], &p.next[..old], a, &mut s.local[..old])?;
+                    rate::interpolate_poses(
+                        &p.prev[..old],
+                        &p.next[..old],
+                        a,
+                        &mut s.local[..old],
+                    )?;
                     p.prev[..old].copy_from_slice(&s.local[..old]);
                 }
             }
@@ -931,7 +1015,16 @@ fn step_character<C: ClipSource>(
         // Period P > 1: the pose of frame `frame + P`; period 1: this frame's.
         let ahead = if c.period > 1 { u32::from(c.period) } else { 0 };
         let (times, weights) = c.drive_ahead(ahead, dt, durations);
-        evaluate(lod, clips, c.level as usize, times, weights, &mut s.sampled, &mut p.next, acc)?;
+        evaluate(
+            lod,
+            clips,
+            c.level as usize,
+            times,
+            weights,
+            &mut s.sampled,
+            &mut p.next,
+            acc,
+        )?;
         c.next_frame = frame + u64::from(ahead);
         c.last = frame;
     }
@@ -945,7 +1038,12 @@ fn step_character<C: ClipSource>(
             Shown::Next => &p.next[..blocks],
             Shown::Between(a) => {
                 let t0 = Instant::now();
-                rate::interpolate_poses(&p.prev[..blocks], &p.next[..blocks], a, &mut s.local[..blocks])?;
+                rate::interpolate_poses(
+                    &p.prev[..blocks],
+                    &p.next[..blocks],
+                    a,
+                    &mut s.local[..blocks],
+                )?;
                 acc.interpolate += t0.elapsed();
                 &s.local[..blocks]
             }
@@ -953,7 +1051,13 @@ fn step_character<C: ClipSource>(
     };
     let root = root_of(c.heading);
     let t0 = Instant::now();
-    lod::local_to_model(lod, level, local, root.as_ref(), &mut p.models)?;
+    let kept = if follow_dropped {
+        p.models.len()
+    } else {
+        lod.kept(level)?
+    };
+    let models = p.models.get_mut(..kept).unwrap_or(&mut []);
+    lod::local_to_model(lod, level, local, root.as_ref(), models)?;
     acc.fk += t0.elapsed();
     let folded: &[Mat4] = if final_frame {
         &p.models

@@ -7,7 +7,7 @@ use sinew_core::lod::rate::{self, RateTiers};
 use sinew_core::lod::{self, HUMANOID_RULES};
 use sinew_core::{Error, Mat4, SoaTransform};
 use sinew_std::compress::{compress, CompressOptions};
-use sinew_std::crowd::lod::{LodCrowd, LodInputs, LodSettings, Locomotion, OwnedLod, RateSettings};
+use sinew_std::crowd::lod::{Locomotion, LodCrowd, LodInputs, LodSettings, OwnedLod, RateSettings};
 use sinew_std::Humanoid;
 
 use crate::{count_allocations, frames_allocate_nothing};
@@ -24,7 +24,11 @@ pub fn kernels_allocate_nothing() {
     let (raw, comp) = (raw.view(), comp.view());
     let n = 512;
     let importance: Vec<f32> = (0..n).map(|i| -((i * 7919) % 997) as f32).collect();
-    let tiers = RateTiers { full: -50.0, half: -200.0, quarter: -600.0 };
+    let tiers = RateTiers {
+        full: -50.0,
+        half: -200.0,
+        quarter: -600.0,
+    };
     let (mut order, mut periods, mut due) = (vec![0u32; n], vec![0u8; n], vec![0u32; n]);
     let mut a = vec![SoaTransform::IDENTITY; l.soa_count()];
     let mut b = a.clone();
@@ -40,7 +44,13 @@ pub fn kernels_allocate_nothing() {
         rate::interpolate_poses(&a[..blocks], &b[..blocks], 0.25, &mut o[..blocks])?;
         lod::local_to_model(&l, level, &o, None, &mut models)?;
         rate::interpolate_models(&models, &models, 0.5, &mut mo)?;
-        let report = rate::plan(&importance, &tiers, n / 8 + f % 16, &mut order, &mut periods)?;
+        let report = rate::plan(
+            &importance,
+            &tiers,
+            n / 8 + f % 16,
+            &mut order,
+            &mut periods,
+        )?;
         let k = rate::due(f as u64, &periods, &mut due)?;
         Ok(mo[5].cols[3][1] + k as f32 + report.peak() as f32)
     });
@@ -64,7 +74,11 @@ pub fn crowd_step_allocates_nothing_on_any_thread() {
     let n = 64;
     let settings = LodSettings {
         rate: Some(RateSettings {
-            tiers: RateTiers { full: -10.0, half: -30.0, quarter: -60.0 },
+            tiers: RateTiers {
+                full: -10.0,
+                half: -30.0,
+                quarter: -60.0,
+            },
             budget: 16,
             replan_every: 8,
         }),
@@ -74,9 +88,16 @@ pub fn crowd_step_allocates_nothing_on_any_thread() {
     let levels: Vec<u8> = (0..n).map(|i| (i % 3) as u8).collect();
     let importance: Vec<f32> = (0..n).map(|i| -2.0 * i as f32).collect();
     let loco: Vec<Locomotion> = (0..n)
-        .map(|i| Locomotion { speed: 0.1 * i as f32, heading: 0.05 * i as f32 })
+        .map(|i| Locomotion {
+            speed: 0.1 * i as f32,
+            heading: 0.05 * i as f32,
+        })
         .collect();
-    let inputs = LodInputs { levels: Some(&levels), importance: Some(&importance), locomotion: Some(&loco) };
+    let inputs = LodInputs {
+        levels: Some(&levels),
+        importance: Some(&importance),
+        locomotion: Some(&loco),
+    };
     let before = crowd.checksum();
     let (counted, result) = count_allocations(|| -> Result<(), Error> {
         for f in 0..300 {
@@ -91,5 +112,8 @@ pub fn crowd_step_allocates_nothing_on_any_thread() {
         counted.allocations, counted.bytes
     );
     assert_ne!(crowd.checksum(), before, "the characters moved");
-    assert!(crowd.counts().periods[3] > 0, "some characters interpolated");
+    assert!(
+        crowd.counts().periods[3] > 0,
+        "some characters interpolated"
+    );
 }

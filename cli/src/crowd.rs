@@ -323,6 +323,12 @@ pub fn crowd_command(args: &CrowdArgs, out: &dyn Fn(&str)) -> Res<()> {
             per(b, with.frames) / 2.0
         ));
     }
+    if e.across_seam > 0 {
+        out(&format!(
+            "left out above: {} checks interpolating across the loop point of clips whose last frame is not their first: worst {:.1}°",
+            e.across_seam, e.max_across_seam
+        ));
+    }
     let ms = |f: &RunFigures| f.wall.as_secs_f64() * 1e3 / f.frames as f64;
     let (a, b) = (ms(full), ms(with));
     out(&format!(
@@ -414,6 +420,8 @@ fn run<C: ClipSource + Copy + Sync>(
         if f % 30 == 29 {
             let e = crowd.pose_error(16)?;
             error.characters += e.characters;
+            error.across_seam += e.across_seam;
+            error.max_across_seam = error.max_across_seam.max(e.max_across_seam);
             error.max_interpolated = error.max_interpolated.max(e.max_interpolated);
             error.max_dropped = error.max_dropped.max(e.max_dropped);
             for (a, b) in error.max_by_period.iter_mut().zip(e.max_by_period) {

@@ -299,6 +299,8 @@ struct LodChar {
     /// drifting pattern (so its future is known).
     t: f32,
     pattern: bool,
+    /// The clips' loop point lies between the previous and the next pose.
+    seam: bool,
     heading: f32,
     /// Evaluated this frame, at this level and period.
     due: bool,
@@ -339,6 +341,9 @@ pub struct LodCrowd<'a, C> {
     scratch: Vec<Mutex<Scratch>>,
     slots: Vec<Mutex<Result<LodStageTimes, Error>>>,
     frame: u64,
+    /// Every clip's last frame equals its first (within 0.01: compressed
+    /// clips decode each within their error bound).
+    seamless: bool,
     rate_on: bool,
     stages: LodStageTimes,
     counts: LodCounts,
@@ -412,6 +417,13 @@ impl LodChar {
         let rate = 0.5 * (1.0 / self.cycle + 1.0 / cycle_of(weights, durations));
         let phase = (self.base.phase + ahead * rate).fract();
         (durations.map(|d| phase * d), weights)
+    }
+
+    /// Whether the phase passes the clips' loop point within `frames`
+    /// frames of `dt` (as [`LodChar::drive_ahead`] advances it).
+    fn wraps_within(&self, frames: u32, dt: f32, durations: [f32; 3]) -> bool {
+        let (times, _) = self.drive_ahead(frames, dt, durations);
+        frames > 0 && times[0] < self.base.phase * durations[0]
     }
 }
 
@@ -566,6 +578,7 @@ impl<'a, C: ClipSource + Copy + Sync> LodCrowd<'a, C> {
                     last: 0,
                     t: 0.0,
                     pattern: true,
+                    seam: false,
                     heading: 0.0,
                     due: false,
                     due_level: 0,
@@ -597,6 +610,7 @@ impl<'a, C: ClipSource + Copy + Sync> LodCrowd<'a, C> {
                 .map(|_| Mutex::new(Ok(LodStageTimes::default())))
                 .collect(),
             frame: 0,
+            seamless: true,
             rate_on: false,
             stages: LodStageTimes::default(),
             counts: LodCounts::default(),
@@ -604,6 +618,16 @@ impl<'a, C: ClipSource + Copy + Sync> LodCrowd<'a, C> {
         // Every character's pose at time 0, both as its previous and its
         // next evaluation.
         let mut sampled = [pose.clone(), pose.clone(), pose];
+        for c in &crowd.clips {
+            let [a, b, _] = &mut sampled;
+            let first = c.frame(0, lod.rest_pose(), a)?;
+            let last = c.frame(c.frame_count() - 1, lod.rest_pose(), b)?;
+            let same = bytemuck::cast_slice::<SoaTransform, f32>(first)
+                .iter()
+                .zip(bytemuck::cast_slice::<SoaTransform, f32>(last))
+                .all(|(x, y)| (x - y).abs() <= 1e-2);
+            crowd.seamless &= same;
+        }
         let mut ignored = LodStageTimes::default();
         for (c, p) in crowd.chars.iter_mut().zip(&mut crowd.poses) {
             c.advance(0.0, 0.0, None, s, durations);
@@ -904,11 +928,20 @@ impl<'a, C: ClipSource + Copy + Sync> LodCrowd<'a, C> {
                 self.lod.joint_count(),
             );
             let by_period = PERIODS.iter().position(|&p| p == c.period).unwrap_or(3);
+            // Interpolating across the loop point of a clip whose last
+            // frame is not its first sweeps between two unrelated poses;
+            // counted apart.
+            let seam = self.rate_on
+                && !self.seamless
+                && c.seam
+                && matches!(c.shown(frame), Shown::Between(_));
             for k in 0..self.lod.joint_count() {
                 let a = full[k / 4].rotation.get(k % 4);
                 let b = shown[k / 4].rotation.get(k % 4);
                 let deg = angle_degrees(a, b);
-                if k < kept {
+                if k < kept && seam {
+                    e.max_across_seam = e.max_across_seam.max(deg);
+                } else if k < kept {
                     e.max_interpolated = e.max_interpolated.max(deg);
                     e.max_by_period[by_period] = e.max_by_period[by_period].max(deg);
                     sum_kept += deg;
@@ -920,6 +953,7 @@ impl<'a, C: ClipSource + Copy + Sync> LodCrowd<'a, C> {
                 }
             }
             e.characters += 1;
+            e.across_seam += usize::from(seam);
         }
         e.mean_interpolated = sum_kept / n_kept.max(1) as f64;
         e.mean_dropped = sum_dropped / n_dropped.max(1) as f64;
@@ -939,6 +973,11 @@ pub struct PoseError {
     /// Largest angle over evaluated joints of the characters at each
     /// period of [`PERIODS`] (their last evaluation's).
     pub max_by_period: [f64; 4],
+    /// Characters measured between two poses on either side of the
+    /// clips' loop point (left out of the figures above).
+    pub across_seam: usize,
+    /// Largest angle over evaluated joints of those characters.
+    pub max_across_seam: f64,
     /// Largest angle over dropped joints (held at rest).
     pub max_dropped: f64,
     /// Mean angle over dropped joints.
@@ -1015,6 +1054,7 @@ fn step_character<C: ClipSource>(
         // Period P > 1: the pose of frame `frame + P`; period 1: this frame's.
         let ahead = if c.period > 1 { u32::from(c.period) } else { 0 };
         let (times, weights) = c.drive_ahead(ahead, dt, durations);
+        c.seam = c.wraps_within(ahead, dt, durations);
         evaluate(
             lod,
             clips,

@@ -23,7 +23,7 @@ pub fn kernels_allocate_nothing() {
     let comp = owned.remap_compressed(&c.view()).expect("reorder");
     let (raw, comp) = (raw.view(), comp.view());
     let n = 512;
-    let importance: Vec<f32> = (0..n).map(|i| -((i * 7919) % 997) as f32).collect();
+    let importance: Vec<f32> = (0..n).map(|i| -(((i * 7919) % 997) as f32)).collect();
     let tiers = RateTiers {
         full: -50.0,
         half: -200.0,

@@ -255,7 +255,7 @@ pub fn crowd_command(args: &CrowdArgs, out: &dyn Fn(&str)) -> Res<()> {
     let [full, with] = &runs;
     out(&format!(
         "{frames} frames at 60 Hz on {} threads; times per frame in ms (stages: CPU summed over threads)",
-        threads.map_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()), |t| t)
+        threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
     ));
     out("run        sample   blend      FK  interp  schedule  stage sum  process CPU   wall  evals/frame  checksum");
     for (name, f) in [("no LOD", full), ("LOD", with)] {

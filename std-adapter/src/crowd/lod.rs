@@ -358,7 +358,8 @@ fn weights_of(coordinate: f32) -> [f32; 3] {
 /// Where `speed` falls between the gait speeds, as a blend coordinate in
 /// `[0, 2]`.
 fn coordinate(speed: f32, s: [f32; 3]) -> f32 {
-    if !(speed > s[0]) {
+    // NaN speeds stand still.
+    if speed.is_nan() || speed <= s[0] {
         0.0
     } else if speed < s[1] {
         (speed - s[0]) / (s[1] - s[0])
@@ -692,7 +693,7 @@ impl<'a, C: ClipSource + Copy + Sync> LodCrowd<'a, C> {
         let frame = self.frame;
         let t = frame as f32 * dt;
         if let (Some(r), Some(imp)) = (self.settings.rate, inputs.importance) {
-            if frame % u64::from(r.replan_every) == 0 {
+            if frame.is_multiple_of(u64::from(r.replan_every)) {
                 self.counts.plan =
                     rate::plan(imp, &r.tiers, r.budget, &mut self.order, &mut self.periods)?;
             }

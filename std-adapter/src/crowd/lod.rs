@@ -11,7 +11,7 @@
 //!   only the level's blocks, FK runs over its joints and the dropped
 //!   joints follow their parents at rest;
 //! - an importance (`LodInputs::importance`), from which
-//!   [`rate::plan`](sinew_core::lod::rate::plan) gives an update period of
+//!   [`rate::plan`] gives an update period of
 //!   1, 2, 4 or 8 frames within a budget of evaluations per frame; a
 //!   character is evaluated on its frames at the clip times one period
 //!   ahead, and the frames between interpolate its last two evaluated

@@ -84,6 +84,12 @@
 // `sinew_foot_report`).
 #define SINEW_MAX_FOOT_LEGS 4
 
+// Most levels a joint-LOD layout has.
+#define SINEW_LOD_MAX_LEVELS 8
+
+// The longest update period of the rate schedule, in frames.
+#define SINEW_RATE_MAX_PERIOD 8
+
 // Most one-shot units one `sinew_pose_mix` call takes (besides fatigue and idle).
 #define SINEW_MAX_MIX_UNITS 16
 
@@ -639,6 +645,37 @@ typedef struct sinew_foot_report {
   // Per leg: 1 when its ankle reached its target.
   uint32_t reached[SINEW_MAX_FOOT_LEGS];
 } sinew_foot_report;
+
+// A joint-LOD layout: a caller-owned view of four caller arrays (filled
+// by `sinew_lod_build`) checked once by `sinew_joint_lod_init`. The
+// arrays must outlive the handle and stay unchanged.
+typedef struct sinew_joint_lod {
+  // `joint_count` skeleton joints, in LOD order.
+  const uint16_t *order;
+  // `joint_count` parents as LOD positions (`SINEW_NO_PARENT` for roots).
+  const uint16_t *parents;
+  // The rest pose in LOD order, `(joint_count + 3) / 4` blocks.
+  const struct sinew_soa_transform *rest;
+  // `level_count` joint counts, one per level.
+  const uint16_t *levels;
+  // Number of joints.
+  uint32_t joint_count;
+  // Number of levels.
+  uint32_t level_count;
+  // Private: lets functions reject a handle that `_init` did not fill.
+  uint64_t check;
+} sinew_joint_lod;
+
+// Importance thresholds of the rate schedule: `>= full` period 1,
+// `>= half` 2, `>= quarter` 4, lower 8 (`full >= half >= quarter`).
+typedef struct sinew_rate_tiers {
+  // Least importance evaluated every frame.
+  float full;
+  // Least importance evaluated every 2nd frame.
+  float half;
+  // Least importance evaluated every 4th frame.
+  float quarter;
+} sinew_rate_tiers;
 
 // One input of `sinew_pose_blend`.
 typedef struct sinew_blend_layer {
@@ -1752,6 +1789,218 @@ sinew_status sinew_foot_placement_solve_probed(const struct sinew_ik_pose *pose,
                                                float dt,
                                                struct sinew_foot_state *state,
                                                struct sinew_foot_report *report);
+
+// Writes each joint's coarsest level under the humanoid name rules (3
+// levels: level 1 drops fingers, face, toes and end joints; level 2 also
+// hands, balls of the feet and twist joints), for `sinew_lod_build`.
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, BAD_LENGTH (`out_len` not the
+// joint count). `out` is untouched on error.
+//
+// # Safety
+// `skeleton` is a loaded handle; `out` has `out_len` writable bytes.
+sinew_status sinew_lod_humanoid_levels(const struct sinew_skeleton *skeleton,
+                                       uint8_t *out,
+                                       size_t out_len);
+
+// Fills a joint-LOD layout of `skeleton` from each joint's coarsest level
+// (`coarsest[j]`: the last level at which joint `j` is evaluated, below
+// `SINEW_LOD_MAX_LEVELS`; raised to its descendants'), and writes the
+// number of levels to `*level_count`. `order` and `parents` have
+// `joint_count` entries, `rest` `soa_count` blocks, `levels` room for
+// the level count (`SINEW_LOD_MAX_LEVELS` always suffices).
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, BAD_LENGTH, INVALID_ARGUMENT
+// (a coarsest level too large), MISALIGNED. Outputs are untouched on
+// error.
+//
+// # Safety
+// `skeleton` is a loaded handle; every array is valid for its length;
+// `level_count` is writable.
+sinew_status sinew_lod_build(const struct sinew_skeleton *skeleton,
+                             const uint8_t *coarsest,
+                             size_t coarsest_len,
+                             uint16_t *order,
+                             size_t order_len,
+                             uint16_t *parents,
+                             size_t parents_len,
+                             struct sinew_soa_transform *rest,
+                             size_t rest_len,
+                             uint16_t *levels,
+                             size_t levels_len,
+                             uint32_t *level_count);
+
+// Validates a joint-LOD layout once (permutation, parents before their
+// joints, level sizes from `joint_count` down, finite rest pose) and
+// fills `*out` with a view of the arrays.
+//
+// Errors: NULL_PARAMETER, INVALID_DATA, BAD_LENGTH, MISALIGNED.
+//
+// # Safety
+// The arrays are valid for their lengths and outlive the handle; `out`
+// is writable.
+sinew_status sinew_joint_lod_init(const uint16_t *order,
+                                  const uint16_t *parents,
+                                  size_t joint_count,
+                                  const struct sinew_soa_transform *rest,
+                                  size_t rest_len,
+                                  const uint16_t *levels,
+                                  size_t level_count,
+                                  struct sinew_joint_lod *out);
+
+// Writes the number of joints evaluated at `level` to `*kept`.
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, INVALID_ARGUMENT (no such level).
+//
+// # Safety
+// `lod` is an initialised handle; `kept` is writable.
+sinew_status sinew_joint_lod_kept(const struct sinew_joint_lod *lod,
+                                  uint32_t level,
+                                  size_t *kept);
+
+// Reorders a skeleton-order pose into LOD order (`soa_count` blocks each),
+// e.g. every frame of a clip when building LOD clips.
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, BAD_LENGTH, MISALIGNED,
+// OVERLAPPING_BUFFERS.
+//
+// # Safety
+// `lod` is an initialised handle; `src`/`out` are valid for their lengths.
+sinew_status sinew_joint_lod_remap_pose(const struct sinew_joint_lod *lod,
+                                        const struct sinew_soa_transform *src,
+                                        size_t src_len,
+                                        struct sinew_soa_transform *out,
+                                        size_t out_len);
+
+// Samples a raw clip in LOD order at `level`: the first
+// `(kept + 3) / 4` blocks of `out` (`soa_count` blocks long), each bit for
+// bit what `sinew_clip_sample` writes there; the rest is not written.
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, INVALID_ARGUMENT (time, mode,
+// level), BAD_LENGTH, MISALIGNED, OVERLAPPING_BUFFERS.
+//
+// # Safety
+// `lod` and `clip` are initialised/loaded handles; `out` has `out_len`
+// writable blocks.
+sinew_status sinew_lod_clip_sample(const struct sinew_joint_lod *lod,
+                                   uint32_t level,
+                                   const struct sinew_clip *clip,
+                                   float time,
+                                   uint32_t mode,
+                                   struct sinew_soa_transform *out,
+                                   size_t out_len);
+
+// Samples a compressed clip in LOD order at `level`, as
+// `sinew_lod_clip_sample` (clips compressed with rest-pose stripping take
+// the layout's rest pose).
+//
+// Errors: as `sinew_lod_clip_sample`.
+//
+// # Safety
+// `lod` and `clip` are initialised/loaded handles; `out` has `out_len`
+// writable blocks.
+sinew_status sinew_lod_compressed_clip_sample(const struct sinew_joint_lod *lod,
+                                              uint32_t level,
+                                              const struct sinew_compressed_clip *clip,
+                                              float time,
+                                              uint32_t mode,
+                                              struct sinew_soa_transform *out,
+                                              size_t out_len);
+
+// Local-to-model at `level` over the layout's parents: kept joints
+// `model = parent · local` (roots: `root · local`, `root` NULL for
+// identity); when `models_len` is the joint count, dropped joints follow
+// their parents at rest (`model = parent · rest`), when it is the kept
+// count only kept joints are written. `local` needs the level's blocks.
+//
+// Errors: NULL_PARAMETER, INVALID_HANDLE, INVALID_ARGUMENT (level),
+// BAD_LENGTH, MISALIGNED, OVERLAPPING_BUFFERS. `models` is untouched on
+// error.
+//
+// # Safety
+// `lod` is an initialised handle; `local`, `models` are valid for their
+// lengths; `root` is NULL or readable.
+sinew_status sinew_lod_local_to_model(const struct sinew_joint_lod *lod,
+                                      uint32_t level,
+                                      const struct sinew_soa_transform *local,
+                                      size_t local_len,
+                                      const struct sinew_float4x4 *root,
+                                      struct sinew_float4x4 *models,
+                                      size_t models_len);
+
+// Interpolates two local poses (`len` blocks each) by `alpha` in
+// `[0, 1]`: translations and scales lerped, rotations nlerped with sign
+// alignment.
+//
+// Errors: NULL_PARAMETER, INVALID_ARGUMENT (`alpha`), MISALIGNED,
+// OVERLAPPING_BUFFERS. `out` is untouched on error.
+//
+// # Safety
+// `prev`, `next` and `out` have `len` valid blocks.
+sinew_status sinew_rate_interpolate_poses(const struct sinew_soa_transform *prev,
+                                          const struct sinew_soa_transform *next,
+                                          size_t len,
+                                          float alpha,
+                                          struct sinew_soa_transform *out);
+
+// Lerps two arrays of `len` model matrices by `alpha` in `[0, 1]`.
+//
+// Errors: as `sinew_rate_interpolate_poses`.
+//
+// # Safety
+// `prev`, `next` and `out` have `len` valid matrices.
+sinew_status sinew_rate_interpolate_models(const struct sinew_float4x4 *prev,
+                                           const struct sinew_float4x4 *next,
+                                           size_t len,
+                                           float alpha,
+                                           struct sinew_float4x4 *out);
+
+// Plans the update periods (1, 2, 4 or 8 frames) of `count` characters
+// from their importance within `budget` evaluations per frame: each
+// character's wished period from `tiers`, then the least important
+// characters on over-budget frames lengthened until no frame of the
+// 8-frame cycle exceeds the budget. `order` is scratch (`count`
+// entries); `periods` receives the periods; `*peak` the most evaluations
+// of any frame. Character `i` is then evaluated at frame `f` when
+// `f % period == (i % 8) % period` (`sinew_rate_is_due`).
+//
+// Errors: NULL_PARAMETER, INVALID_ARGUMENT (NaN importance, unordered
+// tiers, budget below `ceil(count / 8)`), MISALIGNED,
+// OVERLAPPING_BUFFERS. Outputs are unspecified on error.
+//
+// # Safety
+// `importance`, `order` and `periods` have `count` valid entries;
+// `tiers` is readable; `peak` is writable.
+sinew_status sinew_rate_plan(const float *importance,
+                             size_t count,
+                             const struct sinew_rate_tiers *tiers,
+                             size_t budget,
+                             uint32_t *order,
+                             uint8_t *periods,
+                             size_t *peak);
+
+// 1 when `character` with update period `period` is evaluated at `frame`
+// (`frame % period == (character % 8) % period`; a period other than 1,
+// 2, 4 counts as 8), else 0.
+uint32_t sinew_rate_is_due(uint64_t frame,
+                           size_t character,
+                           uint8_t period);
+
+// Lists the characters evaluated at `frame` under `periods` (`count`
+// entries) into `out` (ascending) and writes how many to `*due_count`.
+//
+// Errors: NULL_PARAMETER, BUFFER_TOO_SMALL (more due than `out_len`),
+// MISALIGNED, OVERLAPPING_BUFFERS.
+//
+// # Safety
+// `periods` has `count` entries, `out` `out_len` writable ones;
+// `due_count` is writable.
+sinew_status sinew_rate_due(uint64_t frame,
+                            const uint8_t *periods,
+                            size_t count,
+                            uint32_t *out,
+                            size_t out_len,
+                            size_t *due_count);
 
 // The motion-unit mixing kernel: per joint, `Σ(wF·wJ·x) / Σ(wF·wJ)` over
 // up to `SINEW_MAX_MIX_UNITS` running units and the optional fatigue unit

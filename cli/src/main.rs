@@ -7,6 +7,11 @@
 //! Subcommands inspect, play and render glTF/GLB, BVH and ozz files; every
 //! failure is one line on stderr and exit status 2.
 
+/// `sinew crowd` (named apart from `sinew_std::crowd`, which the default
+/// job uses).
+#[path = "crowd.rs"]
+mod crowd_lod;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -57,6 +62,8 @@ enum Command {
     Shapes(sinew_cli::shapes::ShapesArgs),
     /// Print an animation graph (default: the built-in locomotion graph), run a scripted parameter timeline through it, print each state change and chart the state weights as a PNG.
     Graph(sinew_cli::graph::GraphArgs),
+    /// Many characters (default 10,000) with and without joint and update-rate LOD: frame time per stage, shares per LOD level and rate, and the error of LOD poses against full evaluation.
+    Crowd(crowd_lod::CrowdArgs),
     /// Compress clips under an object-space error bound (default: the procedural humanoid's clips), and write each file's skeleton (.sinewskl) and skinned meshes (.sinewmsh) beside them.
     Compress(CompressArgs),
     /// Bake a skinned mesh's clip to vertex animation files (raw f32, 16-bit position and normal PNGs, JSON sidecar) and print the error against live skinning (default: the Fox from ../shared/data).
@@ -274,6 +281,7 @@ fn main() -> ExitCode {
         Some(Command::Compress(c)) => compress(&c),
         Some(Command::Bake(a)) => sinew_cli::bake::bake_command(&a, &emit),
         Some(Command::Retarget(a)) => sinew_cli::retarget::retarget_command(&a, &emit),
+        Some(Command::Crowd(a)) => crowd_lod::crowd_command(&a, &emit),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

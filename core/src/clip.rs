@@ -371,6 +371,38 @@ impl<'a> RawClip<'a> {
         interpolate(a, b, alpha, out);
         Ok(())
     }
+
+    /// Samples the first `out.len()` blocks at time `t` (see
+    /// [`ClipSource::sample_prefix`]): each is what [`RawClip::sample`]
+    /// writes there, bit for bit.
+    ///
+    /// # Errors
+    /// [`Error::BadLength`] when `out` has more than `soa_count()` blocks,
+    /// [`Error::NonFinite`] for a non-finite `t`.
+    pub fn sample_prefix(
+        &self,
+        t: f32,
+        mode: TimeMode,
+        out: &mut [SoaTransform],
+    ) -> Result<(), Error> {
+        let (n, m) = (self.soa_count, out.len());
+        if m > n {
+            return Err(Error::BadLength {
+                buffer: "output",
+                expected: n,
+                actual: m,
+            });
+        }
+        let Bracket {
+            before: i0,
+            after: i1,
+            alpha,
+        } = self.locate(t, mode)?;
+        let a = &self.keys[i0 * n..i0 * n + m];
+        let b = &self.keys[i1 * n..i1 * n + m];
+        interpolate(a, b, alpha, out);
+        Ok(())
+    }
 }
 
 /// A clip the animation features can play: a [`RawClip`] or a
@@ -437,6 +469,28 @@ pub trait ClipSource {
         out: &mut [SoaTransform],
     ) -> Result<(), Error>;
 
+    /// Samples only the first `out.len()` SoA blocks at time `t`: the
+    /// joint-count prefix that joint LOD evaluates ([`crate::lod`]). Each
+    /// block gets exactly the values [`ClipSource::sample`] gives it, bit
+    /// for bit; the blocks past `out` are not computed.
+    ///
+    /// The provided implementation supports only the whole pose (`out`
+    /// of `soa_count()` blocks); raw and compressed clips override it.
+    ///
+    /// # Errors
+    /// [`Error::BadLength`] when `out` has more than `soa_count()` blocks
+    /// (or, for the provided implementation, fewer), or for a missing
+    /// `"rest pose"`; [`Error::NonFinite`] for a non-finite `t`.
+    fn sample_prefix(
+        &self,
+        t: f32,
+        mode: TimeMode,
+        rest: &[SoaTransform],
+        out: &mut [SoaTransform],
+    ) -> Result<(), Error> {
+        self.sample(t, mode, rest, out)
+    }
+
     /// Stored frame `i`: borrowed from the clip when
     /// [`ClipSource::BORROWS_FRAMES`], else decoded into `scratch` (at least
     /// `soa_count()` blocks; its first `soa_count()` are returned).
@@ -497,6 +551,17 @@ impl ClipSource for RawClip<'_> {
     }
 
     #[inline]
+    fn sample_prefix(
+        &self,
+        t: f32,
+        mode: TimeMode,
+        _rest: &[SoaTransform],
+        out: &mut [SoaTransform],
+    ) -> Result<(), Error> {
+        RawClip::sample_prefix(self, t, mode, out)
+    }
+
+    #[inline]
     fn frame<'s>(
         &'s self,
         i: usize,
@@ -548,6 +613,17 @@ impl ClipSource for CompressedClip<'_> {
         } else {
             CompressedClip::sample(self, t, mode, out)
         }
+    }
+
+    #[inline]
+    fn sample_prefix(
+        &self,
+        t: f32,
+        mode: TimeMode,
+        rest: &[SoaTransform],
+        out: &mut [SoaTransform],
+    ) -> Result<(), Error> {
+        CompressedClip::sample_prefix(self, t, mode, rest, out)
     }
 
     #[inline]

@@ -35,6 +35,7 @@ pub mod fk;
 mod fp;
 pub mod graph;
 pub mod ik;
+pub mod lod;
 pub mod math;
 pub mod mesh;
 pub mod mix;

@@ -27,6 +27,8 @@ use sinew_core::{Error, Mat4, Skeleton, SoaTransform, Vec3};
 use crate::assets::{Humanoid, OwnedClip, OwnedSkeleton};
 use crate::pool::Pool;
 
+pub mod lod;
+
 /// Characters processed together so their buffers stay in cache.
 pub const BATCH: usize = 8;
 

@@ -3038,6 +3038,109 @@ static void retarget(void) {
   rt_map_bytes[0] ^= 0xff;
   /* Shifted by a byte: the magic is checked first. */
   CHECK(sinew_retarget_map_load(rt_map_bytes + 1, written - 1, &forged), SINEW_STATUS_INVALID_DATA);
+/* Joint and update-rate LOD: a layout keeping every joint samples and
+ * runs FK exactly as the plain calls do; the humanoid's three levels keep
+ * 70, 26 and 20 joints; interpolation, the rate plan and the due list. */
+static void lod(void) {
+  static alignas(16) uint8_t lod_skel_bytes[SINEW_HUMANOID_SKELETON_SIZE];
+  static alignas(16) uint8_t lod_walk_bytes[MAX_CLIP];
+  static sinew_soa_transform rest[18], plain[18], via[18], mid[18];
+  static sinew_float4x4 m_plain[SINEW_HUMANOID_JOINT_COUNT], m_via[SINEW_HUMANOID_JOINT_COUNT];
+  uint8_t coarsest[SINEW_HUMANOID_JOINT_COUNT];
+  uint16_t order[SINEW_HUMANOID_JOINT_COUNT], parents[SINEW_HUMANOID_JOINT_COUNT];
+  uint16_t levels[SINEW_LOD_MAX_LEVELS];
+  uint32_t level_count = 0;
+  size_t written = 0, kept = 0;
+  sinew_skeleton skel;
+  sinew_clip walk;
+  sinew_joint_lod l;
+  CHECK(sinew_humanoid_skeleton_write(lod_skel_bytes, sizeof lod_skel_bytes, &written),
+        SINEW_STATUS_OK);
+  CHECK(sinew_skeleton_load(lod_skel_bytes, written, &skel), SINEW_STATUS_OK);
+  CHECK(sinew_humanoid_clip_write(&skel, SINEW_GAIT_WALK, 30.0f, lod_walk_bytes,
+                                  sizeof lod_walk_bytes, &written),
+        SINEW_STATUS_OK);
+  CHECK(sinew_clip_load(lod_walk_bytes, written, &walk), SINEW_STATUS_OK);
+  size_t n = skel.joint_count, b = skel.soa_count;
+
+  /* Every joint kept: the skeleton's own order, bit for bit. */
+  memset(coarsest, 0, sizeof coarsest);
+  CHECK(sinew_lod_build(&skel, coarsest, n, order, n, parents, n, rest, b, levels,
+                        SINEW_LOD_MAX_LEVELS, &level_count),
+        SINEW_STATUS_OK);
+  if (level_count != 1 || levels[0] != n || order[5] != 5) exit(1);
+  CHECK(sinew_joint_lod_init(order, parents, n, rest, b, levels, level_count, &l), SINEW_STATUS_OK);
+  CHECK(sinew_clip_sample(&walk, 0.4f, SINEW_TIME_LOOP, plain, b), SINEW_STATUS_OK);
+  CHECK(sinew_lod_clip_sample(&l, 0, &walk, 0.4f, SINEW_TIME_LOOP, via, b), SINEW_STATUS_OK);
+  if (memcmp(plain, via, b * sizeof via[0]) != 0) exit(1);
+  CHECK(sinew_skeleton_local_to_model(&skel, plain, b, NULL, m_plain, n), SINEW_STATUS_OK);
+  CHECK(sinew_lod_local_to_model(&l, 0, via, b, NULL, m_via, n), SINEW_STATUS_OK);
+  if (memcmp(m_plain, m_via, n * sizeof m_via[0]) != 0) exit(1);
+
+  /* The humanoid rules: three levels of 70, 26 and 20 joints. */
+  CHECK(sinew_lod_humanoid_levels(&skel, coarsest, n), SINEW_STATUS_OK);
+  CHECK(sinew_lod_build(&skel, coarsest, n, order, n, parents, n, rest, b, levels,
+                        SINEW_LOD_MAX_LEVELS, &level_count),
+        SINEW_STATUS_OK);
+  CHECK(sinew_joint_lod_init(order, parents, n, rest, b, levels, level_count, &l), SINEW_STATUS_OK);
+  CHECK(sinew_joint_lod_kept(&l, 1, &kept), SINEW_STATUS_OK);
+  printf("lod_kept %u %zu", level_count, kept);
+  CHECK(sinew_joint_lod_kept(&l, 2, &kept), SINEW_STATUS_OK);
+  printf(" %zu\n", kept);
+  if (level_count != 3 || kept != 20) exit(1);
+  CHECK(sinew_joint_lod_kept(&l, 3, &kept), SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_joint_lod_remap_pose(&l, skel.rest_pose, b, via, b), SINEW_STATUS_OK);
+  if (memcmp(via, rest, b * sizeof via[0]) != 0) exit(1);
+  /* Level 2 of the rest pose: every joint at its model-space rest. */
+  CHECK(sinew_lod_local_to_model(&l, 2, rest, 5, NULL, m_via, n), SINEW_STATUS_OK);
+  for (size_t k = 0; k < n; k++) {
+    const float *ib = &skel.inverse_bind[order[k]].cols[3][0];
+    const float *m = &m_via[k].cols[3][0];
+    /* inverse bind · model = identity: its translation column is ~0. */
+    const float *r0 = &skel.inverse_bind[order[k]].cols[0][0];
+    for (int i = 0; i < 3; i++) {
+      float t = ib[i] + r0[i] * m[0] + r0[4 + i] * m[1] + r0[8 + i] * m[2];
+      if (fabsf(t) > 1e-4f) exit(1);
+    }
+  }
+  CHECK(sinew_lod_local_to_model(&l, 2, rest, 4, NULL, m_via, n), SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_lod_local_to_model(NULL, 2, rest, 5, NULL, m_via, n), SINEW_STATUS_NULL_PARAMETER);
+  sinew_joint_lod forged = l;
+  forged.joint_count = 3;
+  CHECK(sinew_lod_local_to_model(&forged, 0, rest, b, NULL, m_via, n), SINEW_STATUS_INVALID_HANDLE);
+  order[1] = order[0];
+  CHECK(sinew_joint_lod_init(order, parents, n, rest, b, levels, level_count, &forged),
+        SINEW_STATUS_INVALID_DATA);
+
+  /* Interpolation: halfway between a pose and itself is the pose. */
+  CHECK(sinew_rate_interpolate_poses(plain, plain, b, 0.5f, mid), SINEW_STATUS_OK);
+  for (size_t i = 0; i < b; i++)
+    for (int r = 0; r < 3; r++)
+      for (int k = 0; k < 4; k++)
+        if (fabsf(mid[i].translation[r][k] - plain[i].translation[r][k]) > 1e-6f) exit(1);
+  CHECK(sinew_rate_interpolate_poses(plain, plain, b, 1.5f, mid), SINEW_STATUS_INVALID_ARGUMENT);
+  CHECK(sinew_rate_interpolate_poses(plain, plain, b, 0.5f, plain), SINEW_STATUS_OVERLAPPING_BUFFERS);
+  CHECK(sinew_rate_interpolate_models(m_plain, m_plain, n, 0.25f, m_via), SINEW_STATUS_OK);
+  if (fabsf(m_via[9].cols[3][1] - m_plain[9].cols[3][1]) > 1e-6f) exit(1);
+
+  /* Rate plan: 16 equally unimportant characters at period 8, two per frame. */
+  float importance[16];
+  uint32_t scratch[16], due[16];
+  uint8_t periods[16];
+  size_t peak = 0, due_count = 0;
+  for (int i = 0; i < 16; i++) importance[i] = 0.0f;
+  sinew_rate_tiers tiers = {3.0f, 2.0f, 1.0f};
+  CHECK(sinew_rate_plan(importance, 16, &tiers, 2, scratch, periods, &peak), SINEW_STATUS_OK);
+  if (peak != 2 || periods[0] != 8) exit(1);
+  CHECK(sinew_rate_due(11, periods, 16, due, 16, &due_count), SINEW_STATUS_OK);
+  if (due_count != 2 || due[0] != 3 || due[1] != 11) exit(1);
+  if (!sinew_rate_is_due(11, 3, 8) || sinew_rate_is_due(12, 3, 8)) exit(1);
+  CHECK(sinew_rate_due(11, periods, 16, due, 1, &due_count), SINEW_STATUS_BUFFER_TOO_SMALL);
+  CHECK(sinew_rate_plan(importance, 16, &tiers, 1, scratch, periods, &peak),
+        SINEW_STATUS_INVALID_ARGUMENT);
+  importance[3] = NAN;
+  CHECK(sinew_rate_plan(importance, 16, &tiers, 2, scratch, periods, &peak),
+        SINEW_STATUS_INVALID_ARGUMENT);
 }
 
 int main(int argc, char **argv) {
@@ -3061,6 +3164,7 @@ int main(int argc, char **argv) {
   rbf_drivers();
   delta_mush();
   retarget();
+  lod();
   if (argc > 1) compressed(argv[1]);
   if (argc > 2) mesh_file(argv[2]);
   if (argc > 3) track_set_file(argv[3]);

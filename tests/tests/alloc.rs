@@ -59,6 +59,8 @@ mod capi;
 mod crowd;
 #[path = "alloc/ik.rs"]
 mod ik;
+#[path = "alloc/lod.rs"]
+mod lod;
 #[path = "alloc/matching.rs"]
 mod matching;
 #[path = "alloc/motion.rs"]
@@ -480,6 +482,8 @@ const CHECKS: &[(&str, fn())] = &[
     check!(crowd::step_with_feet_allocates_nothing_on_any_thread),
     check!(crowd::step_compressed_allocates_nothing_on_any_thread),
     check!(steer::steering_allocates_nothing),
+    check!(lod::kernels_allocate_nothing),
+    check!(lod::crowd_step_allocates_nothing_on_any_thread),
 ];
 
 /// What libtest's command line asks of this runner.

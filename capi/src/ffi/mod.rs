@@ -32,6 +32,7 @@ pub(crate) mod ptr;
 
 pub mod clip;
 pub mod ik;
+pub mod lod;
 pub mod mix;
 pub mod motion_matching;
 pub mod mush;
@@ -47,6 +48,7 @@ pub mod track;
 
 pub use clip::*;
 pub use ik::*;
+pub use lod::*;
 pub use mix::*;
 pub use motion_matching::*;
 pub use mush::*;

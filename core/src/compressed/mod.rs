@@ -79,6 +79,7 @@ pub mod codec;
 mod decode;
 mod format;
 pub mod reference;
+mod remap;
 #[cfg(test)]
 mod tests;
 mod validate;
@@ -195,6 +196,48 @@ impl<'a> CompressedClip<'a> {
             Defaults::Identity => None,
         };
         self.sample_impl(t, mode, rest, out)
+    }
+
+    /// Samples only the first `out.len()` SoA blocks at time `t` (the
+    /// joint-count prefix of joint LOD, [`crate::lod`]): each block gets
+    /// exactly what [`CompressedClip::sample_with_rest`] writes there, bit
+    /// for bit, and the bit stream is read no further than the last of
+    /// them. `rest` is read only when the clip was compressed with
+    /// [`Defaults::RestPose`] (pass `&[]` otherwise).
+    ///
+    /// # Errors
+    /// [`Error::BadLength`] when `out` has more than `soa_count()` blocks,
+    /// or for `rest` when it is needed and does not have `soa_count()`
+    /// blocks; [`Error::NonFinite`] for a non-finite `t`.
+    pub fn sample_prefix(
+        &self,
+        t: f32,
+        mode: TimeMode,
+        rest: &[SoaTransform],
+        out: &mut [SoaTransform],
+    ) -> Result<(), Error> {
+        let n = self.soa_count();
+        if out.len() > n {
+            return Err(Error::BadLength {
+                buffer: "output",
+                expected: n,
+                actual: out.len(),
+            });
+        }
+        let rest = match self.defaults {
+            Defaults::RestPose => {
+                check_len("rest pose", n, rest.len())?;
+                Some(rest)
+            }
+            Defaults::Identity => None,
+        };
+        let crate::clip::Bracket {
+            before: i0,
+            after: i1,
+            alpha,
+        } = self.locate(t, mode)?;
+        self.decode_blend(i0, i1, alpha, rest, out);
+        Ok(())
     }
 
     /// The two bracketing frames and the interpolation factor for time `t`

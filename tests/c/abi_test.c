@@ -3038,6 +3038,8 @@ static void retarget(void) {
   rt_map_bytes[0] ^= 0xff;
   /* Shifted by a byte: the magic is checked first. */
   CHECK(sinew_retarget_map_load(rt_map_bytes + 1, written - 1, &forged), SINEW_STATUS_INVALID_DATA);
+}
+
 /* Joint and update-rate LOD: a layout keeping every joint samples and
  * runs FK exactly as the plain calls do; the humanoid's three levels keep
  * 70, 26 and 20 joints; interpolation, the rate plan and the due list. */

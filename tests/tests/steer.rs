@@ -44,9 +44,11 @@ fn walker(x: f32, y: f32, goal: [f32; 2]) -> Agent {
     }
 }
 
+/// Only `weights`' rules, and no positional overlap resolution.
 fn only(weights: Weights) -> Params {
     Params {
         weights,
+        overlap_resolution: 0.0,
         ..Params::default()
     }
 }
@@ -57,6 +59,7 @@ const NONE: Weights = Weights {
     cohesion: 0.0,
     arrival: 0.0,
     avoidance: 0.0,
+    anticipation: 0.0,
 };
 
 fn step_all(

@@ -16,9 +16,10 @@ pub const CELL_MARGIN: f32 = 1.0625;
 /// [`Grid::build`] hashes each agent's cell `(⌊x / cell⌋, ⌊y / cell⌋)`
 /// into a bucket and counting-sorts the agents by bucket, in index order
 /// within a bucket. A query visits the distinct buckets of the nine cells
-/// around an agent, merging them in index order, and keeps the agents
-/// strictly within the radius: two cells sharing a bucket cost time, never
-/// correctness. About one bucket per agent keeps buckets short.
+/// around an agent, keeps the agents strictly within the radius, and
+/// sorts them by index in a stack buffer (more than 128 are merged from
+/// the buckets in place instead): two cells sharing a bucket cost time,
+/// never correctness. About one bucket per agent keeps buckets short.
 #[derive(Debug)]
 pub struct Grid<'a> {
     starts: &'a mut [u32],
@@ -29,20 +30,38 @@ pub struct Grid<'a> {
     len: usize,
 }
 
-fn cell_of(p: [f32; 2], inv_cell: f32) -> (i32, i32) {
-    // `as` saturates (and maps NaN to 0): far-away agents share edge
-    // cells, which costs time but never misses a neighbour.
-    (
-        libm::floorf(p[0] * inv_cell) as i32,
-        libm::floorf(p[1] * inv_cell) as i32,
-    )
+/// `⌊x⌋` as `i32`, saturating (NaN gives 0): the cast truncates towards
+/// zero, so one step down fixes negative non-integers. Exact for every
+/// `f32` in range, and cheaper than `libm::floorf` plus a cast.
+#[inline]
+fn floor_i32(x: f32) -> i32 {
+    let t = x as i32;
+    if (t as f32) > x {
+        t.saturating_sub(1)
+    } else {
+        t
+    }
 }
 
+#[inline]
+fn cell_of(p: [f32; 2], inv_cell: f32) -> (i32, i32) {
+    // Saturating: far-away agents share edge cells, which costs time but
+    // never misses a neighbour.
+    (floor_i32(p[0] * inv_cell), floor_i32(p[1] * inv_cell))
+}
+
+/// The bucket of a cell: a multiplicative hash mapped onto `0 .. buckets`
+/// by its high bits (a multiply and a shift, no division).
+#[inline]
 fn bucket(c: (i32, i32), buckets: usize) -> usize {
     let h = (c.0 as u32).wrapping_mul(0x9E37_79B1) ^ (c.1 as u32).wrapping_mul(0x85EB_CA77);
     let h = h ^ (h >> 15);
-    h as usize % buckets.max(1)
+    ((u64::from(h) * buckets as u64) >> 32) as usize
 }
+
+/// Neighbours a query gathers on the stack before sorting them by index;
+/// a denser neighbourhood falls back to merging the buckets in place.
+const GATHER: usize = 128;
 
 impl<'a> Grid<'a> {
     /// A grid over caller buffers: `starts` holds `starts.len() − 1`
@@ -207,14 +226,14 @@ pub(crate) fn within(p: [f32; 2], q: [f32; 2], r2: f32) -> Option<f32> {
     (d2 < r2).then_some(d2)
 }
 
-impl Neighbours for Grid<'_> {
-    fn each(&self, agents: &[Agent], i: usize, radius: f32, mut f: impl FnMut(usize, f32)) {
-        let Some(a) = agents.get(i) else { return };
-        let r2 = radius * radius;
+impl Grid<'_> {
+    /// The `[start, end)` entry ranges of the distinct buckets of the nine
+    /// cells around `p`, and how many there are.
+    #[inline]
+    fn ranges(&self, p: [f32; 2]) -> ([(u32, u32); 9], usize) {
         let nb = self.buckets();
-        let (cx, cy) = cell_of(a.position, self.inv_cell);
-        // The distinct buckets of the nine cells, as [start, end) cursors.
-        let mut cursors = [(0u32, 0u32); 9];
+        let (cx, cy) = cell_of(p, self.inv_cell);
+        let mut ranges = [(0u32, 0u32); 9];
         let mut seen = [usize::MAX; 9];
         let mut n = 0;
         for dy in -1..=1 {
@@ -226,17 +245,36 @@ impl Neighbours for Grid<'_> {
                 let (Some(&s), Some(&e)) = (self.starts.get(k), self.starts.get(k + 1)) else {
                     continue;
                 };
-                seen[n] = k;
-                cursors[n] = (s, e);
-                n += 1;
+                if let (Some(sl), Some(rl)) = (seen.get_mut(n), ranges.get_mut(n)) {
+                    *sl = k;
+                    *rl = (s, e);
+                    n += 1;
+                }
             }
         }
-        // Merge the buckets (each in index order) into one increasing
-        // sequence, so sums run in the brute force's order.
+        (ranges, n)
+    }
+
+    /// The slow path for a neighbourhood of more than [`GATHER`] agents:
+    /// merges the buckets (each in index order) into one increasing
+    /// sequence, without a buffer.
+    #[cold]
+    #[inline(never)]
+    fn merge(
+        &self,
+        agents: &[Agent],
+        i: usize,
+        r2: f32,
+        mut cursors: [(u32, u32); 9],
+        n: usize,
+        f: &mut impl FnMut(usize, f32),
+    ) {
+        let Some(a) = agents.get(i) else { return };
+        let cursors = cursors.get_mut(..n).unwrap_or_default();
         loop {
             let mut best = u32::MAX;
             let mut which = usize::MAX;
-            for (c, cur) in cursors[..n].iter().enumerate() {
+            for (c, cur) in cursors.iter().enumerate() {
                 if cur.0 < cur.1 {
                     let j = self
                         .entries
@@ -262,6 +300,52 @@ impl Neighbours for Grid<'_> {
                     f(j, d2);
                 }
             }
+        }
+    }
+}
+
+impl Neighbours for Grid<'_> {
+    fn each(&self, agents: &[Agent], i: usize, radius: f32, mut f: impl FnMut(usize, f32)) {
+        let Some(a) = agents.get(i) else { return };
+        let r2 = radius * radius;
+        let (ranges, n) = self.ranges(a.position);
+        // Gather the agents within the radius from each bucket, then sort
+        // them by index, so sums run in the brute force's order. Packed as
+        // `index << 32 | d² bits`, sorting the integers sorts by index.
+        let mut found = [0u64; GATHER];
+        let mut m = 0usize;
+        for &(s, e) in ranges.get(..n).unwrap_or_default() {
+            let bucket = self.entries.get(s as usize..e as usize).unwrap_or_default();
+            for &j in bucket {
+                let Some(b) = agents.get(j as usize) else {
+                    continue;
+                };
+                let Some(d2) = within(a.position, b.position, r2) else {
+                    continue;
+                };
+                if j as usize == i {
+                    continue;
+                }
+                let Some(slot) = found.get_mut(m) else {
+                    return self.merge(agents, i, r2, ranges, n, &mut f);
+                };
+                *slot = (u64::from(j) << 32) | u64::from(d2.to_bits());
+                m += 1;
+            }
+        }
+        let found = found.get_mut(..m).unwrap_or_default();
+        // Insertion sort: a handful of short runs, already sorted each.
+        for k in 1..found.len() {
+            let x = found[k];
+            let mut l = k;
+            while l > 0 && found[l - 1] > x {
+                found[l] = found[l - 1];
+                l -= 1;
+            }
+            found[l] = x;
+        }
+        for &e in found.iter() {
+            f((e >> 32) as usize, f32::from_bits(e as u32));
         }
     }
 }

@@ -44,9 +44,11 @@ fn walker(x: f32, y: f32, goal: [f32; 2]) -> Agent {
     }
 }
 
+/// Only `weights`' rules, and no positional overlap resolution.
 fn only(weights: Weights) -> Params {
     Params {
         weights,
+        overlap_resolution: 0.0,
         ..Params::default()
     }
 }
@@ -57,6 +59,7 @@ const NONE: Weights = Weights {
     cohesion: 0.0,
     arrival: 0.0,
     avoidance: 0.0,
+    anticipation: 0.0,
 };
 
 fn step_all(
@@ -165,6 +168,18 @@ fn bad_input_gives_errors() {
         },
         Params {
             arrive_distance: -1.0,
+            ..p
+        },
+        Params {
+            anticipation_time: 0.0,
+            ..p
+        },
+        Params {
+            overlap_resolution: 1.5,
+            ..p
+        },
+        Params {
+            passing_bias: f32::NAN,
             ..p
         },
         Params {
@@ -390,6 +405,162 @@ fn a_lone_agent_arrives_and_stops_within_the_arrive_distance() {
     assert!((7.2..12.0).contains(&seconds), "stopped after {seconds} s");
 }
 
+#[test]
+fn anticipation_brakes_a_head_on_pair_by_the_power_law() {
+    // Head on at 1 m/s each, centres 4 m apart, radii 0.3: the gap 3.4 m
+    // closes at s = 2 m/s, so τ = 1.7 s, and along the line of centres
+    // −∇ₓE = k·e^(−τ/τ₀)·(2/τ + 1/τ₀) / (τ²·s), braking.
+    let k = 1.5f64;
+    let tau0 = 3.0f64;
+    let p = Params {
+        anticipation_time: tau0 as f32,
+        passing_bias: 0.0,
+        ..only(Weights {
+            anticipation: k as f32,
+            ..NONE
+        })
+    };
+    let mut a = walker(-2.0, 0.0, [-2.0, 0.0]);
+    a.velocity = [1.0, 0.0];
+    let mut b = walker(2.0, 0.0, [2.0, 0.0]);
+    b.velocity = [-1.0, 0.0];
+    b.heading = core::f32::consts::PI;
+    let dt = 0.05;
+    let mut bufs = GridBufs::new(2, 4);
+    let far = Params {
+        neighbour_radius: 5.0,
+        ..p
+    };
+    let (out, loco) = step_all(&[a, b], &mut bufs, &Obstacles::default(), &far, dt);
+    let tau = 1.7f64;
+    let want = k * (-tau / tau0).exp() * (2.0 / tau + 1.0 / tau0) / (tau * tau * 2.0);
+    assert!((want - 0.2223).abs() < 1e-4, "{want}");
+    let got = (1.0 - f64::from(loco[0].speed)) / f64::from(dt);
+    assert!((got - want).abs() < 1e-4, "braked at {got}, want {want}");
+    assert_eq!(out[0].heading, 0.0);
+    assert_eq!(loco[0].speed.to_bits(), loco[1].speed.to_bits());
+
+    // Oblique: the step's acceleration is the central difference of
+    // −E(τ(x)) with τ the smaller root of |x + v·t| = r.
+    let energy = |x: [f64; 2], v: [f64; 2]| {
+        let r = 0.6f64;
+        let aa = v[0] * v[0] + v[1] * v[1];
+        let bb = x[0] * v[0] + x[1] * v[1];
+        let cc = x[0] * x[0] + x[1] * x[1] - r * r;
+        let t = (-bb - (bb * bb - aa * cc).sqrt()) / aa;
+        k * (-t / tau0).exp() / (t * t)
+    };
+    let mut a = walker(0.0, 0.0, [0.0, 0.0]);
+    a.velocity = [1.0, 0.0];
+    let mut b = walker(3.0, 0.4, [3.0, 0.4]);
+    b.velocity = [-1.0, 0.0];
+    b.heading = core::f32::consts::PI;
+    let (out, _) = step_all(&[a, b], &mut bufs, &Obstacles::default(), &far, dt);
+    let (x, v) = ([-3.0f64, -0.4], [2.0f64, 0.0]);
+    let h = 1e-5;
+    let grad = |c: usize| {
+        let (mut xp, mut xm) = (x, x);
+        xp[c] += h;
+        xm[c] -= h;
+        -(energy(xp, v) - energy(xm, v)) / (2.0 * h)
+    };
+    for c in 0..2 {
+        let got = (f64::from(out[0].velocity[c]) - [1.0, 0.0][c]) / f64::from(dt);
+        assert!(
+            (got - grad(c)).abs() < 2e-4,
+            "axis {c}: {got} vs {}",
+            grad(c)
+        );
+    }
+    // It brakes and steers away from b (below it).
+    assert!(grad(0) < 0.0 && grad(1) < 0.0);
+}
+
+#[test]
+fn overlap_resolution_moves_an_overlapping_pair_apart() {
+    // 0.5 apart with radii 0.3: overlap 0.1; resolving all of it moves
+    // each 0.05 away, to touching; a fifth of it moves each 0.01.
+    let a = walker(-0.25, 0.0, [-0.25, 0.0]);
+    let b = walker(0.25, 0.0, [0.25, 0.0]);
+    let mut bufs = GridBufs::new(2, 4);
+    for (fraction, moved) in [(1.0f32, 0.05f32), (0.2, 0.01)] {
+        let p = Params {
+            overlap_resolution: fraction,
+            ..only(NONE)
+        };
+        let (out, loco) = step_all(&[a, b], &mut bufs, &Obstacles::default(), &p, 0.1);
+        assert!((out[0].position[0] - (-0.25 - moved)).abs() < 1e-6);
+        assert!((out[1].position[0] - (0.25 + moved)).abs() < 1e-6);
+        assert_eq!(out[0].position[1], 0.0);
+        // Not part of the velocity.
+        assert_eq!((loco[0].speed, loco[1].speed), (0.0, 0.0));
+    }
+}
+
+#[test]
+fn a_crush_beyond_the_gather_buffer_matches_brute_force() {
+    // 200 agents in a 1.5 m square (199 neighbours each, past the
+    // 128-entry stack buffer) beside 100 spread out: both query paths
+    // give the brute force's neighbours, order and bits.
+    let mut seed = 12345u32;
+    let mut rand = || {
+        seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        (seed >> 8) as f32 / (1u32 << 24) as f32
+    };
+    let mut agents = Vec::new();
+    for i in 0..300 {
+        let (x, y) = if i % 3 == 0 {
+            (10.0 + 30.0 * rand(), 30.0 * rand())
+        } else {
+            (1.5 * rand(), 1.5 * rand())
+        };
+        let mut a = walker(x, y, [20.0 * rand(), 20.0 * rand()]);
+        a.velocity = [rand() - 0.5, rand() - 0.5];
+        a.radius = 0.2;
+        agents.push(a);
+    }
+    let params = Params {
+        neighbour_radius: 3.0,
+        overlap_resolution: 0.5,
+        weights: Weights {
+            anticipation: 1.5,
+            ..Params::default().weights
+        },
+        ..Params::default()
+    };
+    let n = agents.len();
+    let mut bufs = GridBufs::new(n, Grid::starts_len(n) - 1);
+    let mut grid = bufs.grid();
+    grid.build(&agents, params.neighbour_radius).unwrap();
+    let mut most = 0;
+    for i in 0..n {
+        let mut fast = Vec::new();
+        grid.for_each_neighbour(&agents, i, |j, d2| fast.push((j, d2.to_bits())));
+        let mut slow = Vec::new();
+        reference::for_each_neighbour(&agents, i, params.neighbour_radius, |j, d2| {
+            slow.push((j, d2.to_bits()))
+        });
+        most = most.max(slow.len());
+        assert_eq!(fast, slow, "agent {i}");
+    }
+    assert!(most > 128, "{most}");
+    let (out, loco) = step_all(&agents, &mut bufs, &Obstacles::default(), &params, 0.05);
+    let (mut ref_out, mut ref_loco) = (vec![Agent::default(); n], vec![Locomotion::default(); n]);
+    reference::step(
+        &agents,
+        &mut ref_out,
+        &mut ref_loco,
+        &Obstacles::default(),
+        &params,
+        0.05,
+    )
+    .unwrap();
+    for i in 0..n {
+        assert_eq!(bits(&out[i]), bits(&ref_out[i]));
+        assert_eq!(loco[i], ref_loco[i]);
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Obstacles, speed
 // ---------------------------------------------------------------------------
@@ -538,7 +709,12 @@ proptest! {
             reference::for_each_neighbour(&agents, i, radius, |j, d2| slow.push((j, d2.to_bits())));
             prop_assert_eq!(fast, slow);
         }
-        let params = Params { neighbour_radius: 2.0 * 0.5 + 0.3 + radius, ..Params::default() };
+        let params = Params {
+            neighbour_radius: 2.0 * 0.5 + 0.3 + radius,
+            overlap_resolution: 0.3,
+            weights: Weights { anticipation: 1.5, ..Params::default().weights },
+            ..Params::default()
+        };
         let circles = [Circle { center: [1.0, 1.0], radius: 0.5 }];
         // Apart by more than any agent's diameter, so an agent can always
         // stand clear of both.
@@ -575,7 +751,11 @@ proptest! {
     ) {
         let n = agents.len();
         let cut = cut.min(n);
-        let params = Params::default();
+        let params = Params {
+            overlap_resolution: 0.3,
+            weights: Weights { anticipation: 1.5, ..Params::default().weights },
+            ..Params::default()
+        };
         let none = Obstacles::default();
         let mut bufs = GridBufs::new(n, n);
         let (mut whole, mut wl) = (vec![Agent::default(); n], vec![Locomotion::default(); n]);
@@ -625,7 +805,16 @@ fn ten_thousand_agents_cross_in_two_groups() {
         }
     }
     let n = agents.len();
-    let params = Params::default();
+    let mut params = Params::default();
+    // `STEER_ANTICIPATION=1.5` (a weight) runs the crossing with
+    // anticipation, a fifth of each overlap resolved per step.
+    if let Some(k) = std::env::var("STEER_ANTICIPATION")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        params.weights.anticipation = k;
+        params.overlap_resolution = 0.2;
+    }
     let none = Obstacles::default();
     let mut bufs = GridBufs::new(n, Grid::starts_len(n) - 1);
     let (mut out, mut loco) = (vec![Agent::default(); n], vec![Locomotion::default(); n]);

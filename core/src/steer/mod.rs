@@ -2,7 +2,7 @@
 //! neighbours from a spatial hash over caller buffers.
 //!
 //! Each [`Agent`] (a disc: position, velocity, radius, top speed, top
-//! acceleration, goal, heading) is steered by the weighted sum of five
+//! acceleration, goal, heading) is steered by the weighted sum of six
 //! accelerations ([`Weights`]):
 //!
 //! - **separation**: away from each neighbour closer than the sum of the
@@ -17,7 +17,17 @@
 //!   [`Params::arrive_distance`];
 //! - **obstacle avoidance**: away from each [`Circle`] and [`Segment`]
 //!   closer than [`Params::avoid_distance`] (clearance from the agent's
-//!   edge), growing linearly to `max_force` at contact.
+//!   edge), growing linearly to `max_force` at contact;
+//! - **anticipation**: away from each neighbour on a collision course,
+//!   by the power law of Karamouzas, Skinner and Guy (2014): with `τ` the
+//!   time until the two discs would touch at their current velocities,
+//!   the interaction energy `E = k · τ⁻² · e^(−τ/τ₀)` (`k` the weight,
+//!   `τ₀` = [`Params::anticipation_time`]) and the acceleration `−∇ₓE`,
+//!   which points along the contact normal at the predicted contact:
+//!   `k · e^(−τ/τ₀) · τ⁻² · (2/τ + 1/τ₀) · (x + v·τ) / √D` (`x`, `v`
+//!   relative position and velocity, `D` the discriminant of the contact
+//!   quadratic), capped at `max_force` per neighbour. It acts before
+//!   agents touch, which separation cannot.
 //!
 //! Neighbours are the other agents whose centres lie strictly within
 //! [`Params::neighbour_radius`]. The sum is clamped to `max_force`
@@ -27,18 +37,21 @@
 //! scaled by the cosine of the angle still to turn (an agent that wants to
 //! reverse slows down while it turns), so a locomotion system that follows
 //! [`Locomotion`] (a speed and a heading per agent) never has to slide.
-//! After moving, an agent inside an obstacle is pushed back out to touch
-//! it: agents never penetrate obstacles.
+//! After moving, an agent that overlapped a neighbour at the start of the
+//! step is moved apart by [`Params::overlap_resolution`] of half the
+//! overlap (its neighbour takes the other half), a last resort for what
+//! the forces left; then an agent inside an obstacle is pushed back out
+//! to touch it: agents never penetrate obstacles.
 //!
 //! **Neighbour search.** [`Grid`] is a uniform grid of square cells a
 //! little wider than the neighbour radius, hashed into a fixed number of
 //! buckets (so the world is unbounded), filled each step by a counting
 //! sort of the agents into caller-owned arrays sized once: `buckets + 1`
-//! bucket starts and two `u32` per agent. Within a bucket agents are in
-//! index order, and a query merges the (at most nine) buckets around an
-//! agent in index order, so neighbours are visited in increasing index
-//! order, exactly as the brute-force [`reference`](mod@reference) visits them: both give
-//! the same bits.
+//! bucket starts and two `u32` per agent. A query gathers the agents
+//! within the radius from the (at most nine) buckets around an agent and
+//! sorts them by index in a small stack buffer, so neighbours are visited
+//! in increasing index order, exactly as the brute-force
+//! [`reference`](mod@reference) visits them: both give the same bits.
 //!
 //! **Determinism.** An agent's new state depends only on the previous
 //! states (`agents` is read, `out` written), never on the order agents
@@ -105,7 +118,7 @@ pub struct Obstacles<'a> {
     pub segments: &'a [Segment],
 }
 
-/// Weights of the five rules.
+/// Weights of the six rules.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Weights {
@@ -119,6 +132,9 @@ pub struct Weights {
     pub arrival: f32,
     /// Obstacle avoidance.
     pub avoidance: f32,
+    /// Anticipation: the power law's `k`, in squared length units
+    /// (m²); 0 turns the rule (and its cost) off.
+    pub anticipation: f32,
 }
 
 /// Settings shared by every agent of a step.
@@ -148,12 +164,29 @@ pub struct Params {
     /// Obstacles push from this clearance (distance from the agent's
     /// edge) inwards, `> 0`.
     pub avoid_distance: f32,
+    /// Anticipation's `τ₀`: collisions predicted much later than this
+    /// are ignored (the energy decays as `e^(−τ/τ₀)`), seconds, `> 0`.
+    pub anticipation_time: f32,
+    /// Fraction of an overlap between two agents undone per step by
+    /// moving them apart (half each), `0 ..= 1`; 0 leaves overlaps to
+    /// the forces. The move is capped at the agent's radius and is not
+    /// part of the velocity: a last resort, so keep it small.
+    pub overlap_resolution: f32,
+    /// Share of the anticipation force turned a quarter counter-clockwise,
+    /// finite: a head-on pair then steers to each one's right and passes
+    /// (negative: to the left). Without it a perfectly head-on pair only
+    /// brakes.
+    pub passing_bias: f32,
 }
 
 impl Default for Params {
     /// Walking people in metres: 2 m neighbourhood, 0.3 m personal space,
     /// half a second to respond, slowing over the last 2 m, stopped within
-    /// 0.2 m, turning up to 4 rad/s, walls felt from 1 m.
+    /// 0.2 m, turning up to 4 rad/s, walls felt from 1 m. Anticipation
+    /// and overlap resolution are off (weight and fraction 0): in the
+    /// dense head-on crossing of docs/steering.md they stall the groups
+    /// more than they help; `τ₀` = 3 s and a passing bias of 0.5 are
+    /// ready for a weight (the power law's published `k` is 1.5 m²).
     fn default() -> Self {
         Params {
             neighbour_radius: 2.0,
@@ -164,6 +197,7 @@ impl Default for Params {
                 cohesion: 0.1,
                 arrival: 1.0,
                 avoidance: 3.0,
+                anticipation: 0.0,
             },
             response_time: 0.5,
             slowing_radius: 2.0,
@@ -171,6 +205,9 @@ impl Default for Params {
             stop_speed: 0.05,
             max_turn_rate: 4.0,
             avoid_distance: 1.0,
+            anticipation_time: 3.0,
+            overlap_resolution: 0.0,
+            passing_bias: 0.5,
         }
     }
 }
@@ -234,8 +271,20 @@ pub fn validate(
     {
         return bad("separation_margin, slowing_radius, arrive_distance and stop_speed must be finite and >= 0");
     }
-    if !(positive(p.response_time) && positive(p.max_turn_rate) && positive(p.avoid_distance)) {
-        return bad("response_time, max_turn_rate and avoid_distance must be finite and > 0");
+    if !(positive(p.response_time)
+        && positive(p.max_turn_rate)
+        && positive(p.avoid_distance)
+        && positive(p.anticipation_time))
+    {
+        return bad(
+            "response_time, max_turn_rate, avoid_distance and anticipation_time must be finite and > 0",
+        );
+    }
+    if !p.passing_bias.is_finite() {
+        return bad("passing_bias must be finite");
+    }
+    if !(0.0..=1.0).contains(&p.overlap_resolution) {
+        return bad("overlap_resolution must be in 0 ..= 1");
     }
     if ![
         w.separation,
@@ -243,6 +292,7 @@ pub fn validate(
         w.cohesion,
         w.arrival,
         w.avoidance,
+        w.anticipation,
     ]
     .iter()
     .all(|x| x.is_finite())
@@ -543,32 +593,66 @@ fn update<N: Neighbours>(
     let mut sep = [0.0f32; 2];
     let mut vel_sum = [0.0f32; 2];
     let mut pos_sum = [0.0f32; 2];
+    let mut anticipate = [0.0f32; 2];
+    let mut overlap = [0.0f32; 2];
     let mut count = 0u32;
+    let k = w.anticipation;
+    let inv_tau0 = 1.0 / params.anticipation_time;
     neighbours.each(agents, i, params.neighbour_radius, |j, d2| {
         let Some(b) = agents.get(j) else { return };
         count += 1;
         vel_sum = add(vel_sum, b.velocity);
         pos_sum = add(pos_sum, b.position);
-        let reach = a.radius + b.radius + params.separation_margin;
-        let d = libm::sqrtf(d2);
-        if d < reach {
+        let x = sub(p, b.position);
+        let contact = a.radius + b.radius;
+        let reach = contact + params.separation_margin;
+        if d2 < reach * reach {
+            let d = libm::sqrtf(d2);
             // Coincident agents part along x, the lower index to −x, so
             // the pair stays symmetric.
             let fallback = if i < j { [-1.0, 0.0] } else { [1.0, 0.0] };
-            let dir = if d > 0.0 {
-                scale(sub(p, b.position), 1.0 / d)
-            } else {
-                fallback
-            };
+            let dir = if d > 0.0 { scale(x, 1.0 / d) } else { fallback };
             let strength = if reach > 0.0 {
                 (reach - d) / reach
             } else {
                 1.0
             };
             sep = add(sep, scale(dir, strength));
+            if d < contact {
+                overlap = add(overlap, scale(dir, contact - d));
+            }
+        }
+        // Anticipation: |x + v·t| = contact first at t = τ, the smaller
+        // root of a·t² − 2b·t + c, written c / (b + √D) so it stays exact
+        // for a small relative speed. Only pairs apart (c > 0), closing
+        // (b > 0) and on a collision course (D > 0).
+        if k != 0.0 && contact > 0.0 {
+            let vr = sub(v, b.velocity);
+            let c = d2 - contact * contact;
+            let bq = -dot(x, vr);
+            if c > 0.0 && bq > 0.0 {
+                let disc = bq * bq - dot(vr, vr) * c;
+                if disc > 0.0 {
+                    let root = libm::sqrtf(disc);
+                    // A floor on τ keeps τ⁻³ finite; the cap below binds
+                    // long before it.
+                    let t = (c / (bq + root)).max(1.0e-3);
+                    let inv_t = 1.0 / t;
+                    let mag = k * libm::expf(-t * inv_tau0) * inv_t * inv_t * (2.0 * inv_t + inv_tau0)
+                        / root;
+                    // |x + v·τ| is the contact distance.
+                    let mag = mag.min(a.max_force / contact);
+                    let f = scale(add(x, scale(vr, t)), mag);
+                    // Head on, the force only brakes; a share of it turned
+                    // a quarter counter-clockwise sends both agents to
+                    // their right, so they pass instead of stalling.
+                    let side = params.passing_bias;
+                    anticipate = add(anticipate, [f[0] - side * f[1], f[1] + side * f[0]]);
+                }
+            }
         }
     });
-    let mut acc = scale(sep, w.separation * a.max_force);
+    let mut acc = add(scale(sep, w.separation * a.max_force), anticipate);
     if count > 0 {
         let inv = 1.0 / count as f32;
         let mean_v = scale(vel_sum, inv);
@@ -606,23 +690,37 @@ fn update<N: Neighbours>(
     acc = add(acc, scale(avoid, w.avoidance * a.max_force));
     let acc = truncate(acc, a.max_force);
 
-    // Integrate: top speed, top turn rate, slow while turning.
+    // Integrate: top speed, top turn rate, slow while turning. Within
+    // the turn limit the velocity keeps the wanted direction, so only an
+    // agent turning at the limit needs a sine and cosine.
     let wanted = add(v, scale(acc, dt));
-    let mut speed = length(wanted).min(a.max_speed);
+    let wanted_speed = length(wanted);
+    let mut speed = wanted_speed.min(a.max_speed);
     let mut heading = a.heading;
+    let mut dir = [0.0f32; 2];
     if speed > 0.0 {
         let target = libm::atan2f(wanted[1], wanted[0]);
         let turn = wrap(target - heading);
         let limit = params.max_turn_rate * dt;
-        let turned = turn.clamp(-limit, limit);
-        heading = wrap(heading + turned);
-        speed *= libm::cosf(turn - turned).max(0.0);
+        if turn.abs() <= limit {
+            heading = wrap(target);
+            dir = scale(wanted, 1.0 / wanted_speed);
+        } else {
+            let turned = if turn > 0.0 { limit } else { -limit };
+            heading = wrap(heading + turned);
+            speed *= libm::cosf(turn - turned).max(0.0);
+            dir = [libm::cosf(heading), libm::sinf(heading)];
+        }
     }
     if arriving && speed < params.stop_speed {
         speed = 0.0;
     }
-    let velocity = [speed * libm::cosf(heading), speed * libm::sinf(heading)];
+    let velocity = scale(dir, speed);
     let mut position = add(p, scale(velocity, dt));
+    position = add(
+        position,
+        truncate(scale(overlap, 0.5 * params.overlap_resolution), a.radius),
+    );
 
     // Never inside an obstacle: push out to touch it (two passes settle
     // a corner between two obstacles).

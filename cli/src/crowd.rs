@@ -20,9 +20,11 @@ use sinew_core::clip::ClipSource;
 use sinew_core::compressed::CompressedClip;
 use sinew_core::lod::rate::RateTiers;
 use sinew_core::lod::HUMANOID_RULES;
+use sinew_core::steer::{self, Agent, Grid, Obstacles, Params};
 use sinew_std::compress::{compress, CompressOptions};
 use sinew_std::crowd::lod::{
-    LodCounts, LodCrowd, LodInputs, LodSettings, LodStageTimes, OwnedLod, PoseError, RateSettings,
+    Locomotion, LodCounts, LodCrowd, LodInputs, LodSettings, LodStageTimes, OwnedLod, PoseError,
+    RateSettings,
 };
 use sinew_std::{Humanoid, OwnedClip, OwnedSkeleton};
 
@@ -74,6 +76,12 @@ pub struct CrowdArgs {
     /// joints' are not updated), as for far meshes bound to kept joints.
     #[arg(long)]
     pub kept_only: bool,
+    /// Steer the characters (`sinew_core::steer`): each walks to the
+    /// mirror image of its start across the grid's centre line, the two
+    /// halves crossing; its speed and heading drive its blend and facing,
+    /// and its distance to the camera its LOD.
+    #[arg(long)]
+    pub steer: bool,
 }
 
 /// The figures of one run.
@@ -98,6 +106,121 @@ pub struct RunFigures {
     /// Characters within the full-quality radius not at level 0 and
     /// period 1 at the end.
     pub reduced_near: usize,
+    /// With `--steer`: the steering step's wall time over the run, and
+    /// the agents at their goals at the end.
+    pub steer: Option<(Duration, usize)>,
+}
+
+/// Agents for `--steer`, their buffers, and the grid they are placed on.
+struct Steering {
+    agents: Vec<Agent>,
+    next: Vec<Agent>,
+    locomotion: Vec<steer::Locomotion>,
+    starts: Vec<u32>,
+    entries: Vec<u32>,
+    keys: Vec<u32>,
+    params: Params,
+}
+
+impl Steering {
+    /// `n` agents on the square grid of `side` columns, `spacing` apart and
+    /// centred on the origin, each bound for its mirror image across the
+    /// line x = 0, at top speeds spread over the walk and the jog.
+    fn new(n: usize, side: usize, spacing: f32) -> Steering {
+        let centre = (side as f32 - 1.0) / 2.0;
+        let agents: Vec<Agent> = (0..n)
+            .map(|i| {
+                let (x, y) = (
+                    ((i % side) as f32 - centre) * spacing,
+                    ((i / side) as f32 - centre) * spacing,
+                );
+                Agent {
+                    position: [x, y],
+                    velocity: [0.0, 0.0],
+                    goal: [-x, y],
+                    heading: if x > 0.0 { std::f32::consts::PI } else { 0.0 },
+                    radius: 0.3,
+                    max_speed: 1.2 + 1.6 * ((i * 7919 % 101) as f32 / 100.0),
+                    max_force: 3.0,
+                }
+            })
+            .collect();
+        Steering {
+            next: agents.clone(),
+            locomotion: vec![steer::Locomotion::default(); n],
+            starts: vec![0; Grid::starts_len(n)],
+            entries: vec![0; n],
+            keys: vec![0; n],
+            agents,
+            params: Params::default(),
+        }
+    }
+
+    /// One step over `threads` threads (the same bits for any count), then
+    /// each character's locomotion for the crowd and its distance from the
+    /// camera at the origin. Steering's heading is counter-clockwise from
+    /// +x in its plane, whose (x, y) are the world's (x, z); the crowd's
+    /// heading turns +Z about +Y, so it is π/2 minus steering's.
+    fn step(
+        &mut self,
+        dt: f32,
+        threads: usize,
+        loco: &mut [Locomotion],
+        distance: &mut [f32],
+    ) -> Res<()> {
+        let mut grid = Grid::new(&mut self.starts, &mut self.entries, &mut self.keys)?;
+        grid.build(&self.agents, self.params.neighbour_radius)?;
+        let none = Obstacles {
+            circles: &[],
+            segments: &[],
+        };
+        let chunk = self.agents.len().div_ceil(threads.max(1)).max(1);
+        let (agents, grid, params) = (&self.agents, &grid, &self.params);
+        std::thread::scope(|scope| -> Res<()> {
+            let jobs: Vec<_> = self
+                .next
+                .chunks_mut(chunk)
+                .zip(self.locomotion.chunks_mut(chunk))
+                .enumerate()
+                .map(|(k, (out, lo))| {
+                    let none = &none;
+                    scope.spawn(move || {
+                        steer::steer_range(agents, k * chunk, out, lo, grid, none, params, dt)
+                    })
+                })
+                .collect();
+            for j in jobs {
+                j.join().map_err(|_| "a steering thread panicked")??;
+            }
+            Ok(())
+        })?;
+        std::mem::swap(&mut self.agents, &mut self.next);
+        for ((a, l), (c, d)) in self
+            .agents
+            .iter()
+            .zip(&self.locomotion)
+            .zip(loco.iter_mut().zip(distance.iter_mut()))
+        {
+            *c = Locomotion {
+                speed: l.speed,
+                heading: std::f32::consts::FRAC_PI_2 - l.heading,
+            };
+            *d = (a.position[0] * a.position[0] + a.position[1] * a.position[1]).sqrt();
+        }
+        Ok(())
+    }
+
+    /// Agents within their arrival distance of their goals.
+    fn arrived(&self) -> usize {
+        let r = self.params.arrive_distance;
+        self.agents
+            .iter()
+            .filter(|a| {
+                let (dx, dy) = (a.goal[0] - a.position[0], a.goal[1] - a.position[1]);
+                dx * dx + dy * dy <= r * r
+            })
+            .count()
+    }
 }
 
 /// Loads the three clips and their skeleton.
@@ -186,18 +309,7 @@ pub fn crowd_command(args: &CrowdArgs, out: &dyn Fn(&str)) -> Res<()> {
         })
         .collect();
     let r = args.full_radius;
-    let level_of: Vec<u8> = distance
-        .iter()
-        .map(|&d| {
-            if d < r {
-                0
-            } else if d < 3.0 * r {
-                1
-            } else {
-                2
-            }
-        })
-        .collect();
+    let level_of: Vec<u8> = distance.iter().map(|&d| level_at(d, r)).collect();
     let importance: Vec<f32> = distance.iter().map(|&d| -d).collect();
     let rate = RateSettings {
         tiers: RateTiers {
@@ -209,6 +321,11 @@ pub fn crowd_command(args: &CrowdArgs, out: &dyn Fn(&str)) -> Res<()> {
         replan_every: 8,
     };
     let frames = ((args.seconds * 60.0).round() as u64).max(1);
+    let steer_scene = args.steer.then_some(SteerScene {
+        side,
+        spacing: args.spacing,
+        full_radius: r,
+    });
     let threads = args.threads.map(|t| t as usize);
     let runs = if args.raw {
         let views: Vec<_> = raw.iter().map(OwnedClip::view).collect();
@@ -222,6 +339,7 @@ pub fn crowd_command(args: &CrowdArgs, out: &dyn Fn(&str)) -> Res<()> {
             &importance,
             rate,
             args.kept_only,
+            steer_scene,
         )?
     } else {
         let clock = Instant::now();
@@ -250,6 +368,7 @@ pub fn crowd_command(args: &CrowdArgs, out: &dyn Fn(&str)) -> Res<()> {
             &importance,
             rate,
             args.kept_only,
+            steer_scene,
         )?
     };
     let [full, with] = &runs;
@@ -329,6 +448,14 @@ pub fn crowd_command(args: &CrowdArgs, out: &dyn Fn(&str)) -> Res<()> {
             e.across_seam, e.max_across_seam
         ));
     }
+    if let Some((t, arrived)) = with.steer {
+        out(&format!(
+            "steering ({} agents crossing to their mirror images, speed and heading driving the blend and facing): {:.2} ms per frame (in the process CPU and wall times above); {arrived} at their goals after {:.1} s",
+            n,
+            t.as_secs_f64() * 1e3 / with.frames as f64,
+            with.frames as f64 / 60.0
+        ));
+    }
     let ms = |f: &RunFigures| f.wall.as_secs_f64() * 1e3 / f.frames as f64;
     let (a, b) = (ms(full), ms(with));
     out(&format!(
@@ -337,6 +464,27 @@ pub fn crowd_command(args: &CrowdArgs, out: &dyn Fn(&str)) -> Res<()> {
         if b <= 1000.0 / 60.0 { "within" } else { "over" }
     ));
     Ok(())
+}
+
+/// Joint LOD level at distance `d` from the camera: 0 within the
+/// full-quality radius `r`, 1 within `3 r`, 2 beyond.
+fn level_at(d: f32, r: f32) -> u8 {
+    if d < r {
+        0
+    } else if d < 3.0 * r {
+        1
+    } else {
+        2
+    }
+}
+
+/// Where `--steer` places its agents: the grid's columns and spacing, and
+/// the full-quality radius its LOD levels follow.
+#[derive(Clone, Copy)]
+struct SteerScene {
+    side: usize,
+    spacing: f32,
+    full_radius: f32,
 }
 
 /// The two runs (no LOD, LOD) over the same frames.
@@ -351,6 +499,7 @@ fn both<C: ClipSource + Copy + Sync>(
     importance: &[f32],
     rate: RateSettings,
     kept_only: bool,
+    steer: Option<SteerScene>,
 ) -> Res<[RunFigures; 2]> {
     let near: Vec<bool> = levels
         .iter()
@@ -366,6 +515,7 @@ fn both<C: ClipSource + Copy + Sync>(
         frames,
         LodSettings::default(),
         &LodInputs::default(),
+        steer,
     )?;
     let settings = LodSettings {
         rate: Some(rate),
@@ -377,7 +527,9 @@ fn both<C: ClipSource + Copy + Sync>(
         importance: Some(importance),
         locomotion: None,
     };
-    let with = run(l, &near, clips, n, threads, frames, settings, &inputs)?;
+    let with = run(
+        l, &near, clips, n, threads, frames, settings, &inputs, steer,
+    )?;
     Ok([full, with])
 }
 
@@ -403,15 +555,44 @@ fn run<C: ClipSource + Copy + Sync>(
     frames: u64,
     settings: LodSettings,
     inputs: &LodInputs<'_>,
+    steer: Option<SteerScene>,
 ) -> Res<RunFigures> {
     let mut crowd = LodCrowd::new(l, clips, n, threads, settings)?;
+    let mut steering = steer.map(|sc| Steering::new(n, sc.side, sc.spacing));
+    let workers =
+        threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let mut loco = vec![
+        Locomotion {
+            speed: 0.0,
+            heading: 0.0,
+        };
+        n
+    ];
+    let mut distance = vec![0.0f32; n];
+    let (mut levels, mut importance) = (vec![0u8; n], vec![0.0f32; n]);
+    let mut steer_time = Duration::ZERO;
     let mut wall = Duration::ZERO;
     let mut cpu = Some(Duration::ZERO);
     let mut error = PoseError::default();
     let (mut sum, mut sum_dropped, mut checks) = (0.0, 0.0, 0usize);
     for f in 0..frames {
         let (t0, c0) = (Instant::now(), process_cpu());
-        crowd.step(1.0 / 60.0, f + 1 == frames, inputs)?;
+        if let (Some(st), Some(sc)) = (steering.as_mut(), steer) {
+            st.step(1.0 / 60.0, workers, &mut loco, &mut distance)?;
+            steer_time += t0.elapsed();
+            for ((lv, im), &d) in levels.iter_mut().zip(importance.iter_mut()).zip(&distance) {
+                *lv = level_at(d, sc.full_radius);
+                *im = -d;
+            }
+            let steered = LodInputs {
+                levels: inputs.levels.map(|_| levels.as_slice()),
+                importance: inputs.importance.map(|_| importance.as_slice()),
+                locomotion: Some(&loco),
+            };
+            crowd.step(1.0 / 60.0, f + 1 == frames, &steered)?;
+        } else {
+            crowd.step(1.0 / 60.0, f + 1 == frames, inputs)?;
+        }
         wall += t0.elapsed();
         cpu = match (cpu, c0, process_cpu()) {
             (Some(sum), Some(a), Some(b)) => Some(sum + b.saturating_sub(a)),
@@ -448,5 +629,6 @@ fn run<C: ClipSource + Copy + Sync>(
             .zip(near)
             .filter(|&((p, l), &near)| near && (p != 1 || l != 0))
             .count(),
+        steer: steering.map(|st| (steer_time, st.arrived())),
     })
 }

@@ -1296,3 +1296,52 @@ fn graph_runs_the_locomotion_script_and_names_bad_fields() {
     assert_one_line_error(&o, "nodes[1].clip: unknown clip \"sprint\"");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn crowd_runs_with_and_without_lod_and_steers() {
+    let o = sinew(&[
+        "crowd",
+        "--characters",
+        "64",
+        "--seconds",
+        "0.5",
+        "--threads",
+        "2",
+        "--steer",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for want in [
+        "64 characters, compressed clips",
+        "no LOD ",
+        "LOD shares: joint level 0/1/2",
+        "steering (64 agents crossing",
+        "wall time per frame",
+    ] {
+        assert!(out.contains(want), "{want:?} in {out}");
+    }
+    // The same run on one thread: the same checksums.
+    let one = sinew(&[
+        "crowd",
+        "--characters",
+        "64",
+        "--seconds",
+        "0.5",
+        "--threads",
+        "1",
+        "--steer",
+    ]);
+    let sums = |s: &str| -> Vec<String> {
+        s.lines()
+            .filter(|l| l.starts_with("no LOD  ") || l.starts_with("LOD     "))
+            .filter_map(|l| l.split_whitespace().last().map(str::to_string))
+            .collect()
+    };
+    assert_eq!(sums(&out), sums(&stdout(&one)), "{out}");
+    assert_eq!(sums(&out).len(), 2, "{out}");
+    assert_one_line_error(&sinew(&["crowd", "--seconds", "0"]), "--seconds must be in");
+    assert_one_line_error(
+        &sinew(&["crowd", "--characters", "64", "--budget", "1"]),
+        "--budget must be at least",
+    );
+}

@@ -275,7 +275,10 @@ impl Grid<'_> {
                 n += 1;
             }
         };
-        if mask >= 5 && apart(rows[0], rows[1]) && apart(rows[1], rows[2]) && apart(rows[0], rows[2])
+        if mask >= 5
+            && apart(rows[0], rows[1])
+            && apart(rows[1], rows[2])
+            && apart(rows[0], rows[2])
         {
             // Each row is buckets k, k + 1, k + 2 (wrapping): one run of
             // entries, or two where it wraps.

@@ -638,8 +638,9 @@ fn update<N: Neighbours>(
                     // long before it.
                     let t = (c / (bq + root)).max(1.0e-3);
                     let inv_t = 1.0 / t;
-                    let mag = k * libm::expf(-t * inv_tau0) * inv_t * inv_t * (2.0 * inv_t + inv_tau0)
-                        / root;
+                    let mag =
+                        k * libm::expf(-t * inv_tau0) * inv_t * inv_t * (2.0 * inv_t + inv_tau0)
+                            / root;
                     // |x + v·τ| is the contact distance.
                     let mag = mag.min(a.max_force / contact);
                     let f = scale(add(x, scale(vr, t)), mag);

@@ -1,10 +1,11 @@
 //! Crowd steering: one step of 1,000 and 10,000 agents (grid build and
-//! every agent's update), and the brute-force reference at 1,000.
+//! every agent's update) with the default rules and with anticipation and
+//! overlap resolution on, and the brute-force reference at 1,000.
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use sinew_core::steer::{self, reference, Agent, Grid, Locomotion, Obstacles, Params};
+use sinew_core::steer::{self, reference, Agent, Grid, Locomotion, Obstacles, Params, Weights};
 
 /// `n` agents on a 1 m grid in two blocks walking through each other,
 /// already moving.
@@ -54,6 +55,28 @@ fn bench(c: &mut Criterion) {
                     &mut grid,
                     &none,
                     &params,
+                    1.0 / 30.0,
+                )
+                .unwrap()
+            })
+        });
+        let anticipating = Params {
+            overlap_resolution: 0.2,
+            weights: Weights {
+                anticipation: 1.5,
+                ..params.weights
+            },
+            ..params
+        };
+        g.bench_function(BenchmarkId::new("step_anticipation", n), |b| {
+            b.iter(|| {
+                steer::step(
+                    black_box(&agents),
+                    &mut out,
+                    &mut loco,
+                    &mut grid,
+                    &none,
+                    &anticipating,
                     1.0 / 30.0,
                 )
                 .unwrap()

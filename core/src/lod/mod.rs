@@ -470,6 +470,17 @@ pub fn coarsest_by_names(
     Ok(())
 }
 
+/// The checks every rule makes: one level per joint, none dropped at 0.
+fn check_rule(skeleton: &Skeleton<'_>, drop_at: u8, coarsest: &[u8]) -> Result<(), Error> {
+    check_len("coarsest levels", skeleton.joint_count(), coarsest.len())?;
+    if drop_at == 0 {
+        return Err(Error::InvalidParameter {
+            what: "LOD rule dropping a joint at level 0",
+        });
+    }
+    Ok(())
+}
+
 /// Lowers `coarsest` so joints deeper than `max_depth` (roots have depth
 /// 0) are dropped from level `drop_at` on.
 ///
@@ -482,12 +493,7 @@ pub fn drop_by_depth(
     drop_at: u8,
     coarsest: &mut [u8],
 ) -> Result<(), Error> {
-    check_len("coarsest levels", skeleton.joint_count(), coarsest.len())?;
-    if drop_at == 0 {
-        return Err(Error::InvalidParameter {
-            what: "LOD rule dropping a joint at level 0",
-        });
-    }
+    check_rule(skeleton, drop_at, coarsest)?;
     let mut depth = [0u16; MAX_JOINTS];
     for j in 0..coarsest.len() {
         depth[j] = skeleton.parent(j).map_or(0, |p| depth[p] + 1);
@@ -512,12 +518,7 @@ pub fn drop_short_bones(
     drop_at: u8,
     coarsest: &mut [u8],
 ) -> Result<(), Error> {
-    check_len("coarsest levels", skeleton.joint_count(), coarsest.len())?;
-    if drop_at == 0 {
-        return Err(Error::InvalidParameter {
-            what: "LOD rule dropping a joint at level 0",
-        });
-    }
+    check_rule(skeleton, drop_at, coarsest)?;
     if !min_length.is_finite() {
         return Err(Error::NonFinite {
             what: "minimum bone length",

@@ -31,7 +31,7 @@ use sinew_std::Humanoid;
 /// `sinew --characters 64 --seconds 1` with `--features deterministic`.
 const CROWD: u64 = 0x9f9a_d2a2_2a6e_32ee;
 /// [`scene`]'s checksum with `--features deterministic`.
-const SCENE: u64 = 0x267e_3570_7ff4_0200;
+const SCENE: u64 = 0xdd49_76fc_898d_a2fa;
 
 const DETERMINISTIC: bool = cfg!(feature = "deterministic");
 

@@ -1,5 +1,5 @@
-//! Crowd throughput: the procedural humanoid crowd stepped one frame, on 1
-//! and 2 worker threads, so the scaling ratio comes from one run; and the
+//! Crowd throughput: the procedural humanoid crowd (compressed clips, as
+//! the `sinew` tool plays them) stepped one frame, on 1 and 2 worker threads, so the scaling ratio comes from one run; and the
 //! same crowd with foot placement on a 20° slope after FK (`-feet-`).
 //!
 //! ```text
@@ -37,7 +37,9 @@ fn humanoid_feet(h: &Humanoid) -> FootPlacement<2> {
 
 fn bench_crowd(c: &mut Criterion) {
     let h = Humanoid::default_rate();
-    let backend = SinewBackend::new(&h);
+    let clips = h.compressed_clips().expect("the procedural clips compress");
+    let views = clips.each_ref().map(|c| c.view());
+    let backend = SinewBackend::with_clips(h.skeleton.view(), &views).expect("matching clips");
     let characters = 512;
     // A 20° slope rising along +Z; characters on a 1.5 m grid.
     let grade = 20f32.to_radians().tan();

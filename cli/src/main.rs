@@ -2,7 +2,8 @@
 //!
 //! With no arguments it plays the built-in procedural humanoid: 1000
 //! characters for 10 simulated seconds at 60 Hz, each blending walk, jog and
-//! run with its own phase and weights, on every core, and prints per-stage
+//! run (compressed, unless `--raw`) with its own phase and weights, on every
+//! core, and prints per-stage
 //! timings and a checksum that is the same for any `--threads` value.
 //! Subcommands inspect, play and render glTF/GLB, BVH and ozz files; every
 //! failure is one line on stderr and exit status 2.
@@ -113,6 +114,10 @@ struct CrowdArgs {
     /// Worker threads (default: every core).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=1024))]
     threads: Option<u32>,
+    /// Play the raw float clips (40 bytes per joint per frame) instead of
+    /// compressing them first (0.01 cm bound), as a game ships them.
+    #[arg(long)]
+    raw: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -323,9 +328,48 @@ fn play_humanoid(args: &CrowdArgs) -> Res {
         cfg.characters,
         cfg.frames()
     );
-    let report = crowd::run(&SinewBackend::new(&h), &cfg)?;
+    let (report, clips) = run_crowd(&h.skeleton, &h.clips, args.raw, &cfg)?;
+    out!("{clips}");
     print_table(&report);
     Ok(())
+}
+
+/// The crowd over `skeleton` and the first three of `clips`: compressed
+/// first with the default options unless `raw` (printing the size and the
+/// ratio in the line returned beside the report), since compressed clips
+/// are what a game ships.
+fn run_crowd(
+    skeleton: &sinew_std::OwnedSkeleton,
+    clips: &[sinew_std::OwnedClip],
+    raw: bool,
+    cfg: &CrowdConfig,
+) -> Result<(CrowdReport, String), Box<dyn std::error::Error>> {
+    if raw {
+        let report = crowd::run(&SinewBackend::from_clips(skeleton, clips)?, cfg)?;
+        return Ok((report, "clips raw (floats)".into()));
+    }
+    let opts = sinew_std::compress::CompressOptions::default();
+    let view = skeleton.view();
+    let packed = clips
+        .iter()
+        .take(3)
+        .map(|c| Ok(sinew_std::compress::compress(&view, &c.view(), &opts)?.0))
+        .collect::<Result<Vec<_>, sinew_core::Error>>()?;
+    let views: Vec<_> = packed.iter().map(|c| c.view()).collect();
+    let bytes: usize = views.iter().map(|c| c.size_bytes()).sum();
+    let raw_bytes: usize = views
+        .iter()
+        .map(|c| sinew_std::compress::raw_clip_bytes(c.joint_count(), c.frame_count()))
+        .sum();
+    let line = format!(
+        "clips compressed at {:.2} cm: {:.1} KiB against {:.1} KiB raw ({:.1}:1)",
+        opts.error * 100.0,
+        bytes as f64 / 1024.0,
+        raw_bytes as f64 / 1024.0,
+        raw_bytes as f64 / bytes.max(1) as f64
+    );
+    let report = crowd::run(&SinewBackend::with_clips(view, &views)?, cfg)?;
+    Ok((report, line))
 }
 
 fn play_files(args: &PlayArgs) -> Res {
@@ -349,8 +393,9 @@ fn play_files(args: &PlayArgs) -> Res {
             cfg.characters,
             cfg.frames()
         );
-        let backend = SinewBackend::from_clips(&asset.skeleton, &asset.clips)?;
-        print_table(&crowd::run(&backend, &cfg)?);
+        let (report, clips) = run_crowd(&asset.skeleton, &asset.clips, args.crowd.raw, &cfg)?;
+        out!("{clips}");
+        print_table(&report);
         out!("");
     }
     Ok(())
@@ -395,29 +440,30 @@ fn print_table(r: &CrowdReport) {
 fn bench(args: &BenchArgs) -> Res {
     let h = Humanoid::default_rate();
     let cfg = args.crowd.config();
-    let sinew = crowd::run(&SinewBackend::new(&h), &cfg)?;
+    let (sinew, clips) = run_crowd(&h.skeleton, &h.clips, args.crowd.raw, &cfg)?;
     let glam = crowd::run(&GlamBackend::new(&h), &cfg)?;
     let ratio = |f: fn(&CrowdReport) -> f64| f(&glam) / f(&sinew).max(1e-9);
     let blend_fk = |r: &CrowdReport| r.ns_per_character_frame(r.stages.blend + r.stages.fk);
     let total = |r: &CrowdReport| r.ns_per_character_frame(r.stages.total());
     if args.json {
         out!(
-            "{{\"tool\":\"sinew {}\",\"arch\":\"{}\",\"characters\":{},\"frames\":{},\"joints\":{},\"threads\":{},\"sinew\":{},\"glam_baseline\":{},\"ratio_blend_fk\":{:.3},\"ratio_total\":{:.3}}}",
+            "{{\"tool\":\"sinew {}\",\"arch\":\"{}\",\"characters\":{},\"frames\":{},\"joints\":{},\"threads\":{},\"sinew_clips\":\"{}\",\"sinew\":{},\"glam_baseline\":{},\"ratio_blend_fk\":{:.3},\"ratio_total\":{:.3}}}",
             env!("CARGO_PKG_VERSION"),
             std::env::consts::ARCH,
             sinew.characters,
             sinew.frames,
             sinew.joints,
             sinew.threads,
+            if args.crowd.raw { "raw" } else { "compressed" },
             json_figures(&sinew),
             json_figures(&glam),
             ratio(blend_fk),
             ratio(total)
         );
     } else {
-        out!("sinew (SoA SIMD):");
+        out!("sinew (SoA SIMD), {clips}:");
         print_table(&sinew);
-        out!("\nglam baseline (AoS, slerp, Mat4 per joint):");
+        out!("\nglam baseline (AoS, slerp, Mat4 per joint), raw clips:");
         print_table(&glam);
         out!(
             "\nblend+fk: sinew {:.1} ns, glam {:.1} ns per character-frame: {:.2}x; whole pipeline {:.2}x",

@@ -65,6 +65,16 @@ fn default_run_checksum_is_the_same_for_any_thread_count() {
     }
     assert!(!checksum(&a).is_empty());
     assert_eq!(checksum(&a), checksum(&b));
+    // Compressed clips unless --raw, which plays other (uncompressed) keys.
+    assert!(
+        stdout(&a).contains("clips compressed at 0.01 cm"),
+        "{}",
+        stdout(&a)
+    );
+    let raw = sinew(&["--characters", "20", "--seconds", "0.25", "--raw"]);
+    assert!(raw.status.success(), "{}", stderr(&raw));
+    assert!(stdout(&raw).contains("clips raw"), "{}", stdout(&raw));
+    assert_ne!(checksum(&raw), checksum(&a));
 }
 
 #[test]
@@ -82,6 +92,7 @@ fn bench_json_has_the_figures_and_the_ratio() {
         "\"blend_ns_per_joint\":",
         "\"fk_ns_per_character_frame\":",
         "\"checksum\":",
+        "\"sinew_clips\":\"compressed\"",
     ] {
         assert!(s.contains(key), "{key} missing in {s}");
     }

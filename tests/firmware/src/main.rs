@@ -5,7 +5,7 @@
 //!
 //! All buffers are one zero-initialised static (`.bss`), so the RAM the proof
 //! needs is the ELF's `.data` + `.bss` plus the peak stack printed here (the
-//! skeleton builder's scratch and the kernels' locals).
+//! kernels' locals; the skeleton and clips are read in place from flash).
 #![no_std]
 #![no_main]
 
@@ -86,7 +86,7 @@ fn main() -> ! {
     };
     // SysTick free-running on the core clock over its 24 bits. The frame
     // loop's cost is a run of `FRAMES` frames less a run of none (which
-    // builds the same skeleton and clips); under `qemu -icount`, where time
+    // validates the same containers); under `qemu -icount`, where time
     // is proportional to instructions, it is a stable figure.
     core.SYST.set_clock_source(SystClkSource::Core);
     core.SYST.set_reload(0x00FF_FFFF);

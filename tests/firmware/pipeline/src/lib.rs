@@ -1,21 +1,25 @@
 //! The frame loop of sinew's embedded proof, shared by the Cortex-M4F firmware
 //! and the host program so that both run exactly the same code.
 //!
-//! [`run`] builds the procedural humanoid into caller-owned [`Buffers`],
-//! generates the walk, jog and run clips at 30 Hz, then plays [`FRAMES`]
-//! frames at 60 Hz: sample the three clips at synchronised normalised time,
-//! blend them with the fixed [`WEIGHTS`], local-to-model. It folds every
-//! frame's model matrices into an FNV-1a 64 checksum of the `f32` bit
-//! patterns. Nothing allocates; all memory is in [`Buffers`], so the firmware
-//! can keep it in one zero-initialised static (`.bss`).
+//! The procedural humanoid's skeleton and its walk, jog and run, compressed
+//! at the compressor's default bound (0.01 cm), are containers in flash:
+//! `build.rs` writes them on the build machine and they are included as
+//! 16-byte aligned statics (`.rodata`), validated once and viewed in place.
+//! [`run`] plays [`FRAMES`] frames at 60 Hz: sample the three clips at
+//! synchronised normalised time through one playback cache each, blend them
+//! with the fixed [`WEIGHTS`], local-to-model. It folds every frame's model
+//! matrices into an FNV-1a 64 checksum of the `f32` bit patterns. Nothing
+//! allocates; the RAM is [`Buffers`], which the firmware keeps in one
+//! zero-initialised static (`.bss`).
 #![no_std]
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 use sinew_core::blend::{self, BlendJob, BlendLayer};
-use sinew_core::clip::{RawClip, TimeMode};
+use sinew_core::clip::TimeMode;
+use sinew_core::compressed::{CompressedClip, PlaybackCache};
 use sinew_core::fk::{self, FkJob};
-use sinew_core::procedural::{self, Gait};
+use sinew_core::procedural;
 use sinew_core::{soa_count, Error, Mat4, Quat, Skeleton, SoaQuat, SoaTransform, SoaVec3};
 
 /// Frames played.
@@ -33,26 +37,41 @@ pub const JOINTS: usize = procedural::HUMANOID_JOINT_COUNT;
 /// SoA blocks per pose.
 pub const BLOCKS: usize = soa_count(JOINTS);
 
-/// Frames of the three clips at 30 Hz together (walk 34 + jog 24 + run 20,
-/// each a whole cycle plus the repeated first frame). [`run`] checks this
-/// against [`procedural::gait_frame_count`] and fails rather than overrun.
-pub const CLIP_FRAMES: usize = 34 + 24 + 20;
+/// Blocks of one clip's playback cache (two decoded key frames).
+pub const CACHE_BLOCKS: usize = PlaybackCache::blocks_for(BLOCKS);
 
-/// A skeleton container buffer with the 16-byte alignment views need.
+/// A container's bytes at the 16-byte alignment the views need.
 #[repr(C, align(16))]
-pub struct SkeletonBytes(pub [u8; procedural::HUMANOID_SKELETON_BYTES]);
+struct Aligned<B: ?Sized>(B);
 
-/// All memory [`run`] uses (`size_of::<Buffers>()` bytes), most of it clip
-/// keys.
+/// `include_bytes!` of a file `build.rs` wrote, 16-byte aligned, as a
+/// `&'static [u8]` in `.rodata`.
+macro_rules! container {
+    ($file:literal) => {{
+        static BYTES: &Aligned<[u8]> =
+            &Aligned(*include_bytes!(concat!(env!("OUT_DIR"), "/", $file)));
+        &BYTES.0
+    }};
+}
+
+/// The humanoid's skeleton container (flash).
+pub static SKELETON: &[u8] = container!("humanoid.sinewskl");
+
+/// Walk, jog and run as compressed clip containers (flash).
+pub static CLIPS: [&[u8]; 3] = [
+    container!("walk.sinewcmp"),
+    container!("jog.sinewcmp"),
+    container!("run.sinewcmp"),
+];
+
+/// All the RAM [`run`] uses (`size_of::<Buffers>()` bytes).
 ///
 /// [`Buffers::ZERO`] is all-zero bytes, so a `static` of it lands in `.bss`
 /// and costs no flash.
 #[repr(C)]
 pub struct Buffers {
-    /// The skeleton container.
-    pub skeleton: SkeletonBytes,
-    /// Keys of the three clips, one after the other.
-    pub clip_keys: [SoaTransform; CLIP_FRAMES * BLOCKS],
+    /// One playback cache per clip: the two key frames it last decoded.
+    pub caches: [[SoaTransform; CACHE_BLOCKS]; 3],
     /// The three sampled poses of the current frame.
     pub sampled: [[SoaTransform; BLOCKS]; 3],
     /// The blended local pose.
@@ -74,8 +93,7 @@ const ZERO_MAT: Mat4 = Mat4 {
 impl Buffers {
     /// All zeros (contents are written by [`run`] before they are read).
     pub const ZERO: Buffers = Buffers {
-        skeleton: SkeletonBytes([0; procedural::HUMANOID_SKELETON_BYTES]),
-        clip_keys: [ZERO_BLOCK; CLIP_FRAMES * BLOCKS],
+        caches: [[ZERO_BLOCK; CACHE_BLOCKS]; 3],
         sampled: [[ZERO_BLOCK; BLOCKS]; 3],
         local: [ZERO_BLOCK; BLOCKS],
         models: [ZERO_MAT; JOINTS],
@@ -100,7 +118,7 @@ pub fn fnv1a(mut hash: u64, models: &[Mat4]) -> u64 {
     hash
 }
 
-/// Runs the whole proof: build the humanoid and its clips into `buf`, play
+/// Runs the whole proof: view the skeleton and clips in flash, play
 /// `frames` frames, return the checksum of all their model matrices.
 ///
 /// Frame `f` is at `t = f / FRAME_RATE` seconds. The clips' cycles are
@@ -110,18 +128,16 @@ pub fn fnv1a(mut hash: u64, models: &[Mat4]) -> u64 {
 /// frame's matrices afterwards.
 ///
 /// # Errors
-/// Any error of the core's kernels, and [`Error::BufferTooSmall`] when the
-/// clips need more than [`CLIP_FRAMES`] frames.
+/// Any error of the containers' validation or of the core's kernels, and
+/// [`Error::BadLength`] when the skeleton is not the humanoid.
 pub fn run(buf: &mut Buffers, frames: usize) -> Result<u64, Error> {
     let Buffers {
-        skeleton: skeleton_bytes,
-        clip_keys,
+        caches,
         sampled,
         local,
         models,
     } = buf;
-    let len = procedural::write_humanoid_skeleton(&mut skeleton_bytes.0)?;
-    let skeleton = Skeleton::from_bytes(&skeleton_bytes.0[..len])?;
+    let skeleton = Skeleton::from_bytes(SKELETON)?;
     let n = skeleton.soa_count();
     if n != BLOCKS || skeleton.joint_count() != JOINTS {
         return Err(Error::BadLength {
@@ -130,32 +146,31 @@ pub fn run(buf: &mut Buffers, frames: usize) -> Result<u64, Error> {
             actual: BLOCKS,
         });
     }
-
-    let rate = procedural::DEFAULT_SAMPLE_RATE;
-    let lens = Gait::ALL.map(|g| procedural::gait_frame_count(g, rate) * n);
-    let needed = lens.iter().sum::<usize>();
-    if needed > clip_keys.len() {
-        return Err(Error::BufferTooSmall {
-            needed,
-            actual: clip_keys.len(),
-        });
-    }
-    let (walk_keys, rest) = clip_keys.split_at_mut(lens[0]);
-    let (jog_keys, rest) = rest.split_at_mut(lens[1]);
-    let run_keys = &mut rest[..lens[2]];
-    let clips: [RawClip<'_>; 3] = [
-        procedural::write_gait_clip(Gait::Walk, &skeleton, rate, walk_keys)?,
-        procedural::write_gait_clip(Gait::Jog, &skeleton, rate, jog_keys)?,
-        procedural::write_gait_clip(Gait::Run, &skeleton, rate, run_keys)?,
+    let clips = [
+        CompressedClip::from_bytes(CLIPS[0])?,
+        CompressedClip::from_bytes(CLIPS[1])?,
+        CompressedClip::from_bytes(CLIPS[2])?,
     ];
+    let [c0, c1, c2] = caches;
+    let mut caches = [
+        PlaybackCache::new(c0),
+        PlaybackCache::new(c1),
+        PlaybackCache::new(c2),
+    ];
+    let rest = skeleton.rest_pose();
 
     let durations = clips.map(|c| c.duration());
     let cycle: f32 = WEIGHTS.iter().zip(durations).map(|(w, d)| w * d).sum();
     let mut hash = FNV_OFFSET;
     for f in 0..frames {
         let phase = f as f32 / FRAME_RATE / cycle;
-        for ((clip, out), d) in clips.iter().zip(sampled.iter_mut()).zip(durations) {
-            clip.sample(phase * d, TimeMode::Loop, out)?;
+        for (((clip, cache), out), d) in clips
+            .iter()
+            .zip(caches.iter_mut())
+            .zip(sampled.iter_mut())
+            .zip(durations)
+        {
+            clip.sample_cached(phase * d, TimeMode::Loop, rest, cache, out)?;
         }
         let [walk, jog, run] = &*sampled;
         let layers = [
@@ -163,10 +178,7 @@ pub fn run(buf: &mut Buffers, frames: usize) -> Result<u64, Error> {
             BlendLayer::new(jog, WEIGHTS[1]),
             BlendLayer::new(run, WEIGHTS[2]),
         ];
-        blend::blend(
-            &BlendJob::new(&layers, &[], skeleton.rest_pose()),
-            &mut local[..],
-        )?;
+        blend::blend(&BlendJob::new(&layers, &[], rest), &mut local[..])?;
         fk::local_to_model(&FkJob::new(&skeleton, &local[..]), &mut models[..])?;
         hash = fnv1a(hash, &models[..]);
     }

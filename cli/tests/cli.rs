@@ -249,7 +249,9 @@ fn render_writes_a_png_of_the_humanoid() {
 #[test]
 fn closed_stdout_pipe_ends_quietly() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_sinew"))
-        .args(["--characters", "2000", "--seconds", "1"])
+        // Raw clips: the debug build's compressed sampling would make
+        // this long run minutes long, and the pipe handling is the same.
+        .args(["--characters", "2000", "--seconds", "1", "--raw"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -315,11 +317,16 @@ fn every_data_file_inspects_plays_and_renders() {
         // Playing and drawing every CMU clip is slow in debug; one file in five.
         if has_clips && (g.len() > 1 || !files[0].ends_with(".bvh") || files[0].ends_with("1.bvh"))
         {
+            // Compressing first (the default) takes up to a minute per
+            // file in debug: pab plays compressed, the others raw.
+            let pab = files[0].ends_with("pab_skeleton.ozz");
+            let raw: &[&str] = if pab { &[] } else { &["--raw"] };
             let o = sinew(
                 &[
                     &["play"][..],
                     &files,
                     &["--characters", "4", "--seconds", "0.1"],
+                    raw,
                 ]
                 .concat(),
             );

@@ -410,6 +410,15 @@ typedef struct sinew_compressed_clip {
   uint64_t check;
 } sinew_compressed_clip;
 
+// What a playback cache remembers between `sinew_compressed_clip_sample_cached`
+// calls (private words). Zero-initialise it (`sinew_playback_cache c = {0};`):
+// zeros are an empty cache. One per playing instance, next to its buffer of
+// `2 * clip->soa_count` blocks.
+typedef struct sinew_playback_cache {
+  // Private state.
+  uint64_t words[7];
+} sinew_playback_cache;
+
 // A column-major 4x4 matrix (`cols[c][r]`), 16-byte aligned; model-space
 // joint matrices and inverse bind matrices.
 typedef struct SINEW_ALIGNED(16) sinew_float4x4 {
@@ -1634,6 +1643,34 @@ sinew_status sinew_compressed_clip_sample(const struct sinew_compressed_clip *cl
                                           size_t rest_len,
                                           struct sinew_soa_transform *out,
                                           size_t out_len);
+
+// Samples `clip` at `time` seconds into `out` as
+// `sinew_compressed_clip_sample` does (the same bits), decoding only the
+// key frames the cache does not already hold: at 60 Hz on a 30 Hz clip,
+// sequential playback decodes each key frame once. `blocks` is the
+// cache's memory, `blocks_len >= 2 * clip->soa_count` blocks kept with
+// `*cache` between calls; `*cache` is updated. A cache used with another
+// clip, or with other memory, starts over (exact, merely uncached).
+//
+// Errors: those of `sinew_compressed_clip_sample`; NULL_PARAMETER for
+// `cache` or `blocks`; BAD_LENGTH for `blocks_len` below
+// `2 * clip->soa_count`; OVERLAPPING_BUFFERS when `out`, `blocks` and
+// `*cache` share a byte with each other, the clip or `rest`. On error
+// neither `out` nor the cache changes.
+//
+// # Safety
+// As `sinew_compressed_clip_sample`; `cache` points to a
+// `sinew_playback_cache`; `blocks` has `blocks_len` writable blocks.
+sinew_status sinew_compressed_clip_sample_cached(const struct sinew_compressed_clip *clip,
+                                                 float time,
+                                                 uint32_t mode,
+                                                 const struct sinew_soa_transform *rest,
+                                                 size_t rest_len,
+                                                 struct sinew_playback_cache *cache,
+                                                 struct sinew_soa_transform *blocks,
+                                                 size_t blocks_len,
+                                                 struct sinew_soa_transform *out,
+                                                 size_t out_len);
 
 // Writes the bytes `sinew_humanoid_clip_write` needs for `gait`
 // (`SINEW_GAIT_*`) at `sample_rate` frames per second (0 < rate <= 10000).

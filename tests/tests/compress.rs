@@ -9,7 +9,8 @@ mod support;
 use proptest::prelude::*;
 use sinew_core::clip::{RawClip, TimeMode};
 use sinew_core::compressed::{
-    self, CompressedClip, Defaults, PlaybackCache, RotationFormat, COMPRESSED_MAGIC, HEADER_BYTES,
+    self, CompressedClip, Defaults, PlaybackCache, PlaybackState, RotationFormat, COMPRESSED_MAGIC,
+    HEADER_BYTES,
 };
 use sinew_core::soa::{get_joint, set_joint};
 use sinew_core::{Error, Quat, Skeleton, SoaTransform, Transform, Vec3};
@@ -775,6 +776,50 @@ fn playback_cache_matches_the_uncached_sampler_bit_for_bit() {
         ]);
         cached_equals_uncached(&c, rest, &mixed);
     }
+}
+
+/// A cache rebuilt from its state before every sample (as a crowd's
+/// per-character record or the C ABI keeps it) decodes what one long-lived
+/// cache decodes and gives the same bits; state taken over other memory
+/// resumes empty.
+#[test]
+fn playback_cache_resumes_from_its_state() {
+    let h = humanoid();
+    let skel = h.skeleton.view();
+    let rest = skel.rest_pose();
+    let c = compress(&skel, &h.clips[1].view(), &CompressOptions::default())
+        .unwrap()
+        .0;
+    let c = c.view();
+    let n = c.soa_count();
+    let mut buf = vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(n)];
+    let mut state = PlaybackState::EMPTY;
+    let (mut want, mut got) = (sentinel_pose(n, 7.0), sentinel_pose(n, 9.0));
+    let ticks = 2 * c.frame_count() - 2;
+    for i in 0..=ticks {
+        let t = i as f32 * 0.5 / c.sample_rate();
+        c.sample_with_rest(t, TimeMode::Clamp, rest, &mut want)
+            .unwrap();
+        let mut cache = PlaybackCache::resume(&mut buf, &state);
+        c.sample_cached(t, TimeMode::Clamp, rest, &mut cache, &mut got)
+            .unwrap();
+        state = cache.state();
+        assert_eq!(bits(&got), bits(&want), "t = {t}");
+    }
+    let decoded = PlaybackCache::resume(&mut buf, &state).frames_decoded();
+    assert_eq!(decoded, c.frame_count() as u64, "each frame once");
+    // The same state over another buffer holds nothing: the next sample
+    // decodes both frames (and is still exact).
+    let mut other = vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(n)];
+    let mut cache = PlaybackCache::resume(&mut other, &state);
+    let t = 0.3 / c.sample_rate();
+    c.sample_cached(t, TimeMode::Clamp, rest, &mut cache, &mut got)
+        .unwrap();
+    c.sample_with_rest(t, TimeMode::Clamp, rest, &mut want)
+        .unwrap();
+    assert_eq!(bits(&got), bits(&want));
+    assert_eq!(cache.frames_decoded(), decoded + 2);
+    assert_eq!(PlaybackState::default(), PlaybackState::EMPTY);
 }
 
 /// One cache handed two clips in turn starts over on each: results stay

@@ -188,6 +188,123 @@ fn a_loaded_compressed_clip_samples_what_the_rust_api_samples() {
     }
 }
 
+/// `sinew_compressed_clip_sample_cached` from a zeroed cache: the bits of
+/// the uncached C sampler at every 60 Hz tick of the 30 Hz walk, each key
+/// frame decoded once (the cache's words count them); bad input is a
+/// status that leaves the output and the cache as they were.
+#[test]
+fn the_c_playback_cache_samples_what_the_uncached_sampler_samples() {
+    let skel_bytes = humanoid();
+    let skel = Skeleton::from_bytes(bytemuck::cast_slice(&skel_bytes)).unwrap();
+    let bytes = compressed_walk(&skel);
+    let (s, h) = load_compressed(bytemuck::cast_slice(&bytes));
+    assert_eq!(s, sinew_status::Ok);
+    let n = skel.soa_count();
+    let rest = skel.rest_pose();
+    let mut cache = sinew_playback_cache::default();
+    let mut blocks = vec![SoaTransform::default(); 2 * n];
+    let mut got = vec![SoaTransform::default(); n];
+    let sample = |cache: &mut sinew_playback_cache,
+                  blocks: &mut [SoaTransform],
+                  got: &mut [SoaTransform],
+                  t: f32,
+                  rest: &[SoaTransform]| {
+        // Safety: a loaded handle; every pointer valid for its length.
+        unsafe {
+            sinew_compressed_clip_sample_cached(
+                &h,
+                t,
+                SINEW_TIME_LOOP,
+                if rest.is_empty() {
+                    std::ptr::null()
+                } else {
+                    rest.as_ptr().cast()
+                },
+                rest.len(),
+                cache,
+                blocks.as_mut_ptr().cast(),
+                blocks.len(),
+                got.as_mut_ptr().cast(),
+                got.len(),
+            )
+        }
+    };
+    let frames = h.frame_count as usize;
+    // Ticks before the loop point (which wraps to frames 0 and 1 again).
+    for i in 0..2 * frames - 2 {
+        let t = i as f32 / 60.0;
+        let s = sample(&mut cache, &mut blocks, &mut got, t, rest);
+        assert_eq!(s, sinew_status::Ok);
+        let (s, want) = sample_compressed(&h, &skel, t);
+        assert_eq!(s, sinew_status::Ok);
+        assert_eq!(got, want, "t = {t}");
+    }
+    // The last word counts the key frames decoded.
+    assert_eq!(cache.words[6], frames as u64);
+
+    let before = (cache, got.clone());
+    let short = &mut vec![SoaTransform::default(); 2 * n - 1];
+    let s = sample(&mut cache, short, &mut got, 0.5, rest);
+    assert_eq!(s, sinew_status::BadLength);
+    let s = sample(&mut cache, &mut blocks, &mut got, 0.5, &[]);
+    assert_eq!(
+        s,
+        sinew_status::NullParameter,
+        "the walk needs the rest pose"
+    );
+    let s = sample(&mut cache, &mut blocks, &mut got, f32::NAN, rest);
+    assert_eq!(s, sinew_status::InvalidArgument);
+    // Safety: NULL cache or blocks are refused before any access.
+    let nulls = unsafe {
+        [
+            sinew_compressed_clip_sample_cached(
+                &h,
+                0.5,
+                SINEW_TIME_LOOP,
+                rest.as_ptr().cast(),
+                n,
+                std::ptr::null_mut(),
+                blocks.as_mut_ptr().cast(),
+                2 * n,
+                got.as_mut_ptr().cast(),
+                n,
+            ),
+            sinew_compressed_clip_sample_cached(
+                &h,
+                0.5,
+                SINEW_TIME_LOOP,
+                rest.as_ptr().cast(),
+                n,
+                &mut cache,
+                std::ptr::null_mut(),
+                2 * n,
+                got.as_mut_ptr().cast(),
+                n,
+            ),
+        ]
+    };
+    assert_eq!(nulls, [sinew_status::NullParameter; 2]);
+    // The output inside the cache's blocks.
+    let p = blocks.as_mut_ptr();
+    // Safety: `p` has 2n blocks; the overlap is refused before any write.
+    let s = unsafe {
+        sinew_compressed_clip_sample_cached(
+            &h,
+            0.5,
+            SINEW_TIME_LOOP,
+            rest.as_ptr().cast(),
+            n,
+            &mut cache,
+            p.cast(),
+            2 * n,
+            p.add(n).cast(),
+            n,
+        )
+    };
+    assert_eq!(s, sinew_status::OverlappingBuffers);
+    assert_eq!((cache, got), before, "no change on error");
+}
+
 /// A flip in the compressed header's joint count (byte 12, 70 -> 78 joints)
 /// leaves a container that still validates, for another skeleton size:
 /// sampling it into buffers sized for the humanoid is `BadLength`, not a

@@ -5,7 +5,7 @@ use core::ffi::c_char;
 use sinew_core::clip::{
     checked_clip_container_size, clip_container_size, write_container_with, RawClip, TimeMode,
 };
-use sinew_core::compressed::{CompressedClip, Defaults};
+use sinew_core::compressed::{CompressedClip, Defaults, PlaybackCache, PlaybackState};
 use sinew_core::procedural::{self, Gait};
 use sinew_core::skeleton::Skeleton;
 
@@ -409,6 +409,87 @@ pub unsafe extern "C" fn sinew_compressed_clip_sample(
             }
             (Defaults::Identity, _) => c.sample(time, mode, poses_mut(out))?,
         }
+        Ok(())
+    }
+}
+
+/// What a playback cache remembers between `sinew_compressed_clip_sample_cached`
+/// calls (private words). Zero-initialise it (`sinew_playback_cache c = {0};`):
+/// zeros are an empty cache. One per playing instance, next to its buffer of
+/// `2 * clip->soa_count` blocks.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct sinew_playback_cache {
+    /// Private state.
+    pub words: [u64; 7],
+}
+
+// The header spells the word count out (cbindgen cannot evaluate the core's
+// constant).
+const _: () = assert!(PlaybackState::WORDS == 7);
+
+/// Samples `clip` at `time` seconds into `out` as
+/// `sinew_compressed_clip_sample` does (the same bits), decoding only the
+/// key frames the cache does not already hold: at 60 Hz on a 30 Hz clip,
+/// sequential playback decodes each key frame once. `blocks` is the
+/// cache's memory, `blocks_len >= 2 * clip->soa_count` blocks kept with
+/// `*cache` between calls; `*cache` is updated. A cache used with another
+/// clip, or with other memory, starts over (exact, merely uncached).
+///
+/// Errors: those of `sinew_compressed_clip_sample`; NULL_PARAMETER for
+/// `cache` or `blocks`; BAD_LENGTH for `blocks_len` below
+/// `2 * clip->soa_count`; OVERLAPPING_BUFFERS when `out`, `blocks` and
+/// `*cache` share a byte with each other, the clip or `rest`. On error
+/// neither `out` nor the cache changes.
+///
+/// # Safety
+/// As `sinew_compressed_clip_sample`; `cache` points to a
+/// `sinew_playback_cache`; `blocks` has `blocks_len` writable blocks.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_compressed_clip_sample_cached(
+    clip: *const sinew_compressed_clip,
+    time: f32,
+    mode: u32,
+    rest: *const sinew_soa_transform,
+    rest_len: usize,
+    cache: *mut sinew_playback_cache,
+    blocks: *mut sinew_soa_transform,
+    blocks_len: usize,
+    out: *mut sinew_soa_transform,
+    out_len: usize,
+) -> sinew_status {
+    boundary! {
+        let mode = time_mode(mode)?;
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the call; the helpers check NULL, alignment and size.
+        let ((c, bytes), out, slots) = unsafe {
+            (view_compressed(clip)?, slice_mut(out, out_len)?, slice_mut(blocks, blocks_len)?)
+        };
+        // SAFETY: as above: `cache` points to an initialised `sinew_playback_cache`.
+        let state = unsafe { read(cache.cast_const())? };
+        let rest = if rest.is_null() {
+            None
+        } else {
+            // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+            // length during the call; the helpers check NULL, alignment and size.
+            Some(unsafe { slice(rest, rest_len)? })
+        };
+        let rest_span = rest.map_or(Span(0, 0), Span::of);
+        let state_span = Span::value(cache.cast_const());
+        disjoint(Span::of(out), &[bytes, rest_span, Span::of(slots), state_span])?;
+        disjoint(Span::of(slots), &[bytes, rest_span, state_span])?;
+        disjoint(state_span, &[bytes, rest_span])?;
+        let rest = match (c.defaults(), rest) {
+            (Defaults::RestPose, None) => return Err(sinew_status::NullParameter),
+            (Defaults::RestPose, Some(r)) => poses(r),
+            (Defaults::Identity, _) => &[],
+        };
+        let mut pc = PlaybackCache::resume(poses_mut(slots), &PlaybackState::from_words(&state.words));
+        c.sample_cached(time, mode, rest, &mut pc, poses_mut(out))?;
+        let words = pc.state().to_words();
+        // SAFETY: `cache` was read above (non-NULL, aligned) and the contract makes it writable;
+        // it shares no byte with the slices still borrowed (checked above).
+        unsafe { write(cache, sinew_playback_cache { words }) };
         Ok(())
     }
 }

@@ -40,7 +40,120 @@ pub struct PlaybackCache<'m> {
     decoded: u64,
 }
 
+/// What a [`PlaybackCache`] remembers besides its buffer's contents, for
+/// callers that keep buffers and state apart between frames (a crowd's
+/// per-character records, the C ABI): [`PlaybackCache::state`] after
+/// sampling, [`PlaybackCache::resume`] before the next sample.
+///
+/// It records the buffer's address and length, so resuming over other
+/// memory starts empty; resuming over the same memory after something
+/// else wrote it gives wrong poses (never out-of-bounds reads), as a
+/// cache does after [`PlaybackCache::clear`] is forgotten.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PlaybackState {
+    frames: [u64; 2],
+    clip: [u64; 2],
+    buffer: [u64; 2],
+    decoded: u64,
+}
+
+impl PlaybackState {
+    /// No frame held: what a new cache remembers.
+    pub const EMPTY: PlaybackState = PlaybackState {
+        frames: [u64::MAX; 2],
+        clip: [0; 2],
+        buffer: [0; 2],
+        decoded: 0,
+    };
+}
+
+impl PlaybackState {
+    /// Words in [`PlaybackState::to_words`].
+    pub const WORDS: usize = 7;
+
+    /// The state as plain words, all zeros for [`PlaybackState::EMPTY`]
+    /// (so zeroed memory is an empty state): held frames stored as index
+    /// + 1, then the clip's and the buffer's address and length, then the
+    /// frames decoded.
+    #[must_use]
+    pub fn to_words(&self) -> [u64; Self::WORDS] {
+        let f = |v: u64| v.wrapping_add(1);
+        [
+            f(self.frames[0]),
+            f(self.frames[1]),
+            self.clip[0],
+            self.clip[1],
+            self.buffer[0],
+            self.buffer[1],
+            self.decoded,
+        ]
+    }
+
+    /// The state [`PlaybackState::to_words`] wrote. Any words are a state:
+    /// wrong words only make the next sample decode again or, over the
+    /// same buffer, give wrong poses.
+    #[must_use]
+    pub fn from_words(w: &[u64; Self::WORDS]) -> Self {
+        let f = |v: u64| v.wrapping_sub(1);
+        PlaybackState {
+            frames: [f(w[0]), f(w[1])],
+            clip: [w[2], w[3]],
+            buffer: [w[4], w[5]],
+            decoded: w[6],
+        }
+    }
+}
+
+impl Default for PlaybackState {
+    fn default() -> Self {
+        PlaybackState::EMPTY
+    }
+}
+
+/// A slot's frame index from its recorded form (`u64::MAX` is none, as is
+/// any index past `usize`, which no frame has).
+fn frame_from(v: u64) -> usize {
+    usize::try_from(v).unwrap_or(EMPTY)
+}
+
+/// A slot's recorded form of frame index `f` (none is `u64::MAX` on every
+/// target).
+fn frame_to(f: usize) -> u64 {
+    if f == EMPTY {
+        u64::MAX
+    } else {
+        f as u64
+    }
+}
+
 impl<'m> PlaybackCache<'m> {
+    /// A cache over `buffer` that remembers `state`, as
+    /// [`PlaybackCache::state`] returned it for this same buffer; empty
+    /// (its frame count kept) when `state` was taken over other memory.
+    #[must_use]
+    pub fn resume(buffer: &'m mut [SoaTransform], state: &PlaybackState) -> Self {
+        let here = [buffer.as_ptr() as u64, buffer.len() as u64];
+        let mut cache = PlaybackCache::new(buffer);
+        cache.decoded = state.decoded;
+        if state.buffer == here {
+            cache.frames = state.frames.map(frame_from);
+            cache.clip = (state.clip[0] as usize, state.clip[1] as usize);
+        }
+        cache
+    }
+
+    /// What this cache remembers, for [`PlaybackCache::resume`].
+    #[must_use]
+    pub fn state(&self) -> PlaybackState {
+        PlaybackState {
+            frames: self.frames.map(frame_to),
+            clip: [self.clip.0 as u64, self.clip.1 as u64],
+            buffer: [self.slots.as_ptr() as u64, self.slots.len() as u64],
+            decoded: self.decoded,
+        }
+    }
+
     /// Blocks of [`SoaTransform`] a cache needs for a clip of `soa_count`
     /// blocks per pose (two poses).
     #[inline]

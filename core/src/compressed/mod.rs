@@ -85,7 +85,7 @@ mod tests;
 mod validate;
 pub mod writer;
 
-pub use cache::PlaybackCache;
+pub use cache::{PlaybackCache, PlaybackState};
 use format::{lane_rates, LANE_META_BYTES};
 pub use format::{
     Defaults, RotationFormat, COMPRESSED_MAGIC, COMPRESSED_VERSION, HEADER_BYTES, KIND_DEFAULT,

@@ -175,7 +175,7 @@ fn layer(pose: &[SoaTransform], weight: f32, mask: Option<&[f32x4]>) -> sinew_bl
     }
 }
 
-/// Sampling (raw and compressed), blending with a mask and an additive
+/// Sampling (raw, compressed, compressed through a playback cache), blending with a mask and an additive
 /// layer, cross-fade, the mixing kernel with its ramp weights,
 /// inertialization, and FK (whole and a range), each frame.
 pub fn pose_calls_allocate_nothing() {
@@ -186,6 +186,9 @@ pub fn pose_calls_allocate_nothing() {
     let mut walk = vec![SoaTransform::IDENTITY; blocks];
     let mut jog = vec![SoaTransform::IDENTITY; blocks];
     let mut packed = vec![SoaTransform::IDENTITY; blocks];
+    let mut cached = vec![SoaTransform::IDENTITY; blocks];
+    let mut cache_blocks = vec![SoaTransform::IDENTITY; 2 * blocks];
+    let mut cache = sinew_playback_cache::default();
     let mut blended = vec![SoaTransform::IDENTITY; blocks];
     let mut faded = vec![SoaTransform::IDENTITY; blocks];
     let mut mixed = vec![SoaTransform::IDENTITY; blocks];
@@ -235,6 +238,21 @@ pub fn pose_calls_allocate_nothing() {
                     rest.as_ptr().cast(),
                     blocks,
                     packed.as_mut_ptr().cast(),
+                    blocks,
+                ),
+            )?;
+            ok(
+                "sinew_compressed_clip_sample_cached",
+                sinew_compressed_clip_sample_cached(
+                    &a.packed,
+                    t,
+                    SINEW_TIME_LOOP,
+                    rest.as_ptr().cast(),
+                    blocks,
+                    &mut cache,
+                    cache_blocks.as_mut_ptr().cast(),
+                    cache_blocks.len(),
+                    cached.as_mut_ptr().cast(),
                     blocks,
                 ),
             )?;

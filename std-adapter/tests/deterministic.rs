@@ -8,7 +8,7 @@
 //! only print them.
 //!
 //! When a kernel's arithmetic changes on purpose, the constants change:
-//! run `cargo test -p sinew-tests --features deterministic --test
+//! run `cargo test -p sinew-std --features deterministic --test
 //! deterministic -- --nocapture` and copy the printed values.
 
 use sinew_core::blend::{self, BlendJob, BlendLayer, JointWeights};

@@ -73,9 +73,9 @@ impl PlaybackState {
     pub const WORDS: usize = 7;
 
     /// The state as plain words, all zeros for [`PlaybackState::EMPTY`]
-    /// (so zeroed memory is an empty state): held frames stored as index
-    /// + 1, then the clip's and the buffer's address and length, then the
-    /// frames decoded.
+    /// (so zeroed memory is an empty state): held frames stored as their
+    /// index plus one, then the clip's and the buffer's address and
+    /// length, then the frames decoded.
     #[must_use]
     pub fn to_words(&self) -> [u64; Self::WORDS] {
         let f = |v: u64| v.wrapping_add(1);

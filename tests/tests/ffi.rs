@@ -204,12 +204,15 @@ fn the_c_playback_cache_samples_what_the_uncached_sampler_samples() {
     let mut cache = sinew_playback_cache::default();
     let mut blocks = vec![SoaTransform::default(); 2 * n];
     let mut got = vec![SoaTransform::default(); n];
-    let sample = |cache: &mut sinew_playback_cache,
-                  blocks: &mut [SoaTransform],
-                  got: &mut [SoaTransform],
-                  t: f32,
-                  rest: &[SoaTransform]| {
-        // Safety: a loaded handle; every pointer valid for its length.
+    // One call with raw pointers, so NULL and overlapping buffers can be
+    // passed too; an empty `rest` is NULL.
+    let sample_raw = |cache: *mut sinew_playback_cache,
+                      blocks: (*mut SoaTransform, usize),
+                      got: *mut SoaTransform,
+                      t: f32,
+                      rest: &[SoaTransform]| {
+        // Safety: a loaded handle; every non-NULL pointer is valid for its
+        // length (overlaps are refused before any access).
         unsafe {
             sinew_compressed_clip_sample_cached(
                 &h,
@@ -222,12 +225,26 @@ fn the_c_playback_cache_samples_what_the_uncached_sampler_samples() {
                 },
                 rest.len(),
                 cache,
-                blocks.as_mut_ptr().cast(),
-                blocks.len(),
-                got.as_mut_ptr().cast(),
-                got.len(),
+                blocks.0.cast(),
+                blocks.1,
+                got.cast(),
+                n,
             )
         }
+    };
+    let sample = |cache: &mut sinew_playback_cache,
+                  blocks: &mut [SoaTransform],
+                  got: &mut [SoaTransform],
+                  t: f32,
+                  rest: &[SoaTransform]| {
+        assert_eq!(got.len(), n);
+        sample_raw(
+            cache,
+            (blocks.as_mut_ptr(), blocks.len()),
+            got.as_mut_ptr(),
+            t,
+            rest,
+        )
     };
     let frames = h.frame_count as usize;
     // Ticks before the loop point (which wraps to frames 0 and 1 again).
@@ -254,53 +271,22 @@ fn the_c_playback_cache_samples_what_the_uncached_sampler_samples() {
     );
     let s = sample(&mut cache, &mut blocks, &mut got, f32::NAN, rest);
     assert_eq!(s, sinew_status::InvalidArgument);
-    // Safety: NULL cache or blocks are refused before any access.
-    let nulls = unsafe {
-        [
-            sinew_compressed_clip_sample_cached(
-                &h,
-                0.5,
-                SINEW_TIME_LOOP,
-                rest.as_ptr().cast(),
-                n,
-                std::ptr::null_mut(),
-                blocks.as_mut_ptr().cast(),
-                2 * n,
-                got.as_mut_ptr().cast(),
-                n,
-            ),
-            sinew_compressed_clip_sample_cached(
-                &h,
-                0.5,
-                SINEW_TIME_LOOP,
-                rest.as_ptr().cast(),
-                n,
-                &mut cache,
-                std::ptr::null_mut(),
-                2 * n,
-                got.as_mut_ptr().cast(),
-                n,
-            ),
-        ]
-    };
+    let whole = (blocks.as_mut_ptr(), 2 * n);
+    let nulls = [
+        sample_raw(std::ptr::null_mut(), whole, got.as_mut_ptr(), 0.5, rest),
+        sample_raw(
+            &mut cache,
+            (std::ptr::null_mut(), 2 * n),
+            got.as_mut_ptr(),
+            0.5,
+            rest,
+        ),
+    ];
     assert_eq!(nulls, [sinew_status::NullParameter; 2]);
     // The output inside the cache's blocks.
-    let p = blocks.as_mut_ptr();
-    // Safety: `p` has 2n blocks; the overlap is refused before any write.
-    let s = unsafe {
-        sinew_compressed_clip_sample_cached(
-            &h,
-            0.5,
-            SINEW_TIME_LOOP,
-            rest.as_ptr().cast(),
-            n,
-            &mut cache,
-            p.cast(),
-            2 * n,
-            p.add(n).cast(),
-            n,
-        )
-    };
+    // Safety: `whole.0` has 2n blocks, so `+ n` stays inside it.
+    let inside = unsafe { whole.0.add(n) };
+    let s = sample_raw(&mut cache, whole, inside, 0.5, rest);
     assert_eq!(s, sinew_status::OverlappingBuffers);
     assert_eq!((cache, got), before, "no change on error");
 }

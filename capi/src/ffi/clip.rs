@@ -291,6 +291,22 @@ pub(crate) fn keys_span(c: &RawClip<'_>) -> Span {
     }
 }
 
+/// The rest pose a compressed clip may need: `None` for NULL, else the
+/// checked slice.
+///
+/// # Safety
+/// `rest` is NULL or valid for `rest_len` blocks.
+unsafe fn optional_rest<'a>(
+    rest: *const sinew_soa_transform,
+    rest_len: usize,
+) -> Result<Option<&'a [sinew_soa_transform]>, sinew_status> {
+    if rest.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the contract; `slice` checks alignment and size.
+    Ok(Some(unsafe { slice(rest, rest_len)? }))
+}
+
 pub(crate) fn compressed_check(h: &sinew_compressed_clip) -> u64 {
     let timing = timing_word(h.soa_count, h.frame_count, h.sample_rate, h.duration);
     let flags = u64::from(h.needs_rest_pose) << 32 | u64::from(h.joint_count);
@@ -393,13 +409,9 @@ pub unsafe extern "C" fn sinew_compressed_clip_sample(
         // SAFETY: this function's `# Safety` contract makes each pointer valid for its
         // length during the call; the helpers check NULL, alignment and size.
         let ((c, bytes), out) = unsafe { (view_compressed(clip)?, slice_mut(out, out_len)?) };
-        let rest = if rest.is_null() {
-            None
-        } else {
-            // SAFETY: this function's `# Safety` contract makes each pointer valid for its
-            // length during the call; the helpers check NULL, alignment and size.
-            Some(unsafe { slice(rest, rest_len)? })
-        };
+        // SAFETY: this function's `# Safety` contract makes `rest` NULL or valid for
+        // `rest_len` blocks during the call.
+        let rest = unsafe { optional_rest(rest, rest_len)? };
         let inputs = [bytes, rest.map_or(Span(0, 0), Span::of)];
         disjoint(Span::of(out), &inputs)?;
         match (c.defaults(), rest) {
@@ -467,13 +479,9 @@ pub unsafe extern "C" fn sinew_compressed_clip_sample_cached(
         };
         // SAFETY: as above: `cache` points to an initialised `sinew_playback_cache`.
         let state = unsafe { read(cache.cast_const())? };
-        let rest = if rest.is_null() {
-            None
-        } else {
-            // SAFETY: this function's `# Safety` contract makes each pointer valid for its
-            // length during the call; the helpers check NULL, alignment and size.
-            Some(unsafe { slice(rest, rest_len)? })
-        };
+        // SAFETY: this function's `# Safety` contract makes `rest` NULL or valid for
+        // `rest_len` blocks during the call.
+        let rest = unsafe { optional_rest(rest, rest_len)? };
         let rest_span = rest.map_or(Span(0, 0), Span::of);
         let state_span = Span::value(cache.cast_const());
         disjoint(Span::of(out), &[bytes, rest_span, Span::of(slots), state_span])?;

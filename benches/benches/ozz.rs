@@ -17,7 +17,11 @@
 //! - `local-to-model`: the blended pose to 67 model matrices;
 //! - `frame-compressed`: sample the three compressed clips at sequential
 //!   times, blend them, local-to-model; `frame-compressed-cached` with a
-//!   playback cache per clip.
+//!   playback cache per clip;
+//! - `frame-compressed-256` / `-256-cached`: the same frame for 256
+//!   characters, each with its own time (character `k` starts at
+//!   `k × 0.173` s), poses, matrices and caches; throughput in characters,
+//!   so criterion's time per element is the time per character-frame.
 //!
 //! The peer harness and `scripts/perf-tables` (see docs/performance.md)
 //! rely on these ids and on the data each one sees.
@@ -34,9 +38,9 @@ use sinew_benches::config;
 use sinew_benches::{random_times, WEIGHTS};
 use sinew_core::blend::{self, BlendJob, BlendLayer};
 use sinew_core::clip::TimeMode;
-use sinew_core::compressed::{CompressedClip, PlaybackCache};
+use sinew_core::compressed::{CompressedClip, PlaybackCache, PlaybackState};
 use sinew_core::fk::{self, FkJob};
-use sinew_core::{Mat4, SoaTransform};
+use sinew_core::{Mat4, Skeleton, SoaTransform};
 use sinew_std::compress::{compress, CompressOptions};
 
 /// Frame step of the sequential variants: a 60 Hz game frame.
@@ -44,6 +48,10 @@ const DT: f32 = 1.0 / 60.0;
 
 /// Seed of the random times; the peer harness draws the same times.
 const RANDOM_SEED: u64 = 9;
+
+/// Characters of the crowd frame stages, and the start-time step between them.
+const CROWD: usize = 256;
+const CROWD_STEP: f32 = 0.173;
 
 /// Time at which the blend and local-to-model inputs are sampled, as a
 /// fraction of each clip's duration.
@@ -195,6 +203,80 @@ fn bench_pab(c: &mut Criterion) {
             fk::local_to_model(&FkJob::new(&skel, &local), black_box(&mut models))
         })
     });
+    group.finish();
+    bench_crowd(c, &skel, &comp, &durations);
+}
+
+/// One character of the crowd stages: everything a game keeps per instance.
+struct Character {
+    t: f32,
+    poses: Vec<Vec<SoaTransform>>,
+    caches: Vec<Vec<SoaTransform>>,
+    states: Vec<PlaybackState>,
+    local: Vec<SoaTransform>,
+    models: Vec<Mat4>,
+}
+
+/// Samples the three clips at `c.t`, through the character's playback
+/// caches when `cached`, then blends and runs local-to-model.
+fn crowd_frame(
+    c: &mut Character,
+    skel: &Skeleton<'_>,
+    clips: &[CompressedClip<'_>],
+    durations: &[f32],
+    cached: bool,
+) -> Result<(), sinew_core::Error> {
+    let rest = skel.rest_pose();
+    c.t += DT;
+    for (i, (clip, &dur)) in clips.iter().zip(durations).enumerate() {
+        let t = c.t % dur;
+        if cached {
+            let mut cache = PlaybackCache::resume(&mut c.caches[i], &c.states[i]);
+            clip.sample_cached(t, TimeMode::Loop, rest, &mut cache, &mut c.poses[i])?;
+            c.states[i] = cache.state();
+        } else {
+            clip.sample_with_rest(t, TimeMode::Loop, rest, &mut c.poses[i])?;
+        }
+    }
+    let layers: [BlendLayer<'_>; 3] =
+        core::array::from_fn(|i| BlendLayer::new(&c.poses[i], WEIGHTS[i]));
+    blend::blend(&BlendJob::new(&layers, &[], rest), &mut c.local)?;
+    fk::local_to_model(&FkJob::new(skel, &c.local), &mut c.models)
+}
+
+fn bench_crowd(
+    c: &mut Criterion,
+    skel: &Skeleton<'_>,
+    clips: &[CompressedClip<'_>],
+    durations: &[f32],
+) {
+    let soa = skel.soa_count();
+    let mut crowd: Vec<Character> = (0..CROWD)
+        .map(|k| Character {
+            t: k as f32 * CROWD_STEP,
+            poses: vec![vec![SoaTransform::IDENTITY; soa]; clips.len()],
+            caches: vec![vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(soa)]; clips.len()],
+            states: vec![PlaybackState::EMPTY; clips.len()],
+            local: vec![SoaTransform::IDENTITY; soa],
+            models: vec![Mat4::IDENTITY; skel.joint_count()],
+        })
+        .collect();
+    let mut group = c.benchmark_group("ozz_pab");
+    group.throughput(Throughput::Elements(CROWD as u64));
+    for (id, cached) in [
+        ("frame-compressed-256", false),
+        ("frame-compressed-256-cached", true),
+    ] {
+        group.bench_function(id, |b| {
+            b.iter(|| {
+                for ch in &mut crowd {
+                    crowd_frame(ch, skel, clips, durations, cached)?;
+                }
+                black_box(&crowd);
+                Ok::<(), sinew_core::Error>(())
+            })
+        });
+    }
     group.finish();
 }
 

@@ -3530,6 +3530,30 @@ sinew_status sinew_skin_strided(const struct sinew_skin_palette *palette,
 sinew_status sinew_skin_check_influences(const struct sinew_skin_mesh *mesh,
                                          size_t joint_count);
 
+// Writes into `order` the `vertex_count` vertices sorted by the number of
+// influence slots they use (one past the last non-zero weight; 4 plus
+// that of slots 4-7 when `weights1` is given and weights any of them),
+// fewest first, ties in their original order; and, when `counts` is not
+// NULL, how many vertices use 0, 1, …, 8 slots (9 entries). Reordering a
+// mesh's vertices this way (every attribute, and triangle indices through
+// the inverse) is the split layout an engine's mesh tool builds: the
+// skinning kernels then blend fewer slots per block of vertices.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (`order_len` not
+// `vertex_count`, more than 2^32 - 1 vertices), OVERLAPPING_BUFFERS.
+// Nothing is written on error.
+//
+// # Safety
+// `weights` (and, when not NULL, `weights1`) have `4 · vertex_count`
+// floats; `order` has `order_len` writable entries; `counts`, when not
+// NULL, has 9.
+sinew_status sinew_skin_influence_order(const float *weights,
+                                        const float *weights1,
+                                        size_t vertex_count,
+                                        uint32_t *order,
+                                        size_t order_len,
+                                        uint32_t *counts);
+
 // Writes into `out` the indices of the range events (`start < end`) of
 // `events`, sorted by end time and then index: the `ranges` of a
 // `sinew_event_track`. `*written` is how many (set-up time: quadratic in

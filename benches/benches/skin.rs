@@ -1,7 +1,8 @@
 //! Skinning benches: palettes for a 67-joint skeleton, and LBS / DQS vertex
 //! skinning (positions + normals, positions only) on a generated 4-influence
 //! mesh and on the real MakeHuman and mannequin meshes when
-//! `../shared/data` is present, and on generated 8-influence meshes.
+//! `../shared/data` is present (also sorted by influence count, group
+//! `skin-order`), and on generated 8-influence meshes.
 //!
 //! Every `skin/*` figure is one whole [`SkinJob`] run: length checks, the
 //! influence check (a [`CheckedInfluences`] built in the call, except in
@@ -132,6 +133,12 @@ fn generated_mesh(vertices: usize) -> MeshData {
 
 /// The first skinned mesh of a glTF file under `../shared/data/gltf`, posed.
 fn data_mesh(label: &str, rel: &str) -> Option<MeshData> {
+    data_mesh_ordered(label, rel, false)
+}
+
+/// [`data_mesh`], its vertices sorted by influence count when `sorted`
+/// (`Mesh::sort_by_influence_count`).
+fn data_mesh_ordered(label: &str, rel: &str, sorted: bool) -> Option<MeshData> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../shared/data/gltf")
         .join(rel);
@@ -142,7 +149,10 @@ fn data_mesh(label: &str, rel: &str) -> Option<MeshData> {
     let a = sinew_std::import::gltf::load(&path, &Default::default()).expect("import");
     let skel = a.skeleton.view();
     let models = posed_models(&skel, 5);
-    let m = a.meshes.into_iter().max_by_key(|m| m.positions.len())?;
+    let mut m = a.meshes.into_iter().max_by_key(|m| m.positions.len())?;
+    if sorted {
+        m.sort_by_influence_count().expect("sorts");
+    }
     Some(MeshData {
         label: label.to_string(),
         positions: m.positions,
@@ -395,6 +405,61 @@ fn bench_skin(c: &mut Criterion) {
     group.finish();
 }
 
+/// `skin-order/<mesh>/<method>-<order>`: LBS (influences checked once)
+/// and DQS (with its pair table) on the real meshes in their file's vertex
+/// order and sorted by influence count, positions and normals, one run.
+fn bench_order(c: &mut Criterion) {
+    let mut group = c.benchmark_group("skin-order");
+    for (label, rel) in [
+        ("makehuman", "makehuman-cc0/makehuman_default163_4infl.glb"),
+        ("mannequiny", "gdquest-mannequiny/mannequiny-0.3.0.glb"),
+    ] {
+        for (order, sorted) in [("file", false), ("sorted", true)] {
+            let Some(m) = data_mesh_ordered(label, rel, sorted) else {
+                continue;
+            };
+            let (n, joints) = (m.positions.len(), m.models.len());
+            let mut lbs = vec![Mat3x4::IDENTITY; joints];
+            let mut dqs = vec![DualQuat::IDENTITY; joints];
+            skin::lbs_palette(&m.models, &m.inverse_bind, &mut lbs).expect("palette");
+            skin::dqs_palette(&m.models, &m.inverse_bind, &mut dqs).expect("palette");
+            let infl = CheckedInfluences::new(&m.joints, &m.weights, joints).expect("valid");
+            let mut pair_buf = vec![[0u16; 2]; infl.dqs_pair_count().expect("count")];
+            let paired = infl.with_dqs_pairs(&mut pair_buf).expect("pair table");
+            let verts = SkinVertices {
+                positions: &m.positions,
+                normals: Some(&m.normals),
+                tangents: None,
+            };
+            let mut pos = vec![[0.0f32; 3]; n];
+            let mut nrm = vec![[0.0f32; 3]; n];
+            group.throughput(Throughput::Elements(n as u64));
+            for (method, tables) in [("lbs", &infl), ("dqs-paired", &paired)] {
+                group.bench_function(BenchmarkId::new(label, format!("{method}-{order}")), |b| {
+                    b.iter(|| {
+                        let out = SkinOutput {
+                            positions: &mut pos,
+                            normals: Some(&mut nrm),
+                            tangents: None,
+                        };
+                        let method = if method == "lbs" {
+                            SkinMethod::Lbs {
+                                palette: black_box(&lbs),
+                            }
+                        } else {
+                            SkinMethod::Dqs {
+                                palette: black_box(&dqs),
+                            }
+                        };
+                        skin_arrays(method, black_box(tables), *black_box(&verts), out)
+                    })
+                });
+            }
+        }
+    }
+    group.finish();
+}
+
 /// One mesh's output positions and normals.
 type Attributes = (Vec<[f32; 3]>, Vec<[f32; 3]>);
 
@@ -611,6 +676,6 @@ fn bench_eight(c: &mut Criterion) {
 criterion_group! {
     name = skinning;
     config = config();
-    targets = bench_palette, bench_skin, bench_character, bench_eight
+    targets = bench_palette, bench_skin, bench_order, bench_character, bench_eight
 }
 criterion_main!(skinning);

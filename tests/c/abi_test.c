@@ -210,6 +210,34 @@ static void frame(void) {
   mesh8.weights1 = NULL;
   CHECK(sinew_skin(DQS(dqs, skel.joint_count), &mesh8, &target8), SINEW_STATUS_NULL_PARAMETER);
 
+  /* Vertex order by influence count: a permutation, fewest slots first,
+   * part sizes summing to the vertex count; bad calls write nothing. */
+  static uint32_t order[VERTICES];
+  uint32_t parts[9] = {0};
+  CHECK(sinew_skin_influence_order(&weights8[0][0], &weights1[0][0], VERTICES, order, VERTICES, parts),
+        SINEW_STATUS_OK);
+  {
+    uint32_t total = 0, last = 0;
+    static int seen[VERTICES];
+    for (int k = 0; k < 9; k++) total += parts[k];
+    if (total != VERTICES) { fprintf(stderr, "influence order: parts sum to %u\n", total); exit(1); }
+    for (int i = 0; i < VERTICES; i++) {
+      uint32_t v = order[i], used = 0;
+      if (v >= VERTICES || seen[v]++) { fprintf(stderr, "influence order: not a permutation\n"); exit(1); }
+      for (int s = 0; s < 4; s++) if (weights8[v][s] != 0.0f) used = (uint32_t)s + 1;
+      for (int s = 0; s < 4; s++) if (weights1[v][s] != 0.0f) used = 5 + (uint32_t)s;
+      if (used < last) { fprintf(stderr, "influence order: not sorted at %d\n", i); exit(1); }
+      last = used;
+    }
+  }
+  order[0] = 12345;
+  CHECK(sinew_skin_influence_order(&weights8[0][0], NULL, VERTICES, order, VERTICES - 1, NULL),
+        SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_skin_influence_order(NULL, NULL, VERTICES, order, VERTICES, NULL), SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_skin_influence_order(&weights8[0][0], NULL, VERTICES, (uint32_t *)&weights8[0][0], VERTICES, NULL),
+        SINEW_STATUS_OVERLAPPING_BUFFERS);
+  if (order[0] != 12345) { fprintf(stderr, "influence order: written on error\n"); exit(1); }
+
   /* Mixing: walk as a ramped one-shot unit, jog at fatigue 0.3, the rest
    * pose as idle; then a cross-fade and an inertialized switch. */
   float w = 0.0f;

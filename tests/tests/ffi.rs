@@ -395,6 +395,68 @@ fn eight_influence_mesh() -> EightMesh {
 }
 
 #[test]
+fn the_c_influence_order_is_the_rust_one() {
+    let (_, _, [w0, w1]) = eight_influence_mesh();
+    let n = w0.len();
+    for second in [None, Some(&w1)] {
+        let mut expected = vec![0u32; n];
+        let parts = sinew_core::skin::influence_order(
+            &w0,
+            second.map_or(&[][..], |w| w.as_slice()),
+            &mut expected,
+        )
+        .unwrap();
+        let mut order = vec![u32::MAX; n];
+        let mut counts = [0u32; 9];
+        let w1_ptr = second.map_or(std::ptr::null(), |w| w.as_ptr().cast::<f32>());
+        // SAFETY: each array holds `n` vertices' entries; `counts` has 9.
+        let s = unsafe {
+            sinew_skin_influence_order(
+                w0.as_ptr().cast(),
+                w1_ptr,
+                n,
+                order.as_mut_ptr(),
+                n,
+                counts.as_mut_ptr(),
+            )
+        };
+        assert_eq!(s, sinew_status::Ok);
+        assert_eq!(order, expected);
+        assert_eq!(counts, parts);
+        // A short order buffer and overlapping output are errors that write nothing.
+        let mut short = vec![u32::MAX; n - 1];
+        // SAFETY: as above, with `short`'s own length.
+        let s = unsafe {
+            sinew_skin_influence_order(
+                w0.as_ptr().cast(),
+                w1_ptr,
+                n,
+                short.as_mut_ptr(),
+                n - 1,
+                std::ptr::null_mut(),
+            )
+        };
+        assert_eq!(s, sinew_status::BadLength);
+        assert!(short.iter().all(|&v| v == u32::MAX));
+        let mut weights = w0.clone();
+        // SAFETY: `weights` holds `4 n` floats, enough for `n` u32 outputs;
+        // the overlap is the error under test.
+        let s = unsafe {
+            sinew_skin_influence_order(
+                weights.as_ptr().cast(),
+                w1_ptr,
+                n,
+                weights.as_mut_ptr().cast(),
+                n,
+                std::ptr::null_mut(),
+            )
+        };
+        assert_eq!(s, sinew_status::OverlappingBuffers);
+        assert_eq!(weights, w0);
+    }
+}
+
+#[test]
 fn eight_influences_through_the_c_abi() {
     use sinew_core::skin::{
         self, CheckedInfluences, DualQuat, Mat3x4, SkinAttributes, SkinJob, SkinMethod, SkinOutput,

@@ -916,3 +916,62 @@ unsafe fn optional_mut<'a, T>(
     // SAFETY: this function's `# Safety` contract is the callee's, passed on unchanged.
     Ok(Some(unsafe { slice_mut(ptr, len)? }))
 }
+
+/// Writes into `order` the `vertex_count` vertices sorted by the number of
+/// influence slots they use (one past the last non-zero weight; 4 plus
+/// that of slots 4-7 when `weights1` is given and weights any of them),
+/// fewest first, ties in their original order; and, when `counts` is not
+/// NULL, how many vertices use 0, 1, …, 8 slots (9 entries). Reordering a
+/// mesh's vertices this way (every attribute, and triangle indices through
+/// the inverse) is the split layout an engine's mesh tool builds: the
+/// skinning kernels then blend fewer slots per block of vertices.
+///
+/// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (`order_len` not
+/// `vertex_count`, more than 2^32 - 1 vertices), OVERLAPPING_BUFFERS.
+/// Nothing is written on error.
+///
+/// # Safety
+/// `weights` (and, when not NULL, `weights1`) have `4 · vertex_count`
+/// floats; `order` has `order_len` writable entries; `counts`, when not
+/// NULL, has 9.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_skin_influence_order(
+    weights: *const f32,
+    weights1: *const f32,
+    vertex_count: usize,
+    order: *mut u32,
+    order_len: usize,
+    counts: *mut u32,
+) -> sinew_status {
+    boundary! {
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the call; the helpers check NULL, alignment and size.
+        let (w, w1, out, counts_out) = unsafe {
+            (
+                slice(weights.cast::<[f32; 4]>(), vertex_count)?,
+                if weights1.is_null() {
+                    &[][..]
+                } else {
+                    slice(weights1.cast::<[f32; 4]>(), vertex_count)?
+                },
+                slice_mut(order, order_len)?,
+                if counts.is_null() {
+                    None
+                } else {
+                    Some(slice_mut(counts.cast::<[u32; 9]>(), 1)?)
+                },
+            )
+        };
+        let mut spans = [Span::of(w), Span::of(w1), Span(0, 0)];
+        if let Some(c) = counts_out.as_deref() {
+            spans[2] = Span::of(c);
+            disjoint(Span::of(c), &[Span::of(w), Span::of(w1)])?;
+        }
+        disjoint(Span::of(out), &spans)?;
+        let parts = skin::influence_order(w, w1, out)?;
+        if let Some(c) = counts_out {
+            c[0] = parts;
+        }
+        Ok(())
+    }
+}

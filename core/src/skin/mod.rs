@@ -148,11 +148,13 @@ mod avx512;
 mod job;
 mod kernel;
 mod layout;
+mod order;
 mod pairs;
 mod palette;
 pub mod reference;
 
 pub use job::{SkinAttributes, SkinJob, SkinMethod};
+pub use order::{influence_order, slots_used};
 pub use pairs::DQS_PAIR_MAX_JOINTS;
 pub use palette::{
     dqs_palette, dqs_palette_prepared, dqs_palette_with_scale, lbs_palette, lbs_palette_prepared,

@@ -198,6 +198,84 @@ impl Mesh {
         }
     }
 
+    /// Reorders the vertices by the number of influence slots they use,
+    /// fewest first (ties keep their order): the split layout of
+    /// [`sinew_core::skin::influence_order`], under which the skinning
+    /// kernels blend fewer slots per block of vertices. Every per-vertex
+    /// array moves (positions, normals, tangents, both influence sets, each
+    /// morph target's deltas) and the triangle indices follow, so the mesh
+    /// renders and skins as before. Returns the order: new vertex `i` was
+    /// vertex `order[i]`, for the caller's own attributes (UVs, colours).
+    ///
+    /// # Errors
+    /// [`Error::BadLength`] when an attribute (or a morph target's deltas)
+    /// is neither empty nor one entry per vertex, and [`Error::Corrupt`]
+    /// for a triangle index past the vertices. The mesh is unchanged then.
+    pub fn sort_by_influence_count(&mut self) -> Result<Vec<u32>, Error> {
+        let n = self.weights.len();
+        let check_len = |buffer: &'static str, expected: usize, actual: usize| {
+            if expected == actual {
+                Ok(())
+            } else {
+                Err(Error::BadLength {
+                    buffer,
+                    expected,
+                    actual,
+                })
+            }
+        };
+        let optional = |name: &'static str, len: usize| {
+            if len == 0 {
+                Ok(())
+            } else {
+                check_len(name, n, len)
+            }
+        };
+        check_len("positions", n, self.positions.len())?;
+        check_len("joints", n, self.joints.len())?;
+        optional("normals", self.normals.len())?;
+        optional("tangents", self.tangents.len())?;
+        optional("joints1", self.joints1.len())?;
+        optional("weights1", self.weights1.len())?;
+        for t in &self.morph_targets {
+            optional("morph target positions", t.positions.len())?;
+            optional("morph target normals", t.normals.len())?;
+            optional("morph target tangents", t.tangents.len())?;
+        }
+        if self.indices.iter().any(|&i| i as usize >= n) {
+            return Err(Error::Corrupt {
+                what: "a triangle index is past the vertices",
+            });
+        }
+        let mut order = vec![0u32; n];
+        sinew_core::skin::influence_order(&self.weights, &self.weights1, &mut order)?;
+        fn permute<T: Copy>(a: &mut Vec<T>, order: &[u32]) {
+            if !a.is_empty() {
+                *a = order.iter().map(|&v| a[v as usize]).collect();
+            }
+        }
+        permute(&mut self.positions, &order);
+        permute(&mut self.normals, &order);
+        permute(&mut self.tangents, &order);
+        permute(&mut self.joints, &order);
+        permute(&mut self.weights, &order);
+        permute(&mut self.joints1, &order);
+        permute(&mut self.weights1, &order);
+        for t in &mut self.morph_targets {
+            permute(&mut t.positions, &order);
+            permute(&mut t.normals, &order);
+            permute(&mut t.tangents, &order);
+        }
+        let mut new_index = vec![0u32; n];
+        for (new, &old) in order.iter().enumerate() {
+            new_index[old as usize] = new as u32;
+        }
+        for i in &mut self.indices {
+            *i = new_index[*i as usize];
+        }
+        Ok(order)
+    }
+
     /// The mesh as a `SINEWMSH` container ([`sinew_core::mesh`]): what a
     /// C program or firmware loads with `SkinnedMesh::from_bytes` to skin
     /// it without an importer. Triangle indices, normals, tangents and the

@@ -676,7 +676,10 @@ pub fn secondary_strip(args: &SecondaryArgs) -> Res<(Pixmap, SecondaryFigures)> 
             caped.figures.cape_strain * 100.0
         ),
     ];
+    // Pushed to only with the ragdoll feature.
+    #[cfg_attr(not(feature = "ragdoll"), allow(unused_mut))]
     let mut captions = captions.to_vec();
+    #[cfg_attr(not(feature = "ragdoll"), allow(unused_mut))]
     let mut rows = vec![
         draw_row(&s, &rigid, false, args.cell)?,
         draw_row(&s, &springs, true, args.cell)?,

@@ -15,7 +15,9 @@
 use wide::f32x4;
 
 use super::decode::{constant_value, xyz, Blend, FrameAt};
-use super::format::{track_param_floats, KIND_DEFAULT, LANE_META_BYTES};
+use super::format::{
+    track_param_floats, KIND_DEFAULT, LANE_META_BYTES, TRACK_DROP_W, TRACK_MIXED, TRACK_S3,
+};
 use super::{CompressedClip, Defaults, RotationFormat};
 use crate::clip::{Bracket, TimeMode};
 use crate::error::Error;
@@ -290,9 +292,14 @@ impl CompressedClip<'_> {
     /// are left as they are; [`Self::blend_frames`] does not read them.
     pub(super) fn decode_into(&self, at: FrameAt, slot: &mut [SoaTransform]) {
         match self.rotation {
-            RotationFormat::DropW => self.decode_into_as::<false, false>([at, at], slot, &mut []),
+            RotationFormat::DropW => {
+                self.decode_into_as::<TRACK_DROP_W, false>([at, at], slot, &mut []);
+            }
             RotationFormat::SmallestThree => {
-                self.decode_into_as::<true, false>([at, at], slot, &mut []);
+                self.decode_into_as::<TRACK_S3, false>([at, at], slot, &mut []);
+            }
+            RotationFormat::PerLane => {
+                self.decode_into_as::<TRACK_MIXED, false>([at, at], slot, &mut []);
             }
         }
     }
@@ -300,13 +307,15 @@ impl CompressedClip<'_> {
     /// [`Self::decode_into`] of two frames in one pass of the pair decoder.
     fn decode_pair_into(&self, at: [FrameAt; 2], a: &mut [SoaTransform], b: &mut [SoaTransform]) {
         match self.rotation {
-            RotationFormat::DropW => self.decode_into_as::<false, true>(at, a, b),
-            RotationFormat::SmallestThree => self.decode_into_as::<true, true>(at, a, b),
+            RotationFormat::DropW => self.decode_into_as::<TRACK_DROP_W, true>(at, a, b),
+            RotationFormat::SmallestThree => self.decode_into_as::<TRACK_S3, true>(at, a, b),
+            RotationFormat::PerLane => self.decode_into_as::<TRACK_MIXED, true>(at, a, b),
         }
     }
 
-    /// Frame `at[0]` into `a`, and with `TWO` frame `at[1]` into `b`.
-    fn decode_into_as<const S3: bool, const TWO: bool>(
+    /// Frame `at[0]` into `a`, and with `TWO` frame `at[1]` into `b`, for
+    /// a clip of rotation format `F` (see [`Self::track_pair`]).
+    fn decode_into_as<const F: u8, const TWO: bool>(
         &self,
         at: [FrameAt; 2],
         a: &mut [SoaTransform],
@@ -339,7 +348,7 @@ impl CompressedClip<'_> {
             }
             let offsets = (&mut oa, &mut ob);
             if track == 1 {
-                let (qa, qb) = self.track_frames::<S3, true, TWO>(
+                let (qa, qb) = self.track_frames_as::<F, true, TWO>(
                     (ma, mb),
                     same,
                     m,
@@ -351,7 +360,7 @@ impl CompressedClip<'_> {
                 oa_.rotation = qa;
                 ob_.rotation = qb;
             } else {
-                let (qa, qb) = self.track_frames::<S3, false, TWO>(
+                let (qa, qb) = self.track_frames_as::<F, false, TWO>(
                     (ma, mb),
                     same,
                     m,

@@ -396,10 +396,7 @@ fn lane_format_slots_are_validated() {
 /// portable decoder read each lane in its own format.
 #[test]
 fn mixed_rotation_tracks_decode_each_lane_in_its_format() {
-    let mut unit = [[0.0f32; 4]; 3];
-    for u in &mut unit {
-        *u = [0.002, 0.002, 0.002, 0.0];
-    }
+    let unit = [[0.002f32, 0.002, 0.002, 0.0]; 3];
     let rotation = BlockTrack::Stored {
         animated: 0b0111,
         min: [[-0.1, -0.1, -0.1, 0.0]; 3],

@@ -814,6 +814,16 @@ pub(super) fn analyse(
             .zip(&b0)
             .filter(|(t, _)| t.kind == Kind::Rotation);
         for ((t, &b), qs) in rots.zip(&rotations) {
+            // A component error e moves a drop-W rotation by up to e / |w|
+            // (through the rebuilt w), a smallest-three one by up to e √2:
+            // while |w| stays above 1/√2 drop-W is never worse and saves
+            // the index bits, so only the other tracks are measured.
+            if qs
+                .iter()
+                .all(|q| q.w.abs() >= core::f32::consts::FRAC_1_SQRT_2)
+            {
+                continue;
+            }
             let drop_w = t.estimate_bits(b, opts.segment_frames);
             let mut s3 = Track {
                 comp: Vec::with_capacity(frames),

@@ -49,7 +49,7 @@ use super::format::{
     track_param_floats, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS, TRACK_DROP_W, TRACK_MIXED,
     TRACK_S3,
 };
-use super::{CompressedClip, RotationFormat};
+use super::CompressedClip;
 use crate::soa::{SoaQuat, SoaTransform, SoaVec3, LANES};
 
 /// Per 4-bit animated mask, each lane's byte offset into the track's
@@ -119,13 +119,7 @@ pub(super) fn decode_blend(
         return false;
     }
     // SAFETY: this CPU runs AVX2 and FMA code.
-    unsafe {
-        match clip.rotation {
-            RotationFormat::DropW => decode::<TRACK_DROP_W>(clip, at, alpha, rest, out),
-            RotationFormat::SmallestThree => decode::<TRACK_S3>(clip, at, alpha, rest, out),
-            RotationFormat::PerLane => decode::<TRACK_MIXED>(clip, at, alpha, rest, out),
-        }
-    }
+    unsafe { decode(clip, at, alpha, rest, out) }
 }
 
 /// What every track of one decode shares.
@@ -161,10 +155,9 @@ enum Stored {
     Frames([__m256; 4]),
 }
 
-/// Decodes and interpolates the pose of a drop-W ([`TRACK_DROP_W`]),
-/// smallest-three ([`TRACK_S3`]) or per-lane ([`TRACK_MIXED`]) clip;
-/// `false` (nothing written) when the per-call bounds do not hold, which a
-/// validated clip never does.
+/// Decodes and interpolates a pose, each rotation track with the
+/// instance of its lanes' formats; `false` (nothing written) when the
+/// per-call bounds do not hold, which a validated clip never does.
 ///
 /// The block loop is the portable [`CompressedClip::decode_blend_as`]'s:
 /// values copied for default and unanimated tracks, translations and
@@ -175,7 +168,7 @@ enum Stored {
 /// multiply-add exactly where the portable decoder's `madd` fuses, that is
 /// in builds with FMA enabled and without the `deterministic` feature).
 #[target_feature(enable = "avx2,fma")]
-fn decode<const F: u8>(
+fn decode(
     clip: &CompressedClip<'_>,
     at: &[FrameAt; 2],
     alpha: f32,
@@ -227,7 +220,7 @@ fn decode<const F: u8>(
             base.translation
         } else {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<F, false>(clip, &frames, &mut cur, kt) } {
+            match unsafe { stored::<false>(clip, &frames, &mut cur, kt) } {
                 Stored::Value(q) => xyz(&q),
                 Stored::Frames(v) => lerp(v, wa, wb),
             }
@@ -236,7 +229,7 @@ fn decode<const F: u8>(
             o.rotation = base.rotation;
         } else {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<F, true>(clip, &frames, &mut cur, kr) } {
+            match unsafe { stored::<true>(clip, &frames, &mut cur, kr) } {
                 Stored::Value(q) => o.rotation = q,
                 Stored::Frames(v) => {
                     slot.write(halves(v));
@@ -248,7 +241,7 @@ fn decode<const F: u8>(
             base.scale
         } else {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<F, false>(clip, &frames, &mut cur, ks) } {
+            match unsafe { stored::<false>(clip, &frames, &mut cur, ks) } {
                 Stored::Value(q) => xyz(&q),
                 Stored::Frames(v) => lerp(v, wa, wb),
             }
@@ -320,14 +313,14 @@ fn nlerp((a, b): ([__m128; 4], [__m128; 4]), wa: __m128, wb: __m128) -> SoaQuat 
 }
 
 /// The next stored block track (kind byte `kind`, not the default; the
-/// `ROT` instance for rotations) of a clip of rotation format `F`, decoded
-/// by [`track`] (the instance of its lanes' formats) or, when it declines,
-/// by the portable decoder; the cursor moves past it.
+/// `ROT` instance for rotations), decoded by [`track`] (the instance of its
+/// lanes' formats) or, when it declines, by the portable decoder; the
+/// cursor moves past it.
 ///
 /// # Safety
 /// As [`track`], for every track the cursor reaches.
 #[inline(always)]
-unsafe fn stored<const F: u8, const ROT: bool>(
+unsafe fn stored<const ROT: bool>(
     clip: &CompressedClip<'_>,
     f: &Frames,
     cur: &mut Cursor,
@@ -347,11 +340,7 @@ unsafe fn stored<const F: u8, const ROT: bool>(
     cur.m += LANE_META_BYTES * mask.count_ones() as usize;
     // The track's own format: a per-lane clip's tracks whose lanes share
     // one pay nothing for the mix.
-    let s3 = match (ROT, F) {
-        (false, _) | (_, TRACK_DROP_W) => 0,
-        (_, TRACK_S3) => mask,
-        _ => s3_lanes(cv, mask),
-    };
+    let s3 = if ROT { s3_lanes(cv, mask) } else { 0 };
     macro_rules! go {
         ($t:expr) => {
             // SAFETY: the caller's contract, for this track.
@@ -856,17 +845,7 @@ mod tests {
                 let mut portable = vec![SoaTransform::IDENTITY; n];
                 let at = [clip.frame_at(i0), clip.frame_at(i1)];
                 prop_assert!(decode_blend(&clip, &at, alpha, rest, &mut fast));
-                match clip.rotation_format() {
-                    RotationFormat::DropW => {
-                        clip.decode_blend_as::<TRACK_DROP_W>(&at, alpha, rest, &mut portable)
-                    }
-                    RotationFormat::SmallestThree => {
-                        clip.decode_blend_as::<TRACK_S3>(&at, alpha, rest, &mut portable)
-                    }
-                    RotationFormat::PerLane => {
-                        clip.decode_blend_as::<TRACK_MIXED>(&at, alpha, rest, &mut portable)
-                    }
-                }
+                clip.decode_blend_as(&at, alpha, rest, &mut portable);
                 prop_assert!(same_bits(&fast, &portable), "frames {i0}, {i1}, alpha {alpha}");
             }
         }

@@ -12,7 +12,7 @@ use super::format::{
     read_bits, read_u64, track_param_floats, KIND_DEFAULT, LANE_FORMAT_VECTOR, LANE_META_BYTES,
     LANE_SMALLEST_THREE, ONE_WINDOW_BITS, RAW_BITS, TRACK_DROP_W, TRACK_MIXED, TRACK_S3,
 };
-use super::{CompressedClip, RotationFormat};
+use super::CompressedClip;
 use crate::fp::Fp;
 use crate::soa::detail::{dot4, normalize, quat_mul_add, vec_mul_add, vec_scale};
 use crate::soa::{SoaQuat, SoaTransform, SoaVec3, LANES};
@@ -376,13 +376,13 @@ impl<'a> CompressedClip<'a> {
     /// the rebuild. Translations and scales come back in x, y, z.
     /// `frames` holds each frame's first bit and local index in its segment.
     /// Only for tracks with an animated lane (`cv` laid out with units; the
-    /// block loop takes the others as [`constant_value`]s). `F` is the
-    /// clip's rotation format ([`TRACK_DROP_W`], [`TRACK_S3`], or
-    /// [`TRACK_MIXED`] for a per-lane clip, whose rotation tracks go to the
-    /// instance of their own lanes' formats).
+    /// block loop takes the others as [`constant_value`]s). A rotation
+    /// track goes to the instance of its lanes' formats (their format
+    /// slots in `cv`): all drop-W, all smallest-three, or mixed, so a track
+    /// whose lanes share a format pays nothing for the mix.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn track_pair<const F: u8, const ROT: bool>(
+    pub(super) fn track_pair<const ROT: bool>(
         &self,
         streams: (&[u8], &[u8]),
         same: bool,
@@ -392,14 +392,14 @@ impl<'a> CompressedClip<'a> {
         frames: [(u64, f32); 2],
         cv: &[f32x4],
     ) -> (SoaQuat, SoaQuat) {
-        self.track_frames_as::<F, ROT, true>(streams, same, m, mask, offsets, frames, cv)
+        self.track_frames_as::<ROT, true>(streams, same, m, mask, offsets, frames, cv)
     }
 
     /// [`Self::track_pair`], or with `TWO = false` frame a alone (see
     /// [`Self::track_frames`]).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn track_frames_as<const F: u8, const ROT: bool, const TWO: bool>(
+    pub(super) fn track_frames_as<const ROT: bool, const TWO: bool>(
         &self,
         streams: (&[u8], &[u8]),
         same: bool,
@@ -416,14 +416,9 @@ impl<'a> CompressedClip<'a> {
                 )
             };
         }
-        if !ROT || F == TRACK_DROP_W {
+        if !ROT {
             return go!(TRACK_DROP_W, 0);
         }
-        if F == TRACK_S3 {
-            return go!(TRACK_S3, mask);
-        }
-        // A per-lane clip: tracks whose lanes share a format pay nothing
-        // for the mix.
         match s3_lanes(cv, mask) {
             0 => go!(TRACK_DROP_W, 0),
             s3 if s3 == mask => go!(TRACK_S3, mask),
@@ -602,8 +597,8 @@ impl<'a> CompressedClip<'a> {
     }
 
     /// Decodes frames `i0` and `i1` (validated indices) block by block
-    /// straight into SoA lanes and interpolates them by `alpha`, with the
-    /// rotation format as a compile-time choice.
+    /// straight into SoA lanes and interpolates them by `alpha`, each
+    /// rotation track with its lanes' formats as a compile-time choice.
     pub(super) fn decode_blend(
         &self,
         i0: usize,
@@ -617,17 +612,10 @@ impl<'a> CompressedClip<'a> {
         if super::avx2::decode_blend(self, &at, alpha, rest, out) {
             return;
         }
-        match self.rotation {
-            RotationFormat::DropW => self.decode_blend_as::<TRACK_DROP_W>(&at, alpha, rest, out),
-            RotationFormat::SmallestThree => {
-                self.decode_blend_as::<TRACK_S3>(&at, alpha, rest, out)
-            }
-            RotationFormat::PerLane => self.decode_blend_as::<TRACK_MIXED>(&at, alpha, rest, out),
-        }
+        self.decode_blend_as(&at, alpha, rest, out);
     }
 
-    /// [`Self::decode_blend`] for drop-W ([`TRACK_DROP_W`]), smallest-three
-    /// ([`TRACK_S3`]) or per-lane ([`TRACK_MIXED`]) clips.
+    /// [`Self::decode_blend`] with the portable decoder, whatever the CPU.
     ///
     /// Default tracks and stored tracks without an animated lane are the
     /// same in both frames: their values are copied, exactly, with no
@@ -639,7 +627,7 @@ impl<'a> CompressedClip<'a> {
     /// interpolating one block is one long dependency chain and splitting
     /// it lets the CPU overlap consecutive blocks.
     #[inline(always)]
-    pub(super) fn decode_blend_as<const F: u8>(
+    pub(super) fn decode_blend_as(
         &self,
         [a, b]: &[FrameAt; 2],
         alpha: f32,
@@ -676,7 +664,7 @@ impl<'a> CompressedClip<'a> {
                     if mask == 0 {
                         Err(constant_value::<$rot>(cv))
                     } else {
-                        let pair = self.track_pair::<F, $rot>(
+                        let pair = self.track_pair::<$rot>(
                             (ma, mb),
                             same,
                             m,

@@ -109,7 +109,8 @@ pub enum RotationFormat {
     /// component is made positive, plus a 2-bit index of the dropped one.
     SmallestThree,
     /// Each animated rotation lane is drop-W or smallest-three, as its
-    /// lane format slot says (see [`LANE_DROP_W`]): a compressor picks per
+    /// *format slot* says (the `w` clip constant an animated lane does not
+    /// need: `+0.0` drop-W, `1.0` smallest-three): a compressor picks per
     /// track the format that needs fewer bits.
     #[default]
     PerLane,
@@ -137,9 +138,9 @@ pub(crate) const LANE_SMALLEST_THREE: f32 = 1.0;
 /// animated lane.
 pub(crate) const LANE_FORMAT_VECTOR: usize = 6;
 
-/// Track-level decoder instances (the `F` parameter of the decoders): every
-/// animated lane drop-W, every one smallest-three, or a mix (the
-/// smallest-three lanes given at run time).
+/// Track-level decoder instances (the `F` / `T` parameter of the track
+/// decoders): every animated lane drop-W, every one smallest-three, or a
+/// mix (the smallest-three lanes given at run time).
 pub(crate) const TRACK_DROP_W: u8 = 0;
 /// See [`TRACK_DROP_W`].
 pub(crate) const TRACK_S3: u8 = 1;

@@ -12,8 +12,7 @@ use super::codec::{
 use super::decode::rates_x4;
 use super::format::{
     component_rates, lane_frame_bits, read_bits, track_param_floats, CONST_ROT_PARAM_FLOATS,
-    CONST_VEC_PARAM_FLOATS, RATE_DROP_SHIFT, ROT_PARAM_FLOATS, TRACK_DROP_W, TRACK_MIXED, TRACK_S3,
-    VEC_PARAM_FLOATS,
+    CONST_VEC_PARAM_FLOATS, RATE_DROP_SHIFT, ROT_PARAM_FLOATS, VEC_PARAM_FLOATS,
 };
 use super::writer::{BlockTrack, Header, LaneSegment, Writer};
 use super::*;
@@ -214,17 +213,7 @@ fn constant_tracks_store_and_decode_their_constants() {
             } = clip.locate(t, crate::clip::TimeMode::Clamp).unwrap();
             let mut portable = [SoaTransform::IDENTITY];
             let at = [clip.frame_at(i0), clip.frame_at(i1)];
-            match rotation {
-                RotationFormat::DropW => {
-                    clip.decode_blend_as::<TRACK_DROP_W>(&at, alpha, None, &mut portable);
-                }
-                RotationFormat::SmallestThree => {
-                    clip.decode_blend_as::<TRACK_S3>(&at, alpha, None, &mut portable);
-                }
-                RotationFormat::PerLane => {
-                    clip.decode_blend_as::<TRACK_MIXED>(&at, alpha, None, &mut portable);
-                }
-            }
+            clip.decode_blend_as(&at, alpha, None, &mut portable);
             assert_eq!(bits(&portable[0]), bits(&want), "{rotation:?} t {t}");
         }
         let mut out = [SoaTransform::IDENTITY];
@@ -452,7 +441,7 @@ fn mixed_rotation_tracks_decode_each_lane_in_its_format() {
         } = clip.locate(t, mode).unwrap();
         let at = [clip.frame_at(i0), clip.frame_at(i1)];
         let mut portable = [SoaTransform::IDENTITY];
-        clip.decode_blend_as::<TRACK_MIXED>(&at, alpha, None, &mut portable);
+        clip.decode_blend_as(&at, alpha, None, &mut portable);
         let bits = |t: &SoaTransform| -> [[u32; 4]; 10] { bytemuck::cast(*t) };
         assert_eq!(bits(&out[0]), bits(&portable[0]), "t {t}");
         let mut reference = [SoaTransform::IDENTITY];

@@ -931,3 +931,58 @@ proptest! {
         cached_equals_uncached(&c.view(), skel.view().rest_pose(), &times);
     }
 }
+
+/// On ozz's pab walk drop-W needs 20 bits or more, or verbatim floats, for
+/// the up-leg rotations (they cross `w = 0`, where making `w` positive
+/// flips x, y, z); per lane, the compressor gives such tracks
+/// smallest-three, the other rotation lanes stay drop-W, every lane fits
+/// one 64-bit window of the decoders, the bound holds and the clip is
+/// no larger.
+#[test]
+fn per_lane_rotations_keep_pab_lanes_narrow() {
+    let Some(dir) = support::shared_data("ozz") else {
+        return;
+    };
+    let opts = sinew_std::import::ozz::OzzOptions::default();
+    let clips = [dir.join("pab_walk.ozz")];
+    let refs: Vec<&std::path::Path> = clips.iter().map(|p| p.as_path()).collect();
+    let asset = sinew_std::import::ozz::load(&dir.join("pab_skeleton.ozz"), &refs, &opts).unwrap();
+    let skel = asset.skeleton.view();
+    let raw = asset.clips[0].view();
+    let widest = |c: &CompressedClip<'_>| -> u8 {
+        let rot: Vec<bool> = c.animated_lane_formats().map(|f| f.is_some()).collect();
+        (0..c.segment_count())
+            .flat_map(|s| c.segment_rates(s).zip(rot.clone()).collect::<Vec<_>>())
+            .filter(|&(_, r)| r)
+            .map(|(k, _)| k[0].max(k[1]).max(k[2]))
+            .max()
+            .unwrap_or(0)
+    };
+    let run = |rotation| {
+        let o = CompressOptions {
+            rotation,
+            ..CompressOptions::default()
+        };
+        let (c, _) = compress(&skel, &raw, &o).unwrap();
+        let stats = measure_error(&skel, &raw, &c.view(), o.shell).unwrap();
+        assert!(stats.max <= o.error, "{rotation:?}: {stats:?}");
+        c
+    };
+    let drop_w = run(RotationFormat::DropW);
+    assert!(
+        widest(&drop_w.view()) >= 20,
+        "drop-W: {}",
+        widest(&drop_w.view())
+    );
+    let per_lane = run(RotationFormat::PerLane);
+    let v = per_lane.view();
+    assert_eq!(v.rotation_format(), RotationFormat::PerLane);
+    assert!(widest(&v) <= 18, "per lane: {}", widest(&v));
+    let formats: Vec<_> = v.animated_lane_formats().flatten().collect();
+    assert!(formats.contains(&RotationFormat::DropW), "{formats:?}");
+    assert!(
+        formats.contains(&RotationFormat::SmallestThree),
+        "{formats:?}"
+    );
+    assert!(v.size_bytes() <= drop_w.view().size_bytes());
+}

@@ -26,10 +26,14 @@
 //! ([`super::decode::in_chunks`]); this module gives it its own track decoder and
 //! interpolates at SSE width straight from the decoded registers.
 //!
-//! Smallest-three rotations read their 2-bit index after the three codes
-//! and are rebuilt with the portable decoder's selects. Tracks with a lane
-//! above [`ONE_WINDOW_BITS`] (including verbatim lanes) go to the portable
-//! track decoder. Every load is bounded once per call (metadata) or clamped
+//! Smallest-three rotation lanes read their 2-bit index after the three
+//! codes and are rebuilt with the portable decoder's selects; a rotation
+//! track takes the instance of its lanes' formats (their format slots): all
+//! drop-W, all smallest-three, or mixed, where drop-W lanes rebuild with
+//! index 3. A track with a lane above [`ONE_WINDOW_BITS`] (up to 23 bits)
+//! reads two windows per lane and frame, x and y, then z and the index;
+//! tracks with a verbatim lane go to the portable track decoder. Every
+//! load is bounded once per call (metadata) or clamped
 //! (bit-stream windows), so even a container edited after validation (a
 //! [`CompressedClip::from_validated_bytes`] view) decodes garbage, never reads out
 //! of bounds.

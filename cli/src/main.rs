@@ -83,8 +83,9 @@ struct CompressArgs {
     /// Distance of the virtual vertices from each joint (same syntax as --error).
     #[arg(long, default_value = "3cm", value_parser = sinew_std::compress::Length::parse)]
     shell: sinew_std::compress::Length,
-    /// Rotation format.
-    #[arg(long, value_enum, default_value_t = RotationArg::DropW)]
+    /// Rotation format: per-lane picks drop-W or smallest-three for each
+    /// rotation track, whichever needs fewer bits.
+    #[arg(long, value_enum, default_value_t = RotationArg::PerLane)]
     rotation: RotationArg,
     /// Frames per segment.
     #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=65536))]
@@ -99,6 +100,7 @@ struct CompressArgs {
 
 #[derive(ValueEnum, Debug, Clone, Copy)]
 enum RotationArg {
+    PerLane,
     DropW,
     SmallestThree,
 }
@@ -605,6 +607,7 @@ fn inspect_compressed(path: &std::path::Path) -> Res {
         match c.rotation_format() {
             RotationFormat::DropW => "drop-W",
             RotationFormat::SmallestThree => "smallest-three",
+            RotationFormat::PerLane => "per-lane",
         },
         match c.defaults() {
             Defaults::Identity => "identity",
@@ -650,6 +653,46 @@ fn inspect_compressed(path: &std::path::Path) -> Res {
         counts[2][2],
         c.animated_lane_count()
     );
+    // Animated rotation lanes by format, and the lanes' bit rates over
+    // every segment (a lane's rate: its widest component).
+    let formats: Vec<Option<RotationFormat>> = c.animated_lane_formats().collect();
+    let count = |f: RotationFormat| formats.iter().filter(|&&x| x == Some(f)).count();
+    out!(
+        "rotation lanes: drop-W {}, smallest-three {}",
+        count(RotationFormat::DropW),
+        count(RotationFormat::SmallestThree)
+    );
+    // hist[rotation][rate]: rates 0..=23, then verbatim.
+    let mut hist = [[0usize; 25]; 2];
+    for s in 0..c.segment_count() {
+        for (r, f) in c.segment_rates(s).zip(&formats) {
+            let rate = if r[0] == sinew_core::compressed::RAW_BITS {
+                24
+            } else {
+                usize::from(r[0].max(r[1]).max(r[2])).min(23)
+            };
+            hist[usize::from(f.is_some())][rate] += 1;
+        }
+    }
+    for (name, row) in ["translation/scale", "rotation"].iter().zip(&hist) {
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .filter(|&(_, &n)| n > 0)
+            .map(|(r, n)| match r {
+                24 => format!("verbatim:{n}"),
+                _ => format!("{r}:{n}"),
+            })
+            .collect();
+        out!(
+            "{name} lane bit rates (bits: lane-segments): {}",
+            if cells.is_empty() {
+                "none".to_string()
+            } else {
+                cells.join(" ")
+            }
+        );
+    }
     out!("");
     Ok(())
 }
@@ -780,6 +823,7 @@ fn compress(args: &CompressArgs) -> Res {
         error: args.error,
         shell: args.shell,
         rotation: match args.rotation {
+            RotationArg::PerLane => RotationFormat::PerLane,
             RotationArg::DropW => RotationFormat::DropW,
             RotationArg::SmallestThree => RotationFormat::SmallestThree,
         },

@@ -526,7 +526,9 @@ fn compress_writes_clips_a_table_and_verifies() {
             format!("{} joints, {} frames", v.joint_count(), v.frame_count()),
             format!("size: {} bytes", v.size_bytes()),
             format!("({} animated lanes)", v.animated_lane_count()),
-            "drop-W rotations".to_string(),
+            "per-lane rotations".to_string(),
+            "rotation lanes: drop-W ".to_string(),
+            "rotation lane bit rates (bits: lane-segments): ".to_string(),
         ];
         for w in &want {
             assert!(out.contains(w.as_str()), "{w:?} in {out}");
@@ -567,6 +569,46 @@ fn compress_writes_clips_a_table_and_verifies() {
         assert!(!stderr(&o).contains("panicked"));
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--rotation` picks the container's rotation format, which `sinew
+/// inspect` names; the single formats give every rotation lane theirs.
+#[test]
+fn compress_rotation_formats() {
+    let dir = std::env::temp_dir().join(format!("sinew-compress-rot-{}", std::process::id()));
+    for (arg, name, lanes) in [
+        ("per-lane", "per-lane rotations", None),
+        ("drop-w", "drop-W rotations", Some("smallest-three 0\n")),
+        (
+            "smallest-three",
+            "smallest-three rotations",
+            Some("rotation lanes: drop-W 0,"),
+        ),
+    ] {
+        let o = sinew(&["compress", "--rotation", arg, "-o", dir.to_str().unwrap()]);
+        assert!(o.status.success(), "{arg}: {}", stderr(&o));
+        let clip = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| p.extension().is_some_and(|e| e == "sinewcmp"))
+            .unwrap();
+        let o = sinew(&["inspect", clip.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", stderr(&o));
+        let out = stdout(&o);
+        assert!(out.contains(name), "{arg}: {out}");
+        if let Some(l) = lanes {
+            assert!(out.contains(l), "{arg}: {l:?} in {out}");
+        }
+        std::fs::remove_dir_all(&dir).ok();
+    }
+    let o = sinew(&[
+        "compress",
+        "--rotation",
+        "drop-x",
+        "-o",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
 
 #[test]

@@ -29,7 +29,7 @@ use sinew_std::crowd::{self, CrowdConfig, SinewBackend};
 use sinew_std::Humanoid;
 
 /// `sinew --characters 64 --seconds 1` with `--features deterministic`.
-const CROWD: u64 = 0xa336_d27b_e642_0dcf;
+const CROWD: u64 = 0xe2ab_e5c4_8963_3fa8;
 /// [`scene`]'s checksum with `--features deterministic`.
 const SCENE: u64 = 0xdd49_76fc_898d_a2fa;
 

@@ -52,9 +52,9 @@ fn validity_header() {
     };
     assert_eq!(err(&|b| b[0] = b'X'), Err(Error::BadMagic));
     // v1 and v2 containers (no curvature bytes), v3 (no component drops),
-    // v4 (units stored for tracks without an animated lane) and a future
-    // version.
-    for v in [1u8, 2, 3, 4, 6] {
+    // v4 (units stored for tracks without an animated lane), v5 (one
+    // rotation format per clip) and a future version.
+    for v in [1u8, 2, 3, 4, 5, 7] {
         assert_eq!(
             err(&|b| b[8] = v),
             Err(Error::UnsupportedVersion {
@@ -147,10 +147,10 @@ proptest! {
 
     #[test]
     fn bit_flips_are_errors_or_valid(
-        smallest in any::<bool>(),
+        format in 0u8..3,
         flips in prop::collection::vec((any::<prop::sample::Index>(), 0u8..8), 1..4),
     ) {
-        let rot = if smallest { RotationFormat::SmallestThree } else { RotationFormat::DropW };
+        let rot = FORMATS[usize::from(format)];
         let c = humanoid_compressed_cached(rot);
         let mut b = AlignedBytes::copy_from(c.bytes());
         let len = b.len();
@@ -187,9 +187,11 @@ fn humanoid_compressed_cached(rot: RotationFormat) -> &'static OwnedCompressedCl
     use std::sync::OnceLock;
     static A: OnceLock<OwnedCompressedClip> = OnceLock::new();
     static B: OnceLock<OwnedCompressedClip> = OnceLock::new();
+    static C: OnceLock<OwnedCompressedClip> = OnceLock::new();
     match rot {
         RotationFormat::DropW => A.get_or_init(|| humanoid_compressed(rot)),
         RotationFormat::SmallestThree => B.get_or_init(|| humanoid_compressed(rot)),
+        RotationFormat::PerLane => C.get_or_init(|| humanoid_compressed(rot)),
     }
 }
 
@@ -308,7 +310,14 @@ fn key(m: &Motion, rest: &Transform, f: usize, big: f32) -> Transform {
     }
 }
 
-fn random_case() -> impl Strategy<Value = (Joints, Vec<Motion>, usize, f32, bool)> {
+/// The rotation formats a random case picks from (by index).
+const FORMATS: [RotationFormat; 3] = [
+    RotationFormat::DropW,
+    RotationFormat::SmallestThree,
+    RotationFormat::PerLane,
+];
+
+fn random_case() -> impl Strategy<Value = (Joints, Vec<Motion>, usize, f32, u8)> {
     random_joints(10, 0.8, 1.25).prop_flat_map(|j| {
         let n = j.len();
         (
@@ -316,7 +325,7 @@ fn random_case() -> impl Strategy<Value = (Joints, Vec<Motion>, usize, f32, bool
             prop::collection::vec(motion(), n),
             prop_oneof![1 => Just(1usize), 1 => Just(2usize), 3 => 3usize..40],
             prop_oneof![3 => Just(1.0f32), 1 => Just(50.0f32)],
-            any::<bool>(),
+            0u8..3,
         )
     })
 }
@@ -364,7 +373,7 @@ proptest! {
 
     #[test]
     fn measured_error_stays_under_the_bound(
-        (joints, motions, frames, big, smallest) in random_case(),
+        (joints, motions, frames, big, format) in random_case(),
         strip in any::<bool>(),
     ) {
         let (skel, clip) = build_case(&joints, &motions, frames, big);
@@ -372,7 +381,7 @@ proptest! {
             error: 1e-3,
             shell: 0.05,
             segment_frames: 8,
-            rotation: if smallest { RotationFormat::SmallestThree } else { RotationFormat::DropW },
+            rotation: FORMATS[usize::from(format)],
             rest_pose_stripping: strip,
         };
         check_bound(&skel.view(), &clip.view(), &opts);
@@ -380,9 +389,9 @@ proptest! {
 }
 
 #[test]
-fn humanoid_both_rotation_formats_meet_the_bound() {
+fn humanoid_every_rotation_format_meets_the_bound() {
     let h = humanoid();
-    for rotation in [RotationFormat::DropW, RotationFormat::SmallestThree] {
+    for rotation in FORMATS {
         for clip in &h.clips {
             let opts = CompressOptions {
                 rotation,
@@ -446,7 +455,7 @@ fn tiny_components_compress_as_zero() {
     }
     let clip = OwnedClip::new("noise", 30.0, view.soa_count(), keys).unwrap();
     let tiny = sinew_core::math::TINY;
-    for rotation in [RotationFormat::DropW, RotationFormat::SmallestThree] {
+    for rotation in FORMATS {
         let opts = CompressOptions {
             rotation,
             ..CompressOptions::default()
@@ -510,7 +519,7 @@ proptest! {
 
     #[test]
     fn simd_matches_reference(
-        (joints, motions, frames, big, smallest) in random_case(),
+        (joints, motions, frames, big, format) in random_case(),
         strip in any::<bool>(),
         times in prop::collection::vec(-3.0f32..6.0, 4),
     ) {
@@ -520,7 +529,7 @@ proptest! {
             error: 1e-3,
             shell: 0.05,
             segment_frames: 8,
-            rotation: if smallest { RotationFormat::SmallestThree } else { RotationFormat::DropW },
+            rotation: FORMATS[usize::from(format)],
             rest_pose_stripping: strip,
         };
         let (c, _) = compress(&view, &clip.view(), &opts).unwrap();
@@ -548,7 +557,7 @@ proptest! {
     /// joint-by-joint reference within 1e-5 (relative to the clip's size).
     #[test]
     fn simd_matches_reference_at_every_rate(
-        (joints, motions, frames, big, smallest) in random_case(),
+        (joints, motions, frames, big, format) in random_case(),
         error in prop_oneof![Just(1e-7f32), Just(1e-5f32), Just(1e-3f32)],
         segment_frames in 1usize..24,
         times in prop::collection::vec(-1.0f32..3.0, 3),
@@ -559,7 +568,7 @@ proptest! {
             error: error * big,
             shell: 0.05,
             segment_frames,
-            rotation: if smallest { RotationFormat::SmallestThree } else { RotationFormat::DropW },
+            rotation: FORMATS[usize::from(format)],
             rest_pose_stripping: true,
         };
         let (c, _) = compress(&view, &clip.view(), &opts).unwrap();
@@ -585,7 +594,7 @@ fn component_drops_are_used_and_decode_like_the_reference() {
     let h = humanoid();
     let view = h.skeleton.view();
     let raw = h.clips[0].view();
-    for rotation in [RotationFormat::DropW, RotationFormat::SmallestThree] {
+    for rotation in FORMATS {
         let opts = CompressOptions {
             rotation,
             ..CompressOptions::default()
@@ -718,7 +727,7 @@ fn cached_equals_uncached(
 
 /// Forward at 60 Hz over a 30 Hz clip decodes each key frame once; going
 /// backwards, seeking, exact key times, looping and clamping past either
-/// end all give the uncached sampler's bits; in both rotation formats and
+/// end all give the uncached sampler's bits; in every rotation format and
 /// with bound-sized verbatim lanes.
 #[test]
 fn playback_cache_matches_the_uncached_sampler_bit_for_bit() {
@@ -728,7 +737,9 @@ fn playback_cache_matches_the_uncached_sampler_bit_for_bit() {
     for (rotation, error) in [
         (RotationFormat::DropW, 1e-4),
         (RotationFormat::SmallestThree, 1e-4),
+        (RotationFormat::PerLane, 1e-4),
         (RotationFormat::DropW, 1e-9),
+        (RotationFormat::PerLane, 1e-9),
     ] {
         let opts = CompressOptions {
             rotation,
@@ -900,7 +911,7 @@ proptest! {
     /// gives the uncached sampler's bits.
     #[test]
     fn playback_cache_is_exact_on_random_clips(
-        (joints, motions, frames, big, smallest) in random_case(),
+        (joints, motions, frames, big, format) in random_case(),
         strip in any::<bool>(),
         times in prop::collection::vec((-2.0f32..4.0, any::<bool>()), 1..60),
     ) {
@@ -909,7 +920,7 @@ proptest! {
             error: 1e-3,
             shell: 0.05,
             segment_frames: 8,
-            rotation: if smallest { RotationFormat::SmallestThree } else { RotationFormat::DropW },
+            rotation: FORMATS[usize::from(format)],
             rest_pose_stripping: strip,
         };
         let (c, _) = compress(&skel.view(), &clip.view(), &opts).unwrap();
@@ -919,4 +930,59 @@ proptest! {
             .collect();
         cached_equals_uncached(&c.view(), skel.view().rest_pose(), &times);
     }
+}
+
+/// On ozz's pab walk drop-W needs 20 bits or more, or verbatim floats, for
+/// the up-leg rotations (they cross `w = 0`, where making `w` positive
+/// flips x, y, z); per lane, the compressor gives such tracks
+/// smallest-three, the other rotation lanes stay drop-W, every lane fits
+/// one 64-bit window of the decoders, the bound holds and the clip is
+/// no larger.
+#[test]
+fn per_lane_rotations_keep_pab_lanes_narrow() {
+    let Some(dir) = support::shared_data("ozz") else {
+        return;
+    };
+    let opts = sinew_std::import::ozz::OzzOptions::default();
+    let clips = [dir.join("pab_walk.ozz")];
+    let refs: Vec<&std::path::Path> = clips.iter().map(|p| p.as_path()).collect();
+    let asset = sinew_std::import::ozz::load(&dir.join("pab_skeleton.ozz"), &refs, &opts).unwrap();
+    let skel = asset.skeleton.view();
+    let raw = asset.clips[0].view();
+    let widest = |c: &CompressedClip<'_>| -> u8 {
+        let rot: Vec<bool> = c.animated_lane_formats().map(|f| f.is_some()).collect();
+        (0..c.segment_count())
+            .flat_map(|s| c.segment_rates(s).zip(rot.clone()).collect::<Vec<_>>())
+            .filter(|&(_, r)| r)
+            .map(|(k, _)| k[0].max(k[1]).max(k[2]))
+            .max()
+            .unwrap_or(0)
+    };
+    let run = |rotation| {
+        let o = CompressOptions {
+            rotation,
+            ..CompressOptions::default()
+        };
+        let (c, _) = compress(&skel, &raw, &o).unwrap();
+        let stats = measure_error(&skel, &raw, &c.view(), o.shell).unwrap();
+        assert!(stats.max <= o.error, "{rotation:?}: {stats:?}");
+        c
+    };
+    let drop_w = run(RotationFormat::DropW);
+    assert!(
+        widest(&drop_w.view()) >= 20,
+        "drop-W: {}",
+        widest(&drop_w.view())
+    );
+    let per_lane = run(RotationFormat::PerLane);
+    let v = per_lane.view();
+    assert_eq!(v.rotation_format(), RotationFormat::PerLane);
+    assert!(widest(&v) <= 18, "per lane: {}", widest(&v));
+    let formats: Vec<_> = v.animated_lane_formats().flatten().collect();
+    assert!(formats.contains(&RotationFormat::DropW), "{formats:?}");
+    assert!(
+        formats.contains(&RotationFormat::SmallestThree),
+        "{formats:?}"
+    );
+    assert!(v.size_bytes() <= drop_w.view().size_bytes());
 }

@@ -26,10 +26,14 @@
 //! ([`super::decode::in_chunks`]); this module gives it its own track decoder and
 //! interpolates at SSE width straight from the decoded registers.
 //!
-//! Smallest-three rotations read their 2-bit index after the three codes
-//! and are rebuilt with the portable decoder's selects. Tracks with a lane
-//! above [`ONE_WINDOW_BITS`] (including verbatim lanes) go to the portable
-//! track decoder. Every load is bounded once per call (metadata) or clamped
+//! Smallest-three rotation lanes read their 2-bit index after the three
+//! codes and are rebuilt with the portable decoder's selects; a rotation
+//! track takes the instance of its lanes' formats (their format slots): all
+//! drop-W, all smallest-three, or mixed, where drop-W lanes rebuild with
+//! index 3. A track with a lane above [`ONE_WINDOW_BITS`] (up to 23 bits)
+//! reads two windows per lane and frame, x and y, then z and the index;
+//! tracks with a verbatim lane go to the portable track decoder. Every
+//! load is bounded once per call (metadata) or clamped
 //! (bit-stream windows), so even a container edited after validation (a
 //! [`CompressedClip::from_validated_bytes`] view) decodes garbage, never reads out
 //! of bounds.
@@ -40,10 +44,16 @@ use core::mem::MaybeUninit;
 
 use wide::f32x4;
 
+use super::codec::MAX_QUANTIZED_BITS;
 use super::codec::{trend_factors, INV_MAX_CODE};
-use super::decode::{constant_value, in_chunks, xyz, Blend, FrameAt, LANE_MASKS, NLERP_CHUNK};
-use super::format::{track_param_floats, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS};
-use super::{CompressedClip, RotationFormat};
+use super::decode::{
+    constant_value, in_chunks, s3_lanes, xyz, Blend, FrameAt, LANE_MASKS, NLERP_CHUNK,
+};
+use super::format::{
+    track_param_floats, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS, TRACK_DROP_W, TRACK_MIXED,
+    TRACK_S3,
+};
+use super::CompressedClip;
 use crate::soa::{SoaQuat, SoaTransform, SoaVec3, LANES};
 
 /// Per 4-bit animated mask, each lane's byte offset into the track's
@@ -113,12 +123,7 @@ pub(super) fn decode_blend(
         return false;
     }
     // SAFETY: this CPU runs AVX2 and FMA code.
-    unsafe {
-        match clip.rotation {
-            RotationFormat::DropW => decode::<false>(clip, at, alpha, rest, out),
-            RotationFormat::SmallestThree => decode::<true>(clip, at, alpha, rest, out),
-        }
-    }
+    unsafe { decode(clip, at, alpha, rest, out) }
 }
 
 /// What every track of one decode shares.
@@ -154,20 +159,20 @@ enum Stored {
     Frames([__m256; 4]),
 }
 
-/// Decodes and interpolates the pose of a drop-W (`S3 = false`) or
-/// smallest-three clip; `false` (nothing written) when the per-call bounds
-/// do not hold, which a validated clip never does.
+/// Decodes and interpolates a pose, each rotation track with the
+/// instance of its lanes' formats; `false` (nothing written) when the
+/// per-call bounds do not hold, which a validated clip never does.
 ///
 /// The block loop is the portable [`CompressedClip::decode_blend_as`]'s:
 /// values copied for default and unanimated tracks, translations and
 /// scales lerped as soon as they are decoded, rotations nlerped once per
 /// chunk of [`NLERP_CHUNK`] blocks. So are the values, bit for bit: tracks
-/// above [`ONE_WINDOW_BITS`] go to the portable track decoder, and the
+/// with a verbatim lane go to the portable track decoder, and the
 /// interpolation is its [`Blend`] in the same operation order (a fused
 /// multiply-add exactly where the portable decoder's `madd` fuses, that is
 /// in builds with FMA enabled and without the `deterministic` feature).
 #[target_feature(enable = "avx2,fma")]
-fn decode<const S3: bool>(
+fn decode(
     clip: &CompressedClip<'_>,
     at: &[FrameAt; 2],
     alpha: f32,
@@ -219,7 +224,7 @@ fn decode<const S3: bool>(
             base.translation
         } else {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<S3, false>(clip, &frames, &mut cur, kt) } {
+            match unsafe { stored::<false>(clip, &frames, &mut cur, kt) } {
                 Stored::Value(q) => xyz(&q),
                 Stored::Frames(v) => lerp(v, wa, wb),
             }
@@ -228,7 +233,7 @@ fn decode<const S3: bool>(
             o.rotation = base.rotation;
         } else {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<S3, true>(clip, &frames, &mut cur, kr) } {
+            match unsafe { stored::<true>(clip, &frames, &mut cur, kr) } {
                 Stored::Value(q) => o.rotation = q,
                 Stored::Frames(v) => {
                     slot.write(halves(v));
@@ -240,7 +245,7 @@ fn decode<const S3: bool>(
             base.scale
         } else {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<S3, false>(clip, &frames, &mut cur, ks) } {
+            match unsafe { stored::<false>(clip, &frames, &mut cur, ks) } {
                 Stored::Value(q) => xyz(&q),
                 Stored::Frames(v) => lerp(v, wa, wb),
             }
@@ -312,13 +317,14 @@ fn nlerp((a, b): ([__m128; 4], [__m128; 4]), wa: __m128, wb: __m128) -> SoaQuat 
 }
 
 /// The next stored block track (kind byte `kind`, not the default; the
-/// `ROT` instance for rotations), decoded by [`track`] or, when it
-/// declines, by the portable decoder; the cursor moves past it.
+/// `ROT` instance for rotations), decoded by [`track`] (the instance of its
+/// lanes' formats) or, when it declines, by the portable decoder; the
+/// cursor moves past it.
 ///
 /// # Safety
 /// As [`track`], for every track the cursor reaches.
 #[inline(always)]
-unsafe fn stored<const S3: bool, const ROT: bool>(
+unsafe fn stored<const ROT: bool>(
     clip: &CompressedClip<'_>,
     f: &Frames,
     cur: &mut Cursor,
@@ -336,12 +342,45 @@ unsafe fn stored<const S3: bool, const ROT: bool>(
     }
     let m = cur.m;
     cur.m += LANE_META_BYTES * mask.count_ones() as usize;
+    // The track's own format: a per-lane clip's tracks whose lanes share
+    // one pay nothing for the mix.
+    let s3 = if ROT { s3_lanes(cv, mask) } else { 0 };
+    macro_rules! go {
+        ($t:expr) => {
+            // SAFETY: the caller's contract, for this track.
+            unsafe { stored_as::<{ $t }, ROT>(clip, f, cur, m, mask, cv, s3) }
+        };
+    }
+    match s3 {
+        0 => go!(TRACK_DROP_W),
+        s if s == mask => go!(TRACK_S3),
+        _ => go!(TRACK_MIXED),
+    }
+}
+
+/// [`stored`] for an animated track of format `T` (every lane drop-W,
+/// every lane smallest-three, or [`TRACK_MIXED`] with the smallest-three
+/// lanes `s3`) whose metadata starts at `m`.
+///
+/// # Safety
+/// As [`track`].
+#[inline(always)]
+unsafe fn stored_as<const T: u8, const ROT: bool>(
+    clip: &CompressedClip<'_>,
+    f: &Frames,
+    cur: &mut Cursor,
+    m: usize,
+    mask: u32,
+    cv: &[f32x4],
+    s3: u32,
+) -> Stored {
+    let n = track_param_floats(ROT, 1) / LANES;
     if cv.len() == n {
         // SAFETY: the CPU has AVX2 and 16 bytes are readable at every
         // animated lane's metadata of this track in both frames: the
         // caller's contract for every track the cursor reaches, and `m` is
         // this track's metadata offset.
-        if let Some(v) = unsafe { track::<S3, ROT>(f, m, mask, &mut cur.bit, cv) } {
+        if let Some(v) = unsafe { track::<T, ROT>(f, m, mask, &mut cur.bit, cv, s3) } {
             return Stored::Frames(v);
         }
     }
@@ -351,7 +390,7 @@ unsafe fn stored<const S3: bool, const ROT: bool>(
     let mut oa = (_mm256_extract_epi32::<0>(cur.bit) as u32).wrapping_sub(fa as u32);
     let mut ob = (_mm256_extract_epi32::<4>(cur.bit) as u32).wrapping_sub(fb as u32);
     let meta = |s: usize| clip.segment_meta(s).unwrap_or(&[]);
-    let (qa, qb) = clip.track_pair::<S3, ROT>(
+    let (qa, qb) = clip.track_frames::<T, ROT, true>(
         (meta(a.segment), meta(b.segment)),
         a.segment == b.segment,
         m,
@@ -359,6 +398,7 @@ unsafe fn stored<const S3: bool, const ROT: bool>(
         (&mut oa, &mut ob),
         [(fa, a.local), (fb, b.local)],
         cv,
+        s3,
     );
     cur.bit = half_pair(
         _mm_set1_epi32(fa.wrapping_add(u64::from(oa)) as i32),
@@ -379,9 +419,12 @@ fn half_pair(lo: __m128i, hi: __m128i) -> __m256i {
     _mm256_inserti128_si256::<1>(_mm256_castsi128_si256(lo), hi)
 }
 
-/// Both frames of one stored block track with the lanes' metadata at byte
-/// `m` of each segment's (see the module docs); `None`, with the offsets
-/// untouched, when a lane's rate exceeds [`ONE_WINDOW_BITS`].
+/// Both frames of one stored block track of format `T` (see
+/// [`stored_as`]) with the lanes' metadata at byte `m` of each segment's
+/// (see the module docs); `None`, with the offsets untouched, when a lane
+/// is verbatim. Lanes up to [`ONE_WINDOW_BITS`] read one 64-bit window per
+/// frame; a track with a wider lane reads two per lane (x and y, then z and
+/// the smallest-three index).
 ///
 /// # Safety
 /// The CPU must support AVX2, and 16 bytes must be readable at
@@ -389,13 +432,16 @@ fn half_pair(lo: __m128i, hi: __m128i) -> __m256i {
 /// rank and both `k`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn track<const S3: bool, const ROT: bool>(
+unsafe fn track<const T: u8, const ROT: bool>(
     frames: &Frames,
     m: usize,
     mask: u32,
     bit: &mut __m256i,
     cv: &[f32x4],
+    s3: u32,
 ) -> Option<[__m256; 4]> {
+    // Whether the lanes store a smallest-three index.
+    let has_idx = ROT && T != TRACK_DROP_W;
     let mask = mask as usize & 15;
     let lane_at = META_OFFSETS[mask];
     let [pa, pb] = frames.meta;
@@ -428,11 +474,13 @@ unsafe fn track<const S3: bool, const ROT: bool>(
     let byte = _mm256_set1_epi32(0xff);
     let rate_byte = _mm256_and_si256(_mm256_srli_epi32::<16>(d1), byte);
     let rate = _mm256_and_si256(rate_byte, _mm256_set1_epi32(31));
-    let over = _mm256_cmpgt_epi32(rate, _mm256_set1_epi32(i32::from(ONE_WINDOW_BITS)));
-    if _mm256_testz_si256(over, over) == 0 {
+    let raw = _mm256_cmpgt_epi32(rate, _mm256_set1_epi32(i32::from(MAX_QUANTIZED_BITS)));
+    if _mm256_testz_si256(raw, raw) == 0 {
         return None;
     }
-    // From here on the rates are at most 18. Each component's rate is the
+    let over = _mm256_cmpgt_epi32(rate, _mm256_set1_epi32(i32::from(ONE_WINDOW_BITS)));
+    let wide = _mm256_testz_si256(over, over) == 0;
+    // From here on the rates are at most 23. Each component's rate is the
     // lane's less its drop bit (never below 0, as the portable `rates_x4`).
     let one = _mm256_set1_epi32(1);
     let less = |d: __m256i| _mm256_sub_epi32(_mm256_max_epu32(rate, d), d);
@@ -446,9 +494,16 @@ unsafe fn track<const S3: bool, const ROT: bool>(
     // 2-bit index of a smallest-three rotation) inside each half.
     let k01 = _mm256_add_epi32(k[0], k[1]);
     let k012 = _mm256_add_epi32(k01, k[2]);
-    let len = if S3 && ROT {
-        // Animated lanes only: constant lanes store no bits at all.
-        _mm256_add_epi32(k012, _mm256_and_si256(anim, _mm256_set1_epi32(2)))
+    let len = if has_idx {
+        // Smallest-three lanes only: constant lanes store no bits at all,
+        // and a mixed track's drop-W lanes no index.
+        let s3_lanes = if T == TRACK_MIXED {
+            // SAFETY: the table row is 8 readable `u32`.
+            unsafe { _mm256_loadu_si256(ANIMATED[s3 as usize & 15].as_ptr().cast()) }
+        } else {
+            anim
+        };
+        _mm256_add_epi32(k012, _mm256_and_si256(s3_lanes, _mm256_set1_epi32(2)))
     } else {
         k012
     };
@@ -459,26 +514,32 @@ unsafe fn track<const S3: bool, const ROT: bool>(
     *bit = _mm256_add_epi32(*bit, _mm256_shuffle_epi32::<0xff>(incl));
     // Byte of each window (clamped so that corrupt offsets still read
     // inside the stream) and the shift inside it.
-    let at = _mm256_min_epu32(_mm256_srli_epi32::<3>(pos), frames.last);
-    let shift = _mm256_and_si256(pos, _mm256_set1_epi32(7));
     let data = frames.data;
-    let win = |h: __m128i, sh: __m128i| -> __m256i {
-        let ld = |i: i32| -> __m128i {
-            // SAFETY: every index is at most `data.len() - 8`: 8 bytes
-            // readable.
-            unsafe { _mm_loadl_epi64(data.add(i as u32 as usize).cast()) }
+    let last = frames.last;
+    let windows = |pos: __m256i| -> (__m256i, __m256i) {
+        let at = _mm256_min_epu32(_mm256_srli_epi32::<3>(pos), last);
+        let shift = _mm256_and_si256(pos, _mm256_set1_epi32(7));
+        let win = |h: __m128i, sh: __m128i| -> __m256i {
+            let ld = |i: i32| -> __m128i {
+                // SAFETY: every index is at most `data.len() - 8`: 8 bytes
+                // readable.
+                unsafe { _mm_loadl_epi64(data.add(i as u32 as usize).cast()) }
+            };
+            // Four loads: gathers are slow on CPUs with the gather data
+            // sampling mitigation.
+            let lo = _mm_unpacklo_epi64(ld(_mm_cvtsi128_si32(h)), ld(_mm_extract_epi32::<1>(h)));
+            let hi =
+                _mm_unpacklo_epi64(ld(_mm_extract_epi32::<2>(h)), ld(_mm_extract_epi32::<3>(h)));
+            _mm256_srlv_epi64(half_pair(lo, hi), _mm256_cvtepu32_epi64(sh))
         };
-        // Four loads: gathers are slow on CPUs with the gather data
-        // sampling mitigation.
-        let lo = _mm_unpacklo_epi64(ld(_mm_cvtsi128_si32(h)), ld(_mm_extract_epi32::<1>(h)));
-        let hi = _mm_unpacklo_epi64(ld(_mm_extract_epi32::<2>(h)), ld(_mm_extract_epi32::<3>(h)));
-        _mm256_srlv_epi64(half_pair(lo, hi), _mm256_cvtepu32_epi64(sh))
+        (
+            win(_mm256_castsi256_si128(at), _mm256_castsi256_si128(shift)),
+            win(
+                _mm256_extracti128_si256::<1>(at),
+                _mm256_extracti128_si256::<1>(shift),
+            ),
+        )
     };
-    let wa = win(_mm256_castsi256_si128(at), _mm256_castsi256_si128(shift));
-    let wb = win(
-        _mm256_extracti128_si256::<1>(at),
-        _mm256_extracti128_si256::<1>(shift),
-    );
     // Low 32 bits of each 64-bit window: [a0 a1 a2 a3 | b0 b1 b2 b3].
     let low = |a: __m256i, b: __m256i| -> __m256i {
         let s = _mm256_shuffle_ps::<0b10_00_10_00>(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b));
@@ -486,17 +547,30 @@ unsafe fn track<const S3: bool, const ROT: bool>(
     };
     // The windows shifted right by per-lane counts (frame a's in the low
     // half, b's in the high half).
-    let shifted = |sh: __m256i| -> __m256i {
+    let shifted = |(wa, wb): (__m256i, __m256i), sh: __m256i| -> __m256i {
         let sa = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(sh));
         let sb = _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(sh));
         low(_mm256_srlv_epi64(wa, sa), _mm256_srlv_epi64(wb, sb))
     };
-    let codes = [low(wa, wb), shifted(k[0]), shifted(k01)];
-    // The smallest-three index follows the three codes.
-    let idx = if S3 && ROT {
-        _mm256_and_si256(shifted(k012), _mm256_set1_epi32(3))
+    let w0 = windows(pos);
+    // The smallest-three index follows the three codes. A lane above
+    // ONE_WINDOW_BITS does not fit one window: a second one starts at z.
+    let (code2, idx) = if wide {
+        let w1 = windows(_mm256_add_epi32(pos, k01));
+        (low(w1.0, w1.1), has_idx.then(|| shifted(w1, k[2])))
     } else {
-        _mm256_setzero_si256()
+        (shifted(w0, k01), has_idx.then(|| shifted(w0, k012)))
+    };
+    let codes = [low(w0.0, w0.1), shifted(w0, k[0]), code2];
+    let idx = match idx {
+        // A mixed track's drop-W lanes rebuild with index 3 (w).
+        Some(i) if T == TRACK_MIXED => {
+            // SAFETY: the table row is 8 readable `u32`.
+            let dw = unsafe { _mm256_loadu_si256(ANIMATED[!s3 as usize & 15].as_ptr().cast()) };
+            _mm256_and_si256(_mm256_or_si256(i, dw), _mm256_set1_epi32(3))
+        }
+        Some(i) => _mm256_and_si256(i, _mm256_set1_epi32(3)),
+        None => _mm256_setzero_si256(),
     };
 
     // Dequantization, in the portable `dequant_params` and `dequant` order.
@@ -559,7 +633,7 @@ unsafe fn track<const S3: bool, const ROT: bool>(
         );
         let big = _mm256_sqrt_ps(_mm256_max_ps(_mm256_sub_ps(one, ss), _mm256_setzero_ps()));
         let anim = _mm256_castsi256_ps(anim);
-        if S3 {
+        if T != TRACK_DROP_W {
             // As the portable `rebuild`: the kept components around the
             // dropped one, the clip constants in the constant lanes.
             let is = |k: i32| _mm256_castsi256_ps(_mm256_cmpeq_epi32(idx, _mm256_set1_epi32(k)));
@@ -601,7 +675,7 @@ mod tests {
 
     use super::*;
     use crate::compressed::writer::{BlockTrack, Header, LaneSegment, Writer};
-    use crate::compressed::{Defaults, RotationFormat};
+    use crate::compressed::{Defaults, RotationFormat, RAW_BITS};
     use crate::math::{Quat, Transform, Vec3};
     use crate::soa::soa_count;
 
@@ -624,17 +698,18 @@ mod tests {
         }
     }
 
-    /// A random valid container, drop-W or smallest-three (kinds, clip constants, ranges,
-    /// trends and rates up to 23 bits; random bits) and a random rest pose.
+    /// A random valid container, drop-W, smallest-three or per-lane (kinds,
+    /// clip constants, lane formats, ranges, trends and rates up to 23
+    /// bits, sometimes verbatim lanes; random bits) and a random rest pose.
     fn container(rng: &mut Rng) -> (Vec<u8>, Vec<SoaTransform>) {
         let joints = 1 + rng.below(24) as usize;
         let blocks = soa_count(joints);
         let frames = 1 + rng.below(60) as usize;
         let segment_frames = 1 + rng.below(20) as usize;
-        let format = if rng.below(2) == 0 {
-            RotationFormat::DropW
-        } else {
-            RotationFormat::SmallestThree
+        let format = match rng.below(3) {
+            0 => RotationFormat::DropW,
+            1 => RotationFormat::SmallestThree,
+            _ => RotationFormat::PerLane,
         };
         let mut tracks = vec![BlockTrack::Default; 3 * blocks];
         let mut lane_count = 0;
@@ -670,6 +745,8 @@ mod tests {
                 min: mins,
                 unit: units,
                 w: [1.0; 4],
+                // Per-lane clips: every mix of formats.
+                smallest_three: rng.below(16) as u8,
             };
         }
         let segments = frames.div_ceil(segment_frames);
@@ -684,12 +761,14 @@ mod tests {
             }
             // Mostly the one-window rates, sometimes the wider ones;
             // random component drops on lanes of at least 1 bit.
-            lane.rate = if rng.below(8) == 0 {
+            lane.rate = if rng.below(64) == 0 {
+                RAW_BITS
+            } else if rng.below(8) == 0 {
                 rng.below(24) as u8
             } else {
                 rng.below(u64::from(ONE_WINDOW_BITS) + 1) as u8
             };
-            lane.drops = if lane.rate == 0 {
+            lane.drops = if lane.rate == 0 || lane.rate == RAW_BITS {
                 0
             } else {
                 rng.below(8) as u8
@@ -713,7 +792,14 @@ mod tests {
         // 16-byte aligned storage; random codes.
         let mut words = vec![0u128; writer.size() / 16];
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
-        let codes = |_, _, _| [0; 4].map(|_| rng.next() as u32);
+        // Verbatim lanes hold a valid value (validation checks them).
+        let codes = |s: usize, _, k: usize| {
+            if lanes[s * lane_count + k].rate == RAW_BITS {
+                [rng.unit() - 0.5, 0.5, -0.5, 0.5].map(f32::to_bits)
+            } else {
+                [0; 4].map(|_| rng.next() as u32)
+            }
+        };
         writer.write(codes, bytes).unwrap();
         let mut rest = vec![SoaTransform::IDENTITY; blocks];
         for j in 0..joints {
@@ -763,14 +849,7 @@ mod tests {
                 let mut portable = vec![SoaTransform::IDENTITY; n];
                 let at = [clip.frame_at(i0), clip.frame_at(i1)];
                 prop_assert!(decode_blend(&clip, &at, alpha, rest, &mut fast));
-                match clip.rotation_format() {
-                    RotationFormat::DropW => {
-                        clip.decode_blend_as::<false>(&at, alpha, rest, &mut portable)
-                    }
-                    RotationFormat::SmallestThree => {
-                        clip.decode_blend_as::<true>(&at, alpha, rest, &mut portable)
-                    }
-                }
+                clip.decode_blend_as(&at, alpha, rest, &mut portable);
                 prop_assert!(same_bits(&fast, &portable), "frames {i0}, {i1}, alpha {alpha}");
             }
         }

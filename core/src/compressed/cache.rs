@@ -16,7 +16,7 @@ use wide::f32x4;
 
 use super::decode::{constant_value, xyz, Blend, FrameAt};
 use super::format::{track_param_floats, KIND_DEFAULT, LANE_META_BYTES};
-use super::{CompressedClip, Defaults, RotationFormat};
+use super::{CompressedClip, Defaults};
 use crate::clip::{Bracket, TimeMode};
 use crate::error::Error;
 use crate::soa::{check_len, SoaTransform, LANES};
@@ -289,24 +289,16 @@ impl CompressedClip<'_> {
     /// translations and scales; constant tracks as stored). Default tracks
     /// are left as they are; [`Self::blend_frames`] does not read them.
     pub(super) fn decode_into(&self, at: FrameAt, slot: &mut [SoaTransform]) {
-        match self.rotation {
-            RotationFormat::DropW => self.decode_into_as::<false, false>([at, at], slot, &mut []),
-            RotationFormat::SmallestThree => {
-                self.decode_into_as::<true, false>([at, at], slot, &mut []);
-            }
-        }
+        self.decode_into_as::<false>([at, at], slot, &mut []);
     }
 
     /// [`Self::decode_into`] of two frames in one pass of the pair decoder.
     fn decode_pair_into(&self, at: [FrameAt; 2], a: &mut [SoaTransform], b: &mut [SoaTransform]) {
-        match self.rotation {
-            RotationFormat::DropW => self.decode_into_as::<false, true>(at, a, b),
-            RotationFormat::SmallestThree => self.decode_into_as::<true, true>(at, a, b),
-        }
+        self.decode_into_as::<true>(at, a, b);
     }
 
     /// Frame `at[0]` into `a`, and with `TWO` frame `at[1]` into `b`.
-    fn decode_into_as<const S3: bool, const TWO: bool>(
+    fn decode_into_as<const TWO: bool>(
         &self,
         at: [FrameAt; 2],
         a: &mut [SoaTransform],
@@ -339,19 +331,12 @@ impl CompressedClip<'_> {
             }
             let offsets = (&mut oa, &mut ob);
             if track == 1 {
-                let (qa, qb) = self.track_frames::<S3, true, TWO>(
-                    (ma, mb),
-                    same,
-                    m,
-                    mask,
-                    offsets,
-                    frames,
-                    cv,
-                );
+                let (qa, qb) =
+                    self.track_frames_as::<true, TWO>((ma, mb), same, m, mask, offsets, frames, cv);
                 oa_.rotation = qa;
                 ob_.rotation = qb;
             } else {
-                let (qa, qb) = self.track_frames::<S3, false, TWO>(
+                let (qa, qb) = self.track_frames_as::<false, TWO>(
                     (ma, mb),
                     same,
                     m,

@@ -9,10 +9,10 @@ use wide::{f32x4, i32x4, u32x4};
 
 use super::codec::{inv_max_code, trend_factors, MAX_QUANTIZED_BITS};
 use super::format::{
-    read_bits, read_u64, track_param_floats, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS,
-    RAW_BITS,
+    read_bits, read_u64, track_param_floats, KIND_DEFAULT, LANE_FORMAT_VECTOR, LANE_META_BYTES,
+    LANE_SMALLEST_THREE, ONE_WINDOW_BITS, RAW_BITS, TRACK_DROP_W, TRACK_MIXED, TRACK_S3,
 };
-use super::{CompressedClip, RotationFormat};
+use super::CompressedClip;
 use crate::fp::Fp;
 use crate::soa::detail::{dot4, normalize, quat_mul_add, vec_mul_add, vec_scale};
 use crate::soa::{SoaQuat, SoaTransform, SoaVec3, LANES};
@@ -82,16 +82,17 @@ fn reads(data: &[u8], pos: u64, r: [u32; 3], l: usize, c: &mut [[u32; 4]; 4]) {
 }
 
 /// Splits the 64-bit window at bit `pos` into lane `l`'s three codes of
-/// `r[c]` bits (unmasked) and, with `S3`, its smallest-three index.
+/// `r[c]` bits (unmasked) and, unless every lane is drop-W (`F`), its
+/// smallest-three index.
 #[inline(always)]
-fn window<const S3: bool>(data: &[u8], pos: u64, r: [u32; 3], l: usize, c: &mut [[u32; 4]; 4]) {
+fn window<const F: u8>(data: &[u8], pos: u64, r: [u32; 3], l: usize, c: &mut [[u32; 4]; 4]) {
     let w = read_u64(data, (pos >> 3) as usize) >> (pos & 7);
     let s1 = r[0] & 63;
     let s2 = (s1 + r[1]) & 63;
     c[0][l] = w as u32;
     c[1][l] = (w >> s1) as u32;
     c[2][l] = (w >> s2) as u32;
-    if S3 {
+    if F != TRACK_DROP_W {
         c[3][l] = (w >> ((s2 + r[2]) & 63)) as u32;
     }
 }
@@ -193,18 +194,26 @@ pub(super) fn constant_value<const ROT: bool>(cv: &[f32x4]) -> SoaQuat {
     }
 }
 
-/// Rotations from their three kept components (and the smallest-three
-/// index), with the constant lanes (outside `anim`) taken from `constant`.
+/// The smallest-three lanes among the animated lanes `mask` of a rotation
+/// track with clip constants `cv` (their format slots; see
+/// [`super::format::LANE_DROP_W`]).
 #[inline(always)]
-fn rebuild<const S3: bool>(
-    v: [f32x4; 3],
-    idx: u32x4,
-    constant: &[f32x4; 4],
-    anim: f32x4,
-) -> SoaQuat {
+pub(super) fn s3_lanes(cv: &[f32x4], mask: u32) -> u32 {
+    let slots = cv.get(LANE_FORMAT_VECTOR).copied().unwrap_or(f32x4::ZERO);
+    slots
+        .simd_eq(f32x4::splat(LANE_SMALLEST_THREE))
+        .to_bitmask()
+        & mask
+}
+
+/// Rotations from their three kept components (and the smallest-three
+/// index, 3 in drop-W lanes of a mixed track), with the constant lanes
+/// (outside `anim`) taken from `constant`.
+#[inline(always)]
+fn rebuild<const F: u8>(v: [f32x4; 3], idx: u32x4, constant: &[f32x4; 4], anim: f32x4) -> SoaQuat {
     let [a, b, d] = v;
     let big = crate::math::sqrt4((f32x4::ONE - (a * a + b * b + d * d)).max_num(f32x4::ZERO));
-    if !S3 {
+    if F == TRACK_DROP_W {
         // Constant lanes decode x, y, z exactly to their `min` (step 0), so
         // drop-W only has to put back their w.
         return SoaQuat {
@@ -367,10 +376,13 @@ impl<'a> CompressedClip<'a> {
     /// the rebuild. Translations and scales come back in x, y, z.
     /// `frames` holds each frame's first bit and local index in its segment.
     /// Only for tracks with an animated lane (`cv` laid out with units; the
-    /// block loop takes the others as [`constant_value`]s).
+    /// block loop takes the others as [`constant_value`]s). A rotation
+    /// track goes to the instance of its lanes' formats (their format
+    /// slots in `cv`): all drop-W, all smallest-three, or mixed, so a track
+    /// whose lanes share a format pays nothing for the mix.
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn track_pair<const S3: bool, const ROT: bool>(
+    pub(super) fn track_pair<const ROT: bool>(
         &self,
         streams: (&[u8], &[u8]),
         same: bool,
@@ -380,16 +392,49 @@ impl<'a> CompressedClip<'a> {
         frames: [(u64, f32); 2],
         cv: &[f32x4],
     ) -> (SoaQuat, SoaQuat) {
-        self.track_frames::<S3, ROT, true>(streams, same, m, mask, offsets, frames, cv)
+        self.track_frames_as::<ROT, true>(streams, same, m, mask, offsets, frames, cv)
     }
 
-    /// [`Self::track_pair`], or with `TWO = false` frame a alone (frame b's
-    /// arguments are ignored and frame a's value comes back twice): the same
-    /// operations on frame a either way, so a frame decoded alone has the
-    /// bits it has in a pair.
+    /// [`Self::track_pair`], or with `TWO = false` frame a alone (see
+    /// [`Self::track_frames`]).
     #[inline(always)]
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn track_frames<const S3: bool, const ROT: bool, const TWO: bool>(
+    pub(super) fn track_frames_as<const ROT: bool, const TWO: bool>(
+        &self,
+        streams: (&[u8], &[u8]),
+        same: bool,
+        m: usize,
+        mask: u32,
+        offsets: (&mut u32, &mut u32),
+        frames: [(u64, f32); 2],
+        cv: &[f32x4],
+    ) -> (SoaQuat, SoaQuat) {
+        macro_rules! go {
+            ($f:expr, $s3:expr) => {
+                self.track_frames::<{ $f }, ROT, TWO>(
+                    streams, same, m, mask, offsets, frames, cv, $s3,
+                )
+            };
+        }
+        if !ROT {
+            return go!(TRACK_DROP_W, 0);
+        }
+        match s3_lanes(cv, mask) {
+            0 => go!(TRACK_DROP_W, 0),
+            s3 if s3 == mask => go!(TRACK_S3, mask),
+            s3 => go!(TRACK_MIXED, s3),
+        }
+    }
+
+    /// Both frames of a stored block track (`TWO`), or frame a alone
+    /// (frame b's arguments are ignored and frame a's value comes back
+    /// twice): the same operations on frame a either way, so a frame
+    /// decoded alone has the bits it has in a pair. `F` is the track's
+    /// rotation format: every lane drop-W, every lane smallest-three, or
+    /// [`TRACK_MIXED`] with the smallest-three lanes `s3`.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn track_frames<const F: u8, const ROT: bool, const TWO: bool>(
         &self,
         (ma, mb): (&[u8], &[u8]),
         same: bool,
@@ -398,6 +443,7 @@ impl<'a> CompressedClip<'a> {
         (oa, ob): (&mut u32, &mut u32),
         frames: [(u64, f32); 2],
         cv: &[f32x4],
+        s3: u32,
     ) -> (SoaQuat, SoaQuat) {
         let [(fa, la), (fb, lb)] = frames;
         let same = same || !TWO;
@@ -429,14 +475,14 @@ impl<'a> CompressedClip<'a> {
         let rates_a = rates_x4(da[2]);
         let rates_b = if same { rates_a } else { rates_x4(db[2]) };
         let (ka, kb) = (rates_a.map(u32x4::to_array), rates_b.map(u32x4::to_array));
-        let lane_bits = |r: u32, k: [u32; 3]| -> u32 {
+        let lane_bits = |r: u32, k: [u32; 3], l: usize| -> u32 {
             if r == u32::from(RAW_BITS) {
                 if ROT {
                     128
                 } else {
                     96
                 }
-            } else if S3 && ROT {
+            } else if ROT && (F == TRACK_S3 || (F == TRACK_MIXED && s3 & (1 << l) != 0)) {
                 k[0] + k[1] + k[2] + 2
             } else {
                 k[0] + k[1] + k[2]
@@ -453,12 +499,12 @@ impl<'a> CompressedClip<'a> {
                 [kb[0][l], kb[1][l], kb[2][l]],
             );
             let (qa, qb) = (fa + u64::from(pa), fb + u64::from(pb));
-            pa += lane_bits(ra, ka);
-            pb += lane_bits(rb, kb);
+            pa += lane_bits(ra, ka, l);
+            pb += lane_bits(rb, kb, l);
             if (ra | rb) <= u32::from(ONE_WINDOW_BITS) {
-                window::<S3>(self.data, qa, ka, l, &mut ca);
+                window::<F>(self.data, qa, ka, l, &mut ca);
                 if TWO {
-                    window::<S3>(self.data, qb, kb, l, &mut cb);
+                    window::<F>(self.data, qb, kb, l, &mut cb);
                 }
             } else {
                 reads(self.data, qa, ka, l, &mut ca);
@@ -487,10 +533,17 @@ impl<'a> CompressedClip<'a> {
         let (mut qa, mut qb) = if ROT {
             let constant = [g(0), g(2), g(4), g(6)];
             let anim = lane_mask(mask);
-            let idx = |c: &[[u32; 4]; 4]| u32x4::from(c[3]) & u32x4::splat(3);
-            let qa = rebuild::<S3>(va, idx(&ca), &constant, anim);
+            // A mixed track's drop-W lanes rebuild as smallest-three
+            // with index 3 (w), the same operations as drop-W's.
+            let dw = if F == TRACK_MIXED {
+                u32x4::from(LANE_MASKS[(!s3 & 15) as usize])
+            } else {
+                u32x4::ZERO
+            };
+            let idx = |c: &[[u32; 4]; 4]| (u32x4::from(c[3]) | dw) & u32x4::splat(3);
+            let qa = rebuild::<F>(va, idx(&ca), &constant, anim);
             let qb = if TWO {
-                rebuild::<S3>(vb, idx(&cb), &constant, anim)
+                rebuild::<F>(vb, idx(&cb), &constant, anim)
             } else {
                 qa
             };
@@ -544,8 +597,8 @@ impl<'a> CompressedClip<'a> {
     }
 
     /// Decodes frames `i0` and `i1` (validated indices) block by block
-    /// straight into SoA lanes and interpolates them by `alpha`, with the
-    /// rotation format as a compile-time choice.
+    /// straight into SoA lanes and interpolates them by `alpha`, each
+    /// rotation track with its lanes' formats as a compile-time choice.
     pub(super) fn decode_blend(
         &self,
         i0: usize,
@@ -559,13 +612,10 @@ impl<'a> CompressedClip<'a> {
         if super::avx2::decode_blend(self, &at, alpha, rest, out) {
             return;
         }
-        match self.rotation {
-            RotationFormat::DropW => self.decode_blend_as::<false>(&at, alpha, rest, out),
-            RotationFormat::SmallestThree => self.decode_blend_as::<true>(&at, alpha, rest, out),
-        }
+        self.decode_blend_as(&at, alpha, rest, out);
     }
 
-    /// [`Self::decode_blend`] for drop-W (`S3 = false`) or smallest-three.
+    /// [`Self::decode_blend`] with the portable decoder, whatever the CPU.
     ///
     /// Default tracks and stored tracks without an animated lane are the
     /// same in both frames: their values are copied, exactly, with no
@@ -577,7 +627,7 @@ impl<'a> CompressedClip<'a> {
     /// interpolating one block is one long dependency chain and splitting
     /// it lets the CPU overlap consecutive blocks.
     #[inline(always)]
-    pub(super) fn decode_blend_as<const S3: bool>(
+    pub(super) fn decode_blend_as(
         &self,
         [a, b]: &[FrameAt; 2],
         alpha: f32,
@@ -614,7 +664,7 @@ impl<'a> CompressedClip<'a> {
                     if mask == 0 {
                         Err(constant_value::<$rot>(cv))
                     } else {
-                        let pair = self.track_pair::<S3, $rot>(
+                        let pair = self.track_pair::<$rot>(
                             (ma, mb),
                             same,
                             m,

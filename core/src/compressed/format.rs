@@ -12,7 +12,7 @@ use crate::soa::LANES;
 pub const COMPRESSED_MAGIC: [u8; 8] = *b"SINEWCMP";
 
 /// Compressed clip container version written and read by this build.
-pub const COMPRESSED_VERSION: u32 = 5;
+pub const COMPRESSED_VERSION: u32 = 6;
 
 /// Size of the container header in bytes.
 pub const HEADER_BYTES: usize = 64;
@@ -104,11 +104,16 @@ pub(crate) const fn param_index(
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum RotationFormat {
     /// x, y, z of the quaternion made `w ≥ 0`; `w = √(1 − x² − y² − z²)`.
-    #[default]
     DropW,
     /// The three smallest components of the quaternion whose largest
     /// component is made positive, plus a 2-bit index of the dropped one.
     SmallestThree,
+    /// Each animated rotation lane is drop-W or smallest-three, as its
+    /// *format slot* says (the `w` clip constant an animated lane does not
+    /// need: `+0.0` drop-W, `1.0` smallest-three): a compressor picks per
+    /// track the format that needs fewer bits.
+    #[default]
+    PerLane,
 }
 
 impl RotationFormat {
@@ -116,9 +121,31 @@ impl RotationFormat {
         match self {
             RotationFormat::DropW => 0,
             RotationFormat::SmallestThree => 1,
+            RotationFormat::PerLane => 2,
         }
     }
 }
+
+/// The lane format slot of a drop-W animated rotation lane: the `w` float
+/// a constant lane stores, which an animated lane does not need, holds
+/// this value (`+0.0`), or [`LANE_SMALLEST_THREE`].
+pub(crate) const LANE_DROP_W: f32 = 0.0;
+/// The lane format slot of a smallest-three animated rotation lane (`1.0`).
+pub(crate) const LANE_SMALLEST_THREE: f32 = 1.0;
+
+/// Index of the `f32x4` holding the `w` of the constant lanes and the
+/// format slots of the animated lanes, in a rotation track with an
+/// animated lane.
+pub(crate) const LANE_FORMAT_VECTOR: usize = 6;
+
+/// Track-level decoder instances (the `F` / `T` parameter of the track
+/// decoders): every animated lane drop-W, every one smallest-three, or a
+/// mix (the smallest-three lanes given at run time).
+pub(crate) const TRACK_DROP_W: u8 = 0;
+/// See [`TRACK_DROP_W`].
+pub(crate) const TRACK_S3: u8 = 1;
+/// See [`TRACK_DROP_W`].
+pub(crate) const TRACK_MIXED: u8 = 2;
 
 /// What default (unstored) tracks hold when sampled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -132,10 +159,11 @@ pub enum Defaults {
 }
 
 /// Bits one frame of an animated lane takes with component bit rates
-/// `rates` (see [`component_rates`]; `[RAW_BITS; 3]` for a verbatim lane).
+/// `rates` (see [`component_rates`]; `[RAW_BITS; 3]` for a verbatim lane);
+/// `s3` for a smallest-three rotation lane (its 2-bit index).
 #[inline]
 #[must_use]
-pub(crate) const fn lane_frame_bits(rotation: bool, format: RotationFormat, rates: [u8; 3]) -> u32 {
+pub(crate) const fn lane_frame_bits(rotation: bool, s3: bool, rates: [u8; 3]) -> u32 {
     if rates[0] == RAW_BITS {
         if rotation {
             128
@@ -143,11 +171,7 @@ pub(crate) const fn lane_frame_bits(rotation: bool, format: RotationFormat, rate
             96
         }
     } else {
-        let idx = if rotation && matches!(format, RotationFormat::SmallestThree) {
-            2
-        } else {
-            0
-        };
+        let idx = if rotation && s3 { 2 } else { 0 };
         rates[0] as u32 + rates[1] as u32 + rates[2] as u32 + idx
     }
 }
@@ -256,46 +280,105 @@ pub(crate) fn kind_counts(
     Ok((params, animated))
 }
 
-/// Per animated lane in order, whether it is a rotation.
-pub(crate) fn lane_is_rotation(kinds: impl IntoIterator<Item = u8>) -> impl Iterator<Item = bool> {
-    kinds.into_iter().enumerate().flat_map(|(i, k)| {
-        let n = if k & 0x0f == KIND_STORED {
-            (k >> 4).count_ones() as usize
-        } else {
-            0
-        };
-        core::iter::repeat_n(i % 3 == 1, n)
+/// The format of an animated lane: a translation or scale, or a rotation
+/// stored drop-W or smallest-three.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LaneKind {
+    Vector,
+    DropW,
+    SmallestThree,
+}
+
+impl LaneKind {
+    /// Whether it is a rotation.
+    #[inline]
+    pub(crate) fn rotation(self) -> bool {
+        self != LaneKind::Vector
+    }
+
+    /// Whether it stores a smallest-three index.
+    #[inline]
+    pub(crate) fn s3(self) -> bool {
+        self == LaneKind::SmallestThree
+    }
+
+    /// Bits of one frame at component rates `rates`.
+    #[inline]
+    pub(crate) fn frame_bits(self, rates: [u8; 3]) -> u32 {
+        lane_frame_bits(self.rotation(), self.s3(), rates)
+    }
+}
+
+/// The lane format of an animated rotation lane from its format slot
+/// (`None` for a value that is neither code).
+#[inline]
+pub(crate) fn lane_format_of(slot: f32) -> Option<LaneKind> {
+    if slot.to_bits() == LANE_DROP_W.to_bits() {
+        Some(LaneKind::DropW)
+    } else if slot.to_bits() == LANE_SMALLEST_THREE.to_bits() {
+        Some(LaneKind::SmallestThree)
+    } else {
+        None
+    }
+}
+
+/// Per animated lane in stream order, its [`LaneKind`], from the kind
+/// bytes and the clip constants `params` (the lane format slots; a value
+/// that is neither code reads as drop-W here, [`super::validate`] refuses
+/// it).
+pub(crate) fn lane_kinds<'p>(
+    kinds: impl IntoIterator<Item = u8> + 'p,
+    params: &'p [f32],
+) -> impl Iterator<Item = LaneKind> + 'p {
+    let mut p = 0usize;
+    kinds.into_iter().enumerate().flat_map(move |(i, k)| {
+        let stored = k & 0x0f == KIND_STORED;
+        let mask = if stored { k >> 4 } else { 0 };
+        let rot = i % 3 == 1;
+        let at = p;
+        if stored {
+            p += track_param_floats(rot, mask);
+        }
+        (0..LANES)
+            .filter(move |l| mask & (1 << l) != 0)
+            .map(move |l| {
+                if !rot {
+                    return LaneKind::Vector;
+                }
+                let slot = params.get(at + 4 * LANE_FORMAT_VECTOR + l).copied();
+                slot.and_then(lane_format_of).unwrap_or(LaneKind::DropW)
+            })
     })
 }
 
-/// Bits per frame of each segment, from the lanes' rates in `meta`.
+/// Bits per frame of segment `s`, from the lanes' kinds (the kind bytes
+/// and the clip constants `params`) and their rates in `meta`.
 pub(crate) fn segment_frame_bits(
     kinds: &[u8],
+    params: &[f32],
     meta: &[u8],
     animated: usize,
-    format: RotationFormat,
     s: usize,
 ) -> u64 {
     let m = meta
         .get(s * animated * LANE_META_BYTES..(s + 1) * animated * LANE_META_BYTES)
         .unwrap_or(&[]);
     frame_bits(
-        kinds.iter().copied(),
+        lane_kinds(kinds.iter().copied(), params),
         m.chunks_exact(LANE_META_BYTES).map(|lm| lm[RATE_BYTE]),
-        format,
     )
 }
 
-/// Bits per frame of a segment whose animated lanes (of the block tracks
-/// `kinds`, in order) have the rate bytes `rate_bytes`.
+/// Bits per frame of a segment whose animated lanes (of kinds `lanes`, in
+/// order) have the rate bytes `rate_bytes`.
 pub(crate) fn frame_bits(
-    kinds: impl IntoIterator<Item = u8>,
+    lanes: impl IntoIterator<Item = LaneKind>,
     rate_bytes: impl Iterator<Item = u8>,
-    format: RotationFormat,
 ) -> u64 {
-    lane_is_rotation(kinds)
+    lanes
+        .into_iter()
         .zip(rate_bytes)
-        .map(|(rot, r)| u64::from(lane_frame_bits(rot, format, component_rates(r))))
+        .map(|(k, r)| u64::from(k.frame_bits(component_rates(r))))
         .sum()
 }
 
@@ -344,6 +427,7 @@ impl Header {
         let rotation = match le_u32(bytes, 36) {
             0 => RotationFormat::DropW,
             1 => RotationFormat::SmallestThree,
+            2 => RotationFormat::PerLane,
             _ => return Err(corrupt("unknown rotation format")),
         };
         let defaults = match le_u32(bytes, 40) {

@@ -21,31 +21,37 @@
 //! verbatim), less one bit for each component whose *drop* bit is set
 //! (`component_rates`). A component's code `q` at local frame `i` of its
 //! segment decodes to `min + unit · (((smin + step · q) + d · i/8) + k ·
-//! i²/256)` ([`codec::ComponentDecode::value`]). Rotations keep three components: x, y, z of the quaternion with
-//! `w ≥ 0` ([`RotationFormat::DropW`]), or the three smallest with a 2-bit
-//! index of the dropped largest one ([`RotationFormat::SmallestThree`]).
+//! i²/256)` ([`codec::ComponentDecode::value`]). Rotations keep three
+//! components: x, y, z of the quaternion with `w ≥ 0`
+//! ([`RotationFormat::DropW`]), or the three smallest with a 2-bit index
+//! of the dropped largest one ([`RotationFormat::SmallestThree`]), each
+//! animated rotation lane in its own format in a
+//! [`RotationFormat::PerLane`] clip (the default), named by its *format
+//! slot*: the `w` constant an animated lane does not need.
 //!
 //! Inside a segment the bits are frame-major: frame after frame, each frame
 //! the animated lanes in block-track order (block, then translation, rotation,
 //! scale, then lane), each lane's three codes next to each other (then the
-//! smallest-three index). A frame starts at `segment_bit + local_frame ×
+//! smallest-three index of a smallest-three lane). A frame starts at `segment_bit + local_frame ×
 //! frame_bits`, so random access costs exactly what sequential playback
 //! costs, and a lane's codes sit in one 64-bit window when its rate is at most
-//! `ONE_WINDOW_BITS` (18): the sampler reads one window per lane, splits it into
+//! `ONE_WINDOW_BITS` (18), in two up to 23 bits: the sampler reads one window per lane, splits it into
 //! three codes, assembles them into `u32x4` lanes and dequantizes each
 //! component of four joints with one multiply-add (plus the trend's). On
 //! x86-64 CPUs with AVX2 a faster decoder (`avx2`) with the same results
 //! bit for bit takes over.
 //!
-//! # Container (version 5, little endian)
+//! # Container (version 6, little endian)
 //! A 64-byte header (magic `SINEWCMP`, version, joint count, frame count,
-//! sample rate, total size, name length, segment frames, rotation format,
+//! sample rate, total size, name length, segment frames, rotation format
+//! (0 drop-W, 1 smallest-three, 2 per lane),
 //! defaults, clip constant floats `P`, animated lanes `A`, data bytes,
 //! 8 reserved zero bytes), then these sections, each starting on a 16-byte
 //! boundary: block-track kinds (`3 × blocks` bytes: 0 = default, or
 //! `1 | animated_mask << 4`), clip constants (`P` `f32`: per stored block
-//! track `min` and `unit` vectors of x, y, z, plus the `w` vector of
-//! constant rotation lanes; a track without an animated lane stores only
+//! track `min` and `unit` vectors of x, y, z, plus for rotations the `w`
+//! vector of the constant lanes holding the animated lanes' format slots,
+//! `+0.0` drop-W or `1.0` smallest-three; a track without an animated lane stores only
 //! its x, y, z and `w` vectors), segment table (per
 //! segment: `u32` first bit, `u32` bits per frame), segment metadata (per segment, per animated lane,
 //! 13 bytes: 8-bit minimum and extent of each
@@ -398,6 +404,19 @@ impl<'a> CompressedClip<'a> {
             .unwrap_or(&[])
             .chunks_exact(LANE_META_BYTES)
             .map(lane_rates)
+    }
+
+    /// Per animated lane in container order (as [`Self::segment_rates`]):
+    /// `None` for a translation or scale lane, the format of a rotation
+    /// lane ([`RotationFormat::DropW`] or [`RotationFormat::SmallestThree`];
+    /// in a [`RotationFormat::PerLane`] clip each lane's own).
+    pub fn animated_lane_formats(&self) -> impl Iterator<Item = Option<RotationFormat>> + 'a {
+        let params: &'a [f32] = bytemuck::cast_slice(self.params);
+        format::lane_kinds(self.kinds.iter().copied(), params).map(|k| match k {
+            format::LaneKind::Vector => None,
+            format::LaneKind::DropW => Some(RotationFormat::DropW),
+            format::LaneKind::SmallestThree => Some(RotationFormat::SmallestThree),
+        })
     }
 
     /// Bytes of the bit stream (with its padding).

@@ -5,10 +5,10 @@
 
 use super::codec::{drop_w_rotation, smallest_three_rotation, ComponentDecode};
 use super::format::{
-    lane_frame_bits, lane_is_rotation, lane_rates, param_index, read_bits, track_param_floats,
-    CURVE_BYTE, KIND_DEFAULT, LANE_META_BYTES, RAW_BITS, TREND_BYTE,
+    lane_kinds, lane_rates, param_index, read_bits, track_param_floats, LaneKind, CURVE_BYTE,
+    KIND_DEFAULT, LANE_META_BYTES, RAW_BITS, TREND_BYTE,
 };
-use super::{CompressedClip, Defaults, RotationFormat};
+use super::{CompressedClip, Defaults};
 use crate::clip::TimeMode;
 use crate::error::Error;
 use crate::math::{Quat, Transform, Vec3};
@@ -61,12 +61,13 @@ impl CompressedClip<'_> {
         let meta = self.segment_meta(s).unwrap_or(&[]);
         let rates = |i: usize| lane_rates(meta.get(LANE_META_BYTES * i..).unwrap_or(&[]));
         let mut bit = first + local * fb;
-        for (i, r) in lane_is_rotation(self.kinds.iter().copied())
-            .take(k)
-            .enumerate()
-        {
-            bit += u64::from(lane_frame_bits(r, self.rotation, rates(i)));
+        let params: &[f32] = bytemuck::cast_slice(self.params);
+        let mut lanes = lane_kinds(self.kinds.iter().copied(), params);
+        for i in 0..k {
+            let lane = lanes.next().unwrap_or(LaneKind::Vector);
+            bit += u64::from(lane.frame_bits(rates(i)));
         }
+        let format = lanes.next().unwrap_or(LaneKind::Vector);
         let bits = rates(k);
         if bits[0] == RAW_BITS {
             let mut v = [0.0f32; 4];
@@ -94,11 +95,12 @@ impl CompressedClip<'_> {
         if !rot {
             return Some([d[0], d[1], d[2], 0.0]);
         }
-        let q = match self.rotation {
-            RotationFormat::DropW => drop_w_rotation(d[0], d[1], d[2]),
-            RotationFormat::SmallestThree => {
+        // The lane's own format (its format slot in the clip constants).
+        let q = match format {
+            LaneKind::SmallestThree => {
                 smallest_three_rotation(read_bits(self.data, bit, 2), d[0], d[1], d[2])
             }
+            _ => drop_w_rotation(d[0], d[1], d[2]),
         };
         Some(q.to_array())
     }

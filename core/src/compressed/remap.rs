@@ -12,11 +12,11 @@
 //! once its new block has an animated lane.
 
 use super::format::{
-    lane_frame_bits, lane_is_rotation, param_index, read_bits, track_param_floats, KIND_DEFAULT,
+    lane_kinds, param_index, read_bits, track_param_floats, LaneKind, KIND_DEFAULT,
     LANE_META_BYTES, RATE_BYTE, RATE_DROP_SHIFT, RAW_BITS,
 };
 use super::writer::{BlockTrack, Header, LaneSegment, Writer};
-use super::{CompressedClip, Defaults, RotationFormat};
+use super::{CompressedClip, Defaults};
 use crate::error::Error;
 use crate::skeleton::MAX_JOINTS;
 use crate::soa::{check_len, SoaTransform, LANES};
@@ -165,6 +165,7 @@ impl CompressedClip<'_> {
                 let mut min = [[0.0f32; 4]; 3];
                 let mut unit = [[0.0f32; 4]; 3];
                 let mut w = [0.0f32; 4];
+                let mut smallest_three = 0u8;
                 for l in 0..LANES {
                     let k = b * LANES + l;
                     let (v, anim) = lane_value(k, t);
@@ -179,6 +180,13 @@ impl CompressedClip<'_> {
                     match anim {
                         Some((u, src)) => {
                             animated |= 1 << l;
+                            // An animated rotation lane's `w` slot is its format.
+                            if t == 1
+                                && super::format::lane_format_of(v[3])
+                                    == Some(LaneKind::SmallestThree)
+                            {
+                                smallest_three |= 1 << l;
+                            }
                             for c in 0..3 {
                                 unit[c][l] = u[c];
                             }
@@ -196,6 +204,7 @@ impl CompressedClip<'_> {
                         min,
                         unit,
                         w,
+                        smallest_three,
                     }
                 };
             }
@@ -233,13 +242,13 @@ impl CompressedClip<'_> {
         let writer = Writer::new(header, &tracks[..nt], &lanes[..nl])?;
         // Bits of each source lane in a frame of the current segment, and
         // its offset in the frame.
-        let s3 = self.rotation == RotationFormat::SmallestThree;
-        let mut rot = [false; 3 * MAX_JOINTS];
-        for (r, is_rot) in rot
+        let mut kind = [LaneKind::Vector; 3 * MAX_JOINTS];
+        let params: &[f32] = bytemuck::cast_slice(self.params);
+        for (r, k) in kind
             .iter_mut()
-            .zip(lane_is_rotation(self.kinds.iter().copied()))
+            .zip(lane_kinds(self.kinds.iter().copied(), params))
         {
-            *r = is_rot;
+            *r = k;
         }
         let mut offset = [0u32; 3 * MAX_JOINTS];
         let mut current = usize::MAX;
@@ -251,7 +260,7 @@ impl CompressedClip<'_> {
                 for (i, o) in offset[..animated].iter_mut().enumerate() {
                     *o = at;
                     let m = meta.get(i * LANE_META_BYTES..).unwrap_or(&[]);
-                    at += lane_frame_bits(rot[i], self.rotation, super::format::lane_rates(m));
+                    at += kind[i].frame_bits(super::format::lane_rates(m));
                 }
             }
             let src = source[k] as usize;
@@ -262,7 +271,7 @@ impl CompressedClip<'_> {
             let rates = super::format::lane_rates(m);
             let mut word = [0u32; 4];
             if rates[0] == RAW_BITS {
-                let count = if rot[src] { 4 } else { 3 };
+                let count = if kind[src].rotation() { 4 } else { 3 };
                 for w in word.iter_mut().take(count) {
                     *w = read_bits(self.data, bit, 32);
                     bit += 32;
@@ -276,7 +285,7 @@ impl CompressedClip<'_> {
                     };
                     bit += u64::from(r);
                 }
-                if rot[src] && s3 {
+                if kind[src].s3() {
                     word[3] = read_bits(self.data, bit, 2);
                 }
             }
@@ -309,6 +318,7 @@ mod tests {
             ],
             unit: [[0.0; 4]; 3],
             w: [0.0; 4],
+            smallest_three: 0,
         };
         let tracks = [t, BlockTrack::Default, BlockTrack::Default];
         let header = Header {

@@ -58,14 +58,10 @@ fn component_rates_take_one_bit_off_dropped_components() {
     assert_eq!(component_rates(1 | drops(0b111)), [0, 0, 0]);
     assert_eq!(component_rates(23 | drops(0b010)), [23, 22, 23]);
     assert_eq!(component_rates(RAW_BITS), [RAW_BITS; 3]);
-    assert_eq!(
-        lane_frame_bits(true, RotationFormat::SmallestThree, [9, 10, 9]),
-        30
-    );
-    assert_eq!(
-        lane_frame_bits(false, RotationFormat::DropW, [RAW_BITS; 3]),
-        96
-    );
+    assert_eq!(lane_frame_bits(true, true, [9, 10, 9]), 30);
+    assert_eq!(lane_frame_bits(true, false, [9, 10, 9]), 28);
+    assert_eq!(lane_frame_bits(false, false, [RAW_BITS; 3]), 96);
+    assert_eq!(lane_frame_bits(true, true, [RAW_BITS; 3]), 128);
     // The lane-wise decoder's rates equal the reference's for every
     // valid rate byte.
     for byte in 0..=255u8 {
@@ -121,6 +117,7 @@ fn constant_block(rotation: RotationFormat) -> alloc::vec::Vec<u128> {
         min,
         unit: [[0.0; 4]; 3],
         w,
+        smallest_three: 0,
     };
     let h = core::f32::consts::FRAC_1_SQRT_2;
     let tracks = [
@@ -196,7 +193,11 @@ fn constant_tracks_store_and_decode_their_constants() {
         let d = dot4(a, b).to_array();
         d.iter().all(|d| (d - 1.0).abs() < 1e-6)
     };
-    for rotation in [RotationFormat::DropW, RotationFormat::SmallestThree] {
+    for rotation in [
+        RotationFormat::DropW,
+        RotationFormat::SmallestThree,
+        RotationFormat::PerLane,
+    ] {
         let words = constant_block(rotation);
         let clip = CompressedClip::from_bytes(bytemuck::cast_slice(&words)).unwrap();
         assert_eq!(clip.animated_lane_count(), 0);
@@ -212,14 +213,7 @@ fn constant_tracks_store_and_decode_their_constants() {
             } = clip.locate(t, crate::clip::TimeMode::Clamp).unwrap();
             let mut portable = [SoaTransform::IDENTITY];
             let at = [clip.frame_at(i0), clip.frame_at(i1)];
-            match rotation {
-                RotationFormat::DropW => {
-                    clip.decode_blend_as::<false>(&at, alpha, None, &mut portable);
-                }
-                RotationFormat::SmallestThree => {
-                    clip.decode_blend_as::<true>(&at, alpha, None, &mut portable);
-                }
-            }
+            clip.decode_blend_as(&at, alpha, None, &mut portable);
             assert_eq!(bits(&portable[0]), bits(&want), "{rotation:?} t {t}");
         }
         let mut out = [SoaTransform::IDENTITY];
@@ -250,6 +244,7 @@ fn constant_tracks_store_and_decode_their_constants() {
         min: [[0.0; 4]; 3],
         unit: [[0.0; 4]; 3],
         w: [0.0; 4],
+        smallest_three: 0,
     };
     let tracks = [animated, BlockTrack::Default, BlockTrack::Default];
     assert!(matches!(
@@ -282,6 +277,7 @@ fn one_lane(rate_byte: u8) -> alloc::vec::Vec<u128> {
         min: [[0.0; 4]; 3],
         unit,
         w: [1.0; 4], // w of the constant lanes
+        smallest_three: 0,
     };
     let tracks = [BlockTrack::Default, rotation, BlockTrack::Default];
     let lane = LaneSegment {
@@ -291,7 +287,7 @@ fn one_lane(rate_byte: u8) -> alloc::vec::Vec<u128> {
         ..LaneSegment::default()
     };
     let words = written(header(1, 1, RotationFormat::DropW), &tracks, &[lane]);
-    let bits = lane_frame_bits(true, RotationFormat::DropW, component_rates(rate_byte));
+    let bits = lane_frame_bits(true, false, component_rates(rate_byte));
     let clip = CompressedClip::from_validated_bytes(bytemuck::cast_slice(&words)).unwrap();
     assert_eq!(clip.data_bytes(), (bits as usize).div_ceil(8) + 8);
     words
@@ -328,4 +324,136 @@ fn unit_covers_the_extent() {
         assert!(min + 255.0 * u >= min + ext, "{min} {ext}");
     }
     assert_eq!(unit_for_extent(5.0, 0.0), 0.0);
+}
+
+/// An animated rotation lane's format slot (the constant lanes' `w`
+/// float) holds a known code the header's format allows; anything else
+/// is corrupt, and a container of the previous version is refused by its
+/// version.
+#[test]
+fn lane_format_slots_are_validated() {
+    // `one_lane`'s rotation track is the first stored one: its format
+    // slot for lane 0 is clip constant 24.
+    let slot = HEADER_BYTES + 16 + 4 * 24;
+    let open = |rotation: u32, value: f32| {
+        let mut w = one_lane(7);
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut w);
+        assert_eq!(bytes[slot..slot + 4], 0.0f32.to_le_bytes());
+        bytes[36..40].copy_from_slice(&rotation.to_le_bytes());
+        bytes[slot..slot + 4].copy_from_slice(&value.to_le_bytes());
+        let clip = CompressedClip::from_bytes(bytes).map(|c| c.rotation_format());
+        // Tracks decode with their own lane's format: a smallest-three
+        // lane reads two more bits per frame, which `one_lane`'s stream
+        // does not have (the stream size check refuses it).
+        clip
+    };
+    let differs = Err(Error::Corrupt {
+        what: "lane rotation format differs from the header's",
+    });
+    let unknown = Err(Error::Corrupt {
+        what: "unknown lane rotation format",
+    });
+    let stream = Err(Error::Corrupt {
+        what: "segment table does not match the bit rates",
+    });
+    assert_eq!(open(0, 0.0), Ok(RotationFormat::DropW));
+    assert_eq!(open(2, 0.0), Ok(RotationFormat::PerLane));
+    assert_eq!(open(0, 1.0), differs);
+    assert_eq!(open(1, 0.0), differs);
+    assert_eq!(open(2, 1.0), stream);
+    for bad in [-0.0, 0.5, 2.0, f32::MIN_POSITIVE] {
+        assert_eq!(open(2, bad), unknown, "{bad}");
+    }
+    assert_eq!(
+        open(3, 0.0),
+        Err(Error::Corrupt {
+            what: "unknown rotation format"
+        })
+    );
+    let mut w = one_lane(7);
+    let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut w);
+    bytes[8..12].copy_from_slice(&5u32.to_le_bytes());
+    assert_eq!(
+        CompressedClip::from_bytes(bytes).map(|_| ()),
+        Err(Error::UnsupportedVersion { found: 5 })
+    );
+}
+
+/// A per-lane block whose rotation track mixes drop-W and smallest-three
+/// lanes writes each lane's format in its slot and its index bits only
+/// for smallest-three lanes; the reference decoder, the sampler and the
+/// portable decoder read each lane in its own format.
+#[test]
+fn mixed_rotation_tracks_decode_each_lane_in_its_format() {
+    let unit = [[0.002f32, 0.002, 0.002, 0.0]; 3];
+    let rotation = BlockTrack::Stored {
+        animated: 0b0111,
+        min: [[-0.1, -0.1, -0.1, 0.0]; 3],
+        unit,
+        w: [0.0, 0.0, 0.0, 1.0],
+        smallest_three: 0b0101,
+    };
+    let tracks = [BlockTrack::Default, rotation, BlockTrack::Default];
+    let lane = LaneSegment {
+        range: [0, 200, 10, 100, 20, 50],
+        rate: 5,
+        ..LaneSegment::default()
+    };
+    let lanes = [lane; 3 * 2];
+    let header = Header {
+        sample_rate: 30.0,
+        joint_count: 3,
+        frame_count: 20,
+        segment_frames: 16,
+        rotation: RotationFormat::PerLane,
+        defaults: Defaults::Identity,
+        name: "mixed",
+    };
+    let w = Writer::new(header, &tracks, &lanes).unwrap();
+    let mut words = alloc::vec![0u128; w.size() / 16];
+    let mut n = 0u32;
+    // Codes that vary by frame and lane; index 3 then 0 then 1 for the
+    // smallest-three lanes (whose dropped component is then x or y).
+    w.write(
+        |_, f, k| {
+            n = n.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            [n >> 3, n >> 11, n >> 19, [3, 0, 1][(f + k) % 3]]
+        },
+        bytemuck::cast_slice_mut(&mut words),
+    )
+    .unwrap();
+    let bytes: &[u8] = bytemuck::cast_slice(&words);
+    let slots: &[f32] =
+        bytemuck::cast_slice(&bytes[HEADER_BYTES + 16 + 96..HEADER_BYTES + 16 + 112]);
+    assert_eq!(slots, [1.0, 0.0, 1.0, 1.0]);
+    let clip = CompressedClip::from_bytes(bytes).unwrap();
+    // Two smallest-three lanes of 15 + 2 bits, one drop-W lane of 15.
+    assert_eq!(clip.seg_table[1], 17 + 15 + 17);
+    let rest = [SoaTransform::IDENTITY];
+    for t in [0.0, 0.1, 0.25, 0.55] {
+        let mode = crate::clip::TimeMode::Clamp;
+        let mut out = [SoaTransform::IDENTITY];
+        clip.sample(t, mode, &mut out).unwrap();
+        let crate::clip::Bracket {
+            before: i0,
+            after: i1,
+            alpha,
+        } = clip.locate(t, mode).unwrap();
+        let at = [clip.frame_at(i0), clip.frame_at(i1)];
+        let mut portable = [SoaTransform::IDENTITY];
+        clip.decode_blend_as(&at, alpha, None, &mut portable);
+        let bits = |t: &SoaTransform| -> [[u32; 4]; 10] { bytemuck::cast(*t) };
+        assert_eq!(bits(&out[0]), bits(&portable[0]), "t {t}");
+        let mut reference = [SoaTransform::IDENTITY];
+        reference::sample(&clip, t, mode, &rest, &mut reference).unwrap();
+        let (a, b) = (out[0].rotation, reference[0].rotation);
+        for (x, y) in [(a.x, b.x), (a.y, b.y), (a.z, b.z), (a.w, b.w)] {
+            let (x, y) = (x.to_array(), y.to_array());
+            for l in 0..4 {
+                assert!((x[l] - y[l]).abs() < 1e-5, "t {t} lane {l}: {x:?} {y:?}");
+            }
+        }
+        // The constant lane keeps its w.
+        assert_eq!(out[0].rotation.w.to_array()[3], 1.0);
+    }
 }

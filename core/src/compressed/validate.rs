@@ -8,11 +8,11 @@ use wide::f32x4;
 
 use super::codec::{CURVE_SCALE, MAX_QUANTIZED_BITS, TREND_SCALE};
 use super::format::{
-    corrupt, kind_counts, lane_frame_bits, lane_is_rotation, lane_rates, param_index, read_bits,
-    segment_frame_bits, track_param_floats, Header, Layout, KIND_DEFAULT, LANE_META_BYTES,
-    RATE_BYTE, RATE_DROP_SHIFT, RAW_BITS, READ_PADDING, ROT_PARAM_FLOATS,
+    corrupt, kind_counts, lane_format_of, lane_kinds, lane_rates, param_index, read_bits,
+    segment_frame_bits, track_param_floats, Header, LaneKind, Layout, KIND_DEFAULT,
+    LANE_META_BYTES, RATE_BYTE, RATE_DROP_SHIFT, RAW_BITS, READ_PADDING, ROT_PARAM_FLOATS,
 };
-use super::CompressedClip;
+use super::{CompressedClip, RotationFormat};
 use crate::error::Error;
 use crate::skeleton::MAX_JOINTS;
 use crate::soa::{soa_count, LANES};
@@ -97,7 +97,7 @@ impl<'a> CompressedClip<'a> {
         if !validate {
             return Ok(clip);
         }
-        check_params(kinds, params_f, joints, seg_frames)?;
+        check_params(kinds, params_f, joints, seg_frames, rotation)?;
         // Segment metadata: ranges stay inside the clip range; rates are valid.
         for lm in meta.chunks_exact(LANE_META_BYTES) {
             let (r, drops) = (lm[RATE_BYTE] & 31, lm[RATE_BYTE] >> RATE_DROP_SHIFT);
@@ -117,7 +117,7 @@ impl<'a> CompressedClip<'a> {
         // Segment table: canonical offsets and frame sizes; the stream fits.
         let mut bit = 0u64;
         for s in 0..segments {
-            let fb = segment_frame_bits(kinds, meta, animated, rotation, s);
+            let fb = segment_frame_bits(kinds, params_f, meta, animated, s);
             let first = seg_table.get(2 * s).copied().unwrap_or(u32::MAX);
             let stored_fb = seg_table.get(2 * s + 1).copied().unwrap_or(u32::MAX);
             if u64::from(first) != bit || u64::from(stored_fb) != fb {
@@ -140,11 +140,13 @@ impl<'a> CompressedClip<'a> {
 
     /// Checks every verbatim value: finite, rotations near unit length.
     fn check_raw_values(&self) -> Result<(), Error> {
+        let params: &[f32] = bytemuck::cast_slice(self.params);
         for f in 0..self.frame_count {
             let (mut bit, meta, _) = self.frame_start(f);
-            for (rot, lm) in
-                lane_is_rotation(self.kinds.iter().copied()).zip(meta.chunks_exact(LANE_META_BYTES))
+            for (lane, lm) in lane_kinds(self.kinds.iter().copied(), params)
+                .zip(meta.chunks_exact(LANE_META_BYTES))
             {
+                let rot = lane.rotation();
                 let r = lane_rates(lm);
                 if r[0] == RAW_BITS {
                     let n = if rot { 4 } else { 3 };
@@ -162,7 +164,7 @@ impl<'a> CompressedClip<'a> {
                         return Err(corrupt("raw rotation is not near unit length"));
                     }
                 }
-                bit += u64::from(lane_frame_bits(rot, self.rotation, r));
+                bit += u64::from(lane.frame_bits(r));
             }
         }
         Ok(())
@@ -171,12 +173,14 @@ impl<'a> CompressedClip<'a> {
 
 /// Checks the clip constants of every stored block track: finite, units
 /// `≥ 0` with a finite top and bottom however far a trend drifts, animated rotation components inside `[−2, 2]`,
-/// constant rotation lanes near unit length, padding lanes identity.
+/// constant rotation lanes near unit length, padding lanes identity,
+/// animated rotation lanes' format slots a lane format the header allows.
 fn check_params(
     kinds: &[u8],
     params: &[f32],
     joints: usize,
     segment_frames: usize,
+    rotation: RotationFormat,
 ) -> Result<(), Error> {
     // The largest trend offset inside a segment, in units.
     let n = segment_frames as f32;
@@ -223,6 +227,16 @@ fn check_params(
                     if min != identity || unit != 0.0 {
                         return Err(corrupt("padding lane is not identity"));
                     }
+                }
+            }
+            if rot && animated {
+                let allowed = match lane_format_of(at(3, l).0) {
+                    None => return Err(corrupt("unknown lane rotation format")),
+                    Some(LaneKind::DropW) => rotation != RotationFormat::SmallestThree,
+                    Some(_) => rotation != RotationFormat::DropW,
+                };
+                if !allowed {
+                    return Err(corrupt("lane rotation format differs from the header's"));
                 }
             }
             if rot && !animated {

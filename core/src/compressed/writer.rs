@@ -26,6 +26,7 @@
 //!     min: [[1.0, 0.0, 0.0, 0.0], [2.0, 0.0, 0.0, 0.0], [3.0, 0.0, 0.0, 0.0]],
 //!     unit: [[0.0; 4]; 3],
 //!     w: [0.0; 4],
+//!     smallest_three: 0,
 //! };
 //! let tracks = [translation, BlockTrack::Default, BlockTrack::Default];
 //! let header = Header {
@@ -48,8 +49,9 @@
 //! ```
 
 use super::format::{
-    component_rates, frame_bits, kind_counts, lane_is_rotation, Header as Fields, Layout,
-    KIND_DEFAULT, KIND_STORED, LANE_META_BYTES, RATE_DROP_SHIFT, RAW_BITS, READ_PADDING,
+    component_rates, frame_bits, kind_counts, Header as Fields, LaneKind, Layout, KIND_DEFAULT,
+    KIND_STORED, LANE_DROP_W, LANE_META_BYTES, LANE_SMALLEST_THREE, RATE_DROP_SHIFT, RAW_BITS,
+    READ_PADDING,
 };
 use super::{Defaults, RotationFormat};
 use crate::error::Error;
@@ -98,9 +100,14 @@ pub enum BlockTrack {
         /// constant lane. Not stored when no lane is animated.
         unit: [[f32; 4]; 3],
         /// Rotation tracks only: the `w` of each constant lane (the value
-        /// stored for an animated lane is not read; write 0). Ignored for
-        /// translations and scales.
+        /// given for an animated lane is not read: the container stores
+        /// the lane's format there). Ignored for translations and scales.
         w: [f32; 4],
+        /// Rotation tracks of a [`RotationFormat::PerLane`] container only:
+        /// the animated lanes stored smallest-three (bit `l` for lane `l`);
+        /// the other animated lanes are drop-W. Ignored otherwise (the
+        /// header's format applies to every lane).
+        smallest_three: u8,
     },
 }
 
@@ -113,6 +120,42 @@ impl BlockTrack {
             BlockTrack::Stored { animated, .. } => KIND_STORED | (animated & 15) << 4,
         }
     }
+
+    /// The smallest-three lanes among its animated lanes in a container
+    /// of rotation format `format` (for a rotation track).
+    fn s3_lanes(&self, format: RotationFormat) -> u8 {
+        match (self, format) {
+            (BlockTrack::Default, _) | (_, RotationFormat::DropW) => 0,
+            (BlockTrack::Stored { animated, .. }, RotationFormat::SmallestThree) => animated & 15,
+            (
+                BlockTrack::Stored {
+                    animated,
+                    smallest_three,
+                    ..
+                },
+                RotationFormat::PerLane,
+            ) => animated & smallest_three & 15,
+        }
+    }
+}
+
+/// Per animated lane of `tracks` in stream order, its [`LaneKind`] in a
+/// container of rotation format `format`.
+fn lane_kinds_of(
+    tracks: &[BlockTrack],
+    format: RotationFormat,
+) -> impl Iterator<Item = LaneKind> + '_ {
+    tracks.iter().enumerate().flat_map(move |(i, t)| {
+        let mask = t.kind() >> 4;
+        let s3 = t.s3_lanes(format);
+        (0..4).filter(move |l| mask & (1 << l) != 0).map(move |l| {
+            match (i % 3 == 1, s3 & (1 << l) != 0) {
+                (false, _) => LaneKind::Vector,
+                (true, false) => LaneKind::DropW,
+                (true, true) => LaneKind::SmallestThree,
+            }
+        })
+    })
 }
 
 /// One animated lane's encoding in one segment: its segment range inside
@@ -308,10 +351,19 @@ impl<'a> Writer<'a> {
                 min,
                 unit,
                 w,
+                ..
             } = t
             else {
                 continue;
             };
+            // An animated rotation lane's `w` slot holds its format.
+            let s3 = t.s3_lanes(h.rotation);
+            let w: [f32; 4] =
+                core::array::from_fn(|l| match (animated & (1 << l), s3 & (1 << l)) {
+                    (0, _) => w[l],
+                    (_, 0) => LANE_DROP_W,
+                    _ => LANE_SMALLEST_THREE,
+                });
             // Per component its minimums, then (with an animated lane) its
             // units; then a rotation's w.
             let mut floats = |v: &[f32; 4]| {
@@ -327,7 +379,7 @@ impl<'a> Writer<'a> {
                 }
             }
             if i % 3 == 1 {
-                floats(w);
+                floats(&w);
             }
         }
         for (i, lane) in p.lanes.iter().enumerate() {
@@ -359,7 +411,6 @@ impl<'a> Pieces<'a> {
         codes: &mut impl FnMut(usize, usize, usize) -> [u32; 4],
         data: &mut [u8],
     ) {
-        let s3 = self.header.rotation == RotationFormat::SmallestThree;
         let mut bit = 0u64;
         let mut push = |v: u32, n: u32| {
             put_bits(data, bit, v, n);
@@ -368,9 +419,10 @@ impl<'a> Pieces<'a> {
         for s in 0..self.segments {
             let lanes = self.lanes_of(s);
             for f in 0..self.frames(s) {
-                let rotations = lane_is_rotation(self.tracks.iter().map(BlockTrack::kind));
-                for (k, (lane, rot)) in lanes.iter().zip(rotations).enumerate() {
+                let kinds = lane_kinds_of(self.tracks, self.header.rotation);
+                for (k, (lane, kind)) in lanes.iter().zip(kinds).enumerate() {
                     let word = codes(s, f, k);
+                    let rot = kind.rotation();
                     if lane.rate == RAW_BITS {
                         let n = if rot { 4 } else { 3 };
                         for &x in &word[..n] {
@@ -380,7 +432,7 @@ impl<'a> Pieces<'a> {
                         for (&x, r) in word[..3].iter().zip(component_rates(lane.rate_byte())) {
                             push(x, u32::from(r));
                         }
-                        if rot && s3 {
+                        if kind.s3() {
                             push(word[3], 2);
                         }
                     }
@@ -404,9 +456,8 @@ impl<'a> Pieces<'a> {
     /// Bits per frame of segment `s`.
     fn frame_bits(&self, s: usize) -> u64 {
         frame_bits(
-            self.tracks.iter().map(BlockTrack::kind),
+            lane_kinds_of(self.tracks, self.header.rotation),
             self.lanes_of(s).iter().map(LaneSegment::rate_byte),
-            self.header.rotation,
         )
     }
 }

@@ -6,7 +6,7 @@
 use sinew_core::clip::RawClip;
 use sinew_core::compressed::codec::{
     drop_w_rotation, smallest_three_rotation, smallest_three_split, trend_curve, trend_factors,
-    trend_slope, unit_for_extent, ComponentDecode, CURVE_SCALE, TREND_SCALE,
+    trend_slope, unit_for_extent, ComponentDecode, CURVE_SCALE, MAX_QUANTIZED_BITS, TREND_SCALE,
 };
 use sinew_core::compressed::{RotationFormat, RAW_BITS};
 use sinew_core::soa::get_joint;
@@ -88,6 +88,10 @@ pub(super) struct Track {
     pub(super) idx: Vec<u32>,
     /// Clip constants per component: min, unit (extent / 255).
     pub(super) range: [f32; 6],
+    /// How a rotation track keeps three components: drop-W or
+    /// smallest-three, chosen per track in a per-lane clip (drop-W for
+    /// translations and scales, where it means nothing).
+    pub(super) format: RotationFormat,
 }
 
 /// A track's segment ranges (8-bit minimum and extent per component) and
@@ -198,17 +202,102 @@ impl Quantizer {
 }
 
 impl Track {
+    /// A rotation track's components and dropped indices in `format`
+    /// from its normalized rotations `qs` (the clip range is then
+    /// [`Track::set_range`]'s).
+    pub(super) fn set_format(&mut self, qs: &[Quat], format: RotationFormat) {
+        self.format = format;
+        self.comp.clear();
+        self.idx.clear();
+        for &q in qs {
+            match format {
+                RotationFormat::SmallestThree => {
+                    let (i, kept) = smallest_three_split(q);
+                    self.idx.push(i);
+                    self.comp.push(kept);
+                }
+                _ => {
+                    let q = if q.w < 0.0 { -q } else { q };
+                    self.comp.push([q.x, q.y, q.z]);
+                }
+            }
+        }
+    }
+
+    /// The clip constants (minimum and unit per component) of its
+    /// components.
+    ///
+    /// # Errors
+    /// [`Error::NonFinite`] when the range is not finite.
+    pub(super) fn set_range(&mut self) -> Result<(), Error> {
+        for c in 0..3 {
+            let lo = self.comp.iter().map(|v| v[c]).fold(f32::INFINITY, f32::min);
+            let hi = self
+                .comp
+                .iter()
+                .map(|v| v[c])
+                .fold(f32::NEG_INFINITY, f32::max);
+            self.range[2 * c] = lo;
+            self.range[2 * c + 1] = unit_for_extent(lo, (hi - lo).max(0.0));
+        }
+        if !self.range.iter().all(|v| v.is_finite())
+            || !self
+                .range
+                .chunks_exact(2)
+                .all(|p| (p[0] + 255.0 * p[1]).is_finite())
+        {
+            return Err(Error::NonFinite {
+                what: "clip track range",
+            });
+        }
+        Ok(())
+    }
+
+    /// The bits its segments of `segment_frames` frames take when each
+    /// has the lowest rate whose local error fits `budget` (verbatim when
+    /// none does): what picks a rotation track's format in a per-lane clip.
+    pub(super) fn estimate_bits(&self, budget: f32, segment_frames: usize) -> u64 {
+        let frames = self.comp.len();
+        let index = if self.format == RotationFormat::SmallestThree {
+            2
+        } else {
+            0
+        };
+        let mut bits = 0u64;
+        let mut start = 0;
+        while start < frames {
+            let range = start..(start + segment_frames).min(frames);
+            let n = range.len() as u64;
+            let shape = self.shape(range.clone(), true);
+            let fits =
+                |r: u8| self.encode_shaped(range.clone(), r, true, Some(shape)).err <= budget;
+            // The error falls with the rate: the lowest rate that fits by
+            // bisection.
+            let per_frame = if fits(MAX_QUANTIZED_BITS) {
+                let (mut lo, mut hi) = (0u8, MAX_QUANTIZED_BITS);
+                while lo < hi {
+                    let mid = (lo + hi) / 2;
+                    if fits(mid) {
+                        hi = mid;
+                    } else {
+                        lo = mid + 1;
+                    }
+                }
+                3 * u64::from(lo) + index
+            } else {
+                128
+            };
+            bits += n * per_frame;
+            start = range.end;
+        }
+        bits
+    }
+
     /// Encodes `frames` as one segment at `rate`; with `trend`, components
     /// whose segment chord fits a trend byte are stored as residuals from it
     /// when that shrinks their range.
-    pub(super) fn encode(
-        &self,
-        frames: std::ops::Range<usize>,
-        rate: u8,
-        format: RotationFormat,
-        trend: bool,
-    ) -> SegTrack {
-        self.encode_shaped(frames, rate, format, trend, None)
+    pub(super) fn encode(&self, frames: std::ops::Range<usize>, rate: u8, trend: bool) -> SegTrack {
+        self.encode_shaped(frames, rate, trend, None)
     }
 
     /// The segment ranges and trends of `frames` (they do not depend on the
@@ -325,7 +414,6 @@ impl Track {
         &self,
         frames: std::ops::Range<usize>,
         rate: u8,
-        format: RotationFormat,
         trend: bool,
         shape: Option<Shape>,
     ) -> SegTrack {
@@ -377,19 +465,13 @@ impl Track {
             t.words.push(w);
             t.parts.push(d);
         }
-        self.rebuild(&mut t, first, format, true);
+        self.rebuild(&mut t, first, true);
         t
     }
 
     /// The track with component `c` one bit coarser than in `base` (a
     /// quantized encoding of the same frames with `c` not yet dropped).
-    pub(super) fn with_drop(
-        &self,
-        base: &SegTrack,
-        first: usize,
-        c: usize,
-        format: RotationFormat,
-    ) -> SegTrack {
+    pub(super) fn with_drop(&self, base: &SegTrack, first: usize, c: usize) -> SegTrack {
         let mut t = SegTrack {
             drops: base.drops | 1 << c,
             words: base.words.clone(),
@@ -404,7 +486,7 @@ impl Track {
             (w[c], d[c]) = q.code(self.comp[first + i][c], i as f32);
         }
         // The refinement measures the object-space error itself.
-        self.rebuild(&mut t, first, format, false);
+        self.rebuild(&mut t, first, false);
         t
     }
 
@@ -428,13 +510,7 @@ impl Track {
     /// Fills `t.decoded` (the values exactly as the core decodes them) and,
     /// with `measure`, `t.err` (the largest local error; infinite
     /// otherwise) from `t.parts`, for the segment starting at frame `first`.
-    pub(super) fn rebuild(
-        &self,
-        t: &mut SegTrack,
-        first: usize,
-        format: RotationFormat,
-        measure: bool,
-    ) {
+    pub(super) fn rebuild(&self, t: &mut SegTrack, first: usize, measure: bool) {
         t.decoded.clear();
         let mut err = 0.0f32;
         // The rotation error's widest angle, by its sides.
@@ -444,12 +520,12 @@ impl Track {
             let raw = self.raw[f];
             let (dec, e) = match self.kind {
                 Kind::Rotation => {
-                    let q = match format {
-                        RotationFormat::DropW => drop_w_rotation(d[0], d[1], d[2]),
+                    let q = match self.format {
                         RotationFormat::SmallestThree => {
                             w[3] = self.idx[f];
                             smallest_three_rotation(self.idx[f], d[0], d[1], d[2])
                         }
+                        _ => drop_w_rotation(d[0], d[1], d[2]),
                     };
                     let raw = Quat::new(raw[0], raw[1], raw[2], raw[3]);
                     let e = if !measure {
@@ -550,6 +626,8 @@ pub(super) fn analyse(
     let mut kinds = Vec::with_capacity(n);
     let mut fixed = Vec::with_capacity(n);
     let mut tracks = Vec::new();
+    // The normalized rotations of each rotation track, in track order.
+    let mut rotations: Vec<Vec<Quat>> = Vec::new();
     for j in 0..n {
         let def = if opts.rest_pose_stripping {
             let mut d = get_joint(rest, j).unwrap_or(Transform::IDENTITY);
@@ -601,7 +679,9 @@ pub(super) fn analyse(
                 comp: Vec::with_capacity(frames),
                 idx: Vec::new(),
                 range: [0.0; 6],
+                format: RotationFormat::DropW,
             };
+            let mut qs = Vec::new();
             for f in 0..frames {
                 let t = col(f);
                 match kind {
@@ -625,40 +705,21 @@ pub(super) fn analyse(
                             q
                         };
                         tr.raw.push(stored.to_array());
-                        match opts.rotation {
-                            RotationFormat::DropW => {
-                                let q = if q.w < 0.0 { -q } else { q };
-                                tr.comp.push([q.x, q.y, q.z]);
-                            }
-                            RotationFormat::SmallestThree => {
-                                let (i, kept) = smallest_three_split(q);
-                                tr.idx.push(i);
-                                tr.comp.push(kept);
-                            }
-                        }
+                        qs.push(q);
                     }
                 }
             }
-            for c in 0..3 {
-                let lo = tr.comp.iter().map(|v| v[c]).fold(f32::INFINITY, f32::min);
-                let hi = tr
-                    .comp
-                    .iter()
-                    .map(|v| v[c])
-                    .fold(f32::NEG_INFINITY, f32::max);
-                tr.range[2 * c] = lo;
-                tr.range[2 * c + 1] = unit_for_extent(lo, (hi - lo).max(0.0));
+            if kind == Kind::Rotation {
+                // A per-lane clip starts drop-W; the choice comes once the
+                // budgets are known.
+                let format = match opts.rotation {
+                    RotationFormat::SmallestThree => RotationFormat::SmallestThree,
+                    _ => RotationFormat::DropW,
+                };
+                tr.set_format(&qs, format);
+                rotations.push(qs);
             }
-            if !tr.range.iter().all(|v| v.is_finite())
-                || !tr
-                    .range
-                    .chunks_exact(2)
-                    .all(|p| (p[0] + 255.0 * p[1]).is_finite())
-            {
-                return Err(Error::NonFinite {
-                    what: "clip track range",
-                });
-            }
+            tr.set_range()?;
             tracks.push(tr);
         }
         kinds.push(k);
@@ -745,10 +806,46 @@ pub(super) fn analyse(
     }
     let first = share(&anim, 1.0);
     let b0: Vec<f32> = tracks.iter().map(|t| local(t, first[t.joint])).collect();
+    if opts.rotation == RotationFormat::PerLane {
+        // Each rotation track takes the format whose segments need fewer
+        // bits under its first budget.
+        let rots = tracks
+            .iter_mut()
+            .zip(&b0)
+            .filter(|(t, _)| t.kind == Kind::Rotation);
+        for ((t, &b), qs) in rots.zip(&rotations) {
+            // A component error e moves a drop-W rotation by up to e / |w|
+            // (through the rebuilt w), a smallest-three one by up to e √2:
+            // while |w| stays above 1/√2 drop-W is never worse and saves
+            // the index bits, so only the other tracks are measured.
+            if qs
+                .iter()
+                .all(|q| q.w.abs() >= core::f32::consts::FRAC_1_SQRT_2)
+            {
+                continue;
+            }
+            let drop_w = t.estimate_bits(b, opts.segment_frames);
+            let mut s3 = Track {
+                comp: Vec::with_capacity(frames),
+                idx: Vec::with_capacity(frames),
+                raw: Vec::new(),
+                ..*t
+            };
+            s3.raw = std::mem::take(&mut t.raw);
+            s3.set_format(qs, RotationFormat::SmallestThree);
+            s3.set_range()?;
+            if s3.estimate_bits(b, opts.segment_frames) < drop_w {
+                *t = s3;
+            } else {
+                t.raw = s3.raw;
+            }
+        }
+    }
+    drop(rotations);
     let quiet: Vec<bool> = tracks
         .iter()
         .zip(&b0)
-        .map(|(t, &b)| t.encode(0..frames, 0, opts.rotation, false).err <= 0.05 * b)
+        .map(|(t, &b)| t.encode(0..frames, 0, false).err <= 0.05 * b)
         .collect();
     // Quiet tracks whose 0-bit value fits their share at every frame become
     // constants: no per-segment rate and ranges at all.
@@ -757,7 +854,7 @@ pub(super) fn analyse(
         if !quiet[k] {
             continue;
         }
-        let v = t.encode(0..1, 0, opts.rotation, false).decoded[0];
+        let v = t.encode(0..1, 0, false).decoded[0];
         let fits = t.raw.iter().all(|r| {
             let e = match t.kind {
                 Kind::Rotation => angle_between(

@@ -216,6 +216,7 @@ fn build_container(
             let mut min = [[0.0f32; 4]; 3];
             let mut unit = [[0.0f32; 4]; 3];
             let mut w = [1.0f32; 4];
+            let mut smallest_three = 0u8;
             for (l, j) in lanes.iter().enumerate() {
                 let fixed: [f32; 4] = match j {
                     Some(j) => {
@@ -240,6 +241,9 @@ fn build_container(
                             unit[c][l] = a.tracks[k].range[2 * c + 1];
                         }
                         w[l] = 0.0;
+                        if a.tracks[k].format == RotationFormat::SmallestThree {
+                            smallest_three |= 1 << l;
+                        }
                     }
                     None => {
                         for c in 0..3 {
@@ -254,6 +258,7 @@ fn build_container(
                 min,
                 unit,
                 w,
+                smallest_three,
             });
         }
     }

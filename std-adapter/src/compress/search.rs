@@ -206,13 +206,7 @@ impl<'a> SegmentSearch<'a> {
         if self.memo[k][slot].is_none() {
             let t = &self.a.tracks[k];
             let shape = *self.shapes[k].get_or_insert_with(|| t.shape(self.frames.clone(), true));
-            let enc = t.encode_shaped(
-                self.frames.clone(),
-                r,
-                self.opts.rotation,
-                true,
-                Some(shape),
-            );
+            let enc = t.encode_shaped(self.frames.clone(), r, true, Some(shape));
             self.memo[k][slot] = Some(enc);
         }
         match &self.memo[k][slot] {
@@ -369,7 +363,7 @@ impl<'a> SegmentSearch<'a> {
             }
             let track = &a.tracks[k];
             for c in 0..3 {
-                let cand = track.with_drop(t, first, c, self.opts.rotation);
+                let cand = track.with_drop(t, first, c);
                 if posed.try_track(&trial, &subtrees[track.joint], track, &cand.decoded) {
                     *t = cand;
                 } else {
@@ -379,7 +373,7 @@ impl<'a> SegmentSearch<'a> {
         }
         for (k, c) in failed {
             let track = &a.tracks[k];
-            let cand = track.with_drop(&chosen[k], first, c, self.opts.rotation);
+            let cand = track.with_drop(&chosen[k], first, c);
             if posed.try_track(&trial, &subtrees[track.joint], track, &cand.decoded) {
                 chosen[k] = cand;
             }

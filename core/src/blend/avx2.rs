@@ -1,0 +1,276 @@
+//! The AVX2 + FMA blend: eight joints (two SoA blocks) per step, on x86-64
+//! CPUs that have both (detected once at run time, or known at compile time
+//! with `-C target-feature=+avx2,+fma`).
+//!
+//! The arithmetic is the portable kernel's (see the [module docs](super)),
+//! with the same weights, sign alignment, rest-pose term and additive
+//! formulas, but organised around the wider registers:
+//!
+//! - Each 8-lane value is one component of two neighbouring blocks (the low
+//!   half from block `b`, the high half from block `b + 1`), so the
+//!   `SoaTransform` layout is read and written as it is.
+//! - Every layer of a pair of blocks is accumulated in registers (ten sums
+//!   and the weight sum), and the pair is stored once, finished: no pass
+//!   over the output per layer, as the portable kernel makes.
+//! - Products and sums are fused multiply-adds.
+//!
+//! An odd last block goes through the same code with its own values in both
+//! halves, and only the low half is stored. The results equal the portable
+//! kernel's within 1e-5, not bit for bit (fused and unfused roundings);
+//! agreement with it and with the scalar reference is tested in
+//! `tests/tests/blend.rs` on every CPU with AVX2 and FMA.
+#![allow(unsafe_code)]
+
+use core::arch::x86_64::*;
+
+use super::{BlendJob, BlendLayer};
+use crate::soa::SoaTransform;
+
+/// Whether [`blend`] runs: never with the `portable` feature, otherwise as
+/// [`crate::cpu::avx2_fma`] says.
+#[inline]
+pub(crate) fn available() -> bool {
+    !cfg!(feature = "portable") && crate::cpu::avx2_fma()
+}
+
+type F8 = __m256;
+
+/// The ten components of two blocks in `SoaTransform` field order:
+/// translation x, y, z; rotation x, y, z, w; scale x, y, z.
+type Pair = [F8; 10];
+
+/// Index of the rotation's first component in a [`Pair`].
+const Q: usize = 3;
+/// Index of the scale's first component in a [`Pair`].
+const S: usize = 7;
+
+/// Blends a validated `job` into `out` and returns `true` when this CPU has
+/// AVX2 and FMA and the `portable` feature is off; `false` (and `out`
+/// untouched) otherwise.
+///
+/// `job` must have passed [`BlendJob::validate`] for `out.len()`: every
+/// pose, mask and the rest pose have `out`'s length.
+pub(super) fn blend(job: &BlendJob<'_>, out: &mut [SoaTransform]) -> bool {
+    if !available() {
+        return false;
+    }
+    // SAFETY: this CPU runs AVX2 and FMA code (asked above).
+    unsafe { run(job, out) };
+    true
+}
+
+#[target_feature(enable = "avx2,fma")]
+fn run(job: &BlendJob<'_>, out: &mut [SoaTransform]) {
+    let n = out.len();
+    let pairs = n.div_ceil(2);
+    match super::uniform_total(job) {
+        Some(total) => {
+            let inv = 1.0 / total;
+            for p in 0..pairs {
+                let (lo, hi) = (2 * p, (2 * p + 1).min(n - 1));
+                let v = uniform_pair(job.layers, inv, lo, hi);
+                store(out, lo, hi, &v);
+            }
+        }
+        None => {
+            let threshold = _mm256_set1_ps(job.threshold);
+            for p in 0..pairs {
+                let (lo, hi) = (2 * p, (2 * p + 1).min(n - 1));
+                let v = general_pair(job, threshold, lo, hi);
+                store(out, lo, hi, &v);
+            }
+        }
+    }
+}
+
+/// Layers without masks whose weights sum to `1 / inv >= threshold`: the
+/// weighted sum with pre-normalised weights, rotations normalised.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn uniform_pair(layers: &[BlendLayer<'_>], inv: f32, lo: usize, hi: usize) -> Pair {
+    let mut acc = [_mm256_setzero_ps(); 10];
+    for layer in layers {
+        if layer.weight > 0.0 {
+            let w = _mm256_set1_ps(layer.weight * inv);
+            accumulate(&mut acc, &load(&layer.pose[lo], &layer.pose[hi]), w);
+        }
+    }
+    normalize_rotation(&mut acc);
+    acc
+}
+
+/// Any job: the weighted sum, the rest pose where the summed weight is
+/// below `threshold`, the division by the summed weight, then every
+/// additive layer.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn general_pair(job: &BlendJob<'_>, threshold: F8, lo: usize, hi: usize) -> Pair {
+    let zero = _mm256_setzero_ps();
+    let mut acc = [zero; 10];
+    let mut total = zero;
+    for layer in job.layers {
+        if layer.weight > 0.0 {
+            let w = weight(layer, lo, hi);
+            accumulate(&mut acc, &load(&layer.pose[lo], &layer.pose[hi]), w);
+            total = _mm256_add_ps(total, w);
+        }
+    }
+    let rw = _mm256_max_ps(_mm256_sub_ps(threshold, total), zero);
+    accumulate(&mut acc, &load(&job.rest[lo], &job.rest[hi]), rw);
+    let inv = _mm256_div_ps(_mm256_set1_ps(1.0), _mm256_add_ps(total, rw));
+    for i in 0..3 {
+        acc[i] = _mm256_mul_ps(acc[i], inv);
+        acc[S + i] = _mm256_mul_ps(acc[S + i], inv);
+    }
+    normalize_rotation(&mut acc);
+    for layer in job.additive {
+        if layer.weight > 0.0 {
+            let w = weight(layer, lo, hi);
+            apply_additive(&mut acc, &load(&layer.pose[lo], &layer.pose[hi]), w);
+        }
+    }
+    acc
+}
+
+/// The layer's weight times its mask's weights of blocks `lo` and `hi`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn weight(layer: &BlendLayer<'_>, lo: usize, hi: usize) -> F8 {
+    let w = _mm256_set1_ps(layer.weight);
+    match layer.joint_weights {
+        Some(jw) => {
+            let m = _mm256_set_m128(
+                bytemuck::cast(jw.weights[hi]),
+                bytemuck::cast(jw.weights[lo]),
+            );
+            _mm256_mul_ps(w, m)
+        }
+        None => w,
+    }
+}
+
+/// Blocks `lo` and `hi` as eight lanes per component.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn load(lo: &SoaTransform, hi: &SoaTransform) -> Pair {
+    let lo: &[[f32; 4]; 10] = bytemuck::cast_ref(lo);
+    let hi: &[[f32; 4]; 10] = bytemuck::cast_ref(hi);
+    let mut v = [_mm256_setzero_ps(); 10];
+    for i in 0..10 {
+        v[i] = _mm256_set_m128(bytemuck::cast(hi[i]), bytemuck::cast(lo[i]));
+    }
+    v
+}
+
+/// Stores the low half of `v` to block `lo` and, when `hi` is another
+/// block, the high half to `hi`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn store(out: &mut [SoaTransform], lo: usize, hi: usize, v: &Pair) {
+    let o: &mut [[f32; 4]; 10] = bytemuck::cast_mut(&mut out[lo]);
+    for i in 0..10 {
+        o[i] = bytemuck::cast(_mm256_castps256_ps128(v[i]));
+    }
+    if hi != lo {
+        let o: &mut [[f32; 4]; 10] = bytemuck::cast_mut(&mut out[hi]);
+        for i in 0..10 {
+            o[i] = bytemuck::cast(_mm256_extractf128_ps::<1>(v[i]));
+        }
+    }
+}
+
+/// `w` with its sign flipped in the lanes where `x < 0` (`-0.0` counts as
+/// non-negative, NaN too, as in the portable kernel).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn flip_where_negative(w: F8, x: F8) -> F8 {
+    let negative = _mm256_cmp_ps::<_CMP_LT_OQ>(x, _mm256_setzero_ps());
+    _mm256_xor_ps(w, _mm256_and_ps(negative, _mm256_set1_ps(-0.0)))
+}
+
+/// Lane-wise dot product of two quaternions (`a[Q..]`, `b[Q..]`).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn dot(a: &[F8], b: &[F8]) -> F8 {
+    let d = _mm256_mul_ps(a[3], b[3]);
+    let d = _mm256_fmadd_ps(a[2], b[2], d);
+    let d = _mm256_fmadd_ps(a[1], b[1], d);
+    _mm256_fmadd_ps(a[0], b[0], d)
+}
+
+/// `acc += w x`, the rotation's weight sign-aligned with the sum so far.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn accumulate(acc: &mut Pair, x: &Pair, w: F8) {
+    for i in 0..3 {
+        acc[i] = _mm256_fmadd_ps(x[i], w, acc[i]);
+        acc[S + i] = _mm256_fmadd_ps(x[S + i], w, acc[S + i]);
+    }
+    let wq = flip_where_negative(w, dot(&acc[Q..S], &x[Q..S]));
+    for i in Q..S {
+        acc[i] = _mm256_fmadd_ps(x[i], wq, acc[i]);
+    }
+}
+
+/// Normalises the rotation of `v` (exact square root and division, as the
+/// portable kernel's).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn normalize_rotation(v: &mut Pair) {
+    let q = &mut v[Q..S];
+    let inv = _mm256_div_ps(_mm256_set1_ps(1.0), _mm256_sqrt_ps(dot(q, q)));
+    for c in q {
+        *c = _mm256_mul_ps(*c, inv);
+    }
+}
+
+/// `o = o · nlerp(identity, add, w)` for rotations, `t += w t_add`,
+/// `s *= 1 + w (s_add - 1)`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn apply_additive(o: &mut Pair, add: &Pair, w: F8) {
+    let one = _mm256_set1_ps(1.0);
+    // nlerp(identity, q_add, w), q_add taken with w >= 0 (short arc).
+    let wq = flip_where_negative(w, add[S - 1]);
+    let mut p = [
+        _mm256_mul_ps(add[Q], wq),
+        _mm256_mul_ps(add[Q + 1], wq),
+        _mm256_mul_ps(add[Q + 2], wq),
+        _mm256_setzero_ps(),
+    ];
+    let aw = flip_where_negative(add[Q + 3], add[Q + 3]);
+    p[3] = _mm256_fmadd_ps(_mm256_sub_ps(aw, one), w, one);
+    let inv = _mm256_div_ps(one, _mm256_sqrt_ps(dot(&p, &p)));
+    for c in &mut p {
+        *c = _mm256_mul_ps(*c, inv);
+    }
+    let [bx, by, bz, bw] = p;
+    let [ax, ay, az, aw] = [o[Q], o[Q + 1], o[Q + 2], o[Q + 3]];
+    // Hamilton product `a * b`; both factors are unit, so the product is
+    // unit to rounding.
+    o[Q] = _mm256_fmadd_ps(
+        aw,
+        bx,
+        _mm256_fmadd_ps(ax, bw, _mm256_fmsub_ps(ay, bz, _mm256_mul_ps(az, by))),
+    );
+    o[Q + 1] = _mm256_fmadd_ps(
+        aw,
+        by,
+        _mm256_fmadd_ps(ay, bw, _mm256_fmsub_ps(az, bx, _mm256_mul_ps(ax, bz))),
+    );
+    o[Q + 2] = _mm256_fmadd_ps(
+        aw,
+        bz,
+        _mm256_fmadd_ps(az, bw, _mm256_fmsub_ps(ax, by, _mm256_mul_ps(ay, bx))),
+    );
+    o[Q + 3] = _mm256_fmsub_ps(
+        aw,
+        bw,
+        _mm256_fmadd_ps(ax, bx, _mm256_fmadd_ps(ay, by, _mm256_mul_ps(az, bz))),
+    );
+    for i in 0..3 {
+        o[i] = _mm256_fmadd_ps(add[i], w, o[i]);
+        let f = _mm256_fmadd_ps(_mm256_sub_ps(add[S + i], one), w, one);
+        o[S + i] = _mm256_mul_ps(o[S + i], f);
+    }
+}

@@ -65,6 +65,11 @@ fn run(job: &FkJob<'_>, models: &mut [Mat4]) {
     let (first, end) = (job.first, job.end);
     let blocks = end.div_ceil(LANES);
     let mut locals = Locals([[0.0; 8]; 12]);
+    // The model matrix of joint `j - 1` once this call has computed it:
+    // a child that follows its parent (most joints of a chain) takes the
+    // parent from registers instead of waiting for the store to forward.
+    // The bits are the stored ones either way.
+    let mut prev: Option<[__m128; 4]> = None;
     let mut lo = first / LANES;
     while lo < blocks {
         let hi = (lo + 1).min(blocks - 1);
@@ -72,13 +77,21 @@ fn run(job: &FkJob<'_>, models: &mut [Mat4]) {
         let base = lo * LANES;
         for j in first.max(base)..end.min(base + 2 * LANES) {
             let (done, todo) = models.split_at_mut(j);
-            // Parents precede children; NO_PARENT (and only it) is out of range here.
-            let parent = match done.get(parents[j] as usize) {
-                Some(p) => p.cols.map(bytemuck::cast),
-                None => root,
+            let p = parents[j] as usize;
+            let parent = match prev {
+                Some(m) if p + 1 == j => m,
+                // Parents precede children; NO_PARENT (and only it) is out
+                // of range here.
+                _ => match done.get(p) {
+                    Some(p) => p.cols.map(bytemuck::cast),
+                    None => root,
+                },
             };
             let m = mul_affine(&parent, &locals, j - base);
-            todo[0].cols = m.map(bytemuck::cast);
+            if let Some(out) = todo.first_mut() {
+                out.cols = m.map(bytemuck::cast);
+            }
+            prev = Some(m);
         }
         lo += 2;
     }

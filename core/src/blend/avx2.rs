@@ -11,8 +11,12 @@
 //!   `SoaTransform` layout is read and written as it is.
 //! - Every layer of a pair of blocks is accumulated in registers (ten sums
 //!   and the weight sum), and the pair is stored once, finished: no pass
-//!   over the output per layer, as the portable kernel makes.
-//! - Products and sums are fused multiply-adds.
+//!   over the output per layer, as the portable kernel makes. Two pairs
+//!   (sixteen joints) go through each step, as two independent chains.
+//! - Products and sums are fused multiply-adds; the first layer only
+//!   scales (nothing to align its sign with), and the sign-alignment dot
+//!   product sums two halves, so that the chain from one layer's sum to the
+//!   next layer's sign is short.
 //!
 //! An odd last block goes through the same code with its own values in both
 //! halves, and only the low half is stored. The results equal the portable
@@ -61,72 +65,110 @@ pub(super) fn blend(job: &BlendJob<'_>, out: &mut [SoaTransform]) -> bool {
 
 #[target_feature(enable = "avx2,fma")]
 fn run(job: &BlendJob<'_>, out: &mut [SoaTransform]) {
-    let n = out.len();
-    let pairs = n.div_ceil(2);
     match super::uniform_total(job) {
-        Some(total) => {
-            let inv = 1.0 / total;
-            for p in 0..pairs {
-                let (lo, hi) = (2 * p, (2 * p + 1).min(n - 1));
-                let v = uniform_pair(job.layers, inv, lo, hi);
-                store(out, lo, hi, &v);
-            }
-        }
-        None => {
-            let threshold = _mm256_set1_ps(job.threshold);
-            for p in 0..pairs {
-                let (lo, hi) = (2 * p, (2 * p + 1).min(n - 1));
-                let v = general_pair(job, threshold, lo, hi);
-                store(out, lo, hi, &v);
-            }
-        }
+        Some(total) => pass::<true>(job, 1.0 / total, out),
+        None => pass::<false>(job, job.threshold, out),
     }
 }
 
-/// Layers without masks whose weights sum to `1 / inv >= threshold`: the
-/// weighted sum with pre-normalised weights, rotations normalised.
+/// Every block of `out`, four at a time (two independent pairs), then the
+/// one to three blocks left as one or two pairs. `UNIFORM` is
+/// [`super::uniform_total`]'s answer: then `x` is one over the total
+/// weight, otherwise the threshold.
+///
+/// A pair's sum is a chain (each layer's sign alignment waits for the sum
+/// of the layers before it, the normalisation for the last), and one pair
+/// is about as much work as the out-of-order window holds; two pairs per
+/// step give the CPU two chains to overlap.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn uniform_pair(layers: &[BlendLayer<'_>], inv: f32, lo: usize, hi: usize) -> Pair {
-    let mut acc = [_mm256_setzero_ps(); 10];
-    for layer in layers {
-        if layer.weight > 0.0 {
-            let w = _mm256_set1_ps(layer.weight * inv);
-            accumulate(&mut acc, &load(&layer.pose[lo], &layer.pose[hi]), w);
-        }
+fn pass<const UNIFORM: bool>(job: &BlendJob<'_>, x: f32, out: &mut [SoaTransform]) {
+    let n = out.len();
+    let mut b = 0;
+    while b + 4 <= n {
+        let [p, q] = group::<UNIFORM, 2>(job, x, [(b, b + 1), (b + 2, b + 3)]);
+        store(out, b, b + 1, &p);
+        store(out, b + 2, b + 3, &q);
+        b += 4;
     }
-    normalize_rotation(&mut acc);
-    acc
+    while b < n {
+        let hi = (b + 1).min(n - 1);
+        let [p] = group::<UNIFORM, 1>(job, x, [(b, hi)]);
+        store(out, b, hi, &p);
+        b += 2;
+    }
 }
 
-/// Any job: the weighted sum, the rest pose where the summed weight is
-/// below `threshold`, the division by the summed weight, then every
-/// additive layer.
+/// The blended pairs of blocks `(lo, hi)` of `blocks` (`hi == lo` for an
+/// odd last block): as [`pass`] says, uniform or general.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn general_pair(job: &BlendJob<'_>, threshold: F8, lo: usize, hi: usize) -> Pair {
+fn group<const UNIFORM: bool, const K: usize>(
+    job: &BlendJob<'_>,
+    x: f32,
+    blocks: [(usize, usize); K],
+) -> [Pair; K] {
     let zero = _mm256_setzero_ps();
-    let mut acc = [zero; 10];
-    let mut total = zero;
-    for layer in job.layers {
-        if layer.weight > 0.0 {
-            let w = weight(layer, lo, hi);
-            accumulate(&mut acc, &load(&layer.pose[lo], &layer.pose[hi]), w);
-            total = _mm256_add_ps(total, w);
+    let mut acc = [[zero; 10]; K];
+    let mut total = [zero; K];
+    // The first layer needs no sign alignment (the sum before it is zero,
+    // and a zero dot product flips nothing), so it only scales.
+    let mut layers = job.layers.iter().filter(|l| l.weight > 0.0);
+    if let Some(layer) = layers.next() {
+        for ((acc, total), &(lo, hi)) in acc.iter_mut().zip(&mut total).zip(&blocks) {
+            let w = if UNIFORM {
+                _mm256_set1_ps(layer.weight * x)
+            } else {
+                weight(layer, lo, hi)
+            };
+            let v = load(&layer.pose[lo], &layer.pose[hi]);
+            for i in 0..10 {
+                acc[i] = _mm256_mul_ps(v[i], w);
+            }
+            *total = w;
         }
     }
-    let rw = _mm256_max_ps(_mm256_sub_ps(threshold, total), zero);
-    accumulate(&mut acc, &load(&job.rest[lo], &job.rest[hi]), rw);
-    let inv = _mm256_div_ps(_mm256_set1_ps(1.0), _mm256_add_ps(total, rw));
-    for i in 0..3 {
-        acc[i] = _mm256_mul_ps(acc[i], inv);
-        acc[S + i] = _mm256_mul_ps(acc[S + i], inv);
+    if UNIFORM {
+        // Layers without masks whose weights sum to `1 / x >= threshold`:
+        // the weighted sum with pre-normalised weights.
+        for layer in layers {
+            let w = _mm256_set1_ps(layer.weight * x);
+            for (acc, &(lo, hi)) in acc.iter_mut().zip(&blocks) {
+                accumulate(acc, &load(&layer.pose[lo], &layer.pose[hi]), w);
+            }
+        }
+        for acc in &mut acc {
+            normalize_rotation(acc);
+        }
+        return acc;
     }
-    normalize_rotation(&mut acc);
+    // Any job: the weighted sum, the rest pose where the summed weight is
+    // below the threshold `x`, the division by the summed weight, then
+    // every additive layer.
+    for layer in layers {
+        for ((acc, total), &(lo, hi)) in acc.iter_mut().zip(&mut total).zip(&blocks) {
+            let w = weight(layer, lo, hi);
+            accumulate(acc, &load(&layer.pose[lo], &layer.pose[hi]), w);
+            *total = _mm256_add_ps(*total, w);
+        }
+    }
+    let threshold = _mm256_set1_ps(x);
+    for ((acc, total), &(lo, hi)) in acc.iter_mut().zip(&total).zip(&blocks) {
+        let rw = _mm256_max_ps(_mm256_sub_ps(threshold, *total), zero);
+        accumulate(acc, &load(&job.rest[lo], &job.rest[hi]), rw);
+        let inv = _mm256_div_ps(_mm256_set1_ps(1.0), _mm256_add_ps(*total, rw));
+        for i in 0..3 {
+            acc[i] = _mm256_mul_ps(acc[i], inv);
+            acc[S + i] = _mm256_mul_ps(acc[S + i], inv);
+        }
+        normalize_rotation(acc);
+    }
     for layer in job.additive {
         if layer.weight > 0.0 {
-            let w = weight(layer, lo, hi);
-            apply_additive(&mut acc, &load(&layer.pose[lo], &layer.pose[hi]), w);
+            for (acc, &(lo, hi)) in acc.iter_mut().zip(&blocks) {
+                let w = weight(layer, lo, hi);
+                apply_additive(acc, &load(&layer.pose[lo], &layer.pose[hi]), w);
+            }
         }
     }
     acc
@@ -192,10 +234,12 @@ fn flip_where_negative(w: F8, x: F8) -> F8 {
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn dot(a: &[F8], b: &[F8]) -> F8 {
-    let d = _mm256_mul_ps(a[3], b[3]);
-    let d = _mm256_fmadd_ps(a[2], b[2], d);
-    let d = _mm256_fmadd_ps(a[1], b[1], d);
-    _mm256_fmadd_ps(a[0], b[0], d)
+    // Two halves summed: the sign alignment of each layer waits for this
+    // dot product, so its depth (three operations, not four) is on the
+    // pair's critical path.
+    let xy = _mm256_fmadd_ps(a[0], b[0], _mm256_mul_ps(a[1], b[1]));
+    let zw = _mm256_fmadd_ps(a[2], b[2], _mm256_mul_ps(a[3], b[3]));
+    _mm256_add_ps(xy, zw)
 }
 
 /// `acc += w x`, the rotation's weight sign-aligned with the sum so far.

@@ -24,6 +24,7 @@
 //! agreement with it and with the scalar reference is tested in
 //! `tests/tests/blend.rs` on every CPU with AVX2 and FMA.
 #![allow(unsafe_code)]
+#![deny(clippy::undocumented_unsafe_blocks)]
 
 use core::arch::x86_64::*;
 

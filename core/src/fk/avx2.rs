@@ -76,9 +76,11 @@ fn run(job: &FkJob<'_>, models: &mut [Mat4]) {
         let hi = (lo + 1).min(blocks - 1);
         affine(&job.local[lo], &job.local[hi], &mut locals);
         let base = lo * LANES;
-        for j in first.max(base)..end.min(base + 2 * LANES) {
+        let (from, to) = (first.max(base), end.min(base + 2 * LANES));
+        // `parents` has `joint_count() >= end` entries (validated).
+        for (j, &p) in (from..to).zip(parents.get(from..to).unwrap_or_default()) {
             let (done, todo) = models.split_at_mut(j);
-            let p = parents[j] as usize;
+            let p = p as usize;
             let parent = match prev {
                 Some(m) if p + 1 == j => m,
                 // Parents precede children; NO_PARENT (and only it) is out

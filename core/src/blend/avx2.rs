@@ -1,28 +1,32 @@
-//! The AVX2 + FMA blend: eight joints (two SoA blocks) per step, on x86-64
-//! CPUs that have both (detected once at run time, or known at compile time
-//! with `-C target-feature=+avx2,+fma`).
+//! The AVX2 + FMA blend, on x86-64 CPUs that have both (detected once at
+//! run time, or known at compile time with `-C target-feature=+avx2,+fma`).
 //!
 //! The arithmetic is the portable kernel's (see the [module docs](super)),
 //! with the same weights, sign alignment, rest-pose term and additive
-//! formulas, but organised around the wider registers:
+//! formulas, but organised around 256-bit registers, and every layer of a
+//! block is summed in registers and stored once, finished (the portable
+//! kernel makes a pass over the output per layer):
 //!
-//! - Each 8-lane value is one component of two neighbouring blocks (the low
-//!   half from block `b`, the high half from block `b + 1`), so the
-//!   `SoaTransform` layout is read and written as it is.
-//! - Every layer of a pair of blocks is accumulated in registers (ten sums
-//!   and the weight sum), and the pair is stored once, finished: no pass
-//!   over the output per layer, as the portable kernel makes. Two pairs
-//!   (sixteen joints) go through each step, as two independent chains.
-//! - Products and sums are fused multiply-adds; the first layer only
-//!   scales (nothing to align its sign with), and the sign-alignment dot
-//!   product sums two halves, so that the chain from one layer's sum to the
-//!   next layer's sign is short.
+//! - **Uniform weights** (no masks, no additive layers, total weight at or
+//!   above the threshold, the common case): one block per step, its
+//!   translations, rotations and scales read and written as whole 8-float
+//!   vectors (`[x | y]`, `[z | w]` for rotations), since one weight serves
+//!   every joint. The first layer only scales (nothing to align its sign
+//!   with).
+//! - **Any other job**: each 8-lane value is one component of two
+//!   neighbouring blocks (the low half from block `b`, the high half from
+//!   `b + 1`), since weights differ by joint; two such pairs (sixteen
+//!   joints) go through each step, as two independent chains. An odd last
+//!   block goes through the same code with its own values in both halves,
+//!   and only the low half is stored.
 //!
-//! An odd last block goes through the same code with its own values in both
-//! halves, and only the low half is stored. The results equal the portable
-//! kernel's within 1e-5, not bit for bit (fused and unfused roundings);
-//! agreement with it and with the scalar reference is tested in
-//! `tests/tests/blend.rs` on every CPU with AVX2 and FMA.
+//! Products and sums are fused multiply-adds, and the sign-alignment dot
+//! products sum two halves, so that the chain from one layer's sum to the
+//! next layer's sign is short. The results equal the portable kernel's
+//! within 1e-5, not bit for bit (fused and unfused roundings, another
+//! grouping of the dot products); agreement with it and with the scalar
+//! reference is tested in `tests/tests/blend.rs` on every CPU with AVX2 and
+//! FMA.
 #![allow(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
@@ -67,15 +71,127 @@ pub(super) fn blend(job: &BlendJob<'_>, out: &mut [SoaTransform]) -> bool {
 #[target_feature(enable = "avx2,fma")]
 fn run(job: &BlendJob<'_>, out: &mut [SoaTransform]) {
     match super::uniform_total(job) {
-        Some(total) => pass::<true>(job, 1.0 / total, out),
-        None => pass::<false>(job, job.threshold, out),
+        Some(total) => uniform(job.layers, 1.0 / total, out),
+        None => general(job, out),
     }
 }
 
-/// Every block of `out`, four at a time (two independent pairs), then the
-/// one to three blocks left as one or two pairs. `UNIFORM` is
-/// [`super::uniform_total`]'s answer: then `x` is one over the total
-/// weight, otherwise the threshold.
+/// Layers without masks whose weights sum to `1 / inv >= threshold`: the
+/// weighted sum with pre-normalised weights, one block at a time.
+///
+/// With one weight for every joint, a block's floats need not be paired
+/// lane for lane with another block's: its translations (12 floats), its
+/// scales (12) and its rotations (16) are read and written as whole 8-float
+/// vectors (and one 4-float vector each for translations and scales), half
+/// the loads and stores of two blocks' components paired into registers.
+/// The rotation vectors hold `[x | y]` and `[z | w]`, so a dot product is
+/// two products summed, then its two halves.
+#[target_feature(enable = "avx2,fma")]
+fn uniform(layers: &[BlendLayer<'_>], inv: f32, out: &mut [SoaTransform]) {
+    // Float offsets in a block: translation, rotation, scale.
+    const T: usize = 0;
+    const QXY: usize = 12;
+    const QZW: usize = 20;
+    const SC: usize = 28;
+    for (b, o) in out.iter_mut().enumerate() {
+        let zero = _mm256_setzero_ps();
+        let (mut t8, mut s8, mut qxy, mut qzw) = (zero, zero, zero, zero);
+        let (mut t4, mut s4) = (_mm_setzero_ps(), _mm_setzero_ps());
+        let mut first = true;
+        for layer in layers {
+            if layer.weight <= 0.0 {
+                continue;
+            }
+            let w4 = _mm_set1_ps(layer.weight * inv);
+            let w8 = _mm256_set_m128(w4, w4);
+            let x: &[f32] = bytemuck::cast_slice(core::slice::from_ref(&layer.pose[b]));
+            t8 = _mm256_fmadd_ps(ld8(x, T), w8, t8);
+            t4 = _mm_fmadd_ps(ld4(x, T + 8), w4, t4);
+            s8 = _mm256_fmadd_ps(ld8(x, SC), w8, s8);
+            s4 = _mm_fmadd_ps(ld4(x, SC + 8), w4, s4);
+            let (xy, zw) = (ld8(x, QXY), ld8(x, QZW));
+            // The first layer needs no sign alignment (the sum before it
+            // is zero, and a zero dot product flips nothing).
+            let wq = if first {
+                w8
+            } else {
+                let d = dot_halves(qxy, qzw, xy, zw);
+                let negative = _mm_cmplt_ps(d, _mm_setzero_ps());
+                let f = _mm_xor_ps(w4, _mm_and_ps(negative, _mm_set1_ps(-0.0)));
+                _mm256_set_m128(f, f)
+            };
+            first = false;
+            qxy = _mm256_fmadd_ps(xy, wq, qxy);
+            qzw = _mm256_fmadd_ps(zw, wq, qzw);
+        }
+        let n4 = _mm_div_ps(
+            _mm_set1_ps(1.0),
+            _mm_sqrt_ps(dot_halves(qxy, qzw, qxy, qzw)),
+        );
+        let n8 = _mm256_set_m128(n4, n4);
+        let o: &mut [f32] = bytemuck::cast_slice_mut(core::slice::from_mut(o));
+        st8(o, T, t8);
+        st4(o, T + 8, t4);
+        st8(o, QXY, _mm256_mul_ps(qxy, n8));
+        st8(o, QZW, _mm256_mul_ps(qzw, n8));
+        st8(o, SC, s8);
+        st4(o, SC + 8, s4);
+    }
+}
+
+/// The four lanes' dot products of rotations held as `[x | y]`, `[z | w]`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn dot_halves(axy: F8, azw: F8, bxy: F8, bzw: F8) -> __m128 {
+    let p = _mm256_fmadd_ps(axy, bxy, _mm256_mul_ps(azw, bzw));
+    _mm_add_ps(_mm256_castps256_ps128(p), _mm256_extractf128_ps::<1>(p))
+}
+
+/// The 8 floats of `a` (one block's 40) from `at`, a constant at every
+/// call that leaves them inside the block.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn ld8(a: &[f32], at: usize) -> F8 {
+    let mut v = [0.0f32; 8];
+    if let Some(s) = a.get(at..at + 8) {
+        v.copy_from_slice(s);
+    }
+    bytemuck::cast(v)
+}
+
+/// The 4 floats of `a` from `at`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn ld4(a: &[f32], at: usize) -> __m128 {
+    let mut v = [0.0f32; 4];
+    if let Some(s) = a.get(at..at + 4) {
+        v.copy_from_slice(s);
+    }
+    bytemuck::cast(v)
+}
+
+/// Writes `v` to the 8 floats of `a` from `at`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn st8(a: &mut [f32], at: usize, v: F8) {
+    if let Some(s) = a.get_mut(at..at + 8) {
+        s.copy_from_slice(&bytemuck::cast::<F8, [f32; 8]>(v));
+    }
+}
+
+/// Writes `v` to the 4 floats of `a` from `at`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn st4(a: &mut [f32], at: usize, v: __m128) {
+    if let Some(s) = a.get_mut(at..at + 4) {
+        s.copy_from_slice(&bytemuck::cast::<__m128, [f32; 4]>(v));
+    }
+}
+
+/// Any job (masks, additive layers, weights below the threshold): every
+/// block of `out`, four at a time (two independent pairs of blocks with
+/// their components paired lane for lane, since weights differ by joint),
+/// then the one to three blocks left as one or two pairs.
 ///
 /// A pair's sum is a chain (each layer's sign alignment waits for the sum
 /// of the layers before it, the normalisation for the last), and one pair
@@ -83,32 +199,30 @@ fn run(job: &BlendJob<'_>, out: &mut [SoaTransform]) {
 /// step give the CPU two chains to overlap.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn pass<const UNIFORM: bool>(job: &BlendJob<'_>, x: f32, out: &mut [SoaTransform]) {
+fn general(job: &BlendJob<'_>, out: &mut [SoaTransform]) {
     let n = out.len();
     let mut b = 0;
     while b + 4 <= n {
-        let [p, q] = group::<UNIFORM, 2>(job, x, [(b, b + 1), (b + 2, b + 3)]);
+        let [p, q] = group::<2>(job, [(b, b + 1), (b + 2, b + 3)]);
         store(out, b, b + 1, &p);
         store(out, b + 2, b + 3, &q);
         b += 4;
     }
     while b < n {
         let hi = (b + 1).min(n - 1);
-        let [p] = group::<UNIFORM, 1>(job, x, [(b, hi)]);
+        let [p] = group::<1>(job, [(b, hi)]);
         store(out, b, hi, &p);
         b += 2;
     }
 }
 
 /// The blended pairs of blocks `(lo, hi)` of `blocks` (`hi == lo` for an
-/// odd last block): as [`pass`] says, uniform or general.
+/// odd last block): the weighted sum, the rest pose where the summed weight
+/// is below the threshold, the division by the summed weight, then every
+/// additive layer.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn group<const UNIFORM: bool, const K: usize>(
-    job: &BlendJob<'_>,
-    x: f32,
-    blocks: [(usize, usize); K],
-) -> [Pair; K] {
+fn group<const K: usize>(job: &BlendJob<'_>, blocks: [(usize, usize); K]) -> [Pair; K] {
     let zero = _mm256_setzero_ps();
     let mut acc = [[zero; 10]; K];
     let mut total = [zero; K];
@@ -117,11 +231,7 @@ fn group<const UNIFORM: bool, const K: usize>(
     let mut layers = job.layers.iter().filter(|l| l.weight > 0.0);
     if let Some(layer) = layers.next() {
         for ((acc, total), &(lo, hi)) in acc.iter_mut().zip(&mut total).zip(&blocks) {
-            let w = if UNIFORM {
-                _mm256_set1_ps(layer.weight * x)
-            } else {
-                weight(layer, lo, hi)
-            };
+            let w = weight(layer, lo, hi);
             let v = load(&layer.pose[lo], &layer.pose[hi]);
             for i in 0..10 {
                 acc[i] = _mm256_mul_ps(v[i], w);
@@ -129,23 +239,6 @@ fn group<const UNIFORM: bool, const K: usize>(
             *total = w;
         }
     }
-    if UNIFORM {
-        // Layers without masks whose weights sum to `1 / x >= threshold`:
-        // the weighted sum with pre-normalised weights.
-        for layer in layers {
-            let w = _mm256_set1_ps(layer.weight * x);
-            for (acc, &(lo, hi)) in acc.iter_mut().zip(&blocks) {
-                accumulate(acc, &load(&layer.pose[lo], &layer.pose[hi]), w);
-            }
-        }
-        for acc in &mut acc {
-            normalize_rotation(acc);
-        }
-        return acc;
-    }
-    // Any job: the weighted sum, the rest pose where the summed weight is
-    // below the threshold `x`, the division by the summed weight, then
-    // every additive layer.
     for layer in layers {
         for ((acc, total), &(lo, hi)) in acc.iter_mut().zip(&mut total).zip(&blocks) {
             let w = weight(layer, lo, hi);
@@ -153,7 +246,7 @@ fn group<const UNIFORM: bool, const K: usize>(
             *total = _mm256_add_ps(*total, w);
         }
     }
-    let threshold = _mm256_set1_ps(x);
+    let threshold = _mm256_set1_ps(job.threshold);
     for ((acc, total), &(lo, hi)) in acc.iter_mut().zip(&total).zip(&blocks) {
         let rw = _mm256_max_ps(_mm256_sub_ps(threshold, *total), zero);
         accumulate(acc, &load(&job.rest[lo], &job.rest[hi]), rw);

@@ -8,11 +8,11 @@
 //! kernel makes a pass over the output per layer):
 //!
 //! - **Uniform weights** (no masks, no additive layers, total weight at or
-//!   above the threshold, the common case): one block per step, its
-//!   translations, rotations and scales read and written as whole 8-float
-//!   vectors (`[x | y]`, `[z | w]` for rotations), since one weight serves
-//!   every joint. The first layer only scales (nothing to align its sign
-//!   with).
+//!   above the threshold, the common case): each block's translations,
+//!   rotations and scales are read and written as whole 8-float vectors
+//!   (`[x | y]`, `[z | w]` for rotations), since one weight serves every
+//!   joint; two blocks per step, as two independent chains. The first
+//!   layer only scales (nothing to align its sign with).
 //! - **Any other job**: each 8-lane value is one component of two
 //!   neighbouring blocks (the low half from block `b`, the high half from
 //!   `b + 1`), since weights differ by joint; two such pairs (sixteen
@@ -77,7 +77,7 @@ fn run(job: &BlendJob<'_>, out: &mut [SoaTransform]) {
 }
 
 /// Layers without masks whose weights sum to `1 / inv >= threshold`: the
-/// weighted sum with pre-normalised weights, one block at a time.
+/// weighted sum with pre-normalised weights, block by block.
 ///
 /// With one weight for every joint, a block's floats need not be paired
 /// lane for lane with another block's: its translations (12 floats), its
@@ -88,54 +88,84 @@ fn run(job: &BlendJob<'_>, out: &mut [SoaTransform]) {
 /// two products summed, then its two halves.
 #[target_feature(enable = "avx2,fma")]
 fn uniform(layers: &[BlendLayer<'_>], inv: f32, out: &mut [SoaTransform]) {
+    // Two blocks per step: each block's rotation sum is a chain (each
+    // layer's sign alignment waits on the sum before it), and two give the
+    // CPU two chains to overlap.
+    let mut pairs = out.chunks_exact_mut(2);
+    let mut b = 0;
+    for o in &mut pairs {
+        uniform_blocks::<2>(layers, inv, b, o);
+        b += 2;
+    }
+    uniform_blocks::<1>(layers, inv, b, pairs.into_remainder());
+}
+
+/// [`uniform`] of the `K` blocks `out`, the first of which is block `b`
+/// (none when `out` is shorter than `K`).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn uniform_blocks<const K: usize>(
+    layers: &[BlendLayer<'_>],
+    inv: f32,
+    b: usize,
+    out: &mut [SoaTransform],
+) {
     // Float offsets in a block: translation, rotation, scale.
     const T: usize = 0;
     const QXY: usize = 12;
     const QZW: usize = 20;
     const SC: usize = 28;
-    for (b, o) in out.iter_mut().enumerate() {
-        let zero = _mm256_setzero_ps();
-        let (mut t8, mut s8, mut qxy, mut qzw) = (zero, zero, zero, zero);
-        let (mut t4, mut s4) = (_mm_setzero_ps(), _mm_setzero_ps());
-        let mut first = true;
-        for layer in layers {
-            if layer.weight <= 0.0 {
-                continue;
-            }
-            let w4 = _mm_set1_ps(layer.weight * inv);
-            let w8 = _mm256_set_m128(w4, w4);
-            let x: &[f32] = bytemuck::cast_slice(core::slice::from_ref(&layer.pose[b]));
-            t8 = _mm256_fmadd_ps(ld8(x, T), w8, t8);
-            t4 = _mm_fmadd_ps(ld4(x, T + 8), w4, t4);
-            s8 = _mm256_fmadd_ps(ld8(x, SC), w8, s8);
-            s4 = _mm_fmadd_ps(ld4(x, SC + 8), w4, s4);
+    let Ok(out) = <&mut [SoaTransform; K]>::try_from(out) else {
+        return;
+    };
+    let zero = _mm256_setzero_ps();
+    let (mut t8, mut s8, mut qxy, mut qzw) = ([zero; K], [zero; K], [zero; K], [zero; K]);
+    let (mut t4, mut s4) = ([_mm_setzero_ps(); K], [_mm_setzero_ps(); K]);
+    let mut first = true;
+    for layer in layers {
+        if layer.weight <= 0.0 {
+            continue;
+        }
+        let w4 = _mm_set1_ps(layer.weight * inv);
+        let w8 = _mm256_set_m128(w4, w4);
+        let Some(pose) = layer.pose.get(b..b + K) else {
+            continue;
+        };
+        for k in 0..K {
+            let x: &[f32] = bytemuck::cast_slice(core::slice::from_ref(&pose[k]));
+            t8[k] = _mm256_fmadd_ps(ld8(x, T), w8, t8[k]);
+            t4[k] = _mm_fmadd_ps(ld4(x, T + 8), w4, t4[k]);
+            s8[k] = _mm256_fmadd_ps(ld8(x, SC), w8, s8[k]);
+            s4[k] = _mm_fmadd_ps(ld4(x, SC + 8), w4, s4[k]);
             let (xy, zw) = (ld8(x, QXY), ld8(x, QZW));
             // The first layer needs no sign alignment (the sum before it
             // is zero, and a zero dot product flips nothing).
             let wq = if first {
                 w8
             } else {
-                let d = dot_halves(qxy, qzw, xy, zw);
+                let d = dot_halves(qxy[k], qzw[k], xy, zw);
                 let negative = _mm_cmplt_ps(d, _mm_setzero_ps());
                 let f = _mm_xor_ps(w4, _mm_and_ps(negative, _mm_set1_ps(-0.0)));
                 _mm256_set_m128(f, f)
             };
-            first = false;
-            qxy = _mm256_fmadd_ps(xy, wq, qxy);
-            qzw = _mm256_fmadd_ps(zw, wq, qzw);
+            qxy[k] = _mm256_fmadd_ps(xy, wq, qxy[k]);
+            qzw[k] = _mm256_fmadd_ps(zw, wq, qzw[k]);
         }
+        first = false;
+    }
+    for (k, o) in out.iter_mut().enumerate() {
         let n4 = _mm_div_ps(
             _mm_set1_ps(1.0),
-            _mm_sqrt_ps(dot_halves(qxy, qzw, qxy, qzw)),
+            _mm_sqrt_ps(dot_halves(qxy[k], qzw[k], qxy[k], qzw[k])),
         );
         let n8 = _mm256_set_m128(n4, n4);
         let o: &mut [f32] = bytemuck::cast_slice_mut(core::slice::from_mut(o));
-        st8(o, T, t8);
-        st4(o, T + 8, t4);
-        st8(o, QXY, _mm256_mul_ps(qxy, n8));
-        st8(o, QZW, _mm256_mul_ps(qzw, n8));
-        st8(o, SC, s8);
-        st4(o, SC + 8, s4);
+        st8(o, T, t8[k]);
+        st4(o, T + 8, t4[k]);
+        st8(o, QXY, _mm256_mul_ps(qxy[k], n8));
+        st8(o, QZW, _mm256_mul_ps(qzw[k], n8));
+        st8(o, SC, s8[k]);
+        st4(o, SC + 8, s4[k]);
     }
 }
 

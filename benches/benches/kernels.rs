@@ -41,6 +41,9 @@ fn bench_blend(c: &mut Criterion) {
             group.bench_function(id(&format!("sinew-{layers}")), |b| {
                 b.iter(|| blend::blend(black_box(&job), black_box(&mut out)))
             });
+            group.bench_function(id(&format!("sinew-{layers}-portable")), |b| {
+                b.iter(|| blend::blend_portable(black_box(&job), black_box(&mut out)))
+            });
         }
 
         let masks: Vec<_> = ch
@@ -58,6 +61,9 @@ fn bench_blend(c: &mut Criterion) {
         group.bench_function(id("sinew-3-masked"), |b| {
             b.iter(|| blend::blend(black_box(&job), black_box(&mut out)))
         });
+        group.bench_function(id("sinew-3-masked-portable"), |b| {
+            b.iter(|| blend::blend_portable(black_box(&job), black_box(&mut out)))
+        });
 
         let plain: Vec<_> = ch.poses[..3]
             .iter()
@@ -68,6 +74,9 @@ fn bench_blend(c: &mut Criterion) {
         let job = BlendJob::new(&plain, &additive, rest);
         group.bench_function(id("sinew-3-add1"), |b| {
             b.iter(|| blend::blend(black_box(&job), black_box(&mut out)))
+        });
+        group.bench_function(id("sinew-3-add1-portable"), |b| {
+            b.iter(|| blend::blend_portable(black_box(&job), black_box(&mut out)))
         });
 
         let aos_layers: Vec<(&[baseline::Transform], f32)> = ch.aos_poses[..3]
@@ -117,6 +126,9 @@ fn bench_fk(c: &mut Criterion) {
         group.bench_function(id("sinew"), |b| {
             b.iter(|| fk::local_to_model(black_box(&job), black_box(&mut models)))
         });
+        group.bench_function(id("sinew-portable"), |b| {
+            b.iter(|| fk::local_to_model_portable(black_box(&job), black_box(&mut models)))
+        });
         group.bench_function(id("glam"), |b| {
             b.iter(|| {
                 baseline::local_to_model(
@@ -133,6 +145,9 @@ fn bench_fk(c: &mut Criterion) {
         let job = FkJob::new(&skel, local).range(first, end);
         group.bench_function(id(&format!("sinew-range-{}", end - first)), |b| {
             b.iter(|| fk::local_to_model(black_box(&job), black_box(&mut models)))
+        });
+        group.bench_function(id(&format!("sinew-range-{}-portable", end - first)), |b| {
+            b.iter(|| fk::local_to_model_portable(black_box(&job), black_box(&mut models)))
         });
         group.bench_function(id(&format!("glam-range-{}", end - first)), |b| {
             b.iter(|| {

@@ -15,6 +15,10 @@
 //! - `blend-3`: walk, jog and run poses (sampled once) blended with weights
 //!   0.45 / 0.3 / 0.15;
 //! - `local-to-model`: the blended pose to 67 model matrices;
+//! - `blend-3-portable`, `local-to-model-portable`: the same on the
+//!   portable four-wide kernels (`blend_portable`, `local_to_model_portable`),
+//!   which the two above are on CPUs without AVX2 + FMA or with the
+//!   `portable` feature; side by side, one run shows the AVX2 kernels' gain;
 //! - `frame-compressed`: sample the three compressed clips at sequential
 //!   times, blend them, local-to-model; `frame-compressed-cached` with a
 //!   playback cache per clip;
@@ -160,10 +164,16 @@ fn bench_pab(c: &mut Criterion) {
     group.bench_function("blend-3", |b| {
         b.iter(|| blend::blend(black_box(&job), black_box(&mut local)))
     });
+    group.bench_function("blend-3-portable", |b| {
+        b.iter(|| blend::blend_portable(black_box(&job), black_box(&mut local)))
+    });
     blend::blend(&job, &mut local).expect("blends");
     let job = FkJob::new(&skel, &local);
     group.bench_function("local-to-model", |b| {
         b.iter(|| fk::local_to_model(black_box(&job), black_box(&mut models)))
+    });
+    group.bench_function("local-to-model-portable", |b| {
+        b.iter(|| fk::local_to_model_portable(black_box(&job), black_box(&mut models)))
     });
 
     let durations: Vec<f32> = raws.iter().map(|r| r.duration()).collect();

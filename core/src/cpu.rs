@@ -1,7 +1,8 @@
 //! What the CPU can run, asked once at run time (x86-64 only).
 //!
-//! The skinning kernels and the compressed-clip decoder have AVX2 paths;
-//! they call [`avx2_fma`] before entering them. The LBS vertex kernel also
+//! Blending, local-to-model, the skinning kernels and the compressed-clip
+//! decoder have AVX2 paths; they call [`avx2_fma`] before entering them
+//! (and none of them does under the `portable` feature). The LBS vertex kernel also
 //! has an AVX-512 path, behind [`avx512`].
 #![allow(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]

@@ -10,11 +10,29 @@ use support::*;
 
 type BlendFn = fn(&BlendJob<'_>, &mut [SoaTransform]) -> Result<(), Error>;
 
-/// The SIMD product and its scalar twin: every validity rule holds for both.
-const KERNELS: [(&str, BlendFn); 2] = [
+/// The SIMD product (eight-wide on x86-64 CPUs with AVX2 and FMA), the
+/// portable four-wide kernel and the scalar twin: every validity rule holds
+/// for all three.
+const KERNELS: [(&str, BlendFn); 3] = [
     ("simd", blend::blend),
+    ("portable", blend::blend_portable),
     ("reference", blend::reference::blend),
 ];
+
+/// Whether `blend::blend` may run a kernel other than the portable one
+/// here (x86-64 with AVX2 and FMA; the `portable` feature is not visible
+/// from this crate, and under it both run the portable kernel, which the
+/// comparisons below then check against itself).
+fn wide_kernel_possible() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
 
 fn identity(blocks: usize) -> Vec<SoaTransform> {
     vec![SoaTransform::IDENTITY; blocks]
@@ -479,6 +497,47 @@ proptest! {
         }
     }
 
+    /// The AVX2 kernel equals the portable one and the scalar reference on
+    /// every lane (padding included), with masks, additive layers, any
+    /// threshold, and odd and even block counts (1-70 joints); skipped on
+    /// CPUs without AVX2 and FMA, where `blend` is the portable kernel.
+    #[test]
+    fn wide_matches_portable_and_reference(case in blend_case(70)) {
+        if !wide_kernel_possible() {
+            return Ok(());
+        }
+        let owned = Owned::new(&case);
+        let wide = owned.run(blend::blend);
+        let portable = owned.run(blend::blend_portable);
+        let scalar = owned.run(blend::reference::blend);
+        let (a, b, c) = (all_lanes(&wide), all_lanes(&portable), all_lanes(&scalar));
+        for j in 0..a.len() {
+            prop_assert!(transform_close(&a[j], &b[j], TOL), "joint {}:\n  wide     {:?}\n  portable {:?}", j, a[j], b[j]);
+            prop_assert!(transform_close(&a[j], &c[j], TOL), "joint {}:\n  wide {:?}\n  ref  {:?}", j, a[j], c[j]);
+        }
+    }
+
+    /// The same on the uniform-weight path (no masks, no additive layers,
+    /// total weight at or above the threshold).
+    #[test]
+    fn wide_uniform_path_matches_portable(case in blend_case(70)) {
+        if !wide_kernel_possible() {
+            return Ok(());
+        }
+        let mut case = case;
+        case.additive.clear();
+        for l in &mut case.layers {
+            l.mask = None;
+        }
+        let owned = Owned::new(&case);
+        let wide = owned.run(blend::blend);
+        let portable = owned.run(blend::blend_portable);
+        let (a, b) = (all_lanes(&wide), all_lanes(&portable));
+        for j in 0..a.len() {
+            prop_assert!(transform_close(&a[j], &b[j], TOL), "joint {}: wide {:?} portable {:?}", j, a[j], b[j]);
+        }
+    }
+
     /// Any blend produces unit rotations (for every joint, with any layers).
     #[test]
     fn output_rotations_are_unit(case in blend_case(70)) {
@@ -882,9 +941,11 @@ fn large_masked_additive_blend_matches_reference_across_chunks() {
         threshold: 0.5,
         ..BlendJob::new(&layers, &additive, skel.rest_pose())
     };
-    let mut simd = sentinel_pose(skel.soa_count(), 3.0);
     let mut scalar = sentinel_pose(skel.soa_count(), 4.0);
-    blend::blend(&job, &mut simd).unwrap();
     blend::reference::blend(&job, &mut scalar).unwrap();
-    assert_poses_close(&simd, &scalar, skel.joint_count(), TOL);
+    for kernel in [blend::blend as BlendFn, blend::blend_portable] {
+        let mut simd = sentinel_pose(skel.soa_count(), 3.0);
+        kernel(&job, &mut simd).unwrap();
+        assert_poses_close(&simd, &scalar, skel.joint_count(), TOL);
+    }
 }

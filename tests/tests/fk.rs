@@ -12,10 +12,28 @@ use support::*;
 
 type FkFn = fn(&FkJob<'_>, &mut [Mat4]) -> Result<(), Error>;
 
-const KERNELS: [(&str, FkFn); 2] = [
+/// The SIMD product (eight-wide conversion on x86-64 CPUs with AVX2 and
+/// FMA), the portable four-wide kernel and the scalar twin.
+const KERNELS: [(&str, FkFn); 3] = [
     ("simd", fk::local_to_model),
+    ("portable", fk::local_to_model_portable),
     ("reference", fk::reference::local_to_model),
 ];
+
+/// Whether `fk::local_to_model` may run a kernel other than the portable
+/// one here (x86-64 with AVX2 and FMA; the `portable` feature is not
+/// visible from this crate, and under it both run the portable kernel,
+/// which the comparison below then checks against itself).
+fn wide_kernel_possible() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
 
 fn run(kernel: FkFn, job: &FkJob<'_>) -> Vec<Mat4> {
     let mut out = vec![sentinel_mat(7.0); job.skeleton.joint_count()];
@@ -303,6 +321,54 @@ proptest! {
         let scalar = run(fk::reference::local_to_model, &job);
         for (j, (a, b)) in simd.iter().zip(&scalar).enumerate() {
             prop_assert!(mat_close(a, b, TOL), "joint {}:\n  {:?}\n  {:?}", j, a, b);
+        }
+    }
+
+    /// The AVX2 kernel equals the portable one and the scalar reference, on
+    /// the whole skeleton and on a random joint range (odd and even block
+    /// counts, ranges starting and ending inside a block), with and without
+    /// a root matrix; skipped on CPUs without AVX2 and FMA, where
+    /// `local_to_model` is the portable kernel.
+    #[test]
+    fn wide_matches_portable_and_reference(
+        (joints, local, a, b) in random_joints(70, 0.9, 1.1).prop_flat_map(|j| {
+            let n = j.len();
+            (Just(j), transforms(n, 0.5, 2.0), 0..=n, 0..=n)
+        }),
+        root in prop::option::of(root_matrix()),
+    ) {
+        if !wide_kernel_possible() {
+            return Ok(());
+        }
+        let owned = build(&joints);
+        let skel = owned.view();
+        let local = to_soa(&local);
+        let mut job = FkJob::new(&skel, &local);
+        if let Some(r) = root.as_ref() {
+            job = job.with_root(r);
+        }
+        let (first, end) = (a.min(b), a.max(b));
+        for job in [job, job.range(first, end)] {
+            // The range reads parents before `first` from the output: start
+            // every kernel from the same full pass.
+            let start = run(fk::reference::local_to_model, &FkJob { first: 0, end: skel.joint_count(), ..job });
+            let go = |kernel: FkFn| {
+                let mut out = start.clone();
+                kernel(&job, &mut out).unwrap();
+                out
+            };
+            let (wide, portable, scalar) = (
+                go(fk::local_to_model),
+                go(fk::local_to_model_portable),
+                go(fk::reference::local_to_model),
+            );
+            for j in 0..skel.joint_count() {
+                prop_assert!(mat_close(&wide[j], &portable[j], TOL), "joint {} of {}..{}:\n  wide     {:?}\n  portable {:?}", j, job.first, job.end, wide[j], portable[j]);
+                prop_assert!(mat_close(&wide[j], &scalar[j], TOL), "joint {} of {}..{}:\n  wide {:?}\n  ref  {:?}", j, job.first, job.end, wide[j], scalar[j]);
+                if !(job.first..job.end).contains(&j) {
+                    prop_assert_eq!(wide[j], start[j], "joint {} outside {}..{} written", j, job.first, job.end);
+                }
+            }
         }
     }
 

@@ -111,7 +111,8 @@ fn inv_max_code(k: __m256i) -> __m256 {
 }
 
 /// [`CompressedClip::decode_blend`] of the frames `at`, when this CPU has
-/// AVX2 (`false`, and nothing decoded, otherwise).
+/// AVX2 (`false`, and nothing decoded, otherwise). The caller skips it
+/// under the `portable` feature; the tests call it either way.
 pub(super) fn decode_blend(
     clip: &CompressedClip<'_>,
     at: &[FrameAt; 2],

@@ -608,8 +608,9 @@ impl<'a> CompressedClip<'a> {
         out: &mut [SoaTransform],
     ) {
         let at = [self.frame_at(i0), self.frame_at(i1)];
+        // The `portable` feature chooses no kernel at run time.
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        if super::avx2::decode_blend(self, &at, alpha, rest, out) {
+        if !cfg!(feature = "portable") && super::avx2::decode_blend(self, &at, alpha, rest, out) {
             return;
         }
         self.decode_blend_as(&at, alpha, rest, out);

@@ -39,7 +39,7 @@
 //! three codes, assembles them into `u32x4` lanes and dequantizes each
 //! component of four joints with one multiply-add (plus the trend's). On
 //! x86-64 CPUs with AVX2 a faster decoder (`avx2`) with the same results
-//! bit for bit takes over.
+//! bit for bit takes over, unless the `portable` feature is on.
 //!
 //! # Container (version 6, little endian)
 //! A 64-byte header (magic `SINEWCMP`, version, joint count, frame count,

@@ -34,10 +34,10 @@ use super::{DqsBinds, DualQuat, Influences, LbsBind, Mat3x4};
 use crate::math::Mat4;
 
 /// Whether this CPU runs the AVX2 + FMA kernels: never with the
-/// `skin-portable` feature, otherwise as [`crate::cpu::avx2_fma`] says.
+/// `portable` feature, otherwise as [`crate::cpu::avx2_fma`] says.
 #[inline]
 pub(crate) fn available() -> bool {
-    !cfg!(feature = "skin-portable") && crate::cpu::avx2_fma()
+    !cfg!(feature = "portable") && crate::cpu::avx2_fma()
 }
 
 type F8 = __m256;

@@ -31,10 +31,10 @@ use super::layout::{Sink, Source};
 use super::Influences;
 
 /// Whether this CPU runs the AVX-512 kernel: never with the
-/// `skin-portable` feature, otherwise as [`crate::cpu::avx512`] says.
+/// `portable` feature, otherwise as [`crate::cpu::avx512`] says.
 #[inline]
 pub(crate) fn available() -> bool {
-    !cfg!(feature = "skin-portable") && crate::cpu::avx512()
+    !cfg!(feature = "portable") && crate::cpu::avx512()
 }
 
 type F16 = __m512;

@@ -127,7 +127,7 @@
 //! On x86-64 CPUs with AVX2 and FMA (asked of CPUID once, at the first
 //! call), whole blocks of eight vertices and the palettes run in AVX2 + FMA
 //! kernels instead; they agree with the portable ones within 1e-5 but not
-//! bit for bit. The `skin-portable` cargo feature turns them off, for
+//! bit for bit. The `portable` cargo feature turns them off, for
 //! skinning that is bit-identical on every x86-64 CPU.
 //!
 //! NaN in palettes or vertex data propagates to the vertices it touches and

@@ -17,7 +17,7 @@ use crate::skeleton::Skeleton;
 use crate::soa::{check_len, SoaTransform, LANES};
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-mod avx2;
+pub(crate) mod avx2;
 
 /// A forward-kinematics job over a skeleton.
 #[derive(Clone, Copy, Debug)]

@@ -50,21 +50,55 @@ struct Locals([[f32; 8]; 12]);
 /// `job` must have passed [`FkJob::validate`] for `models.len()`, with
 /// `first < end`.
 pub(super) fn local_to_model(job: &FkJob<'_>, models: &mut [Mat4]) -> bool {
+    let root = job.root.copied().unwrap_or(Mat4::IDENTITY);
+    local_to_model_range(
+        job.skeleton.parents(),
+        job.local,
+        job.first,
+        job.end,
+        &root,
+        models,
+    )
+}
+
+/// The kernel of [`local_to_model`] over any parent table (the joint LOD's
+/// reordered one too): model matrices of joints `first .. end` from the
+/// blocks of `local`, roots multiplied by `root`; `true` when it ran
+/// (this CPU has AVX2 and FMA, the `portable` feature is off), `false` and
+/// `models` untouched otherwise.
+///
+/// Parents must precede their children (or be out of range: a root).
+/// Joints whose block is missing from `local`, or past `parents` or
+/// `models`, are not written.
+pub(crate) fn local_to_model_range(
+    parents: &[u16],
+    local: &[SoaTransform],
+    first: usize,
+    end: usize,
+    root: &Mat4,
+    models: &mut [Mat4],
+) -> bool {
     if !available() {
         return false;
     }
     // SAFETY: this CPU runs AVX2 and FMA code (asked above).
-    unsafe { run(job, models) };
+    unsafe { run(parents, local, first, end, root, models) };
     true
 }
 
 #[target_feature(enable = "avx2,fma")]
-fn run(job: &FkJob<'_>, models: &mut [Mat4]) {
-    let root = job.root.copied().unwrap_or(Mat4::IDENTITY);
+fn run(
+    parents: &[u16],
+    local: &[SoaTransform],
+    first: usize,
+    end: usize,
+    root: &Mat4,
+    models: &mut [Mat4],
+) {
     let root: [__m128; 4] = root.cols.map(bytemuck::cast);
-    let parents = job.skeleton.parents();
-    let (first, end) = (job.first, job.end);
-    let blocks = end.div_ceil(LANES);
+    let end = end.min(parents.len()).min(models.len());
+    let blocks = end.div_ceil(LANES).min(local.len());
+    let end = end.min(blocks * LANES);
     let mut locals = Locals([[0.0; 8]; 12]);
     // The model matrix of joint `j - 1` once this call has computed it:
     // a child that follows its parent (most joints of a chain) takes the
@@ -74,10 +108,12 @@ fn run(job: &FkJob<'_>, models: &mut [Mat4]) {
     let mut lo = first / LANES;
     while lo < blocks {
         let hi = (lo + 1).min(blocks - 1);
-        affine(&job.local[lo], &job.local[hi], &mut locals);
+        let (Some(a), Some(b)) = (local.get(lo), local.get(hi)) else {
+            return;
+        };
+        affine(a, b, &mut locals);
         let base = lo * LANES;
         let (from, to) = (first.max(base), end.min(base + 2 * LANES));
-        // `parents` has `joint_count() >= end` entries (validated).
         for (j, &p) in (from..to).zip(parents.get(from..to).unwrap_or_default()) {
             let (done, todo) = models.split_at_mut(j);
             let p = p as usize;

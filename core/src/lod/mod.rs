@@ -641,6 +641,17 @@ pub fn local_to_model(
             actual: models.len(),
         });
     }
+    // The wide kernel of `fk::local_to_model` where it runs, so that a
+    // level keeping every joint is full evaluation bit for bit.
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    {
+        use crate::fk::avx2::local_to_model_range as wide;
+        let r = root.copied().unwrap_or(Mat4::IDENTITY);
+        if wide(lod.parents, local, 0, kept, &r, models) {
+            wide(lod.parents, lod.rest, kept, models.len(), &r, models);
+            return Ok(());
+        }
+    }
     let root_cols = root.copied().unwrap_or(Mat4::IDENTITY).to_lanes();
     run_fk(lod.parents, local, 0, kept, root_cols, models);
     run_fk(lod.parents, lod.rest, kept, models.len(), root_cols, models);

@@ -175,32 +175,8 @@ fn decode(
     rest: Option<&[SoaTransform]>,
     out: &mut [SoaTransform],
 ) -> bool {
-    let seg_meta = clip.animated * LANE_META_BYTES;
-    let [a, b] = at;
-    let (sa, sb) = (a.segment * seg_meta, b.segment * seg_meta);
-    // Every 16-byte metadata load of this call ends at most 3 bytes past
-    // its segment's metadata; the bit stream ends with 8 padding bytes.
-    if sa.max(sb) + seg_meta + 3 > clip.meta_ext.len() || clip.data.len() < 8 {
+    let Some((frames, mut cur)) = start(clip, at) else {
         return false;
-    }
-    let (fa, fb) = (trend_factors(a.local), trend_factors(b.local));
-    let base_ptr = clip.meta_ext.as_ptr();
-    let frames = Frames {
-        // SAFETY: both offsets are inside `meta_ext` (checked above).
-        meta: unsafe { [base_ptr.add(sa), base_ptr.add(sb)] },
-        tl: _mm256_setr_m128(_mm_set1_ps(fa.0), _mm_set1_ps(fb.0)),
-        tl2: _mm256_setr_m128(_mm_set1_ps(fa.1), _mm_set1_ps(fb.1)),
-        data: clip.data.as_ptr(),
-        last: _mm256_set1_epi32((clip.data.len() - 8).min(i32::MAX as usize) as i32),
-        at: *at,
-    };
-    let mut cur = Cursor {
-        p: 0,
-        m: 0,
-        bit: half_pair(
-            _mm_set1_epi32(a.first as i32),
-            _mm_set1_epi32(b.first as i32),
-        ),
     };
     let blend = Blend::new(alpha);
     let (wa, wb): (__m128, __m128) = (bytemuck::cast(blend.wa), bytemuck::cast(blend.wb));
@@ -259,6 +235,130 @@ fn decode(
         };
     in_chunks(clip.kinds, rest, out, &mut pending, block, chunk);
     true
+}
+
+/// The playback cache's slot writes ([`CompressedClip::decode_into_as`])
+/// of frame `at[0]` into `a` and, with `TWO`, of frame `at[1]` into `b`,
+/// when this CPU has AVX2 (`false`, and nothing written, otherwise): every
+/// stored track's decoded value before interpolation, the portable
+/// decoder's bits; default tracks left as they are.
+pub(super) fn decode_slots<const TWO: bool>(
+    clip: &CompressedClip<'_>,
+    at: &[FrameAt; 2],
+    a: &mut [SoaTransform],
+    b: &mut [SoaTransform],
+) -> bool {
+    if !crate::cpu::avx2_fma() {
+        return false;
+    }
+    // SAFETY: this CPU runs AVX2 and FMA code.
+    unsafe { slots::<TWO>(clip, at, a, b) }
+}
+
+/// Frame a's and frame b's values of a stored track as [`stored`] gave
+/// them (a value is both frames').
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn both_frames(s: Stored) -> (SoaQuat, SoaQuat) {
+    match s {
+        Stored::Value(q) => (q, q),
+        Stored::Frames(v) => {
+            let (a, b) = halves(v);
+            let q = |h: [__m128; 4]| {
+                let [x, y, z, w] = h.map(bytemuck::cast);
+                SoaQuat { x, y, z, w }
+            };
+            (q(a), q(b))
+        }
+    }
+}
+
+/// [`decode_slots`] on a CPU with AVX2: the block walk of the portable
+/// slot writes, each stored track through [`stored`] (with `TWO` false
+/// the frames are `[at[0], at[0]]`, and the high halves are dropped).
+/// `false` (nothing written) when the per-call bounds do not hold.
+#[target_feature(enable = "avx2,fma")]
+fn slots<const TWO: bool>(
+    clip: &CompressedClip<'_>,
+    at: &[FrameAt; 2],
+    a: &mut [SoaTransform],
+    b: &mut [SoaTransform],
+) -> bool {
+    let at = if TWO { *at } else { [at[0], at[0]] };
+    let Some((frames, mut cur)) = start(clip, &at) else {
+        return false;
+    };
+    for (i, (oa, kinds)) in a.iter_mut().zip(clip.kinds.chunks_exact(3)).enumerate() {
+        let mut ob = if TWO { b.get_mut(i) } else { None };
+        // For the three `stored` calls: this CPU has AVX2 (asked by the
+        // caller), and every metadata load stays inside `meta_ext`
+        // (checked by `start`; the kinds' animated lanes add up to
+        // `clip.animated`, validated).
+        if kinds[0] != KIND_DEFAULT {
+            // SAFETY: AVX2 and the metadata bound, as stated above.
+            let (qa, qb) =
+                both_frames(unsafe { stored::<false>(clip, &frames, &mut cur, kinds[0]) });
+            oa.translation = xyz(&qa);
+            if let Some(ob) = ob.as_deref_mut() {
+                ob.translation = xyz(&qb);
+            }
+        }
+        if kinds[1] != KIND_DEFAULT {
+            // SAFETY: AVX2 and the metadata bound, as stated above.
+            let (qa, qb) =
+                both_frames(unsafe { stored::<true>(clip, &frames, &mut cur, kinds[1]) });
+            oa.rotation = qa;
+            if let Some(ob) = ob.as_deref_mut() {
+                ob.rotation = qb;
+            }
+        }
+        if kinds[2] != KIND_DEFAULT {
+            // SAFETY: AVX2 and the metadata bound, as stated above.
+            let (qa, qb) =
+                both_frames(unsafe { stored::<false>(clip, &frames, &mut cur, kinds[2]) });
+            oa.scale = xyz(&qa);
+            if let Some(ob) = ob {
+                ob.scale = xyz(&qb);
+            }
+        }
+    }
+    true
+}
+
+/// The shared state and the cursor of one decode of the frames `at`;
+/// `None` when the per-call bounds do not hold, which a validated clip
+/// never does.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn start(clip: &CompressedClip<'_>, at: &[FrameAt; 2]) -> Option<(Frames, Cursor)> {
+    let seg_meta = clip.animated * LANE_META_BYTES;
+    let [a, b] = at;
+    let (sa, sb) = (a.segment * seg_meta, b.segment * seg_meta);
+    // Every 16-byte metadata load of this call ends at most 3 bytes past
+    // its segment's metadata; the bit stream ends with 8 padding bytes.
+    if sa.max(sb) + seg_meta + 3 > clip.meta_ext.len() || clip.data.len() < 8 {
+        return None;
+    }
+    let (fa, fb) = (trend_factors(a.local), trend_factors(b.local));
+    let base_ptr = clip.meta_ext.as_ptr();
+    let frames = Frames {
+        // SAFETY: both offsets are inside `meta_ext` (checked above).
+        meta: unsafe { [base_ptr.add(sa), base_ptr.add(sb)] },
+        tl: _mm256_setr_m128(_mm_set1_ps(fa.0), _mm_set1_ps(fb.0)),
+        tl2: _mm256_setr_m128(_mm_set1_ps(fa.1), _mm_set1_ps(fb.1)),
+        data: clip.data.as_ptr(),
+        last: _mm256_set1_epi32((clip.data.len() - 8).min(i32::MAX as usize) as i32),
+        at: *at,
+    };
+    let cur = Cursor {
+        p: 0,
+        m: 0,
+        bit: half_pair(
+            _mm_set1_epi32(a.first as i32),
+            _mm_set1_epi32(b.first as i32),
+        ),
+    };
+    Some((frames, cur))
 }
 
 /// `a · b + c`, fused exactly where the portable decoder's
@@ -847,6 +947,46 @@ mod tests {
                 prop_assert!(decode_blend(&clip, &at, alpha, rest, &mut fast));
                 clip.decode_blend_as(&at, alpha, rest, &mut portable);
                 prop_assert!(same_bits(&fast, &portable), "frames {i0}, {i1}, alpha {alpha}");
+            }
+        }
+
+        /// The playback cache's slot writes: the AVX2 decoder's equal the
+        /// portable decoder's bit for bit, for a pair of frames (any two,
+        /// as a seek decodes them) and for one frame, and neither touches
+        /// the default tracks (both start from the same sentinel).
+        #[test]
+        fn avx2_slot_writes_equal_portable_bit_for_bit(seed in any::<u64>()) {
+            if !crate::cpu::avx2_fma() {
+                return Ok(());
+            }
+            let mut rng = Rng(seed);
+            let (words, _) = container(&mut rng);
+            let mut aligned = vec![0u128; words.len() / 16];
+            bytemuck::cast_slice_mut::<u128, u8>(&mut aligned).copy_from_slice(&words);
+            let bytes: &[u8] = bytemuck::cast_slice(&aligned);
+            let clip = CompressedClip::from_bytes(bytes).unwrap();
+            let n = clip.soa_count();
+            let frames = clip.frame_count() as u64;
+            let mut sentinel = SoaTransform::IDENTITY;
+            let s: &mut [f32] = bytemuck::cast_slice_mut(core::slice::from_mut(&mut sentinel));
+            for (i, v) in s.iter_mut().enumerate() {
+                *v = 7.0 + i as f32;
+            }
+            for _ in 0..8 {
+                let (i0, i1) = (rng.below(frames) as usize, rng.below(frames) as usize);
+                let at = [clip.frame_at(i0), clip.frame_at(i1)];
+                let mut fast = vec![sentinel; 2 * n];
+                let mut portable = vec![sentinel; 2 * n];
+                let (fa, fb) = fast.split_at_mut(n);
+                prop_assert!(decode_slots::<true>(&clip, &at, fa, fb));
+                let (pa, pb) = portable.split_at_mut(n);
+                clip.decode_into_as::<true>(at, pa, pb);
+                prop_assert!(same_bits(&fast, &portable), "pair {i0}, {i1}");
+                let mut fast = vec![sentinel; n];
+                let mut portable = vec![sentinel; n];
+                prop_assert!(decode_slots::<false>(&clip, &at, &mut fast, &mut []));
+                clip.decode_into_as::<false>([at[0], at[0]], &mut portable, &mut []);
+                prop_assert!(same_bits(&fast, &portable), "frame {i0}");
             }
         }
 

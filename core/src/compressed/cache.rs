@@ -288,17 +288,28 @@ impl CompressedClip<'_> {
     /// exactly as the pair decoder has it before interpolation (x, y, z for
     /// translations and scales; constant tracks as stored). Default tracks
     /// are left as they are; [`Self::blend_frames`] does not read them.
+    /// On x86-64 CPUs with AVX2 the AVX2 decoder writes the slot (the same
+    /// bits, see [`super::avx2::decode_slots`]).
     pub(super) fn decode_into(&self, at: FrameAt, slot: &mut [SoaTransform]) {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if super::avx2::decode_slots::<false>(self, &[at, at], slot, &mut []) {
+            return;
+        }
         self.decode_into_as::<false>([at, at], slot, &mut []);
     }
 
     /// [`Self::decode_into`] of two frames in one pass of the pair decoder.
     fn decode_pair_into(&self, at: [FrameAt; 2], a: &mut [SoaTransform], b: &mut [SoaTransform]) {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if super::avx2::decode_slots::<true>(self, &at, a, b) {
+            return;
+        }
         self.decode_into_as::<true>(at, a, b);
     }
 
-    /// Frame `at[0]` into `a`, and with `TWO` frame `at[1]` into `b`.
-    fn decode_into_as<const TWO: bool>(
+    /// Frame `at[0]` into `a`, and with `TWO` frame `at[1]` into `b`, with
+    /// the portable decoder whatever the CPU.
+    pub(super) fn decode_into_as<const TWO: bool>(
         &self,
         at: [FrameAt; 2],
         a: &mut [SoaTransform],

@@ -196,7 +196,7 @@ fn decode(
             base.translation
         } else {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<false>(clip, &frames, &mut cur, kt) } {
+            match unsafe { stored::<false, true>(clip, &frames, &mut cur, kt) } {
                 Stored::Value(q) => xyz(&q),
                 Stored::Frames(v) => lerp(v, wa, wb),
             }
@@ -205,7 +205,7 @@ fn decode(
             o.rotation = base.rotation;
         } else {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<true>(clip, &frames, &mut cur, kr) } {
+            match unsafe { stored::<true, true>(clip, &frames, &mut cur, kr) } {
                 Stored::Value(q) => o.rotation = q,
                 Stored::Frames(v) => {
                     slot.write(halves(v));
@@ -217,7 +217,7 @@ fn decode(
             base.scale
         } else {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<false>(clip, &frames, &mut cur, ks) } {
+            match unsafe { stored::<false, true>(clip, &frames, &mut cur, ks) } {
                 Stored::Value(q) => xyz(&q),
                 Stored::Frames(v) => lerp(v, wa, wb),
             }
@@ -297,7 +297,7 @@ fn slots<const TWO: bool>(
         if kinds[0] != KIND_DEFAULT {
             // SAFETY: AVX2 and the metadata bound, as stated above.
             let (qa, qb) =
-                both_frames(unsafe { stored::<false>(clip, &frames, &mut cur, kinds[0]) });
+                both_frames(unsafe { stored::<false, TWO>(clip, &frames, &mut cur, kinds[0]) });
             oa.translation = xyz(&qa);
             if let Some(ob) = ob.as_deref_mut() {
                 ob.translation = xyz(&qb);
@@ -306,7 +306,7 @@ fn slots<const TWO: bool>(
         if kinds[1] != KIND_DEFAULT {
             // SAFETY: AVX2 and the metadata bound, as stated above.
             let (qa, qb) =
-                both_frames(unsafe { stored::<true>(clip, &frames, &mut cur, kinds[1]) });
+                both_frames(unsafe { stored::<true, TWO>(clip, &frames, &mut cur, kinds[1]) });
             oa.rotation = qa;
             if let Some(ob) = ob.as_deref_mut() {
                 ob.rotation = qb;
@@ -315,7 +315,7 @@ fn slots<const TWO: bool>(
         if kinds[2] != KIND_DEFAULT {
             // SAFETY: AVX2 and the metadata bound, as stated above.
             let (qa, qb) =
-                both_frames(unsafe { stored::<false>(clip, &frames, &mut cur, kinds[2]) });
+                both_frames(unsafe { stored::<false, TWO>(clip, &frames, &mut cur, kinds[2]) });
             oa.scale = xyz(&qa);
             if let Some(ob) = ob {
                 ob.scale = xyz(&qb);
@@ -415,12 +415,14 @@ fn nlerp((a, b): ([__m128; 4], [__m128; 4]), wa: __m128, wb: __m128) -> SoaQuat 
 /// The next stored block track (kind byte `kind`, not the default; the
 /// `ROT` instance for rotations), decoded by [`track`] (the instance of its
 /// lanes' formats) or, when it declines, by the portable decoder; the
-/// cursor moves past it.
+/// cursor moves past it. Without `TWO` the two frames must be one and the
+/// same (the cache's single-frame decode), whose loads [`track`] makes
+/// once for both halves.
 ///
 /// # Safety
 /// As [`track`], for every track the cursor reaches.
 #[inline(always)]
-unsafe fn stored<const ROT: bool>(
+unsafe fn stored<const ROT: bool, const TWO: bool>(
     clip: &CompressedClip<'_>,
     f: &Frames,
     cur: &mut Cursor,
@@ -444,7 +446,7 @@ unsafe fn stored<const ROT: bool>(
     macro_rules! go {
         ($t:expr) => {
             // SAFETY: the caller's contract, for this track.
-            unsafe { stored_as::<{ $t }, ROT>(clip, f, cur, m, mask, cv, s3) }
+            unsafe { stored_as::<{ $t }, ROT, TWO>(clip, f, cur, m, mask, cv, s3) }
         };
     }
     match s3 {
@@ -461,7 +463,7 @@ unsafe fn stored<const ROT: bool>(
 /// # Safety
 /// As [`track`].
 #[inline(always)]
-unsafe fn stored_as<const T: u8, const ROT: bool>(
+unsafe fn stored_as<const T: u8, const ROT: bool, const TWO: bool>(
     clip: &CompressedClip<'_>,
     f: &Frames,
     cur: &mut Cursor,
@@ -476,7 +478,7 @@ unsafe fn stored_as<const T: u8, const ROT: bool>(
         // animated lane's metadata of this track in both frames: the
         // caller's contract for every track the cursor reaches, and `m` is
         // this track's metadata offset.
-        if let Some(v) = unsafe { track::<T, ROT>(f, m, mask, &mut cur.bit, cv, s3) } {
+        if let Some(v) = unsafe { track::<T, ROT, TWO>(f, m, mask, &mut cur.bit, cv, s3) } {
             return Stored::Frames(v);
         }
     }
@@ -520,7 +522,9 @@ fn half_pair(lo: __m128i, hi: __m128i) -> __m256i {
 /// (see the module docs); `None`, with the offsets untouched, when a lane
 /// is verbatim. Lanes up to [`ONE_WINDOW_BITS`] read one 64-bit window per
 /// frame; a track with a wider lane reads two per lane (x and y, then z and
-/// the smallest-three index).
+/// the smallest-three index). Without `TWO` (both frames the same) each
+/// lane's metadata and windows are loaded once and copied to the high
+/// half.
 ///
 /// # Safety
 /// The CPU must support AVX2, and 16 bytes must be readable at
@@ -528,7 +532,7 @@ fn half_pair(lo: __m128i, hi: __m128i) -> __m256i {
 /// rank and both `k`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn track<const T: u8, const ROT: bool>(
+unsafe fn track<const T: u8, const ROT: bool, const TWO: bool>(
     frames: &Frames,
     m: usize,
     mask: u32,
@@ -547,10 +551,12 @@ unsafe fn track<const T: u8, const ROT: bool>(
         // LANE_META_BYTES), where the caller's contract makes 16 bytes
         // readable in both frames' segments.
         unsafe {
-            half_pair(
-                _mm_loadu_si128(pa.add(at).cast()),
-                _mm_loadu_si128(pb.add(at).cast()),
-            )
+            let a = _mm_loadu_si128(pa.add(at).cast());
+            if TWO {
+                half_pair(a, _mm_loadu_si128(pb.add(at).cast()))
+            } else {
+                _mm256_broadcastsi128_si256(a)
+            }
         }
     };
     let (l0, l1, l2, l3) = (lane(0), lane(1), lane(2), lane(3));
@@ -628,8 +634,14 @@ unsafe fn track<const T: u8, const ROT: bool>(
                 _mm_unpacklo_epi64(ld(_mm_extract_epi32::<2>(h)), ld(_mm_extract_epi32::<3>(h)));
             _mm256_srlv_epi64(half_pair(lo, hi), _mm256_cvtepu32_epi64(sh))
         };
+        let lo = win(_mm256_castsi256_si128(at), _mm256_castsi256_si128(shift));
+        if !TWO {
+            // One frame in both halves: the high half's windows are the
+            // low half's.
+            return (lo, lo);
+        }
         (
-            win(_mm256_castsi256_si128(at), _mm256_castsi256_si128(shift)),
+            lo,
             win(
                 _mm256_extracti128_si256::<1>(at),
                 _mm256_extracti128_si256::<1>(shift),

@@ -382,24 +382,31 @@ impl CompressedClip<'_> {
     ) {
         let blend = Blend::new(alpha);
         let identity = SoaTransform::IDENTITY;
-        for (i, ((o, a), b)) in out.iter_mut().zip(a).zip(b).enumerate() {
-            let base = rest.and_then(|r| r.get(i)).unwrap_or(&identity);
-            let kind = |t: usize| self.kinds.get(3 * i + t).copied().unwrap_or(KIND_DEFAULT);
-            let (kt, kr, ks) = (kind(0), kind(1), kind(2));
-            o.translation = match (kt == KIND_DEFAULT, kt >> 4) {
-                (true, _) => base.translation,
-                (false, 0) => a.translation,
-                _ => blend.lerp_vec(&a.translation, &b.translation),
+        // Validated kinds are three per block: the zip checks no index.
+        let kinds = self.kinds.chunks_exact(3);
+        for (i, (((o, a), b), k)) in out.iter_mut().zip(a).zip(b).zip(kinds).enumerate() {
+            let base = || rest.and_then(|r| r.get(i)).unwrap_or(&identity);
+            let (kt, kr, ks) = (k[0], k[1], k[2]);
+            o.translation = if kt == KIND_DEFAULT {
+                base().translation
+            } else if kt >> 4 == 0 {
+                a.translation
+            } else {
+                blend.lerp_vec(&a.translation, &b.translation)
             };
-            o.rotation = match (kr == KIND_DEFAULT, kr >> 4) {
-                (true, _) => base.rotation,
-                (false, 0) => a.rotation,
-                _ => blend.nlerp(&a.rotation, &b.rotation),
+            o.rotation = if kr == KIND_DEFAULT {
+                base().rotation
+            } else if kr >> 4 == 0 {
+                a.rotation
+            } else {
+                blend.nlerp(&a.rotation, &b.rotation)
             };
-            o.scale = match (ks == KIND_DEFAULT, ks >> 4) {
-                (true, _) => base.scale,
-                (false, 0) => a.scale,
-                _ => blend.lerp_vec(&a.scale, &b.scale),
+            o.scale = if ks == KIND_DEFAULT {
+                base().scale
+            } else if ks >> 4 == 0 {
+                a.scale
+            } else {
+                blend.lerp_vec(&a.scale, &b.scale)
             };
         }
     }

@@ -5,12 +5,18 @@
 //! A sample between frames `i` and `i + 1` needs both decoded; the next
 //! call at a 60 Hz tick on a 30 Hz clip usually needs the same two, and
 //! the one after that shares frame `i + 1`. [`CompressedClip::sample_cached`]
-//! decodes only the frames its [`PlaybackCache`] does not hold (one frame
-//! alone costs about half of a pair) and interpolates the held values with
-//! the uncached sampler's own arithmetic, so its output has the same bits
-//! as [`CompressedClip::sample_with_rest`]. A seek costs one plain decode
-//! of two frames: there is no sequential context to rebuild (the format's
+//! decodes only the frames its [`PlaybackCache`] does not hold and
+//! interpolates the held values with the uncached sampler's own
+//! arithmetic, so its output has the same bits as
+//! [`CompressedClip::sample_with_rest`]. A seek costs one plain decode of
+//! two frames: there is no sequential context to rebuild (the format's
 //! frames are addressed directly).
+//!
+//! The slots are written by the decoder the uncached sampler uses: the
+//! AVX2 one on x86-64 CPUs that have it, the portable one elsewhere (the
+//! same bits). The portable decoder's frame alone costs about half of a
+//! pair; the AVX2 decoder's frames share one register, so a frame alone
+//! saves only the second frame's loads, most of a pair's cost.
 
 use wide::f32x4;
 

@@ -122,6 +122,17 @@ pub(super) fn decode_blend(
     unsafe { decode(clip, at, alpha, rest, out) }
 }
 
+/// Which decode runs [`track`]: [`decode`] (both frames, interpolated),
+/// the cache's pair of slots, or its single slot. Each has its own
+/// instance of the track decoder, so that every instance has one caller
+/// and is inlined there (an instance shared by two callers is called out
+/// of line, at the cost of its arguments and results through memory).
+const BLEND: u8 = 0;
+/// See [`BLEND`].
+const PAIR: u8 = 1;
+/// See [`BLEND`].
+const ONE: u8 = 2;
+
 /// What every track of one decode shares.
 struct Frames {
     /// Frame a's and b's segment metadata.
@@ -196,7 +207,7 @@ fn decode(
             base.translation
         } else {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<false, true>(clip, &frames, &mut cur, kt) } {
+            match unsafe { stored::<false, BLEND>(clip, &frames, &mut cur, kt) } {
                 Stored::Value(q) => xyz(&q),
                 Stored::Frames(v) => lerp(v, wa, wb),
             }
@@ -205,7 +216,7 @@ fn decode(
             o.rotation = base.rotation;
         } else {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<true, true>(clip, &frames, &mut cur, kr) } {
+            match unsafe { stored::<true, BLEND>(clip, &frames, &mut cur, kr) } {
                 Stored::Value(q) => o.rotation = q,
                 Stored::Frames(v) => {
                     slot.write(halves(v));
@@ -217,7 +228,7 @@ fn decode(
             base.scale
         } else {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<false, true>(clip, &frames, &mut cur, ks) } {
+            match unsafe { stored::<false, BLEND>(clip, &frames, &mut cur, ks) } {
                 Stored::Value(q) => xyz(&q),
                 Stored::Frames(v) => lerp(v, wa, wb),
             }
@@ -252,7 +263,13 @@ pub(super) fn decode_slots<const TWO: bool>(
         return false;
     }
     // SAFETY: this CPU runs AVX2 and FMA code.
-    unsafe { slots::<TWO>(clip, at, a, b) }
+    unsafe {
+        if TWO {
+            slots::<PAIR>(clip, at, a, b)
+        } else {
+            slots::<ONE>(clip, at, a, b)
+        }
+    }
 }
 
 /// Frame a's and frame b's values of a stored track as [`stored`] gave
@@ -274,22 +291,23 @@ fn both_frames(s: Stored) -> (SoaQuat, SoaQuat) {
 }
 
 /// [`decode_slots`] on a CPU with AVX2: the block walk of the portable
-/// slot writes, each stored track through [`stored`] (with `TWO` false
+/// slot writes, each stored track through [`stored`] (with `MODE` [`ONE`]
 /// the frames are `[at[0], at[0]]`, and the high halves are dropped).
 /// `false` (nothing written) when the per-call bounds do not hold.
 #[target_feature(enable = "avx2,fma")]
-fn slots<const TWO: bool>(
+fn slots<const MODE: u8>(
     clip: &CompressedClip<'_>,
     at: &[FrameAt; 2],
     a: &mut [SoaTransform],
     b: &mut [SoaTransform],
 ) -> bool {
-    let at = if TWO { *at } else { [at[0], at[0]] };
+    let two = MODE != ONE;
+    let at = if two { *at } else { [at[0], at[0]] };
     let Some((frames, mut cur)) = start(clip, &at) else {
         return false;
     };
     for (i, (oa, kinds)) in a.iter_mut().zip(clip.kinds.chunks_exact(3)).enumerate() {
-        let mut ob = if TWO { b.get_mut(i) } else { None };
+        let mut ob = if two { b.get_mut(i) } else { None };
         // For the three `stored` calls: this CPU has AVX2 (asked by the
         // caller), and every metadata load stays inside `meta_ext`
         // (checked by `start`; the kinds' animated lanes add up to
@@ -297,7 +315,7 @@ fn slots<const TWO: bool>(
         if kinds[0] != KIND_DEFAULT {
             // SAFETY: AVX2 and the metadata bound, as stated above.
             let (qa, qb) =
-                both_frames(unsafe { stored::<false, TWO>(clip, &frames, &mut cur, kinds[0]) });
+                both_frames(unsafe { stored::<false, MODE>(clip, &frames, &mut cur, kinds[0]) });
             oa.translation = xyz(&qa);
             if let Some(ob) = ob.as_deref_mut() {
                 ob.translation = xyz(&qb);
@@ -306,7 +324,7 @@ fn slots<const TWO: bool>(
         if kinds[1] != KIND_DEFAULT {
             // SAFETY: AVX2 and the metadata bound, as stated above.
             let (qa, qb) =
-                both_frames(unsafe { stored::<true, TWO>(clip, &frames, &mut cur, kinds[1]) });
+                both_frames(unsafe { stored::<true, MODE>(clip, &frames, &mut cur, kinds[1]) });
             oa.rotation = qa;
             if let Some(ob) = ob.as_deref_mut() {
                 ob.rotation = qb;
@@ -315,7 +333,7 @@ fn slots<const TWO: bool>(
         if kinds[2] != KIND_DEFAULT {
             // SAFETY: AVX2 and the metadata bound, as stated above.
             let (qa, qb) =
-                both_frames(unsafe { stored::<false, TWO>(clip, &frames, &mut cur, kinds[2]) });
+                both_frames(unsafe { stored::<false, MODE>(clip, &frames, &mut cur, kinds[2]) });
             oa.scale = xyz(&qa);
             if let Some(ob) = ob {
                 ob.scale = xyz(&qb);
@@ -415,14 +433,14 @@ fn nlerp((a, b): ([__m128; 4], [__m128; 4]), wa: __m128, wb: __m128) -> SoaQuat 
 /// The next stored block track (kind byte `kind`, not the default; the
 /// `ROT` instance for rotations), decoded by [`track`] (the instance of its
 /// lanes' formats) or, when it declines, by the portable decoder; the
-/// cursor moves past it. Without `TWO` the two frames must be one and the
+/// cursor moves past it. With `MODE` [`ONE`] the two frames must be one and the
 /// same (the cache's single-frame decode), whose loads [`track`] makes
 /// once for both halves.
 ///
 /// # Safety
 /// As [`track`], for every track the cursor reaches.
 #[inline(always)]
-unsafe fn stored<const ROT: bool, const TWO: bool>(
+unsafe fn stored<const ROT: bool, const MODE: u8>(
     clip: &CompressedClip<'_>,
     f: &Frames,
     cur: &mut Cursor,
@@ -446,7 +464,7 @@ unsafe fn stored<const ROT: bool, const TWO: bool>(
     macro_rules! go {
         ($t:expr) => {
             // SAFETY: the caller's contract, for this track.
-            unsafe { stored_as::<{ $t }, ROT, TWO>(clip, f, cur, m, mask, cv, s3) }
+            unsafe { stored_as::<{ $t }, ROT, MODE>(clip, f, cur, m, mask, cv, s3) }
         };
     }
     match s3 {
@@ -463,7 +481,7 @@ unsafe fn stored<const ROT: bool, const TWO: bool>(
 /// # Safety
 /// As [`track`].
 #[inline(always)]
-unsafe fn stored_as<const T: u8, const ROT: bool, const TWO: bool>(
+unsafe fn stored_as<const T: u8, const ROT: bool, const MODE: u8>(
     clip: &CompressedClip<'_>,
     f: &Frames,
     cur: &mut Cursor,
@@ -478,7 +496,7 @@ unsafe fn stored_as<const T: u8, const ROT: bool, const TWO: bool>(
         // animated lane's metadata of this track in both frames: the
         // caller's contract for every track the cursor reaches, and `m` is
         // this track's metadata offset.
-        if let Some(v) = unsafe { track::<T, ROT, TWO>(f, m, mask, &mut cur.bit, cv, s3) } {
+        if let Some(v) = unsafe { track::<T, ROT, MODE>(f, m, mask, &mut cur.bit, cv, s3) } {
             return Stored::Frames(v);
         }
     }
@@ -522,7 +540,7 @@ fn half_pair(lo: __m128i, hi: __m128i) -> __m256i {
 /// (see the module docs); `None`, with the offsets untouched, when a lane
 /// is verbatim. Lanes up to [`ONE_WINDOW_BITS`] read one 64-bit window per
 /// frame; a track with a wider lane reads two per lane (x and y, then z and
-/// the smallest-three index). Without `TWO` (both frames the same) each
+/// the smallest-three index). With `MODE` [`ONE`] (both frames the same) each
 /// lane's metadata and windows are loaded once and copied to the high
 /// half.
 ///
@@ -532,7 +550,7 @@ fn half_pair(lo: __m128i, hi: __m128i) -> __m256i {
 /// rank and both `k`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn track<const T: u8, const ROT: bool, const TWO: bool>(
+unsafe fn track<const T: u8, const ROT: bool, const MODE: u8>(
     frames: &Frames,
     m: usize,
     mask: u32,
@@ -552,7 +570,7 @@ unsafe fn track<const T: u8, const ROT: bool, const TWO: bool>(
         // readable in both frames' segments.
         unsafe {
             let a = _mm_loadu_si128(pa.add(at).cast());
-            if TWO {
+            if MODE != ONE {
                 half_pair(a, _mm_loadu_si128(pb.add(at).cast()))
             } else {
                 _mm256_broadcastsi128_si256(a)
@@ -635,7 +653,7 @@ unsafe fn track<const T: u8, const ROT: bool, const TWO: bool>(
             _mm256_srlv_epi64(half_pair(lo, hi), _mm256_cvtepu32_epi64(sh))
         };
         let lo = win(_mm256_castsi256_si128(at), _mm256_castsi256_si128(shift));
-        if !TWO {
+        if MODE == ONE {
             // One frame in both halves: the high half's windows are the
             // low half's.
             return (lo, lo);

@@ -433,9 +433,9 @@ fn nlerp((a, b): ([__m128; 4], [__m128; 4]), wa: __m128, wb: __m128) -> SoaQuat 
 /// The next stored block track (kind byte `kind`, not the default; the
 /// `ROT` instance for rotations), decoded by [`track`] (the instance of its
 /// lanes' formats) or, when it declines, by the portable decoder; the
-/// cursor moves past it. With `MODE` [`ONE`] the two frames must be one and the
-/// same (the cache's single-frame decode), whose loads [`track`] makes
-/// once for both halves.
+/// cursor moves past it. With `MODE` [`ONE`] the two frames must be one
+/// and the same (the cache's single-frame decode), whose loads [`track`]
+/// makes once for both halves.
 ///
 /// # Safety
 /// As [`track`], for every track the cursor reaches.
@@ -540,9 +540,9 @@ fn half_pair(lo: __m128i, hi: __m128i) -> __m256i {
 /// (see the module docs); `None`, with the offsets untouched, when a lane
 /// is verbatim. Lanes up to [`ONE_WINDOW_BITS`] read one 64-bit window per
 /// frame; a track with a wider lane reads two per lane (x and y, then z and
-/// the smallest-three index). With `MODE` [`ONE`] (both frames the same) each
-/// lane's metadata and windows are loaded once and copied to the high
-/// half.
+/// the smallest-three index). With `MODE` [`ONE`] (both frames the same)
+/// each lane's metadata and windows are loaded once and copied to the
+/// high half.
 ///
 /// # Safety
 /// The CPU must support AVX2, and 16 bytes must be readable at

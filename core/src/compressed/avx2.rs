@@ -127,6 +127,17 @@ pub(super) fn decode_blend(
     unsafe { decode(clip, at, alpha, rest, out) }
 }
 
+/// Which decode runs [`track`]: [`decode`] (both frames, interpolated),
+/// the cache's pair of slots, or its single slot. Each has its own
+/// instance of the track decoder, so that every instance has one caller
+/// and is inlined there (an instance shared by two callers is called out
+/// of line, at the cost of its arguments and results through memory).
+const BLEND: u8 = 0;
+/// See [`BLEND`].
+const PAIR: u8 = 1;
+/// See [`BLEND`].
+const ONE: u8 = 2;
+
 /// What every track of one decode shares.
 struct Frames {
     /// Frame a's and b's segment metadata.
@@ -180,32 +191,8 @@ fn decode(
     rest: Option<&[SoaTransform]>,
     out: &mut [SoaTransform],
 ) -> bool {
-    let seg_meta = clip.animated * LANE_META_BYTES;
-    let [a, b] = at;
-    let (sa, sb) = (a.segment * seg_meta, b.segment * seg_meta);
-    // Every 16-byte metadata load of this call ends at most 3 bytes past
-    // its segment's metadata; the bit stream ends with 8 padding bytes.
-    if sa.max(sb) + seg_meta + 3 > clip.meta_ext.len() || clip.data.len() < 8 {
+    let Some((frames, mut cur)) = start(clip, at) else {
         return false;
-    }
-    let (fa, fb) = (trend_factors(a.local), trend_factors(b.local));
-    let base_ptr = clip.meta_ext.as_ptr();
-    let frames = Frames {
-        // SAFETY: both offsets are inside `meta_ext` (checked above).
-        meta: unsafe { [base_ptr.add(sa), base_ptr.add(sb)] },
-        tl: _mm256_setr_m128(_mm_set1_ps(fa.0), _mm_set1_ps(fb.0)),
-        tl2: _mm256_setr_m128(_mm_set1_ps(fa.1), _mm_set1_ps(fb.1)),
-        data: clip.data.as_ptr(),
-        last: _mm256_set1_epi32((clip.data.len() - 8).min(i32::MAX as usize) as i32),
-        at: *at,
-    };
-    let mut cur = Cursor {
-        p: 0,
-        m: 0,
-        bit: half_pair(
-            _mm_set1_epi32(a.first as i32),
-            _mm_set1_epi32(b.first as i32),
-        ),
     };
     let blend = Blend::new(alpha);
     let (wa, wb): (__m128, __m128) = (bytemuck::cast(blend.wa), bytemuck::cast(blend.wb));
@@ -225,7 +212,7 @@ fn decode(
             base.translation
         } else {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<false>(clip, &frames, &mut cur, kt) } {
+            match unsafe { stored::<false, BLEND>(clip, &frames, &mut cur, kt) } {
                 Stored::Value(q) => xyz(&q),
                 Stored::Frames(v) => lerp(v, wa, wb),
             }
@@ -234,7 +221,7 @@ fn decode(
             o.rotation = base.rotation;
         } else {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<true>(clip, &frames, &mut cur, kr) } {
+            match unsafe { stored::<true, BLEND>(clip, &frames, &mut cur, kr) } {
                 Stored::Value(q) => o.rotation = q,
                 Stored::Frames(v) => {
                     slot.write(halves(v));
@@ -246,7 +233,7 @@ fn decode(
             base.scale
         } else {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<false>(clip, &frames, &mut cur, ks) } {
+            match unsafe { stored::<false, BLEND>(clip, &frames, &mut cur, ks) } {
                 Stored::Value(q) => xyz(&q),
                 Stored::Frames(v) => lerp(v, wa, wb),
             }
@@ -264,6 +251,137 @@ fn decode(
         };
     in_chunks(clip.kinds, rest, out, &mut pending, block, chunk);
     true
+}
+
+/// The playback cache's slot writes ([`CompressedClip::decode_into_as`])
+/// of frame `at[0]` into `a` and, with `TWO`, of frame `at[1]` into `b`,
+/// when this CPU has AVX2 (`false`, and nothing written, otherwise): every
+/// stored track's decoded value before interpolation, the portable
+/// decoder's bits; default tracks left as they are.
+pub(super) fn decode_slots<const TWO: bool>(
+    clip: &CompressedClip<'_>,
+    at: &[FrameAt; 2],
+    a: &mut [SoaTransform],
+    b: &mut [SoaTransform],
+) -> bool {
+    if !crate::cpu::avx2_fma() {
+        return false;
+    }
+    // SAFETY: this CPU runs AVX2 and FMA code.
+    unsafe {
+        if TWO {
+            slots::<PAIR>(clip, at, a, b)
+        } else {
+            slots::<ONE>(clip, at, a, b)
+        }
+    }
+}
+
+/// Frame a's and frame b's values of a stored track as [`stored`] gave
+/// them (a value is both frames').
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn both_frames(s: Stored) -> (SoaQuat, SoaQuat) {
+    match s {
+        Stored::Value(q) => (q, q),
+        Stored::Frames(v) => {
+            let (a, b) = halves(v);
+            let q = |h: [__m128; 4]| {
+                let [x, y, z, w] = h.map(bytemuck::cast);
+                SoaQuat { x, y, z, w }
+            };
+            (q(a), q(b))
+        }
+    }
+}
+
+/// [`decode_slots`] on a CPU with AVX2: the block walk of the portable
+/// slot writes, each stored track through [`stored`] (with `MODE` [`ONE`]
+/// the frames are `[at[0], at[0]]`, and the high halves are dropped).
+/// `false` (nothing written) when the per-call bounds do not hold.
+#[target_feature(enable = "avx2,fma")]
+fn slots<const MODE: u8>(
+    clip: &CompressedClip<'_>,
+    at: &[FrameAt; 2],
+    a: &mut [SoaTransform],
+    b: &mut [SoaTransform],
+) -> bool {
+    let two = MODE != ONE;
+    let at = if two { *at } else { [at[0], at[0]] };
+    let Some((frames, mut cur)) = start(clip, &at) else {
+        return false;
+    };
+    for (i, (oa, kinds)) in a.iter_mut().zip(clip.kinds.chunks_exact(3)).enumerate() {
+        let mut ob = if two { b.get_mut(i) } else { None };
+        // For the three `stored` calls: this CPU has AVX2 (asked by the
+        // caller), and every metadata load stays inside `meta_ext`
+        // (checked by `start`; the kinds' animated lanes add up to
+        // `clip.animated`, validated).
+        if kinds[0] != KIND_DEFAULT {
+            // SAFETY: AVX2 and the metadata bound, as stated above.
+            let (qa, qb) =
+                both_frames(unsafe { stored::<false, MODE>(clip, &frames, &mut cur, kinds[0]) });
+            oa.translation = xyz(&qa);
+            if let Some(ob) = ob.as_deref_mut() {
+                ob.translation = xyz(&qb);
+            }
+        }
+        if kinds[1] != KIND_DEFAULT {
+            // SAFETY: AVX2 and the metadata bound, as stated above.
+            let (qa, qb) =
+                both_frames(unsafe { stored::<true, MODE>(clip, &frames, &mut cur, kinds[1]) });
+            oa.rotation = qa;
+            if let Some(ob) = ob.as_deref_mut() {
+                ob.rotation = qb;
+            }
+        }
+        if kinds[2] != KIND_DEFAULT {
+            // SAFETY: AVX2 and the metadata bound, as stated above.
+            let (qa, qb) =
+                both_frames(unsafe { stored::<false, MODE>(clip, &frames, &mut cur, kinds[2]) });
+            oa.scale = xyz(&qa);
+            if let Some(ob) = ob {
+                ob.scale = xyz(&qb);
+            }
+        }
+    }
+    true
+}
+
+/// The shared state and the cursor of one decode of the frames `at`;
+/// `None` when the per-call bounds do not hold, which a validated clip
+/// never does.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn start(clip: &CompressedClip<'_>, at: &[FrameAt; 2]) -> Option<(Frames, Cursor)> {
+    let seg_meta = clip.animated * LANE_META_BYTES;
+    let [a, b] = at;
+    let (sa, sb) = (a.segment * seg_meta, b.segment * seg_meta);
+    // Every 16-byte metadata load of this call ends at most 3 bytes past
+    // its segment's metadata; the bit stream ends with 8 padding bytes.
+    if sa.max(sb) + seg_meta + 3 > clip.meta_ext.len() || clip.data.len() < 8 {
+        return None;
+    }
+    let (fa, fb) = (trend_factors(a.local), trend_factors(b.local));
+    let base_ptr = clip.meta_ext.as_ptr();
+    let frames = Frames {
+        // SAFETY: both offsets are inside `meta_ext` (checked above).
+        meta: unsafe { [base_ptr.add(sa), base_ptr.add(sb)] },
+        tl: _mm256_setr_m128(_mm_set1_ps(fa.0), _mm_set1_ps(fb.0)),
+        tl2: _mm256_setr_m128(_mm_set1_ps(fa.1), _mm_set1_ps(fb.1)),
+        data: clip.data.as_ptr(),
+        last: _mm256_set1_epi32((clip.data.len() - 8).min(i32::MAX as usize) as i32),
+        at: *at,
+    };
+    let cur = Cursor {
+        p: 0,
+        m: 0,
+        bit: half_pair(
+            _mm_set1_epi32(a.first as i32),
+            _mm_set1_epi32(b.first as i32),
+        ),
+    };
+    Some((frames, cur))
 }
 
 /// `a · b + c`, fused exactly where the portable decoder's
@@ -320,12 +438,14 @@ fn nlerp((a, b): ([__m128; 4], [__m128; 4]), wa: __m128, wb: __m128) -> SoaQuat 
 /// The next stored block track (kind byte `kind`, not the default; the
 /// `ROT` instance for rotations), decoded by [`track`] (the instance of its
 /// lanes' formats) or, when it declines, by the portable decoder; the
-/// cursor moves past it.
+/// cursor moves past it. With `MODE` [`ONE`] the two frames must be one
+/// and the same (the cache's single-frame decode), whose loads [`track`]
+/// makes once for both halves.
 ///
 /// # Safety
 /// As [`track`], for every track the cursor reaches.
 #[inline(always)]
-unsafe fn stored<const ROT: bool>(
+unsafe fn stored<const ROT: bool, const MODE: u8>(
     clip: &CompressedClip<'_>,
     f: &Frames,
     cur: &mut Cursor,
@@ -349,7 +469,7 @@ unsafe fn stored<const ROT: bool>(
     macro_rules! go {
         ($t:expr) => {
             // SAFETY: the caller's contract, for this track.
-            unsafe { stored_as::<{ $t }, ROT>(clip, f, cur, m, mask, cv, s3) }
+            unsafe { stored_as::<{ $t }, ROT, MODE>(clip, f, cur, m, mask, cv, s3) }
         };
     }
     match s3 {
@@ -366,7 +486,7 @@ unsafe fn stored<const ROT: bool>(
 /// # Safety
 /// As [`track`].
 #[inline(always)]
-unsafe fn stored_as<const T: u8, const ROT: bool>(
+unsafe fn stored_as<const T: u8, const ROT: bool, const MODE: u8>(
     clip: &CompressedClip<'_>,
     f: &Frames,
     cur: &mut Cursor,
@@ -381,7 +501,7 @@ unsafe fn stored_as<const T: u8, const ROT: bool>(
         // animated lane's metadata of this track in both frames: the
         // caller's contract for every track the cursor reaches, and `m` is
         // this track's metadata offset.
-        if let Some(v) = unsafe { track::<T, ROT>(f, m, mask, &mut cur.bit, cv, s3) } {
+        if let Some(v) = unsafe { track::<T, ROT, MODE>(f, m, mask, &mut cur.bit, cv, s3) } {
             return Stored::Frames(v);
         }
     }
@@ -425,7 +545,9 @@ fn half_pair(lo: __m128i, hi: __m128i) -> __m256i {
 /// (see the module docs); `None`, with the offsets untouched, when a lane
 /// is verbatim. Lanes up to [`ONE_WINDOW_BITS`] read one 64-bit window per
 /// frame; a track with a wider lane reads two per lane (x and y, then z and
-/// the smallest-three index).
+/// the smallest-three index). With `MODE` [`ONE`] (both frames the same)
+/// each lane's metadata and windows are loaded once and copied to the
+/// high half.
 ///
 /// # Safety
 /// The CPU must support AVX2, and 16 bytes must be readable at
@@ -433,7 +555,7 @@ fn half_pair(lo: __m128i, hi: __m128i) -> __m256i {
 /// rank and both `k`.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn track<const T: u8, const ROT: bool>(
+unsafe fn track<const T: u8, const ROT: bool, const MODE: u8>(
     frames: &Frames,
     m: usize,
     mask: u32,
@@ -452,10 +574,12 @@ unsafe fn track<const T: u8, const ROT: bool>(
         // LANE_META_BYTES), where the caller's contract makes 16 bytes
         // readable in both frames' segments.
         unsafe {
-            half_pair(
-                _mm_loadu_si128(pa.add(at).cast()),
-                _mm_loadu_si128(pb.add(at).cast()),
-            )
+            let a = _mm_loadu_si128(pa.add(at).cast());
+            if MODE != ONE {
+                half_pair(a, _mm_loadu_si128(pb.add(at).cast()))
+            } else {
+                _mm256_broadcastsi128_si256(a)
+            }
         }
     };
     let (l0, l1, l2, l3) = (lane(0), lane(1), lane(2), lane(3));
@@ -533,8 +657,14 @@ unsafe fn track<const T: u8, const ROT: bool>(
                 _mm_unpacklo_epi64(ld(_mm_extract_epi32::<2>(h)), ld(_mm_extract_epi32::<3>(h)));
             _mm256_srlv_epi64(half_pair(lo, hi), _mm256_cvtepu32_epi64(sh))
         };
+        let lo = win(_mm256_castsi256_si128(at), _mm256_castsi256_si128(shift));
+        if MODE == ONE {
+            // One frame in both halves: the high half's windows are the
+            // low half's.
+            return (lo, lo);
+        }
         (
-            win(_mm256_castsi256_si128(at), _mm256_castsi256_si128(shift)),
+            lo,
             win(
                 _mm256_extracti128_si256::<1>(at),
                 _mm256_extracti128_si256::<1>(shift),
@@ -852,6 +982,93 @@ mod tests {
                 prop_assert!(decode_blend(&clip, &at, alpha, rest, &mut fast));
                 clip.decode_blend_as(&at, alpha, rest, &mut portable);
                 prop_assert!(same_bits(&fast, &portable), "frames {i0}, {i1}, alpha {alpha}");
+            }
+        }
+
+        /// The playback cache's slot writes: the AVX2 decoder's equal the
+        /// portable decoder's bit for bit, for a pair of frames (any two,
+        /// as a seek decodes them) and for one frame, and neither touches
+        /// the default tracks (both start from the same sentinel).
+        #[test]
+        fn avx2_slot_writes_equal_portable_bit_for_bit(seed in any::<u64>()) {
+            if !crate::cpu::avx2_fma() {
+                return Ok(());
+            }
+            let mut rng = Rng(seed);
+            let (words, _) = container(&mut rng);
+            let mut aligned = vec![0u128; words.len() / 16];
+            bytemuck::cast_slice_mut::<u128, u8>(&mut aligned).copy_from_slice(&words);
+            let bytes: &[u8] = bytemuck::cast_slice(&aligned);
+            let clip = CompressedClip::from_bytes(bytes).unwrap();
+            let n = clip.soa_count();
+            let frames = clip.frame_count() as u64;
+            let mut sentinel = SoaTransform::IDENTITY;
+            let s: &mut [f32] = bytemuck::cast_slice_mut(core::slice::from_mut(&mut sentinel));
+            for (i, v) in s.iter_mut().enumerate() {
+                *v = 7.0 + i as f32;
+            }
+            for _ in 0..8 {
+                let (i0, i1) = (rng.below(frames) as usize, rng.below(frames) as usize);
+                let at = [clip.frame_at(i0), clip.frame_at(i1)];
+                let mut fast = vec![sentinel; 2 * n];
+                let mut portable = vec![sentinel; 2 * n];
+                let (fa, fb) = fast.split_at_mut(n);
+                prop_assert!(decode_slots::<true>(&clip, &at, fa, fb));
+                let (pa, pb) = portable.split_at_mut(n);
+                clip.decode_into_as::<true>(at, pa, pb);
+                prop_assert!(same_bits(&fast, &portable), "pair {i0}, {i1}");
+                let mut fast = vec![sentinel; n];
+                let mut portable = vec![sentinel; n];
+                prop_assert!(decode_slots::<false>(&clip, &at, &mut fast, &mut []));
+                clip.decode_into_as::<false>([at[0], at[0]], &mut portable, &mut []);
+                prop_assert!(same_bits(&fast, &portable), "frame {i0}");
+            }
+        }
+
+        /// On random containers (every rotation format, per-lane mixes,
+        /// verbatim lanes, both defaults), sampling through a playback
+        /// cache gives the uncached sampler's bits: forward at twice the
+        /// clip's rate (each key frame decoded once), backwards, and at
+        /// random times (seeks, exact key times, past either end).
+        #[test]
+        fn cached_equals_uncached_on_random_containers(seed in any::<u64>()) {
+            use crate::clip::TimeMode;
+            use crate::compressed::PlaybackCache;
+            let mut rng = Rng(seed);
+            let (words, rest) = container(&mut rng);
+            let mut aligned = vec![0u128; words.len() / 16];
+            bytemuck::cast_slice_mut::<u128, u8>(&mut aligned).copy_from_slice(&words);
+            let bytes: &[u8] = bytemuck::cast_slice(&aligned);
+            let clip = CompressedClip::from_bytes(bytes).unwrap();
+            let n = clip.soa_count();
+            let frames = clip.frame_count();
+            let rate = clip.sample_rate();
+            let ticks = 2 * frames - 1;
+            let forward: Vec<_> = (0..ticks)
+                .map(|i| (i as f32 * 0.5 / rate, TimeMode::Clamp))
+                .collect();
+            let backward: Vec<_> = forward.iter().rev().copied().collect();
+            let d = clip.duration();
+            let random: Vec<_> = (0..24)
+                .map(|i| match i % 4 {
+                    0 => (rng.below(frames as u64) as f32 / rate, TimeMode::Clamp),
+                    1 => ((rng.unit() * 3.0 - 1.0) * d, TimeMode::Loop),
+                    _ => ((rng.unit() * 1.2 - 0.1) * d, TimeMode::Clamp),
+                })
+                .collect();
+            let mut buf = vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(n)];
+            let mut cache = PlaybackCache::new(&mut buf);
+            let mut want = vec![SoaTransform::IDENTITY; n];
+            let mut got = vec![SoaTransform::IDENTITY; n];
+            for (run, times) in [&forward, &backward, &random].into_iter().enumerate() {
+                for &(t, mode) in times {
+                    clip.sample_with_rest(t, mode, &rest, &mut want).unwrap();
+                    clip.sample_cached(t, mode, &rest, &mut cache, &mut got).unwrap();
+                    prop_assert!(same_bits(&got, &want), "run {run}, t = {t} ({mode:?})");
+                }
+                if run == 0 {
+                    prop_assert_eq!(cache.frames_decoded(), frames as u64);
+                }
             }
         }
 

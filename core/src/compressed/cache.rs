@@ -5,12 +5,18 @@
 //! A sample between frames `i` and `i + 1` needs both decoded; the next
 //! call at a 60 Hz tick on a 30 Hz clip usually needs the same two, and
 //! the one after that shares frame `i + 1`. [`CompressedClip::sample_cached`]
-//! decodes only the frames its [`PlaybackCache`] does not hold (one frame
-//! alone costs about half of a pair) and interpolates the held values with
-//! the uncached sampler's own arithmetic, so its output has the same bits
-//! as [`CompressedClip::sample_with_rest`]. A seek costs one plain decode
-//! of two frames: there is no sequential context to rebuild (the format's
+//! decodes only the frames its [`PlaybackCache`] does not hold and
+//! interpolates the held values with the uncached sampler's own
+//! arithmetic, so its output has the same bits as
+//! [`CompressedClip::sample_with_rest`]. A seek costs one plain decode of
+//! two frames: there is no sequential context to rebuild (the format's
 //! frames are addressed directly).
+//!
+//! The slots are written by the decoder the uncached sampler uses: the
+//! AVX2 one on x86-64 CPUs that have it, the portable one elsewhere (the
+//! same bits). The portable decoder's frame alone costs about half of a
+//! pair; the AVX2 decoder's frames share one register, so a frame alone
+//! saves only the second frame's loads, most of a pair's cost.
 
 use wide::f32x4;
 
@@ -288,17 +294,28 @@ impl CompressedClip<'_> {
     /// exactly as the pair decoder has it before interpolation (x, y, z for
     /// translations and scales; constant tracks as stored). Default tracks
     /// are left as they are; [`Self::blend_frames`] does not read them.
+    /// On x86-64 CPUs with AVX2 the AVX2 decoder writes the slot (the same
+    /// bits, see [`super::avx2::decode_slots`]).
     pub(super) fn decode_into(&self, at: FrameAt, slot: &mut [SoaTransform]) {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if super::avx2::decode_slots::<false>(self, &[at, at], slot, &mut []) {
+            return;
+        }
         self.decode_into_as::<false>([at, at], slot, &mut []);
     }
 
     /// [`Self::decode_into`] of two frames in one pass of the pair decoder.
     fn decode_pair_into(&self, at: [FrameAt; 2], a: &mut [SoaTransform], b: &mut [SoaTransform]) {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if super::avx2::decode_slots::<true>(self, &at, a, b) {
+            return;
+        }
         self.decode_into_as::<true>(at, a, b);
     }
 
-    /// Frame `at[0]` into `a`, and with `TWO` frame `at[1]` into `b`.
-    fn decode_into_as<const TWO: bool>(
+    /// Frame `at[0]` into `a`, and with `TWO` frame `at[1]` into `b`, with
+    /// the portable decoder whatever the CPU.
+    pub(super) fn decode_into_as<const TWO: bool>(
         &self,
         at: [FrameAt; 2],
         a: &mut [SoaTransform],
@@ -371,24 +388,31 @@ impl CompressedClip<'_> {
     ) {
         let blend = Blend::new(alpha);
         let identity = SoaTransform::IDENTITY;
-        for (i, ((o, a), b)) in out.iter_mut().zip(a).zip(b).enumerate() {
-            let base = rest.and_then(|r| r.get(i)).unwrap_or(&identity);
-            let kind = |t: usize| self.kinds.get(3 * i + t).copied().unwrap_or(KIND_DEFAULT);
-            let (kt, kr, ks) = (kind(0), kind(1), kind(2));
-            o.translation = match (kt == KIND_DEFAULT, kt >> 4) {
-                (true, _) => base.translation,
-                (false, 0) => a.translation,
-                _ => blend.lerp_vec(&a.translation, &b.translation),
+        // Validated kinds are three per block: the zip checks no index.
+        let kinds = self.kinds.chunks_exact(3);
+        for (i, (((o, a), b), k)) in out.iter_mut().zip(a).zip(b).zip(kinds).enumerate() {
+            let base = || rest.and_then(|r| r.get(i)).unwrap_or(&identity);
+            let (kt, kr, ks) = (k[0], k[1], k[2]);
+            o.translation = if kt == KIND_DEFAULT {
+                base().translation
+            } else if kt >> 4 == 0 {
+                a.translation
+            } else {
+                blend.lerp_vec(&a.translation, &b.translation)
             };
-            o.rotation = match (kr == KIND_DEFAULT, kr >> 4) {
-                (true, _) => base.rotation,
-                (false, 0) => a.rotation,
-                _ => blend.nlerp(&a.rotation, &b.rotation),
+            o.rotation = if kr == KIND_DEFAULT {
+                base().rotation
+            } else if kr >> 4 == 0 {
+                a.rotation
+            } else {
+                blend.nlerp(&a.rotation, &b.rotation)
             };
-            o.scale = match (ks == KIND_DEFAULT, ks >> 4) {
-                (true, _) => base.scale,
-                (false, 0) => a.scale,
-                _ => blend.lerp_vec(&a.scale, &b.scale),
+            o.scale = if ks == KIND_DEFAULT {
+                base().scale
+            } else if ks >> 4 == 0 {
+                a.scale
+            } else {
+                blend.lerp_vec(&a.scale, &b.scale)
             };
         }
     }

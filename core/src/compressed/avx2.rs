@@ -257,7 +257,8 @@ fn decode(
 /// of frame `at[0]` into `a` and, with `TWO`, of frame `at[1]` into `b`,
 /// when this CPU has AVX2 (`false`, and nothing written, otherwise): every
 /// stored track's decoded value before interpolation, the portable
-/// decoder's bits; default tracks left as they are.
+/// decoder's bits; default tracks left as they are. The caller skips it
+/// under the `portable` feature; the tests call it either way.
 pub(super) fn decode_slots<const TWO: bool>(
     clip: &CompressedClip<'_>,
     at: &[FrameAt; 2],

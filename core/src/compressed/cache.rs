@@ -295,10 +295,13 @@ impl CompressedClip<'_> {
     /// translations and scales; constant tracks as stored). Default tracks
     /// are left as they are; [`Self::blend_frames`] does not read them.
     /// On x86-64 CPUs with AVX2 the AVX2 decoder writes the slot (the same
-    /// bits, see [`super::avx2::decode_slots`]).
+    /// bits, see [`super::avx2::decode_slots`]), unless the `portable`
+    /// feature is on.
     pub(super) fn decode_into(&self, at: FrameAt, slot: &mut [SoaTransform]) {
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        if super::avx2::decode_slots::<false>(self, &[at, at], slot, &mut []) {
+        if !cfg!(feature = "portable")
+            && super::avx2::decode_slots::<false>(self, &[at, at], slot, &mut [])
+        {
             return;
         }
         self.decode_into_as::<false>([at, at], slot, &mut []);
@@ -307,7 +310,7 @@ impl CompressedClip<'_> {
     /// [`Self::decode_into`] of two frames in one pass of the pair decoder.
     fn decode_pair_into(&self, at: [FrameAt; 2], a: &mut [SoaTransform], b: &mut [SoaTransform]) {
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        if super::avx2::decode_slots::<true>(self, &at, a, b) {
+        if !cfg!(feature = "portable") && super::avx2::decode_slots::<true>(self, &at, a, b) {
             return;
         }
         self.decode_into_as::<true>(at, a, b);

@@ -50,6 +50,22 @@ pub(crate) fn avx512() -> bool {
     remembered(&STATE, || avx2_fma() && detect_avx512())
 }
 
+/// Whether the AVX2 + FMA kernels run: never with the `portable` feature
+/// (which keeps every kernel on its portable path, for the same bits on
+/// every x86-64 CPU), otherwise as [`avx2_fma`] says. Every dispatch site
+/// asks this one function.
+#[inline]
+pub(crate) fn avx2_kernels() -> bool {
+    !cfg!(feature = "portable") && avx2_fma()
+}
+
+/// [`avx2_kernels`] for the AVX-512F kernels: never with `portable`,
+/// otherwise as [`avx512`] says.
+#[inline]
+pub(crate) fn avx512_kernels() -> bool {
+    !cfg!(feature = "portable") && avx512()
+}
+
 #[cold]
 fn detect_avx512() -> bool {
     // SAFETY: only called once `avx2_fma` holds, so OSXSAVE is set and

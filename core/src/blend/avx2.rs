@@ -35,12 +35,8 @@ use core::arch::x86_64::*;
 use super::{BlendJob, BlendLayer};
 use crate::soa::SoaTransform;
 
-/// Whether [`blend`] runs: never with the `portable` feature, otherwise as
-/// [`crate::cpu::avx2_fma`] says.
-#[inline]
-pub(crate) fn available() -> bool {
-    !cfg!(feature = "portable") && crate::cpu::avx2_fma()
-}
+/// Whether this module's kernels run ([`crate::cpu::avx2_kernels`]).
+pub(crate) use crate::cpu::avx2_kernels as available;
 
 type F8 = __m256;
 

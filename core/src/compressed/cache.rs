@@ -299,7 +299,7 @@ impl CompressedClip<'_> {
     /// feature is on.
     pub(super) fn decode_into(&self, at: FrameAt, slot: &mut [SoaTransform]) {
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        if !cfg!(feature = "portable")
+        if crate::cpu::avx2_kernels()
             && super::avx2::decode_slots::<false>(self, &[at, at], slot, &mut [])
         {
             return;
@@ -310,7 +310,7 @@ impl CompressedClip<'_> {
     /// [`Self::decode_into`] of two frames in one pass of the pair decoder.
     fn decode_pair_into(&self, at: [FrameAt; 2], a: &mut [SoaTransform], b: &mut [SoaTransform]) {
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        if !cfg!(feature = "portable") && super::avx2::decode_slots::<true>(self, &at, a, b) {
+        if crate::cpu::avx2_kernels() && super::avx2::decode_slots::<true>(self, &at, a, b) {
             return;
         }
         self.decode_into_as::<true>(at, a, b);

@@ -610,7 +610,7 @@ impl<'a> CompressedClip<'a> {
         let at = [self.frame_at(i0), self.frame_at(i1)];
         // The `portable` feature chooses no kernel at run time.
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-        if !cfg!(feature = "portable") && super::avx2::decode_blend(self, &at, alpha, rest, out) {
+        if crate::cpu::avx2_kernels() && super::avx2::decode_blend(self, &at, alpha, rest, out) {
             return;
         }
         self.decode_blend_as(&at, alpha, rest, out);

@@ -28,12 +28,8 @@ use super::FkJob;
 use crate::math::Mat4;
 use crate::soa::{SoaTransform, LANES};
 
-/// Whether [`local_to_model`] runs: never with the `portable` feature,
-/// otherwise as [`crate::cpu::avx2_fma`] says.
-#[inline]
-pub(crate) fn available() -> bool {
-    !cfg!(feature = "portable") && crate::cpu::avx2_fma()
-}
+/// Whether this module's kernels run ([`crate::cpu::avx2_kernels`]).
+pub(crate) use crate::cpu::avx2_kernels as available;
 
 type F8 = __m256;
 

@@ -33,12 +33,8 @@ use super::pairs::DQS_PAIR_MAX_JOINTS;
 use super::{DqsBinds, DualQuat, Influences, LbsBind, Mat3x4};
 use crate::math::Mat4;
 
-/// Whether this CPU runs the AVX2 + FMA kernels: never with the
-/// `portable` feature, otherwise as [`crate::cpu::avx2_fma`] says.
-#[inline]
-pub(crate) fn available() -> bool {
-    !cfg!(feature = "portable") && crate::cpu::avx2_fma()
-}
+/// Whether this module's kernels run ([`crate::cpu::avx2_kernels`]).
+pub(crate) use crate::cpu::avx2_kernels as available;
 
 type F8 = __m256;
 

@@ -30,12 +30,8 @@ use super::avx2::Line;
 use super::layout::{Sink, Source};
 use super::Influences;
 
-/// Whether this CPU runs the AVX-512 kernel: never with the
-/// `portable` feature, otherwise as [`crate::cpu::avx512`] says.
-#[inline]
-pub(crate) fn available() -> bool {
-    !cfg!(feature = "portable") && crate::cpu::avx512()
-}
+/// Whether this module's kernels run ([`crate::cpu::avx512_kernels`]).
+pub(crate) use crate::cpu::avx512_kernels as available;
 
 type F16 = __m512;
 

@@ -1,5 +1,6 @@
 //! Two-bone IK and foot placement benches: one solve (corrections from model matrices, as
-//! ozz-animation's `IKTwoBoneJob` computes them), the full solve on an
+//! ozz-animation's `IKTwoBoneJob` computes them; from a gathered limb; the
+//! readable reference), the full solve on an
 //! `IkPose` (corrections written, subtree FK), the 4- and 8-lane kernels,
 //! the batch over many poses, and foot placement per character. Throughput is in solves (limbs), so
 //! criterion's "thrpt" line inverts to ns per solve.
@@ -105,12 +106,22 @@ fn bench_two_bone(c: &mut Criterion) {
     group.bench_function("corrections", |b| {
         b.iter(|| {
             for (ik, m) in d.iks.iter().zip(&d.models) {
-                let limb = Limb::from_models(&m[ik.start], &m[ik.mid], &m[ik.end]);
-                black_box(two_bone::reference(black_box(&limb), &ik.goal).unwrap());
+                let (s, mid, e) = (&m[ik.start], &m[ik.mid], &m[ik.end]);
+                black_box(
+                    two_bone::corrections_from_models(black_box(s), mid, e, &ik.goal).unwrap(),
+                );
             }
         })
     });
-    // The scalar solve alone, from a gathered limb.
+    // The same solve from a gathered limb.
+    group.bench_function("corrections_limb", |b| {
+        b.iter(|| {
+            for (ik, limb) in d.iks.iter().zip(&limbs) {
+                black_box(two_bone::corrections(black_box(limb), &ik.goal).unwrap());
+            }
+        })
+    });
+    // The readable reference solve, from a gathered limb.
     group.bench_function("reference", |b| {
         b.iter(|| {
             for (ik, limb) in d.iks.iter().zip(&limbs) {

@@ -122,6 +122,18 @@ impl Limb {
         mid: usize,
         end: usize,
     ) -> Result<Limb, Error> {
+        let [s, m, e] = Limb::models(pose, start, mid, end)?;
+        Ok(Limb::from_models(s, m, e))
+    }
+
+    /// The model matrices of `start`, `mid` and `end`, checked as
+    /// [`Limb::from_pose`] checks them.
+    fn models<'p>(
+        pose: &'p IkPose<'_, '_>,
+        start: usize,
+        mid: usize,
+        end: usize,
+    ) -> Result<[&'p Mat4; 3], Error> {
         let s = pose.skeleton();
         let n = s.joint_count();
         for j in [start, mid, end] {
@@ -134,17 +146,14 @@ impl Limb {
                 what: "two-bone IK: mid must be a child of start and end a child of mid",
             });
         }
-        Ok(Limb::from_models(
-            pose.model(start)?,
-            pose.model(mid)?,
-            pose.model(end)?,
-        ))
+        Ok([pose.model(start)?, pose.model(mid)?, pose.model(end)?])
     }
 
     /// A limb from the three joints' model matrices: their translations
     /// and the 3x3 columns of the first two (copies, no arithmetic). What a
     /// caller gathering lanes from its own matrices calls.
     #[must_use]
+    #[inline(always)]
     pub fn from_models(start: &Mat4, mid: &Mat4, end: &Mat4) -> Limb {
         let frame = |m: &Mat4| {
             let c = |i: usize| Vec3::new(m.cols[i][0], m.cols[i][1], m.cols[i][2]);
@@ -333,8 +342,8 @@ impl TwoBoneIk {
     /// As [`Limb::from_pose`] and [`reference()`]; on error the pose is
     /// untouched.
     pub fn solve(&self, pose: &mut IkPose<'_, '_>) -> Result<TwoBoneReport, Error> {
-        let limb = Limb::from_pose(pose, self.start, self.mid, self.end)?;
-        let report = reference(&limb, &self.goal)?;
+        let [s, m, e] = Limb::models(pose, self.start, self.mid, self.end)?;
+        let report = corrections_from_models(s, m, e, &self.goal)?;
         if self.goal.weight > 0.0 {
             report.apply(pose, self.start, self.mid)?;
         }
@@ -345,7 +354,7 @@ impl TwoBoneIk {
 /// The rotation of a frame by Gram-Schmidt (x from column 0, y from
 /// column 1 made orthogonal to it, z = x × y), or `None` when a column
 /// it divides by is shorter than 1e-12 (or not finite).
-#[inline]
+#[inline(always)]
 pub(crate) fn orthonormal(f: &[Vec3; 3]) -> Option<[Vec3; 3]> {
     let s0 = f[0].length();
     let x = f[0] * (1.0 / s0);
@@ -427,12 +436,13 @@ pub(crate) fn validate(limb: &Limb, goal: &TwoBoneGoal) -> Result<Checked, Error
 }
 
 /// The two corrections for `limb` to reach `goal`: the readable scalar
-/// solve that [`TwoBoneIk::solve`] runs and the lane kernels are tested
-/// against (see the [module docs](self) for the method).
+/// solve that [`corrections`] and the lane kernels are tested against
+/// (see the [module docs](self) for the method).
 ///
 /// # Errors
 /// [`Error::NonFinite`] for a non-finite position, frame, target, pole
-/// or twist; [`Error::InvalidParameter`] for a weight or soften outside
+/// or twist, or finite coordinates so large that the solve's lengths
+/// overflow; [`Error::InvalidParameter`] for a weight or soften outside
 /// `[0, 1]` (or NaN), a zero mid axis, a bone shorter than
 /// [`MIN_BONE_LENGTH`], or a singular frame (a zero first column, or a
 /// second column along the first).
@@ -515,11 +525,285 @@ pub fn reference(limb: &Limb, goal: &TwoBoneGoal) -> Result<TwoBoneReport, Error
     let dv = Vec3::new(delta.x, delta.y, delta.z);
     let start_local = Quat::new(rs[0].dot(dv), rs[1].dot(dv), rs[2].dot(dv), delta.w);
 
-    Ok(TwoBoneReport {
+    let report = TwoBoneReport {
         reached,
         start_correction: weigh(start_local, goal.weight),
         mid_correction: weigh(mid_local, goal.weight),
-    })
+    };
+    if !report.start_correction.is_finite() || !report.mid_correction.is_finite() {
+        return Err(Error::NonFinite {
+            what: "two-bone IK correction (finite input whose lengths overflow f32)",
+        });
+    }
+    Ok(report)
+}
+
+/// The two corrections for `limb` to reach `goal`, as [`reference()`]
+/// computes them (within 1e-5), with about a third of its instructions
+/// and a much shorter chain of dependent square roots and divisions: what
+/// [`TwoBoneIk::solve`] runs.
+///
+/// The same method, rearranged so that few operations wait on a square
+/// root:
+/// - a frame's Gram-Schmidt rotation is kept as unnormalised columns
+///   `c0`, `|c0|² c1 − (c0·c1) c0`, `c0 × c1` with three scale factors,
+///   all known as soon as the columns are;
+/// - the mid angle is carried as `r² cos θ` and `r² sin θ`, and the new
+///   start→end vector `w` is turned by Rodrigues' formula with the
+///   `a × v` and `a · v` the angle already needed; its length is the
+///   target distance (`l1² + l2² + 2(c0 + kc)` when out of reach) and
+///   `a · w = a · u + a · v`, so neither waits for `w`;
+/// - the start joint's aim, bend plane and twist are one rotation between
+///   two orthonormal frames, `(ŵ, mid axis ⊥ ŵ, …)` onto
+///   `(start→target, start→target × pole, …)`, whose quaternion is
+///   `(Σ eᵢ × fᵢ, 1 + Σ eᵢ · fᵢ)` normalised; the `eᵢ` enter unnormalised
+///   with their scale factors.
+///
+/// Input checks fold into the solve: wherever a value leaves the range
+/// where this arithmetic keeps its digits (non-finite values, nearly
+/// parallel frame columns, a hinge nearly along a bone, a start→end line
+/// nearly along the mid axis or shorter than a tenth of the limb, a pole
+/// nearly along start→target, a start turn near a half turn, zero
+/// weight), the call hands over to [`reference()`] and returns its answer
+/// or error.
+///
+/// # Errors
+/// As [`reference()`].
+pub fn corrections(limb: &Limb, goal: &TwoBoneGoal) -> Result<TwoBoneReport, Error> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if crate::cpu::avx2_kernels() {
+        return fast_or_reference(avx2::fast_solve(limb, goal), limb, goal);
+    }
+    fast_or_reference(fast_solve(limb, goal), limb, goal)
+}
+
+/// [`corrections`] of the limb whose joints have the model matrices
+/// `start`, `mid` and `end` (what [`Limb::from_models`] gathers): the
+/// matrices in, two corrections out, as ozz-animation's `IKTwoBoneJob`
+/// takes them. Reading the matrices inside the solve, rather than a
+/// [`Limb`] just written, spares the loads that wait on that write.
+///
+/// # Errors
+/// As [`reference()`].
+pub fn corrections_from_models(
+    start: &Mat4,
+    mid: &Mat4,
+    end: &Mat4,
+    goal: &TwoBoneGoal,
+) -> Result<TwoBoneReport, Error> {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if crate::cpu::avx2_kernels() {
+        let fast = avx2::fast_solve_models(start, mid, end, goal);
+        return fast_or_reference(fast, &Limb::from_models(start, mid, end), goal);
+    }
+    let limb = Limb::from_models(start, mid, end);
+    fast_or_reference(fast_solve(&limb, goal), &limb, goal)
+}
+
+#[inline(always)]
+fn fast_or_reference(
+    fast: Option<TwoBoneReport>,
+    limb: &Limb,
+    goal: &TwoBoneGoal,
+) -> Result<TwoBoneReport, Error> {
+    match fast {
+        Some(report) => Ok(report),
+        None => reference(limb, goal),
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod avx2;
+
+/// `x` with the sign of `s`, inline (`libm::copysignf` is a call).
+#[inline(always)]
+fn copysign_f32(x: f32, s: f32) -> f32 {
+    f32::from_bits((x.to_bits() & 0x7fff_ffff) | (s.to_bits() & 0x8000_0000))
+}
+
+/// [`orthonormal`]'s rotation without its chain of normalisations: the
+/// axes are `X = c0 · k[0]`, `Y = y · k[1]`, `Z = n · k[2]` with
+/// `y = |c0|² c1 − (c0·c1) c0` (the second column made orthogonal to the
+/// first, scaled by `|c0|²`) and `n = c0 × c1`, so that `|y| = |c0| |n|`.
+struct Frame {
+    c0: Vec3,
+    y: Vec3,
+    n: Vec3,
+    k: [f32; 3],
+}
+
+impl Frame {
+    /// `None` unless the columns are finite, [`orthonormal`] accepts them
+    /// (with a factor 2 to spare) and they are at least 0.1 rad from
+    /// parallel, where the two constructions agree to rounding.
+    #[inline(always)]
+    fn new(f: &[Vec3; 3]) -> Option<Frame> {
+        let (c0, c1) = (f[0], f[1]);
+        let (s0sq, c01, c1sq) = (c0.dot(c0), c0.dot(c1), c1.dot(c1));
+        let n = c0.cross(c1);
+        let d = n.dot(n);
+        let ok = d.is_finite()
+            && (s0sq * c1sq).is_finite()
+            && s0sq > 4e-24
+            && d > 4e-24 * s0sq
+            && d > 1e-2 * s0sq * c1sq;
+        if !ok {
+            return None;
+        }
+        let (i0, i_n) = (1.0 / sqrt_f32(s0sq), 1.0 / sqrt_f32(d));
+        Some(Frame {
+            c0,
+            y: c1 * s0sq - c0 * c01,
+            n,
+            k: [i0, i0 * i_n, i_n],
+        })
+    }
+
+    /// `R x`: a local vector in model space.
+    #[inline(always)]
+    fn apply(&self, x: Vec3) -> Vec3 {
+        self.c0 * (x.x * self.k[0]) + self.y * (x.y * self.k[1]) + self.n * (x.z * self.k[2])
+    }
+
+    /// `Rᵀ v`: a model-space vector in the frame.
+    #[inline(always)]
+    fn apply_transpose(&self, v: Vec3) -> Vec3 {
+        Vec3::new(
+            self.c0.dot(v) * self.k[0],
+            self.y.dot(v) * self.k[1],
+            self.n.dot(v) * self.k[2],
+        )
+    }
+}
+
+/// [`corrections`]' arithmetic, `None` wherever [`reference()`] must
+/// decide.
+#[inline(always)]
+fn fast_solve(limb: &Limb, goal: &TwoBoneGoal) -> Option<TwoBoneReport> {
+    let (weight, soften) = (goal.weight, goal.soften);
+    // The inputs the solve never reads; every other one reaches a guard
+    // below that a non-finite value fails.
+    let unread = [
+        limb.start_frame[2],
+        limb.mid_frame[2],
+        Vec3::splat(goal.twist),
+    ];
+    let in_range = weight > 0.0 && weight <= 1.0 && (0.0..=1.0).contains(&soften);
+    if !in_range || !unread.iter().all(|c| c.is_finite()) {
+        return None;
+    }
+    let u = limb.mid - limb.start;
+    let v = limb.end - limb.mid;
+    let d0 = goal.target - limb.start;
+    let (l1s, l2s) = (u.length_squared(), v.length_squared());
+    let (l1, l2, dist0) = (sqrt_f32(l1s), sqrt_f32(l2s), d0.length());
+    let chain = l1 + l2;
+    let axis_len = goal.mid_axis.length();
+    let sizes_ok = chain.is_finite()
+        && dist0.is_finite()
+        && l1 > MIN_BONE_LENGTH
+        && l2 > MIN_BONE_LENGTH
+        && axis_len.is_finite()
+        && axis_len > 2e-12;
+    if !sizes_ok {
+        return None;
+    }
+    let soft_start = chain * soften;
+    let soft_span = chain - soft_start;
+    let dist = if dist0 > soft_start && soft_span > 0.0 {
+        let t = 4.0 * soft_span / (dist0 - soft_start + 4.0 * soft_span);
+        let t2 = t * t;
+        soft_start + soft_span * (1.0 - t2 * t2)
+    } else {
+        dist0
+    };
+    let tol = REACH_TOLERANCE * chain;
+    let reached = weight >= 1.0 && dist0 <= soft_start + tol && dist0 + tol >= (l1 - l2).abs();
+    let (fm, fs) = (Frame::new(&limb.mid_frame)?, Frame::new(&limb.start_frame)?);
+
+    // Mid joint: θ as r² cos θ, r² sin θ (the reference's A, B, C0).
+    let axis = goal.mid_axis * (1.0 / axis_len);
+    let a = fm.apply(axis);
+    let (ua, av) = (u.dot(a), a.dot(v));
+    let axv = a.cross(v);
+    let c0 = ua * av;
+    let big_a = u.dot(v) - c0;
+    let big_b = u.dot(axv);
+    let r2 = big_a * big_a + big_b * big_b;
+    let kk = 0.5 * (dist * dist - l1s - l2s) - c0;
+    let r = sqrt_f32(r2);
+    let kc = kk.max(-r).min(r);
+    // r sin(θ − α): exactly 0 where the clamp holds.
+    let sq = sqrt_f32((r2 - kk * kk).max(0.0));
+    // |w|² (the target distance unless out of reach) and a · w.
+    let n2 = if kk == kc {
+        dist * dist
+    } else {
+        l1s + l2s + 2.0 * (c0 + kc)
+    };
+    let aw = ua + av;
+    let m2 = n2 - aw * aw;
+    let f1 = d0 * (1.0 / dist0);
+    let rf = f1.cross(goal.pole);
+    let rf2 = rf.length_squared();
+    let conditioned = r2 > 1e-2 * l1s * l2s
+        && n2 > 1e-2 * chain * chain
+        && m2 > 0.1 * n2
+        && rf2.is_finite()
+        && rf2 > 1e-3 * goal.pole.length_squared()
+        && dist > 2.0 * DIRECTION_EPSILON * chain;
+    if !conditioned {
+        return None;
+    }
+    let inv_r2 = 1.0 / r2;
+    let cos_t = (big_a * kc + big_b * sq) * inv_r2;
+    let sin_t = (big_b * kc - big_a * sq) * inv_r2;
+    // (sin θ/2, cos θ/2) ∝ (sin θ, 1 + cos θ), or ±(1 − cos θ, |sin θ|)
+    // when 1 + cos θ would lose digits.
+    let (p, q) = if cos_t >= 0.0 {
+        (sin_t, 1.0 + cos_t)
+    } else {
+        (copysign_f32(1.0 - cos_t, sin_t), sin_t.abs())
+    };
+    let inv_h = 1.0 / sqrt_f32(p * p + q * q);
+    let (hs, hc) = (p * inv_h, q * inv_h);
+
+    // Start joint: e1 = w / n, e2 = g / (n m), e3 = h / m onto f1, f2, f3.
+    let w = u + v * cos_t + axv * sin_t + a * (av * (1.0 - cos_t));
+    let g = a * n2 - w * aw;
+    let h = w.cross(a);
+    let (inv_n, inv_m) = (1.0 / sqrt_f32(n2), 1.0 / sqrt_f32(m2));
+    let inv_nm = inv_n * inv_m;
+    let mut f2 = rf * (1.0 / sqrt_f32(rf2));
+    let mut f3 = f1.cross(f2);
+    if goal.twist != 0.0 {
+        let (s, c) = libm::sincosf(goal.twist);
+        (f2, f3) = (f2 * c + f3 * s, f3 * c - f2 * s);
+    }
+    let tr1 = 1.0 + w.dot(f1) * inv_n + g.dot(f2) * inv_nm + h.dot(f3) * inv_m;
+    // 4 cos²(φ/2) for a turn φ: below 0.1 (φ past about 162°) the sum
+    // has lost too many digits.
+    if tr1.is_nan() || tr1 <= 0.1 {
+        return None;
+    }
+    // |(axial, tr1)|² = 4 tr1 for orthonormal frames: the length needs
+    // no wait for the axial part.
+    let inv_q = 0.5 / sqrt_f32(tr1);
+    let axial = w.cross(f1) * inv_n + g.cross(f2) * inv_nm + h.cross(f3) * inv_m;
+    let local = fs.apply_transpose(axial);
+    let start = Quat::new(
+        local.x * inv_q,
+        local.y * inv_q,
+        local.z * inv_q,
+        tr1 * inv_q,
+    );
+    let mid = Quat::new(axis.x * hs, axis.y * hs, axis.z * hs, hc);
+    let report = TwoBoneReport {
+        reached,
+        start_correction: weigh(start, weight),
+        mid_correction: weigh(mid, weight),
+    };
+    (report.start_correction.is_finite() && report.mid_correction.is_finite()).then_some(report)
 }
 
 /// `(sin θ/2, cos θ/2)` from `(cos θ, sin θ)`, θ in (−π, π], by whichever
@@ -592,7 +876,7 @@ fn short_arc(from: Vec3, to: Vec3, m: f32) -> Quat {
 
 /// `nlerp(identity, q, weight)` on the `w ≥ 0` hemisphere (`q` itself,
 /// already unit, at full weight).
-#[inline]
+#[inline(always)]
 fn weigh(q: Quat, weight: f32) -> Quat {
     let q = if q.w < 0.0 { -q } else { q };
     if weight >= 1.0 {
@@ -984,7 +1268,7 @@ fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLa
         & axis_len.gt(F::splat(1e-12))
         & l1.gt(min_bone)
         & l2.gt(min_bone);
-    let active = valid & weight.gt(zero);
+    let positive = weight.gt(zero);
 
     let chain = l1 + l2;
     let d0 = target.sub(start);
@@ -1064,10 +1348,73 @@ fn kernel<F: Lane<N>, const N: usize>(inp: &TwoBoneLanes<N>, out: &mut TwoBoneLa
         z: zero,
         w: one,
     };
+    // Finite inputs whose lengths overflow on the way are invalid, as in
+    // `reference`.
+    let finite = sc.v().finite() & sc.w.finite() & mc.v().finite() & mc.w.finite();
+    let valid = valid & (finite | weight.le(zero));
+    let active = valid & positive;
     let sc = Q::select(active, sc, identity);
     let mc = Q::select(active, mc, identity);
     out.start_correction = [sc.x.store(), sc.y.store(), sc.z.store(), sc.w.store()];
     out.mid_correction = [mc.x.store(), mc.y.store(), mc.z.store(), mc.w.store()];
     out.reached = (reached & active).bitmask();
     out.valid = valid.bitmask();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fast path answers the ordinary cases itself (a test comparing
+    /// `corrections` with `reference` would also pass if it always
+    /// handed over) and hands the degenerate ones over.
+    #[test]
+    fn the_fast_path_solves_ordinary_limbs_and_hands_over_degenerate_ones() {
+        let limb = Limb::from_rotations(
+            Vec3::new(0.0, 1.0, 0.0),
+            Vec3::new(0.0, 0.5, 0.05),
+            Vec3::new(0.0, 0.1, 0.0),
+            Quat::IDENTITY,
+            Quat::IDENTITY,
+        );
+        let mut solved = 0;
+        for i in 0..64 {
+            let f = i as f32 / 64.0;
+            let goal = TwoBoneGoal::new(Vec3::new(0.4 * f - 0.2, 0.2 + 0.5 * f, 0.3 - 0.4 * f))
+                .with_soften(0.9)
+                .with_weight(if i % 3 == 0 { 0.5 } else { 1.0 })
+                .with_twist(if i % 4 == 0 { 0.3 } else { 0.0 });
+            let fast = fast_solve(&limb, &goal).expect("an ordinary limb takes the fast path");
+            let want = reference(&limb, &goal).unwrap();
+            let mut got = [fast].to_vec();
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            if crate::cpu::avx2_kernels() {
+                got.push(avx2::fast_solve(&limb, &goal).expect("and so does the AVX2 one"));
+            }
+            for fast in got {
+                assert_eq!(fast.reached, want.reached);
+                for (a, b) in [
+                    (fast.start_correction, want.start_correction),
+                    (fast.mid_correction, want.mid_correction),
+                ] {
+                    assert!((a.dot(b).abs() - 1.0).abs() < 1e-6, "{a:?} vs {b:?}");
+                }
+            }
+            solved += 1;
+        }
+        assert_eq!(solved, 64);
+        for goal in [
+            TwoBoneGoal::new(limb.start),
+            TwoBoneGoal::new(Vec3::new(0.0, 2.0, 0.0)),
+            TwoBoneGoal::new(Vec3::new(0.0, 0.5, 0.5)).with_pole(Vec3::ZERO),
+            TwoBoneGoal::new(Vec3::new(0.0, 0.5, 0.5)).with_weight(0.0),
+        ] {
+            assert!(fast_solve(&limb, &goal).is_none(), "{goal:?}");
+            #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+            if crate::cpu::avx2_kernels() {
+                assert!(avx2::fast_solve(&limb, &goal).is_none(), "{goal:?}");
+            }
+            assert!(corrections(&limb, &goal).is_ok());
+        }
+    }
 }

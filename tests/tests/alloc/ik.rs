@@ -115,6 +115,10 @@ pub fn two_bone_allocates_nothing() {
             if k == 0 {
                 let r = two_bone::reference(&limb, &ik.goal)?;
                 sum += r.start_correction.w;
+                let r = two_bone::corrections(&limb, &ik.goal)?;
+                sum += r.start_correction.w;
+                let r = two_bone::corrections_from_models(&m[thigh], &m[calf], &m[foot], &ik.goal)?;
+                sum += r.mid_correction.w;
             }
         }
         solve_lanes4(&lanes4, &mut out4);

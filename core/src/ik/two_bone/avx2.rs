@@ -1,0 +1,399 @@
+//! [`super::fast_solve`] with one vector per register: each 3-vector in
+//! the low three lanes of an SSE register (the fourth lane is never
+//! summed: dot products take lanes 0-2, and the cross product keeps lane
+//! 3 in place), compiled for AVX2 + FMA and entered only after
+//! `cpu::avx2_kernels()`. The solve keeps about 25 vectors live where the
+//! scalar form keeps 75 floats, so the registers hold them without
+//! spilling; the scalar `fast_solve` is its twin and the tests hold the
+//! two within 1e-5.
+#![allow(unsafe_code)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+
+use core::arch::x86_64::{
+    __m128, _mm_add_ss, _mm_andnot_ps, _mm_blend_ps, _mm_cmplt_ps, _mm_cvtss_f32, _mm_dp_ps,
+    _mm_fmadd_ps, _mm_fmsub_ps, _mm_loadu_ps, _mm_movehl_ps, _mm_movelh_ps, _mm_movemask_ps,
+    _mm_mul_ps, _mm_rsqrt_ss, _mm_set1_ps, _mm_set_ps, _mm_set_ss, _mm_shuffle_ps, _mm_storeu_ps,
+    _mm_sub_ps, _mm_unpackhi_ps, _mm_unpacklo_ps,
+};
+
+use super::{
+    copysign_f32, Limb, TwoBoneGoal, TwoBoneReport, DIRECTION_EPSILON, MIN_BONE_LENGTH,
+    REACH_TOLERANCE,
+};
+use crate::math::{Mat4, Quat, Vec3};
+
+type V = __m128;
+
+/// The solve on a gathered limb.
+pub(super) fn fast_solve(limb: &Limb, goal: &TwoBoneGoal) -> Option<TwoBoneReport> {
+    // SAFETY: called only after `cpu::avx2_kernels()`, which confirms that
+    // this CPU and OS run AVX2 and FMA code.
+    unsafe { solve(limb, goal) }
+}
+
+/// The solve reading the three model matrices directly: each column is
+/// one 16-byte load.
+pub(super) fn fast_solve_models(
+    start: &Mat4,
+    mid: &Mat4,
+    end: &Mat4,
+    goal: &TwoBoneGoal,
+) -> Option<TwoBoneReport> {
+    // SAFETY: as in `fast_solve`.
+    unsafe { solve(&[start, mid, end], goal) }
+}
+
+/// Where the solve reads the limb (lane 3 of each vector is whatever the
+/// source holds there).
+trait Source {
+    /// Position of joint `i`: 0 start, 1 mid, 2 end.
+    fn position(&self, i: usize) -> V;
+    /// Column `c` of the start (`j = 0`) or mid (`j = 1`) joint's frame.
+    fn column(&self, j: usize, c: usize) -> V;
+}
+
+impl Source for Limb {
+    #[inline(always)]
+    fn position(&self, i: usize) -> V {
+        vec3([self.start, self.mid, self.end][i])
+    }
+
+    #[inline(always)]
+    fn column(&self, j: usize, c: usize) -> V {
+        vec3([self.start_frame, self.mid_frame][j][c])
+    }
+}
+
+impl Source for [&Mat4; 3] {
+    #[inline(always)]
+    fn position(&self, i: usize) -> V {
+        load(&self[i].cols[3])
+    }
+
+    #[inline(always)]
+    fn column(&self, j: usize, c: usize) -> V {
+        load(&self[j].cols[c])
+    }
+}
+
+#[inline(always)]
+fn load(a: &[f32; 4]) -> V {
+    // SAFETY: `a` is four readable floats, and the load has no alignment
+    // requirement.
+    unsafe { _mm_loadu_ps(a.as_ptr()) }
+}
+
+#[inline(always)]
+fn vec3(v: Vec3) -> V {
+    // SAFETY: SSE is part of x86-64.
+    unsafe { _mm_set_ps(0.0, v.z, v.y, v.x) }
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn sub(a: V, b: V) -> V {
+    _mm_sub_ps(a, b)
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn scale(a: V, s: f32) -> V {
+    _mm_mul_ps(a, _mm_set1_ps(s))
+}
+
+/// `a · s + c`, fused.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn madd(a: V, s: f32, c: V) -> V {
+    _mm_fmadd_ps(a, _mm_set1_ps(s), c)
+}
+
+/// Lanes 0-2 dotted.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn dot(a: V, b: V) -> f32 {
+    _mm_cvtss_f32(_mm_dp_ps::<0x71>(a, b))
+}
+
+/// Lanes 0-2 added.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn sum3(v: V) -> f32 {
+    let y = _mm_shuffle_ps::<0b01_01_01_01>(v, v);
+    let z = _mm_movehl_ps(v, v);
+    _mm_cvtss_f32(_mm_add_ss(_mm_add_ss(v, y), z))
+}
+
+/// `a × b` in lanes 0-2, lane 3 kept in place.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn cross(a: V, b: V) -> V {
+    const YZX: i32 = 0b11_00_10_01;
+    let a_yzx = _mm_shuffle_ps::<YZX>(a, a);
+    let b_yzx = _mm_shuffle_ps::<YZX>(b, b);
+    // (a_x b_y − a_y b_x, a_y b_z − a_z b_y, a_z b_x − a_x b_z): the
+    // cross product's z, x, y.
+    let c = _mm_fmsub_ps(a, b_yzx, _mm_mul_ps(a_yzx, b));
+    _mm_shuffle_ps::<YZX>(c, c)
+}
+
+/// `1/√x` for a positive normal `x`: the hardware estimate (relative
+/// error below 1.5 · 2⁻¹²) and one Newton-Raphson step, which leaves a few
+/// units in the last place. It keeps the divider, which the square roots
+/// the solve does need and a hyperthread sibling share, out of the
+/// normalisations.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn rsqrt(x: f32) -> f32 {
+    let y = _mm_cvtss_f32(_mm_rsqrt_ss(_mm_set_ss(x)));
+    y * (1.5 - 0.5 * x * y * y)
+}
+
+/// Lanes 0-2 (`mask` 7) or all four (`mask` 15) finite.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn finite(v: V, mask: i32) -> bool {
+    let abs = _mm_andnot_ps(_mm_set1_ps(-0.0), v);
+    _mm_movemask_ps(_mm_cmplt_ps(abs, _mm_set1_ps(f32::INFINITY))) & mask == mask
+}
+
+/// `v` in lanes 0-2 and `w` in lane 3.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn with_w(v: V, w: f32) -> V {
+    _mm_blend_ps::<0b1000>(v, _mm_set1_ps(w))
+}
+
+/// `nlerp(identity, q, weight)` for a unit `q` with `w ≥ 0`, as
+/// `super::weigh`.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn weigh(q: V, weight: f32) -> V {
+    if weight >= 1.0 {
+        return q;
+    }
+    let q = _mm_fmadd_ps(
+        q,
+        _mm_set1_ps(weight),
+        _mm_set_ps(1.0 - weight, 0.0, 0.0, 0.0),
+    );
+    _mm_mul_ps(
+        q,
+        _mm_set1_ps(rsqrt(_mm_cvtss_f32(_mm_dp_ps::<0xF1>(q, q)))),
+    )
+}
+
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn quat(q: V) -> Quat {
+    let mut a = [0.0f32; 4];
+    // SAFETY: `a` is four writable floats; the store has no alignment
+    // requirement.
+    unsafe { _mm_storeu_ps(a.as_mut_ptr(), q) };
+    Quat::new(a[0], a[1], a[2], a[3])
+}
+
+/// `super::Frame` in registers (built by `frame!`).
+struct Frame {
+    c0: V,
+    y: V,
+    n: V,
+    k: [f32; 3],
+}
+
+/// `super::Frame::new` written out in place: as a function LLVM keeps it
+/// out of line (it may not force-inline a `target_feature` function), and
+/// the `Option<Frame>` then travels through memory.
+macro_rules! frame {
+    ($c0:expr, $c1:expr) => {{
+        let (c0, c1) = ($c0, $c1);
+        let (s0sq, c01, c1sq) = (dot(c0, c0), dot(c0, c1), dot(c1, c1));
+        let n = cross(c0, c1);
+        let d = dot(n, n);
+        let ok = d.is_finite()
+            && (s0sq * c1sq).is_finite()
+            && s0sq > 4e-24
+            && d > 4e-24 * s0sq
+            && d > 1e-2 * s0sq * c1sq;
+        if !ok {
+            return None;
+        }
+        let (i0, i_n) = (rsqrt(s0sq), rsqrt(d));
+        Frame {
+            c0,
+            y: sub(scale(c1, s0sq), scale(c0, c01)),
+            n,
+            k: [i0, i0 * i_n, i_n],
+        }
+    }};
+}
+
+impl Frame {
+    /// `R x`: a local vector in model space.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn apply(&self, x: Vec3) -> V {
+        let c = scale(self.c0, x.x * self.k[0]);
+        let c = madd(self.y, x.y * self.k[1], c);
+        madd(self.n, x.z * self.k[2], c)
+    }
+
+    /// The columns of `Rᵀ` (the rows of `R` transposed), so that `Rᵀ v`
+    /// is three multiply-adds by `v`'s lanes.
+    #[inline]
+    #[target_feature(enable = "avx2,fma")]
+    fn transposed(&self) -> [V; 3] {
+        let (x, y, z) = (
+            scale(self.c0, self.k[0]),
+            scale(self.y, self.k[1]),
+            scale(self.n, self.k[2]),
+        );
+        let xy_lo = _mm_unpacklo_ps(x, y); // x0 y0 x1 y1
+        let xy_hi = _mm_unpackhi_ps(x, y); // x2 y2 x3 y3
+        let zz_lo = _mm_unpacklo_ps(z, z); // z0 z0 z1 z1
+        let zz_hi = _mm_unpackhi_ps(z, z); // z2 z2 z3 z3
+        [
+            _mm_movelh_ps(xy_lo, zz_lo),                   // x0 y0 z0 z0
+            _mm_movehl_ps(zz_lo, xy_lo),                   // x1 y1 z1 z1
+            _mm_shuffle_ps::<0b01_00_01_00>(xy_hi, zz_hi), // x2 y2 z2 z2
+        ]
+    }
+}
+
+/// `Rᵀ v` from [`Frame::transposed`]'s columns (lane 3 unspecified).
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn times(t: &[V; 3], v: V) -> V {
+    let vx = _mm_shuffle_ps::<0b00_00_00_00>(v, v);
+    let vy = _mm_shuffle_ps::<0b01_01_01_01>(v, v);
+    let vz = _mm_shuffle_ps::<0b10_10_10_10>(v, v);
+    _mm_fmadd_ps(t[2], vz, _mm_fmadd_ps(t[1], vy, _mm_mul_ps(t[0], vx)))
+}
+
+/// `super::fast_solve`, step for step.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn solve<S: Source>(src: &S, goal: &TwoBoneGoal) -> Option<TwoBoneReport> {
+    let sqrt = super::sqrt_f32;
+    let (weight, soften) = (goal.weight, goal.soften);
+    let in_range = weight > 0.0 && weight <= 1.0 && (0.0..=1.0).contains(&soften);
+    let unread_ok =
+        finite(src.column(0, 2), 7) && finite(src.column(1, 2), 7) && goal.twist.is_finite();
+    if !in_range || !unread_ok {
+        return None;
+    }
+    let start = src.position(0);
+    let u = sub(src.position(1), start);
+    let v = sub(src.position(2), src.position(1));
+    let d0 = sub(vec3(goal.target), start);
+    let (l1s, l2s) = (dot(u, u), dot(v, v));
+    let (l1, l2, dist0) = (sqrt(l1s), sqrt(l2s), sqrt(dot(d0, d0)));
+    let chain = l1 + l2;
+    let axis_len = goal.mid_axis.length();
+    let sizes_ok = chain.is_finite()
+        && dist0.is_finite()
+        && l1 > MIN_BONE_LENGTH
+        && l2 > MIN_BONE_LENGTH
+        && axis_len.is_finite()
+        && axis_len > 2e-12;
+    if !sizes_ok {
+        return None;
+    }
+    let soft_start = chain * soften;
+    let soft_span = chain - soft_start;
+    let dist = if dist0 > soft_start && soft_span > 0.0 {
+        let t = 4.0 * soft_span / (dist0 - soft_start + 4.0 * soft_span);
+        let t2 = t * t;
+        soft_start + soft_span * (1.0 - t2 * t2)
+    } else {
+        dist0
+    };
+    let tol = REACH_TOLERANCE * chain;
+    let reached = weight >= 1.0 && dist0 <= soft_start + tol && dist0 + tol >= (l1 - l2).abs();
+    let fm = frame!(src.column(1, 0), src.column(1, 1));
+
+    let axis = goal.mid_axis * (1.0 / axis_len);
+    let a = fm.apply(axis);
+    let (ua, av) = (dot(u, a), dot(a, v));
+    let axv = cross(a, v);
+    let c0 = ua * av;
+    let big_a = dot(u, v) - c0;
+    let big_b = dot(u, axv);
+    let r2 = big_a * big_a + big_b * big_b;
+    let kk = 0.5 * (dist * dist - l1s - l2s) - c0;
+    let r = sqrt(r2);
+    let kc = kk.max(-r).min(r);
+    let sq = sqrt((r2 - kk * kk).max(0.0));
+    let n2 = if kk == kc {
+        dist * dist
+    } else {
+        l1s + l2s + 2.0 * (c0 + kc)
+    };
+    let aw = ua + av;
+    let m2 = n2 - aw * aw;
+    let f1 = scale(d0, 1.0 / dist0);
+    let pole = vec3(goal.pole);
+    let rf = cross(f1, pole);
+    let rf2 = dot(rf, rf);
+    let conditioned = r2 > 1e-2 * l1s * l2s
+        && n2 > 1e-2 * chain * chain
+        && m2 > 0.1 * n2
+        && rf2.is_finite()
+        && rf2 > 1e-3 * dot(pole, pole)
+        && dist > 2.0 * DIRECTION_EPSILON * chain;
+    if !conditioned {
+        return None;
+    }
+    let inv_r2 = 1.0 / r2;
+    let cos_t = (big_a * kc + big_b * sq) * inv_r2;
+    let sin_t = (big_b * kc - big_a * sq) * inv_r2;
+    let (p, q) = if cos_t >= 0.0 {
+        (sin_t, 1.0 + cos_t)
+    } else {
+        (copysign_f32(1.0 - cos_t, sin_t), sin_t.abs())
+    };
+    let inv_h = rsqrt(p * p + q * q);
+
+    let w = madd(v, cos_t, u);
+    let w = madd(axv, sin_t, w);
+    let w = madd(a, av * (1.0 - cos_t), w);
+    // The start frame is needed last; built here, its registers are free
+    // until now.
+    let fs = frame!(src.column(0, 0), src.column(0, 1)).transposed();
+    let g = sub(scale(a, n2), scale(w, aw));
+    let h = cross(w, a);
+    let (inv_n, inv_m) = (rsqrt(n2), rsqrt(m2));
+    let inv_nm = inv_n * inv_m;
+    let mut f2 = scale(rf, rsqrt(rf2));
+    let mut f3 = cross(f1, f2);
+    if goal.twist != 0.0 {
+        let (s, c) = libm::sincosf(goal.twist);
+        (f2, f3) = (madd(f3, s, scale(f2, c)), sub(scale(f3, c), scale(f2, s)));
+    }
+    // The three dot products summed lane-wise first, then across lanes
+    // once.
+    let e_f = _mm_mul_ps(scale(w, inv_n), f1);
+    let e_f = _mm_fmadd_ps(scale(g, inv_nm), f2, e_f);
+    let e_f = _mm_fmadd_ps(scale(h, inv_m), f3, e_f);
+    let tr1 = 1.0 + sum3(e_f);
+    if tr1.is_nan() || tr1 <= 0.1 {
+        return None;
+    }
+    let axial = scale(cross(w, f1), inv_n);
+    let axial = madd(cross(g, f2), inv_nm, axial);
+    let axial = madd(cross(h, f3), inv_m, axial);
+    let start = scale(with_w(times(&fs, axial), tr1), 0.5 * rsqrt(tr1));
+    let mid = with_w(vec3(axis * (p * inv_h)), q * inv_h);
+    let (start, mid) = (weigh(start, weight), weigh(mid, weight));
+    // Not `bool::then`: a closure does not inherit the target features, so
+    // it would stay a call.
+    if finite(start, 15) && finite(mid, 15) {
+        Some(TwoBoneReport {
+            reached,
+            start_correction: quat(start),
+            mid_correction: quat(mid),
+        })
+    } else {
+        None
+    }
+}

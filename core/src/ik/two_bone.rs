@@ -48,6 +48,15 @@
 //! full extension only as `D → ∞` (so the limb never locks straight).
 //! The direction is kept. `soften = 1` turns softening off.
 //!
+//! # One limb
+//! [`corrections`] (from a gathered [`Limb`]) and
+//! [`corrections_from_models`] (from the three model matrices) solve one
+//! limb; [`TwoBoneIk::solve`] runs them on an [`IkPose`]. They compute
+//! what [`reference()`], the readable form above, computes (within 1e-5)
+//! with a much shorter chain of dependent square roots, on AVX2 with one
+//! vector per register, and hand degenerate or ill-conditioned limbs over
+//! to it.
+//!
 //! # Lanes
 //! [`solve_lanes4`] and [`solve_lanes8`] run the same solve for 4 or 8
 //! limbs at once, one limb per lane of [`TwoBoneLanes`]: `set_lane` packs a

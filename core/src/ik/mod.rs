@@ -23,6 +23,8 @@
 //! On error nothing is written: the pose and the matrices are untouched.
 
 pub mod aim;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod aos;
 pub mod ccd;
 pub mod fabrik;
 pub mod fabrik_tree;

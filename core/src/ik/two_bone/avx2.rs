@@ -9,20 +9,17 @@
 #![allow(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
-use core::arch::x86_64::{
-    __m128, _mm_add_ss, _mm_andnot_ps, _mm_blend_ps, _mm_cmplt_ps, _mm_cvtss_f32, _mm_dp_ps,
-    _mm_fmadd_ps, _mm_fmsub_ps, _mm_loadu_ps, _mm_movehl_ps, _mm_movelh_ps, _mm_movemask_ps,
-    _mm_mul_ps, _mm_rsqrt_ss, _mm_set1_ps, _mm_set_ps, _mm_set_ss, _mm_shuffle_ps, _mm_storeu_ps,
-    _mm_sub_ps, _mm_unpackhi_ps, _mm_unpacklo_ps,
-};
+use core::arch::x86_64::{_mm_fmadd_ps, _mm_mul_ps, _mm_set1_ps, _mm_set_ps};
 
 use super::{
     copysign_f32, Limb, TwoBoneGoal, TwoBoneReport, DIRECTION_EPSILON, MIN_BONE_LENGTH,
     REACH_TOLERANCE,
 };
-use crate::math::{Mat4, Quat, Vec3};
-
-type V = __m128;
+use crate::ik::aos::{
+    cross, dot, finite, load, madd, normalize4, quat, rsqrt, scale, sub, sum3, times, transpose3,
+    vec3, with_w, V,
+};
+use crate::math::{Mat4, Vec3};
 
 /// The solve on a gathered limb.
 pub(super) fn fast_solve(limb: &Limb, goal: &TwoBoneGoal) -> Option<TwoBoneReport> {
@@ -76,94 +73,6 @@ impl Source for [&Mat4; 3] {
     }
 }
 
-#[inline(always)]
-fn load(a: &[f32; 4]) -> V {
-    // SAFETY: `a` is four readable floats, and the load has no alignment
-    // requirement.
-    unsafe { _mm_loadu_ps(a.as_ptr()) }
-}
-
-#[inline(always)]
-fn vec3(v: Vec3) -> V {
-    // SAFETY: SSE is part of x86-64.
-    unsafe { _mm_set_ps(0.0, v.z, v.y, v.x) }
-}
-
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn sub(a: V, b: V) -> V {
-    _mm_sub_ps(a, b)
-}
-
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn scale(a: V, s: f32) -> V {
-    _mm_mul_ps(a, _mm_set1_ps(s))
-}
-
-/// `a · s + c`, fused.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn madd(a: V, s: f32, c: V) -> V {
-    _mm_fmadd_ps(a, _mm_set1_ps(s), c)
-}
-
-/// Lanes 0-2 dotted.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn dot(a: V, b: V) -> f32 {
-    _mm_cvtss_f32(_mm_dp_ps::<0x71>(a, b))
-}
-
-/// Lanes 0-2 added.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn sum3(v: V) -> f32 {
-    let y = _mm_shuffle_ps::<0b01_01_01_01>(v, v);
-    let z = _mm_movehl_ps(v, v);
-    _mm_cvtss_f32(_mm_add_ss(_mm_add_ss(v, y), z))
-}
-
-/// `a × b` in lanes 0-2, lane 3 kept in place.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn cross(a: V, b: V) -> V {
-    const YZX: i32 = 0b11_00_10_01;
-    let a_yzx = _mm_shuffle_ps::<YZX>(a, a);
-    let b_yzx = _mm_shuffle_ps::<YZX>(b, b);
-    // (a_x b_y − a_y b_x, a_y b_z − a_z b_y, a_z b_x − a_x b_z): the
-    // cross product's z, x, y.
-    let c = _mm_fmsub_ps(a, b_yzx, _mm_mul_ps(a_yzx, b));
-    _mm_shuffle_ps::<YZX>(c, c)
-}
-
-/// `1/√x` for a positive normal `x`: the hardware estimate (relative
-/// error below 1.5 · 2⁻¹²) and one Newton-Raphson step, which leaves a few
-/// units in the last place. It keeps the divider, which the square roots
-/// the solve does need and a hyperthread sibling share, out of the
-/// normalisations.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn rsqrt(x: f32) -> f32 {
-    let y = _mm_cvtss_f32(_mm_rsqrt_ss(_mm_set_ss(x)));
-    y * (1.5 - 0.5 * x * y * y)
-}
-
-/// Lanes 0-2 (`mask` 7) or all four (`mask` 15) finite.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn finite(v: V, mask: i32) -> bool {
-    let abs = _mm_andnot_ps(_mm_set1_ps(-0.0), v);
-    _mm_movemask_ps(_mm_cmplt_ps(abs, _mm_set1_ps(f32::INFINITY))) & mask == mask
-}
-
-/// `v` in lanes 0-2 and `w` in lane 3.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn with_w(v: V, w: f32) -> V {
-    _mm_blend_ps::<0b1000>(v, _mm_set1_ps(w))
-}
-
 /// `nlerp(identity, q, weight)` for a unit `q` with `w ≥ 0`, as
 /// `super::weigh`.
 #[inline]
@@ -177,20 +86,7 @@ fn weigh(q: V, weight: f32) -> V {
         _mm_set1_ps(weight),
         _mm_set_ps(1.0 - weight, 0.0, 0.0, 0.0),
     );
-    _mm_mul_ps(
-        q,
-        _mm_set1_ps(rsqrt(_mm_cvtss_f32(_mm_dp_ps::<0xF1>(q, q)))),
-    )
-}
-
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn quat(q: V) -> Quat {
-    let mut a = [0.0f32; 4];
-    // SAFETY: `a` is four writable floats; the store has no alignment
-    // requirement.
-    unsafe { _mm_storeu_ps(a.as_mut_ptr(), q) };
-    Quat::new(a[0], a[1], a[2], a[3])
+    normalize4(q)
 }
 
 /// `super::Frame` in registers (built by `frame!`).
@@ -248,26 +144,8 @@ impl Frame {
             scale(self.y, self.k[1]),
             scale(self.n, self.k[2]),
         );
-        let xy_lo = _mm_unpacklo_ps(x, y); // x0 y0 x1 y1
-        let xy_hi = _mm_unpackhi_ps(x, y); // x2 y2 x3 y3
-        let zz_lo = _mm_unpacklo_ps(z, z); // z0 z0 z1 z1
-        let zz_hi = _mm_unpackhi_ps(z, z); // z2 z2 z3 z3
-        [
-            _mm_movelh_ps(xy_lo, zz_lo),                   // x0 y0 z0 z0
-            _mm_movehl_ps(zz_lo, xy_lo),                   // x1 y1 z1 z1
-            _mm_shuffle_ps::<0b01_00_01_00>(xy_hi, zz_hi), // x2 y2 z2 z2
-        ]
+        transpose3(x, y, z)
     }
-}
-
-/// `Rᵀ v` from [`Frame::transposed`]'s columns (lane 3 unspecified).
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn times(t: &[V; 3], v: V) -> V {
-    let vx = _mm_shuffle_ps::<0b00_00_00_00>(v, v);
-    let vy = _mm_shuffle_ps::<0b01_01_01_01>(v, v);
-    let vz = _mm_shuffle_ps::<0b10_10_10_10>(v, v);
-    _mm_fmadd_ps(t[2], vz, _mm_fmadd_ps(t[1], vy, _mm_mul_ps(t[0], vx)))
 }
 
 /// `super::fast_solve`, step for step.

@@ -685,97 +685,163 @@ impl Frame {
     }
 }
 
+/// The scalar quantities both fast paths share, from the squared bone
+/// lengths and the target distance: the size and parameter checks,
+/// softening and `reached`.
+struct Sizes {
+    l1s: f32,
+    l2s: f32,
+    chain: f32,
+    dist0: f32,
+    /// The softened target distance.
+    dist: f32,
+    reached: bool,
+    /// The unit mid axis, local.
+    axis: Vec3,
+}
+
+impl Sizes {
+    #[inline(always)]
+    fn new(l1s: f32, l2s: f32, dist0: f32, goal: &TwoBoneGoal) -> Option<Sizes> {
+        let (weight, soften) = (goal.weight, goal.soften);
+        let in_range = weight > 0.0
+            && weight <= 1.0
+            && (0.0..=1.0).contains(&soften)
+            && goal.twist.is_finite();
+        let (l1, l2) = (sqrt_f32(l1s), sqrt_f32(l2s));
+        let chain = l1 + l2;
+        let axis_len = goal.mid_axis.length();
+        let ok = in_range
+            && chain.is_finite()
+            && dist0.is_finite()
+            && l1 > MIN_BONE_LENGTH
+            && l2 > MIN_BONE_LENGTH
+            && axis_len.is_finite()
+            && axis_len > 2e-12;
+        if !ok {
+            return None;
+        }
+        let soft_start = chain * soften;
+        let soft_span = chain - soft_start;
+        let dist = if dist0 > soft_start && soft_span > 0.0 {
+            let t = 4.0 * soft_span / (dist0 - soft_start + 4.0 * soft_span);
+            let t2 = t * t;
+            soft_start + soft_span * (1.0 - t2 * t2)
+        } else {
+            dist0
+        };
+        let tol = REACH_TOLERANCE * chain;
+        Some(Sizes {
+            l1s,
+            l2s,
+            chain,
+            dist0,
+            dist,
+            reached: weight >= 1.0 && dist0 <= soft_start + tol && dist0 + tol >= (l1 - l2).abs(),
+            axis: goal.mid_axis * (1.0 / axis_len),
+        })
+    }
+}
+
+/// The mid angle θ and what the start joint needs of it, from the
+/// reference's `A`, `B`, `C0` and `a · w = a · u + a · v`; `None` where
+/// the arithmetic after it would lose digits (a hinge nearly along a bone,
+/// start→end shorter than a tenth of the limb or nearly along the axis,
+/// `planes = (|start→target × pole|², |pole|²)` nearly parallel, the
+/// target nearly on the start joint).
+struct MidAngle {
+    cos: f32,
+    sin: f32,
+    /// `(sin θ/2, cos θ/2)`, unnormalised: `∝ (sin θ, 1 + cos θ)`, or
+    /// `±(1 − cos θ, |sin θ|)` when `1 + cos θ` would lose digits.
+    half: (f32, f32),
+    /// `|w|²`: the target distance unless out of reach.
+    n2: f32,
+    aw: f32,
+    /// `|w × a|²`.
+    m2: f32,
+}
+
+impl MidAngle {
+    #[inline(always)]
+    fn new(
+        big_a: f32,
+        big_b: f32,
+        c0: f32,
+        aw: f32,
+        sz: &Sizes,
+        planes: (f32, f32),
+    ) -> Option<MidAngle> {
+        let (l1s, l2s, dist, chain) = (sz.l1s, sz.l2s, sz.dist, sz.chain);
+        let r2 = big_a * big_a + big_b * big_b;
+        let kk = 0.5 * (dist * dist - l1s - l2s) - c0;
+        let r = sqrt_f32(r2);
+        let kc = kk.max(-r).min(r);
+        // r sin(θ − α): exactly 0 where the clamp holds.
+        let sq = sqrt_f32((r2 - kk * kk).max(0.0));
+        let n2 = if kk == kc {
+            dist * dist
+        } else {
+            l1s + l2s + 2.0 * (c0 + kc)
+        };
+        let m2 = n2 - aw * aw;
+        let (rf2, pole2) = planes;
+        let conditioned = r2 > 1e-2 * l1s * l2s
+            && n2 > 1e-2 * chain * chain
+            && m2 > 0.1 * n2
+            && rf2.is_finite()
+            && rf2 > 1e-3 * pole2
+            && dist > 2.0 * DIRECTION_EPSILON * chain;
+        if !conditioned {
+            return None;
+        }
+        let inv_r2 = 1.0 / r2;
+        let cos = (big_a * kc + big_b * sq) * inv_r2;
+        let sin = (big_b * kc - big_a * sq) * inv_r2;
+        let half = if cos >= 0.0 {
+            (sin, 1.0 + cos)
+        } else {
+            (copysign_f32(1.0 - cos, sin), sin.abs())
+        };
+        Some(MidAngle {
+            cos,
+            sin,
+            half,
+            n2,
+            aw,
+            m2,
+        })
+    }
+}
+
 /// [`corrections`]' arithmetic, `None` wherever [`reference()`] must
 /// decide.
 #[inline(always)]
 fn fast_solve(limb: &Limb, goal: &TwoBoneGoal) -> Option<TwoBoneReport> {
-    let (weight, soften) = (goal.weight, goal.soften);
     // The inputs the solve never reads; every other one reaches a guard
-    // below that a non-finite value fails.
-    let unread = [
-        limb.start_frame[2],
-        limb.mid_frame[2],
-        Vec3::splat(goal.twist),
-    ];
-    let in_range = weight > 0.0 && weight <= 1.0 && (0.0..=1.0).contains(&soften);
-    if !in_range || !unread.iter().all(|c| c.is_finite()) {
+    // that a non-finite value fails.
+    if !limb.start_frame[2].is_finite() || !limb.mid_frame[2].is_finite() {
         return None;
     }
     let u = limb.mid - limb.start;
     let v = limb.end - limb.mid;
     let d0 = goal.target - limb.start;
-    let (l1s, l2s) = (u.length_squared(), v.length_squared());
-    let (l1, l2, dist0) = (sqrt_f32(l1s), sqrt_f32(l2s), d0.length());
-    let chain = l1 + l2;
-    let axis_len = goal.mid_axis.length();
-    let sizes_ok = chain.is_finite()
-        && dist0.is_finite()
-        && l1 > MIN_BONE_LENGTH
-        && l2 > MIN_BONE_LENGTH
-        && axis_len.is_finite()
-        && axis_len > 2e-12;
-    if !sizes_ok {
-        return None;
-    }
-    let soft_start = chain * soften;
-    let soft_span = chain - soft_start;
-    let dist = if dist0 > soft_start && soft_span > 0.0 {
-        let t = 4.0 * soft_span / (dist0 - soft_start + 4.0 * soft_span);
-        let t2 = t * t;
-        soft_start + soft_span * (1.0 - t2 * t2)
-    } else {
-        dist0
-    };
-    let tol = REACH_TOLERANCE * chain;
-    let reached = weight >= 1.0 && dist0 <= soft_start + tol && dist0 + tol >= (l1 - l2).abs();
+    let sz = Sizes::new(u.length_squared(), v.length_squared(), d0.length(), goal)?;
     let (fm, fs) = (Frame::new(&limb.mid_frame)?, Frame::new(&limb.start_frame)?);
 
-    // Mid joint: θ as r² cos θ, r² sin θ (the reference's A, B, C0).
-    let axis = goal.mid_axis * (1.0 / axis_len);
-    let a = fm.apply(axis);
+    // Mid joint: θ from the reference's A, B, C0.
+    let a = fm.apply(sz.axis);
     let (ua, av) = (u.dot(a), a.dot(v));
     let axv = a.cross(v);
     let c0 = ua * av;
-    let big_a = u.dot(v) - c0;
-    let big_b = u.dot(axv);
-    let r2 = big_a * big_a + big_b * big_b;
-    let kk = 0.5 * (dist * dist - l1s - l2s) - c0;
-    let r = sqrt_f32(r2);
-    let kc = kk.max(-r).min(r);
-    // r sin(θ − α): exactly 0 where the clamp holds.
-    let sq = sqrt_f32((r2 - kk * kk).max(0.0));
-    // |w|² (the target distance unless out of reach) and a · w.
-    let n2 = if kk == kc {
-        dist * dist
-    } else {
-        l1s + l2s + 2.0 * (c0 + kc)
-    };
-    let aw = ua + av;
-    let m2 = n2 - aw * aw;
-    let f1 = d0 * (1.0 / dist0);
+    let f1 = d0 * (1.0 / sz.dist0);
     let rf = f1.cross(goal.pole);
     let rf2 = rf.length_squared();
-    let conditioned = r2 > 1e-2 * l1s * l2s
-        && n2 > 1e-2 * chain * chain
-        && m2 > 0.1 * n2
-        && rf2.is_finite()
-        && rf2 > 1e-3 * goal.pole.length_squared()
-        && dist > 2.0 * DIRECTION_EPSILON * chain;
-    if !conditioned {
-        return None;
-    }
-    let inv_r2 = 1.0 / r2;
-    let cos_t = (big_a * kc + big_b * sq) * inv_r2;
-    let sin_t = (big_b * kc - big_a * sq) * inv_r2;
-    // (sin θ/2, cos θ/2) ∝ (sin θ, 1 + cos θ), or ±(1 − cos θ, |sin θ|)
-    // when 1 + cos θ would lose digits.
-    let (p, q) = if cos_t >= 0.0 {
-        (sin_t, 1.0 + cos_t)
-    } else {
-        (copysign_f32(1.0 - cos_t, sin_t), sin_t.abs())
-    };
-    let inv_h = 1.0 / sqrt_f32(p * p + q * q);
-    let (hs, hc) = (p * inv_h, q * inv_h);
+    let planes = (rf2, goal.pole.length_squared());
+    let m = MidAngle::new(u.dot(v) - c0, u.dot(axv), c0, ua + av, &sz, planes)?;
+    let (cos_t, sin_t, n2, aw, m2) = (m.cos, m.sin, m.n2, m.aw, m.m2);
+    let inv_h = 1.0 / sqrt_f32(m.half.0 * m.half.0 + m.half.1 * m.half.1);
+    let (hs, hc) = (m.half.0 * inv_h, m.half.1 * inv_h);
 
     // Start joint: e1 = w / n, e2 = g / (n m), e3 = h / m onto f1, f2, f3.
     let w = u + v * cos_t + axv * sin_t + a * (av * (1.0 - cos_t));
@@ -806,11 +872,12 @@ fn fast_solve(limb: &Limb, goal: &TwoBoneGoal) -> Option<TwoBoneReport> {
         local.z * inv_q,
         tr1 * inv_q,
     );
+    let axis = sz.axis;
     let mid = Quat::new(axis.x * hs, axis.y * hs, axis.z * hs, hc);
     let report = TwoBoneReport {
-        reached,
-        start_correction: weigh(start, weight),
-        mid_correction: weigh(mid, weight),
+        reached: sz.reached,
+        start_correction: weigh(start, goal.weight),
+        mid_correction: weigh(mid, goal.weight),
     };
     (report.start_correction.is_finite() && report.mid_correction.is_finite()).then_some(report)
 }

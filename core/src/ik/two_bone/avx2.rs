@@ -11,10 +11,7 @@
 
 use core::arch::x86_64::{_mm_fmadd_ps, _mm_mul_ps, _mm_set1_ps, _mm_set_ps};
 
-use super::{
-    copysign_f32, Limb, TwoBoneGoal, TwoBoneReport, DIRECTION_EPSILON, MIN_BONE_LENGTH,
-    REACH_TOLERANCE,
-};
+use super::{Limb, MidAngle, Sizes, TwoBoneGoal, TwoBoneReport};
 use crate::ik::aos::{
     cross, dot, finite, load, madd, normalize4, quat, rsqrt, scale, sub, sum3, times, transpose3,
     vec3, with_w, V,
@@ -152,84 +149,28 @@ impl Frame {
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn solve<S: Source>(src: &S, goal: &TwoBoneGoal) -> Option<TwoBoneReport> {
-    let sqrt = super::sqrt_f32;
-    let (weight, soften) = (goal.weight, goal.soften);
-    let in_range = weight > 0.0 && weight <= 1.0 && (0.0..=1.0).contains(&soften);
-    let unread_ok =
-        finite(src.column(0, 2), 7) && finite(src.column(1, 2), 7) && goal.twist.is_finite();
-    if !in_range || !unread_ok {
+    if !finite(src.column(0, 2), 7) || !finite(src.column(1, 2), 7) {
         return None;
     }
     let start = src.position(0);
     let u = sub(src.position(1), start);
     let v = sub(src.position(2), src.position(1));
     let d0 = sub(vec3(goal.target), start);
-    let (l1s, l2s) = (dot(u, u), dot(v, v));
-    let (l1, l2, dist0) = (sqrt(l1s), sqrt(l2s), sqrt(dot(d0, d0)));
-    let chain = l1 + l2;
-    let axis_len = goal.mid_axis.length();
-    let sizes_ok = chain.is_finite()
-        && dist0.is_finite()
-        && l1 > MIN_BONE_LENGTH
-        && l2 > MIN_BONE_LENGTH
-        && axis_len.is_finite()
-        && axis_len > 2e-12;
-    if !sizes_ok {
-        return None;
-    }
-    let soft_start = chain * soften;
-    let soft_span = chain - soft_start;
-    let dist = if dist0 > soft_start && soft_span > 0.0 {
-        let t = 4.0 * soft_span / (dist0 - soft_start + 4.0 * soft_span);
-        let t2 = t * t;
-        soft_start + soft_span * (1.0 - t2 * t2)
-    } else {
-        dist0
-    };
-    let tol = REACH_TOLERANCE * chain;
-    let reached = weight >= 1.0 && dist0 <= soft_start + tol && dist0 + tol >= (l1 - l2).abs();
+    let sz = Sizes::new(dot(u, u), dot(v, v), super::sqrt_f32(dot(d0, d0)), goal)?;
     let fm = frame!(src.column(1, 0), src.column(1, 1));
 
-    let axis = goal.mid_axis * (1.0 / axis_len);
-    let a = fm.apply(axis);
+    let a = fm.apply(sz.axis);
     let (ua, av) = (dot(u, a), dot(a, v));
     let axv = cross(a, v);
     let c0 = ua * av;
-    let big_a = dot(u, v) - c0;
-    let big_b = dot(u, axv);
-    let r2 = big_a * big_a + big_b * big_b;
-    let kk = 0.5 * (dist * dist - l1s - l2s) - c0;
-    let r = sqrt(r2);
-    let kc = kk.max(-r).min(r);
-    let sq = sqrt((r2 - kk * kk).max(0.0));
-    let n2 = if kk == kc {
-        dist * dist
-    } else {
-        l1s + l2s + 2.0 * (c0 + kc)
-    };
-    let aw = ua + av;
-    let m2 = n2 - aw * aw;
-    let f1 = scale(d0, 1.0 / dist0);
+    let f1 = scale(d0, 1.0 / sz.dist0);
     let pole = vec3(goal.pole);
     let rf = cross(f1, pole);
     let rf2 = dot(rf, rf);
-    let conditioned = r2 > 1e-2 * l1s * l2s
-        && n2 > 1e-2 * chain * chain
-        && m2 > 0.1 * n2
-        && rf2.is_finite()
-        && rf2 > 1e-3 * dot(pole, pole)
-        && dist > 2.0 * DIRECTION_EPSILON * chain;
-    if !conditioned {
-        return None;
-    }
-    let inv_r2 = 1.0 / r2;
-    let cos_t = (big_a * kc + big_b * sq) * inv_r2;
-    let sin_t = (big_b * kc - big_a * sq) * inv_r2;
-    let (p, q) = if cos_t >= 0.0 {
-        (sin_t, 1.0 + cos_t)
-    } else {
-        (copysign_f32(1.0 - cos_t, sin_t), sin_t.abs())
-    };
+    let planes = (rf2, dot(pole, pole));
+    let m = MidAngle::new(dot(u, v) - c0, dot(u, axv), c0, ua + av, &sz, planes)?;
+    let (cos_t, sin_t, n2, aw, m2) = (m.cos, m.sin, m.n2, m.aw, m.m2);
+    let (p, q) = m.half;
     let inv_h = rsqrt(p * p + q * q);
 
     let w = madd(v, cos_t, u);
@@ -261,13 +202,13 @@ fn solve<S: Source>(src: &S, goal: &TwoBoneGoal) -> Option<TwoBoneReport> {
     let axial = madd(cross(g, f2), inv_nm, axial);
     let axial = madd(cross(h, f3), inv_m, axial);
     let start = scale(with_w(times(&fs, axial), tr1), 0.5 * rsqrt(tr1));
-    let mid = with_w(vec3(axis * (p * inv_h)), q * inv_h);
-    let (start, mid) = (weigh(start, weight), weigh(mid, weight));
+    let mid = with_w(vec3(sz.axis * (p * inv_h)), q * inv_h);
+    let (start, mid) = (weigh(start, goal.weight), weigh(mid, goal.weight));
     // Not `bool::then`: a closure does not inherit the target features, so
     // it would stay a call.
     if finite(start, 15) && finite(mid, 15) {
         Some(TwoBoneReport {
-            reached,
+            reached: sz.reached,
             start_correction: quat(start),
             mid_correction: quat(mid),
         })

@@ -1535,7 +1535,9 @@ mod tests {
             let mut ranges = vec![0u32; events.len()];
             let n = sort_range_ends(&events, &mut ranges).unwrap();
             let track = EventTrack::new(d, &events, b"", &ranges[..n]).unwrap();
-            let mut out = vec![Edge::default_for_tests(); 8192];
+            // A call may cross 50 s of 0.05 s loops: 1,001 copies of up to
+            // eight ranges' two ends.
+            let mut out = vec![Edge::default_for_tests(); 16_016];
             for w in times.windows(2) {
                 let (a, b) = (w[0], w[1]);
                 let r = track.trigger(a, b, TimeMode::Loop, &mut out).unwrap();

@@ -642,6 +642,17 @@ struct Frame {
 }
 
 impl Frame {
+    /// Whether columns with squared lengths `s0sq`, `c1sq` and
+    /// `d = |c0 × c1|²` make a frame [`Frame::new`] takes.
+    #[inline(always)]
+    fn accepts(s0sq: f32, c1sq: f32, d: f32) -> bool {
+        d.is_finite()
+            && (s0sq * c1sq).is_finite()
+            && s0sq > 4e-24
+            && d > 4e-24 * s0sq
+            && d > 1e-2 * s0sq * c1sq
+    }
+
     /// `None` unless the columns are finite, [`orthonormal`] accepts them
     /// (with a factor 2 to spare) and they are at least 0.1 rad from
     /// parallel, where the two constructions agree to rounding.
@@ -651,12 +662,7 @@ impl Frame {
         let (s0sq, c01, c1sq) = (c0.dot(c0), c0.dot(c1), c1.dot(c1));
         let n = c0.cross(c1);
         let d = n.dot(n);
-        let ok = d.is_finite()
-            && (s0sq * c1sq).is_finite()
-            && s0sq > 4e-24
-            && d > 4e-24 * s0sq
-            && d > 1e-2 * s0sq * c1sq;
-        if !ok {
+        if !Frame::accepts(s0sq, c1sq, d) {
             return None;
         }
         let (i0, i_n) = (1.0 / sqrt_f32(s0sq), 1.0 / sqrt_f32(d));

@@ -103,12 +103,7 @@ macro_rules! frame {
         let (s0sq, c01, c1sq) = (dot(c0, c0), dot(c0, c1), dot(c1, c1));
         let n = cross(c0, c1);
         let d = dot(n, n);
-        let ok = d.is_finite()
-            && (s0sq * c1sq).is_finite()
-            && s0sq > 4e-24
-            && d > 4e-24 * s0sq
-            && d > 1e-2 * s0sq * c1sq;
-        if !ok {
+        if !super::Frame::accepts(s0sq, c1sq, d) {
             return None;
         }
         let (i0, i_n) = (rsqrt(s0sq), rsqrt(d));

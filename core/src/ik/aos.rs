@@ -84,9 +84,8 @@ pub(crate) fn cross(a: V, b: V) -> V {
 
 /// `1/√x` for a positive normal `x`: the hardware estimate (relative
 /// error below 1.5 · 2⁻¹²) and one Newton-Raphson step, which leaves a few
-/// units in the last place. It keeps the divider, which the square roots
-/// the solve does need and a hyperthread sibling share, out of the
-/// normalisations.
+/// units in the last place: shorter than a square root and a division in
+/// a row, and it leaves the divider to the square roots a solve needs.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 pub(crate) fn rsqrt(x: f32) -> f32 {

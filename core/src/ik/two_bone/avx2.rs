@@ -3,9 +3,10 @@
 //! summed: dot products take lanes 0-2, and the cross product keeps lane
 //! 3 in place), compiled for AVX2 + FMA and entered only after
 //! `cpu::avx2_kernels()`. The solve keeps about 25 vectors live where the
-//! scalar form keeps 75 floats, so the registers hold them without
-//! spilling; the scalar `fast_solve` is its twin and the tests hold the
-//! two within 1e-5.
+//! scalar form keeps 75 floats, so far fewer of them spill to the stack
+//! (602 instructions a solve against the scalar form's 850 under the same
+//! AVX2 encoding); the scalar `fast_solve` is its twin and the tests hold
+//! the two within 1e-5.
 #![allow(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 

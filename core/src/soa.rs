@@ -237,9 +237,14 @@ pub fn unpack(pose: &[SoaTransform], out: &mut [Transform]) -> Result<(), Error>
     Ok(())
 }
 
-/// `Ok` when `actual == expected`, else [`Error::BadLength`] naming `buffer`.
+/// `Ok` when `actual == expected`, else [`Error::BadLength`] naming
+/// `buffer`: the length check every kernel makes of its slices, for
+/// callers that check theirs the same way.
+///
+/// # Errors
+/// [`Error::BadLength`] when the lengths differ.
 #[inline]
-pub(crate) fn check_len(buffer: &'static str, expected: usize, actual: usize) -> Result<(), Error> {
+pub fn check_len(buffer: &'static str, expected: usize, actual: usize) -> Result<(), Error> {
     if expected == actual {
         Ok(())
     } else {

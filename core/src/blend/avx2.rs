@@ -33,6 +33,7 @@
 use core::arch::x86_64::*;
 
 use super::{BlendJob, BlendLayer};
+use crate::fk::avx2::load_blocks as load;
 use crate::soa::SoaTransform;
 
 /// Whether this module's kernels run ([`crate::cpu::avx2_kernels`]).
@@ -309,19 +310,6 @@ fn weight(layer: &BlendLayer<'_>, lo: usize, hi: usize) -> F8 {
         }
         None => w,
     }
-}
-
-/// Blocks `lo` and `hi` as eight lanes per component.
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-fn load(lo: &SoaTransform, hi: &SoaTransform) -> Pair {
-    let lo: &[[f32; 4]; 10] = bytemuck::cast_ref(lo);
-    let hi: &[[f32; 4]; 10] = bytemuck::cast_ref(hi);
-    let mut v = [_mm256_setzero_ps(); 10];
-    for i in 0..10 {
-        v[i] = _mm256_set_m128(bytemuck::cast(hi[i]), bytemuck::cast(lo[i]));
-    }
-    v
 }
 
 /// Stores the low half of `v` to block `lo` and, when `hi` is another

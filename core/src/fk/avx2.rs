@@ -133,10 +133,11 @@ fn run(
 }
 
 /// Blocks `lo` and `hi` as eight lanes per component, in `SoaTransform`
-/// field order.
+/// field order (`lo` in the low halves); blending loads its pairs of
+/// blocks with it too.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn load(lo: &SoaTransform, hi: &SoaTransform) -> [F8; 10] {
+pub(crate) fn load_blocks(lo: &SoaTransform, hi: &SoaTransform) -> [F8; 10] {
     let lo: &[[f32; 4]; 10] = bytemuck::cast_ref(lo);
     let hi: &[[f32; 4]; 10] = bytemuck::cast_ref(hi);
     let mut v = [_mm256_setzero_ps(); 10];
@@ -151,7 +152,7 @@ fn load(lo: &SoaTransform, hi: &SoaTransform) -> [F8; 10] {
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 fn affine(lo: &SoaTransform, hi: &SoaTransform, out: &mut Locals) {
-    let [tx, ty, tz, qx, qy, qz, qw, sx, sy, sz] = load(lo, hi);
+    let [tx, ty, tz, qx, qy, qz, qw, sx, sy, sz] = load_blocks(lo, hi);
     let two = _mm256_set1_ps(2.0);
     let one = _mm256_set1_ps(1.0);
     let (x2, y2, z2) = (

@@ -2,16 +2,14 @@
 //! IK solvers (`two_bone::avx2`): `x, y, z` in lanes 0-2;
 //! lane 3 is never summed (dot products take lanes 0-2 and the cross
 //! product keeps lane 3 in place), so it may hold anything a loaded matrix
-//! column holds. Every function is compiled for AVX2 + FMA; callers enter
-//! them only after `cpu::avx2_kernels()`.
-#![allow(unsafe_code)]
-#![deny(clippy::undocumented_unsafe_blocks)]
+//! column holds. Every arithmetic function is compiled for AVX2 + FMA;
+//! callers enter them only after `cpu::avx2_kernels()`.
 
 use core::arch::x86_64::{
     __m128, _mm_add_ss, _mm_andnot_ps, _mm_blend_ps, _mm_cmplt_ps, _mm_cvtss_f32, _mm_dp_ps,
-    _mm_fmadd_ps, _mm_fmsub_ps, _mm_loadu_ps, _mm_movehl_ps, _mm_movelh_ps, _mm_movemask_ps,
-    _mm_mul_ps, _mm_rsqrt_ss, _mm_set1_ps, _mm_set_ps, _mm_set_ss, _mm_shuffle_ps, _mm_storeu_ps,
-    _mm_sub_ps, _mm_unpackhi_ps, _mm_unpacklo_ps,
+    _mm_fmadd_ps, _mm_fmsub_ps, _mm_movehl_ps, _mm_movelh_ps, _mm_movemask_ps, _mm_mul_ps,
+    _mm_rsqrt_ss, _mm_set1_ps, _mm_set_ss, _mm_shuffle_ps, _mm_sub_ps, _mm_unpackhi_ps,
+    _mm_unpacklo_ps,
 };
 
 use crate::math::{Quat, Vec3};
@@ -22,16 +20,13 @@ pub(crate) type V = __m128;
 /// Four floats, as they lie (a `Mat4` column).
 #[inline(always)]
 pub(crate) fn load(a: &[f32; 4]) -> V {
-    // SAFETY: `a` is four readable floats, and the load has no alignment
-    // requirement.
-    unsafe { _mm_loadu_ps(a.as_ptr()) }
+    bytemuck::cast(*a)
 }
 
 /// `v` in lanes 0-2, zero in lane 3.
 #[inline(always)]
 pub(crate) fn vec3(v: Vec3) -> V {
-    // SAFETY: SSE is part of x86-64.
-    unsafe { _mm_set_ps(0.0, v.z, v.y, v.x) }
+    bytemuck::cast([v.x, v.y, v.z, 0.0])
 }
 
 #[inline]
@@ -111,11 +106,7 @@ pub(crate) fn with_w(v: V, w: f32) -> V {
 #[inline]
 #[target_feature(enable = "avx2,fma")]
 pub(crate) fn quat(q: V) -> Quat {
-    let mut a = [0.0f32; 4];
-    // SAFETY: `a` is four writable floats; the store has no alignment
-    // requirement.
-    unsafe { _mm_storeu_ps(a.as_mut_ptr(), q) };
-    Quat::new(a[0], a[1], a[2], a[3])
+    bytemuck::cast(q)
 }
 
 /// `t[0] v.x + t[1] v.y + t[2] v.z`: a 3x3 matrix (its columns) times

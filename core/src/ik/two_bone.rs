@@ -624,12 +624,6 @@ fn fast_or_reference(
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod avx2;
 
-/// `x` with the sign of `s`, inline (`libm::copysignf` is a call).
-#[inline(always)]
-fn copysign_f32(x: f32, s: f32) -> f32 {
-    f32::from_bits((x.to_bits() & 0x7fff_ffff) | (s.to_bits() & 0x8000_0000))
-}
-
 /// [`orthonormal`]'s rotation without its chain of normalisations: the
 /// axes are `X = c0 · k[0]`, `Y = y · k[1]`, `Z = n · k[2]` with
 /// `y = |c0|² c1 − (c0·c1) c0` (the second column made orthogonal to the
@@ -807,7 +801,7 @@ impl MidAngle {
         let half = if cos >= 0.0 {
             (sin, 1.0 + cos)
         } else {
-            (copysign_f32(1.0 - cos, sin), sin.abs())
+            ((1.0 - cos).copysign(sin), sin.abs())
         };
         Some(MidAngle {
             cos,

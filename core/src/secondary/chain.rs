@@ -58,6 +58,7 @@ use crate::math::{sqrt4, sqrt_f32, Mat4, Quat, Vec3};
 use crate::secondary::collider::{self, Collider, JointCollider};
 use crate::secondary::SubSteps;
 use crate::skeleton::Skeleton;
+use crate::soa::check_len;
 use crate::Error;
 
 /// The most joints a spring chain has (its root and up to 31 particles).
@@ -636,18 +637,6 @@ fn model_of(models: &[Mat4], j: usize) -> Result<Mat4, Error> {
         joint: j,
         count: models.len(),
     })
-}
-
-fn check_len(buffer: &'static str, expected: usize, actual: usize) -> Result<(), Error> {
-    if expected == actual {
-        Ok(())
-    } else {
-        Err(Error::BadLength {
-            buffer,
-            expected,
-            actual,
-        })
-    }
 }
 
 fn inverse_world(world: &Mat4) -> Result<Mat4, Error> {

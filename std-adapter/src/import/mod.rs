@@ -213,17 +213,7 @@ impl Mesh {
     /// for a triangle index past the vertices. The mesh is unchanged then.
     pub fn sort_by_influence_count(&mut self) -> Result<Vec<u32>, Error> {
         let n = self.weights.len();
-        let check_len = |buffer: &'static str, expected: usize, actual: usize| {
-            if expected == actual {
-                Ok(())
-            } else {
-                Err(Error::BadLength {
-                    buffer,
-                    expected,
-                    actual,
-                })
-            }
-        };
+        let check_len = sinew_core::soa::check_len;
         let optional = |name: &'static str, len: usize| {
             if len == 0 {
                 Ok(())

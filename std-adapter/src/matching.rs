@@ -9,8 +9,8 @@ use sinew_core::clip::{ClipSource, TimeMode};
 use sinew_core::fk::{local_to_model, FkJob};
 use sinew_core::mix::root_motion::{rotate_y, wrap_angle};
 use sinew_core::motion_matching::{
-    database_size, ground_of, mirror_pose, write_database, Database, DatabaseDesc, FeatureGroup,
-    FeatureKind, FrameRange, Ground, RANGE_MIRRORED,
+    cluster_order, database_size, ground_of, mirror_pose, write_database, Database, DatabaseDesc,
+    FeatureGroup, FeatureKind, FrameRange, Ground, RANGE_MIRRORED,
 };
 use sinew_core::soa::get_joint;
 use sinew_core::{Error, Mat4, Skeleton, SoaTransform, Vec3};
@@ -658,6 +658,19 @@ pub fn build<C: ClipSource>(
         mirror: &map,
         features: &features,
         searchable: &searchable,
+        order: &[],
+    };
+    write_clustered(desc)
+}
+
+/// Writes `desc`'s frames in [`cluster_order`] (so the search's boxes are
+/// small) and checks the container as a loader will.
+fn write_clustered(desc: DatabaseDesc<'_>) -> Result<OwnedDatabase, BuildError> {
+    let mut order = vec![0u32; desc.searchable.len()];
+    cluster_order(desc.features, desc.mean.len(), desc.searchable, &mut order)?;
+    let desc = DatabaseDesc {
+        order: &order,
+        ..desc
     };
     let mut bytes = AlignedBytes::zeroed(database_size(&desc)?);
     write_database(&desc, bytes.as_mut_slice())?;
@@ -734,11 +747,9 @@ pub fn grow(
         mirror: base.mirror_map(),
         features: &features,
         searchable: &searchable,
+        order: &[],
     };
-    let mut bytes = AlignedBytes::zeroed(database_size(&desc)?);
-    write_database(&desc, bytes.as_mut_slice())?;
-    Database::from_bytes(bytes.as_slice())?;
-    Ok(OwnedDatabase { bytes })
+    write_clustered(desc)
 }
 
 /// Locomotion clips with root motion from the procedural humanoid, for a

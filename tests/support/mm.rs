@@ -148,6 +148,7 @@ pub fn database(seed: u64, shape: Shape) -> AlignedBytes {
         mirror,
         features: &features,
         searchable: &searchable,
+        order: &[],
     };
     let mut out = AlignedBytes::zeroed(database_size(&desc).expect("a database that fits"));
     write_database(&desc, out.as_mut_slice()).expect("the database writes");

@@ -1,24 +1,31 @@
 //! The motion-matching database container: a validated, zero-copy view of
-//! normalized feature vectors in lane blocks, their bounding boxes, and the
-//! map from database frames to clips.
+//! normalized feature vectors in lane blocks, a tree of bounding boxes over
+//! them, and the map from database frames to clips.
 //!
 //! Layout (little-endian, every section 16-byte aligned):
 //!
 //! | bytes | content |
 //! |---|---|
-//! | 64 | header: magic `SINEWMMD`, version, counts, sample rate, root joint, facing axis, mirror axis, total size |
+//! | 64 | header: magic `SINEWMMD`, version, counts, sample rate, root joint, facing axis, mirror axis, searched slots |
 //! | 32 × groups | [`FeatureGroup`]s: kind, joint, frames ahead, first feature, width, weight |
 //! | 4 × features (padded) | per-feature mean (raw units) |
 //! | 4 × features (padded) | per-feature scale: `weight / deviation` of its group |
 //! | 16 × ranges | [`FrameRange`]s: clip, first database frame, frames, flags |
 //! | 2 × joints (padded) | mirror map (joint → its left/right partner), empty without mirroring |
-//! | 4 × padded frames | per frame 0 (searchable) or +∞ (not) |
-//! | 16 × features × padded frames / 4 | normalized features, four frames in the lanes of a block |
-//! | 32 × features × padded frames / 64 | small boxes (16 frames), four boxes in the lanes |
-//! | 32 × features × padded frames / 256 | large boxes (64 frames), four boxes in the lanes |
+//! | 4 × slots | per slot 0 (searchable) or +∞ (not, and padding) |
+//! | 4 × slots | per slot its frame (`u32::MAX` for padding) |
+//! | 4 × frames (padded) | per frame its slot |
+//! | 16 × features × slots / 4 | normalized features, four slots in the lanes of a block |
+//! | 32 × features × lane groups | the box tree, level 0 first: four boxes in the lanes of a group |
 //!
-//! Frames are padded to a multiple of 256 (four large boxes) with
-//! unsearchable zero frames, so every loop runs over whole lane blocks.
+//! Frames are stored in slots, in an order the writer is given (sinew-std
+//! gives [`cluster_order`](super::cluster_order)'s, which puts similar
+//! frames side by side so that boxes are small); slots are padded to a
+//! multiple of 16 with unsearchable zero frames. Searches visit the first
+//! "searched slots" (a multiple of 16 past the last searchable frame). Box
+//! `b` of level `k` bounds the searchable frames in slots
+//! `b·16·4^k .. (b+1)·16·4^k`; its four children are level `k − 1`'s lane
+//! group `b`. The top level is one lane group.
 
 use wide::f32x4;
 
@@ -29,17 +36,17 @@ use crate::math::Vec3;
 /// Magic bytes of a motion-matching database.
 pub const DATABASE_MAGIC: [u8; 8] = *b"SINEWMMD";
 /// Format version this build reads and writes.
-pub const DATABASE_VERSION: u32 = 1;
+pub const DATABASE_VERSION: u32 = 2;
 /// Most features per frame.
 pub const MAX_FEATURES: usize = 256;
 /// Most feature groups.
 pub const MAX_GROUPS: usize = 32;
-/// Frames per small bounding box.
+/// Slots per box of the tree's lowest level (a leaf: four lane blocks).
 pub const SMALL_BOX: usize = 16;
-/// Frames per large bounding box (four small boxes).
-pub const LARGE_BOX: usize = 64;
-/// Frames are padded to a multiple of this (four large boxes).
-pub const FRAME_PADDING: usize = 256;
+/// Slots are padded to a multiple of this (one leaf).
+pub const FRAME_PADDING: usize = SMALL_BOX;
+/// Most levels of the box tree (`16 · 4^9` slots exceed [`MAX_FRAMES`]).
+pub(crate) const MAX_LEVELS: usize = 10;
 /// Most frames in a database (the frame index fits a `u32` and the sizes fit
 /// 32-bit targets).
 pub const MAX_FRAMES: usize = 1 << 22;
@@ -203,6 +210,11 @@ pub struct DatabaseDesc<'a> {
     pub features: &'a [f32],
     /// Per frame: may a search return it?
     pub searchable: &'a [bool],
+    /// The frames in the order the container stores them (a permutation of
+    /// `0..frames`), or empty for frame order. Any order gives the same
+    /// search results; [`cluster_order`](super::cluster_order) gives one
+    /// whose boxes prune well.
+    pub order: &'a [u32],
 }
 
 /// Byte offsets of the sections, from the counts.
@@ -214,10 +226,14 @@ struct Layout {
     ranges: usize,
     mirror: usize,
     bias: usize,
+    frame_of: usize,
+    slot_of: usize,
     features: usize,
-    small: usize,
-    large: usize,
+    boxes: usize,
     total: usize,
+    /// Lane groups of the box tree below each level.
+    level_offset: [u32; MAX_LEVELS],
+    levels: usize,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -225,6 +241,7 @@ struct Counts {
     features: usize,
     frames: usize,
     padded: usize,
+    searched: usize,
     groups: usize,
     ranges: usize,
     joints: usize,
@@ -243,10 +260,12 @@ impl Counts {
         let ranges = scale.checked_add(pad16(f4)?)?;
         let mirror = ranges.checked_add(self.ranges.checked_mul(RANGE_BYTES)?)?;
         let bias = mirror.checked_add(pad16(self.joints.checked_mul(2)?)?)?;
-        let features = bias.checked_add(self.padded.checked_mul(4)?)?;
-        let small = features.checked_add(self.padded.checked_mul(f4)?)?;
-        let large = small.checked_add((self.padded / SMALL_BOX).checked_mul(f4 * 2)?)?;
-        let total = large.checked_add((self.padded / LARGE_BOX).checked_mul(f4 * 2)?)?;
+        let frame_of = bias.checked_add(self.padded.checked_mul(4)?)?;
+        let slot_of = frame_of.checked_add(self.padded.checked_mul(4)?)?;
+        let features = slot_of.checked_add(pad16(self.frames.checked_mul(4)?)?)?;
+        let boxes = features.checked_add(self.padded.checked_mul(f4)?)?;
+        let (level_offset, levels, lane_groups) = tree_shape(self.searched)?;
+        let total = boxes.checked_add(lane_groups.checked_mul(f4 * 8)?)?;
         u32::try_from(total).ok()?;
         Some(Layout {
             groups,
@@ -255,15 +274,39 @@ impl Counts {
             ranges,
             mirror,
             bias,
+            frame_of,
+            slot_of,
             features,
-            small,
-            large,
+            boxes,
             total,
+            level_offset,
+            levels,
         })
     }
 }
 
-/// Frames padded to whole groups of four large boxes.
+/// Lane groups (four boxes each) of tree level `k` over `searched` slots.
+fn level_groups(searched: usize, k: usize) -> usize {
+    searched.div_ceil((4 * SMALL_BOX) << (2 * k)).max(1)
+}
+
+/// The box tree over `searched` slots: each level's first lane group, the
+/// levels (the top one a single lane group) and the lane groups in all.
+fn tree_shape(searched: usize) -> Option<([u32; MAX_LEVELS], usize, usize)> {
+    let mut offset = [0u32; MAX_LEVELS];
+    let mut total = 0usize;
+    for (k, o) in offset.iter_mut().enumerate() {
+        *o = u32::try_from(total).ok()?;
+        let groups = level_groups(searched, k);
+        total = total.checked_add(groups)?;
+        if groups == 1 {
+            return Some((offset, k + 1, total));
+        }
+    }
+    None
+}
+
+/// Frames padded to whole leaves.
 fn padded_frames(frames: usize) -> Option<usize> {
     frames
         .checked_add(FRAME_PADDING - 1)
@@ -279,9 +322,13 @@ pub struct Database<'a> {
     pub(crate) ranges: &'a [FrameRange],
     pub(crate) mirror: &'a [u16],
     pub(crate) bias: &'a [f32x4],
+    pub(crate) frame_of: &'a [u32],
+    pub(crate) slot_of: &'a [u32],
     pub(crate) features: &'a [f32x4],
-    pub(crate) small: &'a [f32x4],
-    pub(crate) large: &'a [f32x4],
+    pub(crate) boxes: &'a [f32x4],
+    pub(crate) level_offset: [u32; MAX_LEVELS],
+    pub(crate) levels: usize,
+    pub(crate) searched: usize,
     pub(crate) feature_count: usize,
     pub(crate) frame_count: usize,
     pub(crate) sample_rate: f32,
@@ -338,6 +385,7 @@ impl<'a> Database<'a> {
             features: w(12),
             frames: w(16),
             padded: w(20),
+            searched: w(60),
             groups: w(24),
             ranges: w(28),
             joints: w(36),
@@ -346,9 +394,6 @@ impl<'a> Database<'a> {
         let facing_axis = Vec3::new(f(44), f(48), f(52));
         let mirror_axis = le_u32(bytes, 56);
         check_header(&counts, sample_rate, facing_axis, mirror_axis)?;
-        if le_u32(bytes, 60) != 0 {
-            return corrupt("database reserved header bytes are not zero");
-        }
         let layout = counts.layout().ok_or(Error::Corrupt {
             what: "database sections exceed 4 GiB",
         })?;
@@ -384,16 +429,23 @@ impl<'a> Database<'a> {
         let lanes = |a: usize, b: usize| -> Result<&'a [f32x4], Error> {
             bytemuck::try_cast_slice(section(a, b)).map_err(cast)
         };
+        let words = |a: usize, n: usize| -> Result<&'a [u32], Error> {
+            bytemuck::try_cast_slice(section(a, a + 4 * n)).map_err(cast)
+        };
         let db = Database {
             groups,
             mean,
             scale,
             ranges,
             mirror,
-            bias: lanes(layout.bias, layout.features)?,
-            features: lanes(layout.features, layout.small)?,
-            small: lanes(layout.small, layout.large)?,
-            large: lanes(layout.large, layout.total)?,
+            bias: lanes(layout.bias, layout.frame_of)?,
+            frame_of: words(layout.frame_of, counts.padded)?,
+            slot_of: words(layout.slot_of, counts.frames)?,
+            features: lanes(layout.features, layout.boxes)?,
+            boxes: lanes(layout.boxes, layout.total)?,
+            level_offset: layout.level_offset,
+            levels: layout.levels,
+            searched: counts.searched,
             feature_count: counts.features,
             frame_count: counts.frames,
             sample_rate,
@@ -416,57 +468,61 @@ impl<'a> Database<'a> {
             mirror: self.mirror,
         })?;
         let padded = self.bias.len() * 4;
-        for i in 0..padded {
-            let b = self.bias[i / 4].as_array()[i % 4];
-            let ok = if i < self.frame_count {
+        for slot in 0..padded {
+            let b = self.bias[slot / 4].as_array()[slot % 4];
+            let ok = if slot < self.frame_count.min(self.searched) {
                 b == 0.0 || b == f32::INFINITY
             } else {
                 b == f32::INFINITY
             };
             if !ok {
-                return corrupt("database frame flag is neither 0 nor +inf (padding +inf)");
+                return corrupt(
+                    "database slot flag is neither 0 nor +inf (+inf for padding and past the searched slots)",
+                );
+            }
+            let frame = self.frame_of[slot] as usize;
+            let paired = if slot < self.frame_count {
+                frame < self.frame_count && self.slot_of[frame] as usize == slot
+            } else {
+                self.frame_of[slot] == u32::MAX
+            };
+            if !paired {
+                return corrupt("database slot and frame tables are not inverse permutations");
             }
         }
         if self.features.iter().any(|v| !v.is_finite().all()) {
             return corrupt("database feature is not finite");
         }
-        for s in 0..padded / SMALL_BOX {
-            let (lo, hi) = self.box_of(s * SMALL_BOX, SMALL_BOX);
-            for f in 0..fc {
-                let (slo, shi) = self.small_bounds(s, f);
-                if slo.to_bits() != lo[f].to_bits() || shi.to_bits() != hi[f].to_bits() {
-                    return corrupt("database small box does not bound its frames");
-                }
-            }
-        }
-        for l in 0..padded / LARGE_BOX {
-            for f in 0..fc {
-                let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-                for s in 0..4 {
-                    let (a, b) = self.small_bounds(l * 4 + s, f);
-                    lo = lo.min(a);
-                    hi = hi.max(b);
-                }
-                let (llo, lhi) = self.large_bounds(l, f);
-                if llo.to_bits() != lo.to_bits() || lhi.to_bits() != hi.to_bits() {
-                    return corrupt("database large box does not bound its small boxes");
+        for k in 0..self.levels {
+            for b in 0..4 * level_groups(self.searched, k) {
+                let (lo, hi) = if k == 0 {
+                    let first = (b * SMALL_BOX).min(self.searched);
+                    self.box_of(first, (first + SMALL_BOX).min(self.searched))
+                } else {
+                    self.children_box(k, b)
+                };
+                for f in 0..fc {
+                    let (blo, bhi) = self.box_bounds_of(k, b, f);
+                    if blo.to_bits() != lo[f].to_bits() || bhi.to_bits() != hi[f].to_bits() {
+                        return corrupt("database box does not bound its frames or children");
+                    }
                 }
             }
         }
         Ok(())
     }
 
-    /// Minimum and maximum per feature of the searchable frames in
-    /// `first .. first + count` (empty: +∞, −∞).
-    fn box_of(&self, first: usize, count: usize) -> ([f32; MAX_FEATURES], [f32; MAX_FEATURES]) {
+    /// Minimum and maximum per feature of the searchable frames in slots
+    /// `first .. end` (empty: +∞, −∞).
+    fn box_of(&self, first: usize, end: usize) -> ([f32; MAX_FEATURES], [f32; MAX_FEATURES]) {
         let mut lo = [f32::INFINITY; MAX_FEATURES];
         let mut hi = [f32::NEG_INFINITY; MAX_FEATURES];
-        for i in first..first + count {
-            if !self.is_searchable(i) {
+        for slot in first..end {
+            if self.bias[slot / 4].as_array()[slot % 4] != 0.0 {
                 continue;
             }
             for f in 0..self.feature_count {
-                let x = self.feature(i, f);
+                let x = self.slot_feature(slot, f);
                 lo[f] = lo[f].min(x);
                 hi[f] = hi[f].max(x);
             }
@@ -474,32 +530,67 @@ impl<'a> Database<'a> {
         (lo, hi)
     }
 
-    /// Small box `s`'s bounds of feature `f`.
-    fn small_bounds(&self, s: usize, f: usize) -> (f32, f32) {
-        let base = (s / 4) * 2 * self.feature_count;
-        let lane = s % 4;
+    /// Minimum and maximum per feature of box `b`'s four children (level
+    /// `k − 1`'s lane group `b`).
+    fn children_box(&self, k: usize, b: usize) -> ([f32; MAX_FEATURES], [f32; MAX_FEATURES]) {
+        let mut lo = [f32::INFINITY; MAX_FEATURES];
+        let mut hi = [f32::NEG_INFINITY; MAX_FEATURES];
+        if b < level_groups(self.searched, k - 1) {
+            for c in 4 * b..4 * b + 4 {
+                for f in 0..self.feature_count {
+                    let (a, z) = self.box_bounds_of(k - 1, c, f);
+                    lo[f] = lo[f].min(a);
+                    hi[f] = hi[f].max(z);
+                }
+            }
+        }
+        (lo, hi)
+    }
+
+    /// Box `b` of level `k`: its bounds of feature `f`.
+    fn box_bounds_of(&self, k: usize, b: usize, f: usize) -> (f32, f32) {
+        let base = (self.level_offset[k] as usize + b / 4) * 2 * self.feature_count;
+        let lane = b % 4;
         (
-            self.small[base + f].as_array()[lane],
-            self.small[base + self.feature_count + f].as_array()[lane],
+            self.boxes[base + f].as_array()[lane],
+            self.boxes[base + self.feature_count + f].as_array()[lane],
         )
     }
 
-    /// Large box `l`'s bounds of feature `f`.
-    fn large_bounds(&self, l: usize, f: usize) -> (f32, f32) {
-        let base = (l / 4) * 2 * self.feature_count;
-        let lane = l % 4;
-        (
-            self.large[base + f].as_array()[lane],
-            self.large[base + self.feature_count + f].as_array()[lane],
-        )
+    /// Normalized feature `f` of the frame in `slot`.
+    #[inline]
+    pub(crate) fn slot_feature(&self, slot: usize, f: usize) -> f32 {
+        self.features[(slot / 4) * self.feature_count + f].as_array()[slot % 4]
     }
 
-    /// Normalized feature `f` of frame `i` (any frame below the padded count).
+    /// The slot of frame `i` (any slot for a frame past the end, or for
+    /// bytes that changed since validation: never out of bounds).
+    #[inline]
+    pub(crate) fn slot(&self, i: usize) -> usize {
+        let last = self.bias.len() * 4 - 1;
+        self.slot_of
+            .get(i)
+            .map_or(last, |&s| (s as usize).min(last))
+    }
+
+    /// The frame in `slot` (`u32::MAX` for padding).
+    #[inline]
+    pub(crate) fn frame_in(&self, slot: usize) -> u32 {
+        self.frame_of.get(slot).copied().unwrap_or(u32::MAX)
+    }
+
+    /// Normalized feature `f` of frame `i`.
     #[inline]
     pub(crate) fn feature(&self, i: usize, f: usize) -> f32 {
-        self.features[(i / 4) * self.feature_count + f].as_array()[i % 4]
+        self.slot_feature(self.slot(i), f)
     }
 
+    /// Frame `i`'s flag: 0 (searchable) or +∞.
+    #[inline]
+    pub(crate) fn flag(&self, i: usize) -> f32 {
+        let slot = self.slot(i);
+        self.bias[slot / 4].as_array()[slot % 4]
+    }
     /// Features per frame.
     #[must_use]
     pub fn feature_count(&self) -> usize {
@@ -569,7 +660,7 @@ impl<'a> Database<'a> {
     /// True when a search may return frame `i` (false past the end).
     #[must_use]
     pub fn is_searchable(&self, i: usize) -> bool {
-        i < self.frame_count && self.bias[i / 4].as_array()[i % 4] == 0.0
+        i < self.frame_count && self.flag(i) == 0.0
     }
 
     /// The range holding frame `i` and the frame's index inside it.
@@ -647,7 +738,10 @@ fn check_header(
         return corrupt("database frame count is 0 or above 2^22");
     }
     if padded_frames(counts.frames) != Some(counts.padded) {
-        return corrupt("database padded frame count is not the frames rounded up to 256");
+        return corrupt("database padded frame count is not the frames rounded up to 16");
+    }
+    if counts.searched > counts.padded || !counts.searched.is_multiple_of(SMALL_BOX) {
+        return corrupt("database searched slots are not a multiple of 16 within its slots");
     }
     if counts.groups == 0 || counts.groups > MAX_GROUPS {
         return corrupt("database group count is 0 or above 32");
@@ -746,13 +840,29 @@ fn desc_counts(desc: &DatabaseDesc<'_>) -> Result<Counts, Error> {
         features.saturating_mul(frames),
         desc.features.len(),
     )?;
+    if !desc.order.is_empty() {
+        crate::soa::check_len("order", frames, desc.order.len())?;
+    }
     let padded = padded_frames(frames).ok_or(Error::InvalidParameter {
         what: "database has too many frames",
     })?;
+    let mut searched = 0;
+    for slot in 0..frames {
+        let frame = slot_frame(desc.order, slot);
+        let Some(&searchable) = desc.searchable.get(frame) else {
+            return Err(Error::InvalidParameter {
+                what: "database order names a frame past the last frame",
+            });
+        };
+        if searchable {
+            searched = slot + 1;
+        }
+    }
     let counts = Counts {
         features,
         frames,
         padded,
+        searched: searched.next_multiple_of(SMALL_BOX),
         groups: desc.groups.len(),
         ranges: desc.ranges.len(),
         joints: desc.mirror.len(),
@@ -830,52 +940,75 @@ pub fn write_database(desc: &DatabaseDesc<'_>, out: &mut [u8]) -> Result<usize, 
     bytes(out, layout.scale, bytemuck::cast_slice(desc.scale));
     bytes(out, layout.ranges, bytemuck::cast_slice(desc.ranges));
     bytes(out, layout.mirror, bytemuck::cast_slice(desc.mirror));
+    put(out, 60, counts.searched as u32);
     let fc = counts.features;
     let fput =
         |out: &mut [u8], at: usize, v: f32| out[at..at + 4].copy_from_slice(&v.to_le_bytes());
-    for i in 0..counts.padded {
-        let searchable = desc.searchable.get(i).copied().unwrap_or(false);
-        let flag = if searchable { 0.0 } else { f32::INFINITY };
-        fput(out, layout.bias + 4 * i, flag);
-        if i < counts.frames {
+    let fget =
+        |out: &[u8], at: usize| f32::from_le_bytes(out[at..at + 4].try_into().unwrap_or([0; 4]));
+    // The slot of every frame, unset until the order names it once.
+    for i in 0..counts.frames {
+        put(out, layout.slot_of + 4 * i, u32::MAX);
+    }
+    for slot in 0..counts.padded {
+        let searchable = if slot < counts.frames {
+            let frame = slot_frame(desc.order, slot);
+            let at = layout.slot_of + 4 * frame;
+            if out[at..at + 4] != u32::MAX.to_le_bytes() {
+                return Err(Error::InvalidParameter {
+                    what: "database order names a frame twice",
+                });
+            }
+            put(out, at, slot as u32);
+            put(out, layout.frame_of + 4 * slot, frame as u32);
             for f in 0..fc {
-                let at = layout.features + 4 * ((i / 4) * fc * 4 + f * 4 + i % 4);
-                fput(out, at, desc.features[i * fc + f]);
+                let at = layout.features + 4 * ((slot / 4) * fc * 4 + f * 4 + slot % 4);
+                fput(out, at, desc.features[frame * fc + f]);
             }
-        }
+            desc.searchable[frame]
+        } else {
+            put(out, layout.frame_of + 4 * slot, u32::MAX);
+            false
+        };
+        let flag = if searchable { 0.0 } else { f32::INFINITY };
+        fput(out, layout.bias + 4 * slot, flag);
     }
-    for s in 0..counts.padded / SMALL_BOX {
-        for f in 0..fc {
-            let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-            for i in s * SMALL_BOX..(s + 1) * SMALL_BOX {
-                if desc.searchable.get(i).copied().unwrap_or(false) {
-                    let x = desc.features[i * fc + f];
-                    lo = lo.min(x);
-                    hi = hi.max(x);
+    // Box `b` of level `k`, feature `f`: the byte of its lower bound (the
+    // upper one is `4 × 4 × fc` bytes on).
+    let box_at = |k: usize, b: usize, f: usize| {
+        layout.boxes + 4 * ((layout.level_offset[k] as usize + b / 4) * 2 * fc * 4 + f * 4 + b % 4)
+    };
+    let upper = 4 * fc * 4;
+    for k in 0..layout.levels {
+        for b in 0..4 * level_groups(counts.searched, k) {
+            for f in 0..fc {
+                let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+                if k == 0 {
+                    let first = (b * SMALL_BOX).min(counts.searched);
+                    for slot in first..(first + SMALL_BOX).min(counts.searched) {
+                        // Slots past the frames are padding (no frame).
+                        let frame = slot_frame(desc.order, slot);
+                        if desc.searchable.get(frame) == Some(&true) {
+                            let x = desc.features[frame * fc + f];
+                            lo = lo.min(x);
+                            hi = hi.max(x);
+                        }
+                    }
+                } else if b < level_groups(counts.searched, k - 1) {
+                    for c in 4 * b..4 * b + 4 {
+                        lo = lo.min(fget(out, box_at(k - 1, c, f)));
+                        hi = hi.max(fget(out, box_at(k - 1, c, f) + upper));
+                    }
                 }
+                fput(out, box_at(k, b, f), lo);
+                fput(out, box_at(k, b, f) + upper, hi);
             }
-            let base = layout.small + 4 * ((s / 4) * 2 * fc * 4 + f * 4 + s % 4);
-            fput(out, base, lo);
-            fput(out, base + 4 * fc * 4, hi);
-        }
-    }
-    for l in 0..counts.padded / LARGE_BOX {
-        for f in 0..fc {
-            let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-            for s in l * 4..l * 4 + 4 {
-                let base = layout.small + 4 * ((s / 4) * 2 * fc * 4 + f * 4 + s % 4);
-                lo = lo.min(f32::from_le_bytes(
-                    out[base..base + 4].try_into().unwrap_or([0; 4]),
-                ));
-                let h = base + 4 * fc * 4;
-                hi = hi.max(f32::from_le_bytes(
-                    out[h..h + 4].try_into().unwrap_or([0; 4]),
-                ));
-            }
-            let base = layout.large + 4 * ((l / 4) * 2 * fc * 4 + f * 4 + l % 4);
-            fput(out, base, lo);
-            fput(out, base + 4 * fc * 4, hi);
         }
     }
     Ok(layout.total)
+}
+
+/// The frame in `slot` of `order` (frame order when it is empty).
+fn slot_frame(order: &[u32], slot: usize) -> usize {
+    order.get(slot).map_or(slot, |&f| f as usize)
 }

@@ -3,8 +3,9 @@
 //! velocity) best match what the player asks for, and inertialize into it.
 //!
 //! - [`database`]: the validated zero-copy container (features in lane
-//!   blocks, two levels of bounding boxes, the frame → clip map) and its
+//!   blocks, a tree of bounding boxes, the frame → clip map) and its
 //!   writer; `sinew-std` builds one from clips.
+//! - [`cluster`]: the slot order that keeps the tree's boxes small.
 //! - [`search`]: the brute-force lane search, the exact pruned search that
 //!   returns the same frame, and their scalar reference.
 //! - [`trajectory`]: spring-predicted future positions and headings.
@@ -13,6 +14,9 @@
 //! Nothing here allocates; every search and update works in the database's
 //! bytes and buffers the caller owns.
 
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+mod avx2;
+pub mod cluster;
 pub mod controller;
 pub mod database;
 pub mod search;
@@ -21,6 +25,7 @@ pub mod trajectory;
 #[cfg(test)]
 mod tests;
 
+pub use cluster::cluster_order;
 pub use controller::{
     ground_of, mirror_pose, Ground, MatchBuffers, MatchStep, Matcher, MatcherConfig,
 };

@@ -1,32 +1,30 @@
 //! The searches: the weighted squared distance of a query to every
 //! searchable frame, and the frame with the least.
 //!
-//! Every search visits frames in index order and takes a frame only when
-//! its cost is strictly below the best so far, so of equal costs the lowest
-//! frame wins. All of them compute a frame's cost the same way, one f32
+//! Every search takes a frame only when its cost is strictly below the
+//! best so far or, at an equal cost, when it is a lower frame than the best
+//! one, so of equal costs the lowest frame wins whatever order the
+//! container stores frames in and the search visits them. All of them compute a frame's cost the same way, one f32
 //! operation at a time in feature order (`d = q − x; c = c + d·d`, then the
 //! frame's flag, 0 or +∞, added): the lane searches and the scalar
 //! reference agree bit for bit, not just within a tolerance.
 //!
-//! The pruned search skips a box of frames when the box's lower bound is
-//! not below the best cost so far. The bound is computed with the same
+//! The pruned search descends the box tree, children in order of their
+//! lower bounds, and skips a box of frames when its lower bound is not
+//! below the best cost so far. The bound is computed with the same
 //! operations in the same order as the costs (`d = max(lo − q, q − hi, 0)`),
 //! and rounding is monotonic, so for every frame inside the box the
 //! rounded bound is at most the rounded cost: skipping never drops a frame
-//! the brute force would take. A box after the best frame cannot win a tie
-//! either, so `bound >= best` prunes.
+//! the brute force would take. A box whose bound equals the best cost may
+//! still hold a lower frame at that cost, so it is visited.
 
 use wide::f32x4;
 
-use super::database::{Database, Match, LARGE_BOX, SMALL_BOX};
+use super::database::{Database, Match, SMALL_BOX};
 use crate::error::Error;
 
-/// Lane blocks in a small box.
+/// Lane blocks in a leaf box.
 const BLOCKS: usize = SMALL_BOX / 4;
-
-/// Lane groups of large boxes the pruned search orders at a time (256
-/// boxes, 16,384 frames; 2 KiB of stack).
-const CHUNK: usize = 64;
 
 /// The best frame so far: its cost starts at the search's bound, which a
 /// frame must beat strictly.
@@ -85,7 +83,7 @@ impl Database<'_> {
         Ok(())
     }
 
-    /// The costs of the 16 frames of small box `s`, four lane blocks; with
+    /// The costs of the 16 slots of leaf `s`, four lane blocks; with
     /// `cut`, `None` as soon as half the features already cost more than
     /// `cut` in every lane (the rest only adds, so none of them can win).
     #[inline(always)]
@@ -98,29 +96,14 @@ impl Database<'_> {
         let fc = self.feature_count;
         let first = s * BLOCKS;
         let rows = &self.features[first * fc..(first + BLOCKS) * fc];
-        let (r0, rest) = rows.split_at(fc);
-        let (r1, rest) = rest.split_at(fc);
-        let (r2, r3) = rest.split_at(fc);
-        let mut acc = [f32x4::ZERO; BLOCKS];
-        let half = if cut.is_some() { fc / 2 } else { fc };
-        let add = |range: core::ops::Range<usize>, acc: &mut [f32x4; BLOCKS]| {
-            for f in range {
-                let q = f32x4::splat(query[f]);
-                let d = [q - r0[f], q - r1[f], q - r2[f], q - r3[f]];
-                acc[0] += d[0] * d[0];
-                acc[1] += d[1] * d[1];
-                acc[2] += d[2] * d[2];
-                acc[3] += d[3] * d[3];
-            }
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        let acc = if crate::cpu::avx2_kernels() {
+            super::avx2::leaf_sums(rows, query, fc, cut)?
+        } else {
+            leaf_sums(rows, query, fc, cut)?
         };
-        add(0..half, &mut acc);
-        if let Some(cut) = cut {
-            let least = acc[0].min(acc[1]).min(acc[2]).min(acc[3]);
-            if !least.simd_le(f32x4::splat(cut)).any() {
-                return None;
-            }
-            add(half..fc, &mut acc);
-        }
+        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+        let acc = leaf_sums(rows, query, fc, cut)?;
         let bias = &self.bias[first..first + BLOCKS];
         Some([
             acc[0] + bias[0],
@@ -130,9 +113,8 @@ impl Database<'_> {
         ])
     }
 
-    /// Takes the best frame of small box `s`: a cost below the best so far,
-    /// or equal to it at a lower frame (the pruned search may have seeded
-    /// its best from a later box). `early` lets the box stop at half its
+    /// Takes the best frame of leaf `s`: a cost below the best so far, or
+    /// equal to it at a lower frame. `early` lets the leaf stop at half its
     /// features when nothing can win.
     #[inline(always)]
     fn scan_small_box(&self, query: &[f32], s: usize, best: &mut Best, early: bool) {
@@ -145,13 +127,13 @@ impl Database<'_> {
         }
         for (b, c) in costs.iter().enumerate() {
             for (l, &cost) in c.as_array().iter().enumerate() {
-                best.offer((s * SMALL_BOX + b * 4 + l) as u32, cost);
+                best.offer(self.frame_in(s * SMALL_BOX + b * 4 + l), cost);
             }
         }
     }
 
-    /// The frame with the least cost below `bound`, visiting every frame
-    /// in lane blocks (the reference the pruned [`Self::search`] equals).
+    /// The frame with the least cost below `bound`, visiting every searched
+    /// slot in lane blocks (the reference the pruned [`Self::search`] equals).
     /// `bound` is `f32::INFINITY` for a plain search, or the current
     /// frame's cost less a margin to keep playing it unless something is
     /// clearly better. `None` when no searchable frame costs less.
@@ -162,7 +144,7 @@ impl Database<'_> {
     pub fn search_brute(&self, query: &[f32], bound: f32) -> Result<Option<Match>, Error> {
         self.check_query(query, bound)?;
         let mut best = Best::new(bound);
-        for s in 0..self.bias.len() / BLOCKS {
+        for s in 0..self.searched / SMALL_BOX {
             self.scan_small_box(query, s, &mut best, false);
         }
         Ok(best.result())
@@ -197,57 +179,49 @@ impl Database<'_> {
     }
 
     /// The same frame and cost as [`Self::search_brute`], exactly, visiting
-    /// only the boxes of frames whose lower bound does not exceed the best
-    /// cost so far: large boxes of 64 frames, then their small boxes of 16.
-    /// The large box with the least bound is scanned first, so the best cost
-    /// is low from the start and most boxes fall to it.
+    /// only the boxes whose lower bound does not exceed the best cost so
+    /// far: from the top of the box tree down, each box's four children in
+    /// order of their bounds (the likeliest first, so the best cost falls
+    /// early and prunes the rest), to leaves of 16 frames.
     ///
     /// # Errors
     /// As [`Self::search_brute`].
     pub fn search(&self, query: &[f32], bound: f32) -> Result<Option<Match>, Error> {
         self.check_query(query, bound)?;
-        let fc2 = 2 * self.feature_count;
         let mut best = Best::new(bound);
-        // Large boxes a chunk at a time, each chunk's in order of their
-        // bounds (the likeliest first, so the best cost falls early and
-        // prunes the rest); the order lives on the stack.
-        // Each entry: the bound's bits (a non-negative float's bits order
-        // as the float does) above the box's index in the chunk.
-        let mut order = [0u64; CHUNK * 4];
-        for (c, chunk) in self.large.chunks(CHUNK * fc2).enumerate() {
-            let mut count = 0;
-            for (g, large) in chunk.chunks_exact(fc2).enumerate() {
-                let Some(lb) = self.box_bounds(large, query, best.cost) else {
-                    continue;
-                };
-                for (k, &lb) in lb.as_array().iter().enumerate() {
-                    if best.may_hold(lb) {
-                        order[count] = (u64::from(lb.to_bits()) << 16) | (g * 4 + k) as u64;
-                        count += 1;
-                    }
-                }
+        self.descend(query, self.levels - 1, 0, &mut best);
+        Ok(best.result())
+    }
+
+    /// Visits lane group `group` of tree level `level`: its four boxes in
+    /// order of their lower bounds, while a box may hold a better frame.
+    fn descend(&self, query: &[f32], level: usize, group: usize, best: &mut Best) {
+        let fc2 = 2 * self.feature_count;
+        let at = self.level_offset[level] as usize + group;
+        let Some(boxes) = self.boxes.get(at * fc2..(at + 1) * fc2) else {
+            return;
+        };
+        let Some(lb) = self.box_bounds(boxes, query, best.cost) else {
+            return;
+        };
+        // The bound's bits (a non-negative float's bits order as the float
+        // does) above the lane.
+        let mut keys = lb.to_array().map(|b| u64::from(b.to_bits()) << 2);
+        for (l, k) in keys.iter_mut().enumerate() {
+            *k |= l as u64;
+        }
+        sort4(&mut keys);
+        for key in keys {
+            if !best.may_hold(f32::from_bits((key >> 2) as u32)) {
+                break;
             }
-            let order = &mut order[..count];
-            order.sort_unstable();
-            for &key in order.iter() {
-                let (lb, k) = (f32::from_bits((key >> 16) as u32), key & 0xffff);
-                if !best.may_hold(lb) {
-                    break;
-                }
-                let l = c * CHUNK * 4 + k as usize;
-                let small = &self.small[l * fc2..(l + 1) * fc2];
-                let Some(sb) = self.box_bounds(small, query, best.cost) else {
-                    continue;
-                };
-                for (m, &sb) in sb.as_array().iter().enumerate() {
-                    if best.may_hold(sb) {
-                        self.scan_small_box(query, l * 4 + m, &mut best, true);
-                    }
-                }
+            let child = group * 4 + (key & 3) as usize;
+            if level > 0 {
+                self.descend(query, level - 1, child, best);
+            } else if child < self.searched / SMALL_BOX {
+                self.scan_small_box(query, child, best, true);
             }
         }
-        debug_assert_eq!(LARGE_BOX, 4 * SMALL_BOX);
-        Ok(best.result())
     }
 
     /// The cost of one frame (as every search computes it: +∞ for a frame
@@ -267,6 +241,53 @@ impl Database<'_> {
     }
 }
 
+/// The sums of squared differences of the four lane blocks in `rows` (`fc`
+/// vectors each) to `query`, one feature at a time; with `cut`, `None` as
+/// soon as half the features already sum above `cut` in every lane (the
+/// rest only adds, so none of them can win).
+#[inline(always)]
+fn leaf_sums(rows: &[f32x4], query: &[f32], fc: usize, cut: Option<f32>) -> Option<[f32x4; 4]> {
+    let (r0, rest) = rows.split_at(fc);
+    let (r1, rest) = rest.split_at(fc);
+    let (r2, r3) = rest.split_at(fc);
+    let mut acc = [f32x4::ZERO; BLOCKS];
+    let half = if cut.is_some() { fc / 2 } else { fc };
+    let add = |range: core::ops::Range<usize>, acc: &mut [f32x4; BLOCKS]| {
+        for f in range {
+            let q = f32x4::splat(query[f]);
+            let d = [q - r0[f], q - r1[f], q - r2[f], q - r3[f]];
+            acc[0] += d[0] * d[0];
+            acc[1] += d[1] * d[1];
+            acc[2] += d[2] * d[2];
+            acc[3] += d[3] * d[3];
+        }
+    };
+    add(0..half, &mut acc);
+    if let Some(cut) = cut {
+        let least = acc[0].min(acc[1]).min(acc[2]).min(acc[3]);
+        if !least.simd_le(f32x4::splat(cut)).any() {
+            return None;
+        }
+        add(half..fc, &mut acc);
+    }
+    Some(acc)
+}
+
+/// Sorts four keys ascending (a five-comparison network).
+#[inline(always)]
+fn sort4(k: &mut [u64; 4]) {
+    let mut swap = |a: usize, b: usize| {
+        if k[b] < k[a] {
+            k.swap(a, b);
+        }
+    };
+    swap(0, 1);
+    swap(2, 3);
+    swap(0, 2);
+    swap(1, 3);
+    swap(1, 2);
+}
+
 /// Scalar reference of the searches: the readable specification.
 pub mod reference {
     use super::{Database, Error, Match};
@@ -278,7 +299,7 @@ pub mod reference {
             let d = q - db.feature(i, f);
             c += d * d;
         }
-        c + db.bias[i / 4].as_array()[i % 4]
+        c + db.flag(i)
     }
 
     /// Scalar twin of [`Database::search_brute`].

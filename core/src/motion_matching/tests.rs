@@ -63,9 +63,31 @@ fn write(desc: &DatabaseDesc<'_>) -> Result<Owned, Error> {
     Ok(Owned(store, len))
 }
 
+/// The slot order a test database is written in.
+#[derive(Clone, Copy, Debug)]
+enum Order {
+    /// Frame order (the writer's default).
+    Frames,
+    /// [`cluster_order`]'s.
+    Cluster,
+    /// A random permutation from this seed.
+    Shuffled(u64),
+}
+
 /// A database of `frames` frames in `ranges` ranges, features from `values`
 /// (cycled), frames searchable unless `hidden` says otherwise.
 fn database(frames: usize, ranges: usize, values: &[f32], hidden: &[bool]) -> Owned {
+    database_in(Order::Frames, frames, ranges, values, hidden)
+}
+
+/// [`database`] with its frames stored in `order`.
+fn database_in(
+    order: Order,
+    frames: usize,
+    ranges: usize,
+    values: &[f32],
+    hidden: &[bool],
+) -> Owned {
     let groups = default_groups();
     let fc = feature_count(&groups);
     let features: Vec<f32> = (0..frames * fc).map(|i| values[i % values.len()]).collect();
@@ -77,6 +99,24 @@ fn database(frames: usize, ranges: usize, values: &[f32], hidden: &[bool]) -> Ow
                 .unwrap_or(false)
         })
         .collect();
+    let slots: Vec<u32> = match order {
+        Order::Frames => Vec::new(),
+        Order::Cluster => {
+            let mut slots = vec![0; frames];
+            cluster_order(&features, fc, &searchable, &mut slots).expect("cluster order");
+            slots
+        }
+        Order::Shuffled(mut seed) => {
+            let mut slots: Vec<u32> = (0..frames as u32).collect();
+            for i in (1..frames).rev() {
+                seed = seed
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                slots.swap(i, (seed >> 33) as usize % (i + 1));
+            }
+            slots
+        }
+    };
     let per = frames.div_ceil(ranges);
     let mut rs = Vec::new();
     let mut start = 0;
@@ -102,6 +142,7 @@ fn database(frames: usize, ranges: usize, values: &[f32], hidden: &[bool]) -> Ow
         mirror: &[],
         features: &features,
         searchable: &searchable,
+        order: &slots,
     })
     .expect("database writes")
 }
@@ -111,7 +152,8 @@ proptest! {
 
     /// The pruned search, the lane brute force and the scalar reference
     /// return the same frame and cost, bit for bit, ties included (features
-    /// drawn from a few values so that ties are common).
+    /// drawn from a few values so that ties are common), whatever order the
+    /// frames are stored in; every order gives the same answer.
     #[test]
     fn searches_agree(
         frames in 1usize..900,
@@ -120,16 +162,66 @@ proptest! {
         hidden in prop::collection::vec(prop::bool::weighted(0.2), 1..40),
         query in prop::collection::vec(prop_oneof![-2.5f32..2.5, Just(0.5f32)], 27),
         bound in prop_oneof![Just(f32::INFINITY), 0.0f32..60.0],
+        seed in any::<u64>(),
     ) {
         let ranges = ranges.min(frames);
-        let db = database(frames, ranges, &values, &hidden);
-        let db = db.view();
-        let expected = reference::search(&db, &query, bound).unwrap();
-        prop_assert_eq!(db.search_brute(&query, bound).unwrap(), expected);
-        prop_assert_eq!(db.search(&query, bound).unwrap(), expected);
-        if let Some(m) = expected {
-            prop_assert!(db.is_searchable(m.frame as usize));
-            prop_assert_eq!(db.cost(&query, m.frame as usize).unwrap(), m.cost);
+        let mut answers = Vec::new();
+        for order in [Order::Frames, Order::Cluster, Order::Shuffled(seed)] {
+            let db = database_in(order, frames, ranges, &values, &hidden);
+            let db = db.view();
+            let expected = reference::search(&db, &query, bound).unwrap();
+            prop_assert_eq!(db.search_brute(&query, bound).unwrap(), expected, "{:?}", order);
+            prop_assert_eq!(db.search(&query, bound).unwrap(), expected, "{:?}", order);
+            if let Some(m) = expected {
+                prop_assert!(db.is_searchable(m.frame as usize));
+                prop_assert_eq!(db.cost(&query, m.frame as usize).unwrap(), m.cost);
+            }
+            for i in 0..frames {
+                let mut row = vec![0.0; 27];
+                db.frame_features(i, &mut row).unwrap();
+                let expected: Vec<f32> = (0..27).map(|f| values[(i * 27 + f) % values.len()]).collect();
+                prop_assert_eq!(row, expected);
+                prop_assert_eq!(db.is_searchable(i), !hidden[i % hidden.len()]);
+            }
+            answers.push(expected);
+        }
+        prop_assert!(answers.windows(2).all(|w| w[0] == w[1]));
+    }
+
+    /// The cluster order is a permutation with the searchable frames first,
+    /// each leaf's frames ascending, the same on every call.
+    #[test]
+    fn cluster_order_is_a_searchable_first_permutation(
+        frames in 1usize..3000,
+        hidden in prop::collection::vec(prop::bool::weighted(0.3), 1..40),
+        seed in any::<u32>(),
+    ) {
+        let fc = 5;
+        let mut state = seed | 1;
+        let features: Vec<f32> = (0..frames * fc)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 17;
+                state ^= state << 5;
+                (state % 64) as f32 * 0.25
+            })
+            .collect();
+        let searchable: Vec<bool> = (0..frames).map(|i| !hidden[i % hidden.len()]).collect();
+        let mut order = vec![0u32; frames];
+        cluster_order(&features, fc, &searchable, &mut order).unwrap();
+        let mut again = vec![0u32; frames];
+        cluster_order(&features, fc, &searchable, &mut again).unwrap();
+        prop_assert_eq!(&order, &again);
+        let mut seen = vec![false; frames];
+        for &f in &order {
+            prop_assert!(!seen[f as usize]);
+            seen[f as usize] = true;
+        }
+        let n = searchable.iter().filter(|&&s| s).count();
+        prop_assert!(order[..n].iter().all(|&f| searchable[f as usize]));
+        prop_assert!(order[n..].windows(2).all(|w| w[0] < w[1]));
+        for leaf in order[..n].chunks(SMALL_BOX) {
+            prop_assert!(leaf.windows(2).all(|w| w[0] < w[1]));
         }
     }
 
@@ -293,6 +385,7 @@ fn unsearchable_frames_are_never_returned() {
         mirror: &[],
         features: &features,
         searchable: &searchable,
+        order: &[],
     })
     .unwrap();
     let db = db.view();
@@ -331,31 +424,37 @@ fn corrupt_containers_are_refused() {
     let at = |p: *const u8| p as usize - base;
     let feature0 = at(db.features.as_ptr().cast());
     let bias0 = at(db.bias.as_ptr().cast());
-    let small0 = at(db.small.as_ptr().cast());
+    let boxes0 = at(db.boxes.as_ptr().cast());
+    let frame_of0 = at(db.frame_of.as_ptr().cast());
+    let slot_of0 = at(db.slot_of.as_ptr().cast());
     let group0 = at(db.groups.as_ptr().cast());
     let range0 = at(db.ranges.as_ptr().cast());
 
-    let cases: [(usize, [u8; 4], &str); 7] = [
+    let box_error = "database box does not bound its frames or children";
+    let flag_error =
+        "database slot flag is neither 0 nor +inf (+inf for padding and past the searched slots)";
+    let table_error = "database slot and frame tables are not inverse permutations";
+    let top = at(db.boxes[db.level_offset[db.levels - 1] as usize * 2 * 27..]
+        .as_ptr()
+        .cast());
+    let cases: [(usize, [u8; 4], &str); 14] = [
         (
             feature0,
             f32::NAN.to_le_bytes(),
             "database feature is not finite",
         ),
-        (
-            feature0,
-            9.0f32.to_le_bytes(),
-            "database small box does not bound its frames",
-        ),
-        (
-            bias0,
-            1.0f32.to_le_bytes(),
-            "database frame flag is neither 0 nor +inf (padding +inf)",
-        ),
-        (
-            small0,
-            (-9.0f32).to_le_bytes(),
-            "database small box does not bound its frames",
-        ),
+        (feature0, 9.0f32.to_le_bytes(), box_error),
+        (bias0, 1.0f32.to_le_bytes(), flag_error),
+        // Slot 100 is padding: it may not be searchable.
+        (bias0 + 4 * 100, 0.0f32.to_le_bytes(), flag_error),
+        (boxes0, (-9.0f32).to_le_bytes(), box_error),
+        (top, (-9.0f32).to_le_bytes(), box_error),
+        // Lanes 1 to 3 of the top group (one box of 256 slots) are empty.
+        (top + 12, 0.0f32.to_le_bytes(), box_error),
+        (frame_of0, 1u32.to_le_bytes(), table_error),
+        (frame_of0 + 4 * 100, 0u32.to_le_bytes(), table_error),
+        (frame_of0 + 4 * 5, 100u32.to_le_bytes(), table_error),
+        (slot_of0 + 4 * 7, 8u32.to_le_bytes(), table_error),
         (
             group0,
             7u32.to_le_bytes(),
@@ -386,6 +485,7 @@ fn corrupt_containers_are_refused() {
         (28, 0),
         (56, 1),
         (60, 1),
+        (60, 128),
     ] {
         let mut o = fresh();
         o.bytes_mut()[offset..offset + 4].copy_from_slice(&value.to_le_bytes());
@@ -433,6 +533,7 @@ fn writer_refuses_bad_descriptions() {
         mirror: &[],
         features: &features,
         searchable: &[true; 10],
+        order: &[],
     };
     assert!(write(&desc).is_ok());
     let err = |d: DatabaseDesc<'_>| write(&d).map(|_| ()).unwrap_err();
@@ -490,6 +591,36 @@ fn writer_refuses_bad_descriptions() {
         }),
         Error::Corrupt { .. }
     ));
+    assert!(write(&DatabaseDesc {
+        order: &[9, 8, 7, 6, 5, 4, 3, 2, 1, 0],
+        ..desc
+    })
+    .is_ok());
+    assert!(matches!(
+        err(DatabaseDesc {
+            order: &[0, 1, 2],
+            ..desc
+        }),
+        Error::BadLength { .. }
+    ));
+    assert_eq!(
+        err(DatabaseDesc {
+            order: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 10],
+            ..desc
+        }),
+        Error::InvalidParameter {
+            what: "database order names a frame past the last frame"
+        }
+    );
+    assert_eq!(
+        err(DatabaseDesc {
+            order: &[0, 1, 2, 3, 4, 5, 6, 7, 8, 8],
+            ..desc
+        }),
+        Error::InvalidParameter {
+            what: "database order names a frame twice"
+        }
+    );
     let mut small = vec![0u8; 64];
     assert!(matches!(
         write_database(&desc, &mut small),

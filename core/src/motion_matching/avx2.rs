@@ -1,19 +1,20 @@
-//! The leaf scan on AVX2: two lane blocks (eight slots) per register,
+//! The leaf scan on AVX2: a block of eight slots per register,
 //! entered only after `cpu::avx2_kernels()`. Each lane runs the same f32
 //! operations in the same order as the four-lane scan (`d = q − x;
 //! c = c + d·d`, no fused multiply-add), so the sums are bit-identical.
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::{
-    __m128, __m256, _mm256_add_ps, _mm256_castps256_ps128, _mm256_cmp_ps, _mm256_extractf128_ps,
-    _mm256_min_ps, _mm256_movemask_ps, _mm256_mul_ps, _mm256_set1_ps, _mm256_set_m128,
-    _mm256_setzero_ps, _mm256_sub_ps, _CMP_LE_OQ,
+    __m256, _mm256_add_ps, _mm256_castps256_ps128, _mm256_cmp_ps, _mm256_extractf128_ps,
+    _mm256_min_ps, _mm256_movemask_ps, _mm256_mul_ps, _mm256_set1_ps, _mm256_setzero_ps,
+    _mm256_sub_ps, _CMP_LE_OQ,
 };
 
 use wide::f32x4;
 
-/// The sums of squared differences of the four lane blocks in `rows`
-/// (`fc` vectors each) to `query`; with `cut`, `None` as soon as half the
+/// The sums of squared differences of leaf `rows` (two blocks of eight
+/// slots, `2 fc` vectors each) to `query`, slots 0-3, 4-7, 8-11 and 12-15
+/// in the four results; with `cut`, `None` as soon as half the
 /// features already sum above `cut` in every lane.
 pub(super) fn leaf_sums(
     rows: &[f32x4],
@@ -26,11 +27,11 @@ pub(super) fn leaf_sums(
     unsafe { sums(rows, query, fc, cut) }
 }
 
-/// Blocks `a` and `b`'s vectors in the low and high halves.
+/// Feature `f`'s eight lanes of a block.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn pair(a: f32x4, b: f32x4) -> __m256 {
-    _mm256_set_m128(bytemuck::cast::<f32x4, __m128>(b), bytemuck::cast(a))
+fn lanes(block: &[f32x4], f: usize) -> __m256 {
+    bytemuck::cast::<[f32x4; 2], __m256>([block[2 * f], block[2 * f + 1]])
 }
 
 /// `acc + (q − x)²`, lane by lane, unfused.
@@ -43,16 +44,14 @@ fn add_square(acc: __m256, q: __m256, x: __m256) -> __m256 {
 
 #[target_feature(enable = "avx2")]
 fn sums(rows: &[f32x4], query: &[f32], fc: usize, cut: Option<f32>) -> Option<[f32x4; 4]> {
-    let (r0, rest) = rows.split_at(fc);
-    let (r1, rest) = rest.split_at(fc);
-    let (r2, r3) = rest.split_at(fc);
-    let (r3, query) = (&r3[..fc], &query[..fc]);
+    let (r0, r1) = rows.split_at(2 * fc);
+    let (r1, query) = (&r1[..2 * fc], &query[..fc]);
     let (mut a, mut b) = (_mm256_setzero_ps(), _mm256_setzero_ps());
     let half = if cut.is_some() { fc / 2 } else { fc };
     for f in 0..half {
         let q = _mm256_set1_ps(query[f]);
-        a = add_square(a, q, pair(r0[f], r1[f]));
-        b = add_square(b, q, pair(r2[f], r3[f]));
+        a = add_square(a, q, lanes(r0, f));
+        b = add_square(b, q, lanes(r1, f));
     }
     if let Some(cut) = cut {
         let le = _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_min_ps(a, b), _mm256_set1_ps(cut));
@@ -61,8 +60,8 @@ fn sums(rows: &[f32x4], query: &[f32], fc: usize, cut: Option<f32>) -> Option<[f
         }
         for f in half..fc {
             let q = _mm256_set1_ps(query[f]);
-            a = add_square(a, q, pair(r0[f], r1[f]));
-            b = add_square(b, q, pair(r2[f], r3[f]));
+            a = add_square(a, q, lanes(r0, f));
+            b = add_square(b, q, lanes(r1, f));
         }
     }
     let half = |v: __m256, high: bool| -> f32x4 {

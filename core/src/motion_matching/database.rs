@@ -15,7 +15,7 @@
 //! | 4 × slots | per slot 0 (searchable) or +∞ (not, and padding) |
 //! | 4 × slots | per slot its frame (`u32::MAX` for padding) |
 //! | 4 × frames (padded) | per frame its slot |
-//! | 16 × features × slots / 4 | normalized features, four slots in the lanes of a block |
+//! | 32 × features × slots / 8 | normalized features, blocks of eight slots: per feature lanes 0-3, then 4-7 |
 //! | 32 × features × lane groups | the box tree, level 0 first: four boxes in the lanes of a group |
 //!
 //! Frames are stored in slots, in an order the writer is given (sinew-std
@@ -41,7 +41,7 @@ pub const DATABASE_VERSION: u32 = 2;
 pub const MAX_FEATURES: usize = 256;
 /// Most feature groups.
 pub const MAX_GROUPS: usize = 32;
-/// Slots per box of the tree's lowest level (a leaf: four lane blocks).
+/// Slots per box of the tree's lowest level (a leaf: two blocks of eight).
 pub const SMALL_BOX: usize = 16;
 /// Slots are padded to a multiple of this (one leaf).
 pub const FRAME_PADDING: usize = SMALL_BOX;
@@ -560,7 +560,8 @@ impl<'a> Database<'a> {
     /// Normalized feature `f` of the frame in `slot`.
     #[inline]
     pub(crate) fn slot_feature(&self, slot: usize, f: usize) -> f32 {
-        self.features[(slot / 4) * self.feature_count + f].as_array()[slot % 4]
+        self.features[(slot / 8) * 2 * self.feature_count + 2 * f + (slot % 8) / 4].as_array()
+            [slot % 4]
     }
 
     /// The slot of frame `i` (any slot for a frame past the end, or for
@@ -883,8 +884,8 @@ fn desc_counts(desc: &DatabaseDesc<'_>) -> Result<Counts, Error> {
 
 /// Writes a database container into `out` (16-byte aligned for the view
 /// to read it in place) and returns its length. The writer transposes the
-/// features into lane blocks, flags frames and computes both levels of
-/// bounding boxes; [`Database::from_bytes`] accepts what it writes for any
+/// features into blocks of eight slots, flags slots and computes the
+/// box tree; [`Database::from_bytes`] accepts what it writes for any
 /// `desc` that passes its checks.
 ///
 /// # Errors
@@ -962,7 +963,7 @@ pub fn write_database(desc: &DatabaseDesc<'_>, out: &mut [u8]) -> Result<usize, 
             put(out, at, slot as u32);
             put(out, layout.frame_of + 4 * slot, frame as u32);
             for f in 0..fc {
-                let at = layout.features + 4 * ((slot / 4) * fc * 4 + f * 4 + slot % 4);
+                let at = layout.features + 4 * ((slot / 8) * fc * 8 + f * 8 + slot % 8);
                 fput(out, at, desc.features[frame * fc + f]);
             }
             desc.searchable[frame]

@@ -83,7 +83,8 @@ impl Database<'_> {
         Ok(())
     }
 
-    /// The costs of the 16 slots of leaf `s`, four lane blocks; with
+    /// The costs of the 16 slots of leaf `s`, slots 0-3, 4-7, 8-11 and
+    /// 12-15 in the four vectors; with
     /// `cut`, `None` as soon as half the features already cost more than
     /// `cut` in every lane (the rest only adds, so none of them can win).
     #[inline(always)]
@@ -133,7 +134,7 @@ impl Database<'_> {
     }
 
     /// The frame with the least cost below `bound`, visiting every searched
-    /// slot in lane blocks (the reference the pruned [`Self::search`] equals).
+    /// slot in lanes (the reference the pruned [`Self::search`] equals).
     /// `bound` is `f32::INFINITY` for a plain search, or the current
     /// frame's cost less a margin to keep playing it unless something is
     /// clearly better. `None` when no searchable frame costs less.
@@ -241,21 +242,27 @@ impl Database<'_> {
     }
 }
 
-/// The sums of squared differences of the four lane blocks in `rows` (`fc`
-/// vectors each) to `query`, one feature at a time; with `cut`, `None` as
+/// The sums of squared differences of leaf `rows` (two blocks of eight
+/// slots, `2 fc` vectors each) to `query`, one feature at a time, slots
+/// 0-3, 4-7, 8-11 and 12-15 in the four results; with `cut`, `None` as
 /// soon as half the features already sum above `cut` in every lane (the
 /// rest only adds, so none of them can win).
 #[inline(always)]
 fn leaf_sums(rows: &[f32x4], query: &[f32], fc: usize, cut: Option<f32>) -> Option<[f32x4; 4]> {
-    let (r0, rest) = rows.split_at(fc);
-    let (r1, rest) = rest.split_at(fc);
-    let (r2, r3) = rest.split_at(fc);
+    // Two blocks of eight slots, each feature's lanes 0-3 then 4-7.
+    let (r0, r1) = rows.split_at(2 * fc);
+    let r1 = &r1[..2 * fc];
     let mut acc = [f32x4::ZERO; BLOCKS];
     let half = if cut.is_some() { fc / 2 } else { fc };
     let add = |range: core::ops::Range<usize>, acc: &mut [f32x4; BLOCKS]| {
         for f in range {
             let q = f32x4::splat(query[f]);
-            let d = [q - r0[f], q - r1[f], q - r2[f], q - r3[f]];
+            let d = [
+                q - r0[2 * f],
+                q - r0[2 * f + 1],
+                q - r1[2 * f],
+                q - r1[2 * f + 1],
+            ];
             acc[0] += d[0] * d[0];
             acc[1] += d[1] * d[1];
             acc[2] += d[2] * d[2];

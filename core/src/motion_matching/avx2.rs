@@ -48,8 +48,8 @@ fn sums(rows: &[f32x4], query: &[f32], fc: usize, cut: Option<f32>) -> Option<[f
     let (r1, query) = (&r1[..2 * fc], &query[..fc]);
     let (mut a, mut b) = (_mm256_setzero_ps(), _mm256_setzero_ps());
     let half = if cut.is_some() { fc / 2 } else { fc };
-    for f in 0..half {
-        let q = _mm256_set1_ps(query[f]);
+    for (f, &x) in query.iter().enumerate().take(half) {
+        let q = _mm256_set1_ps(x);
         a = add_square(a, q, lanes(r0, f));
         b = add_square(b, q, lanes(r1, f));
     }
@@ -58,8 +58,8 @@ fn sums(rows: &[f32x4], query: &[f32], fc: usize, cut: Option<f32>) -> Option<[f
         if _mm256_movemask_ps(le) == 0 {
             return None;
         }
-        for f in half..fc {
-            let q = _mm256_set1_ps(query[f]);
+        for (f, &x) in query.iter().enumerate().skip(half) {
+            let q = _mm256_set1_ps(x);
             a = add_square(a, q, lanes(r0, f));
             b = add_square(b, q, lanes(r1, f));
         }

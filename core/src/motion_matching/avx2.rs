@@ -27,11 +27,11 @@ pub(super) fn leaf_sums(
     unsafe { sums(rows, query, fc, cut) }
 }
 
-/// Feature `f`'s eight lanes of a block.
+/// A feature's eight lanes of a block (its lanes 0-3 and 4-7).
 #[inline]
 #[target_feature(enable = "avx2")]
-fn lanes(block: &[f32x4], f: usize) -> __m256 {
-    bytemuck::cast::<[f32x4; 2], __m256>([block[2 * f], block[2 * f + 1]])
+fn lanes(pair: &[f32x4]) -> __m256 {
+    bytemuck::cast::<[f32x4; 2], __m256>([pair[0], pair[1]])
 }
 
 /// `acc + (q − x)²`, lane by lane, unfused.
@@ -45,23 +45,24 @@ fn add_square(acc: __m256, q: __m256, x: __m256) -> __m256 {
 #[target_feature(enable = "avx2")]
 fn sums(rows: &[f32x4], query: &[f32], fc: usize, cut: Option<f32>) -> Option<[f32x4; 4]> {
     let (r0, r1) = rows.split_at(2 * fc);
-    let (r1, query) = (&r1[..2 * fc], &query[..fc]);
+    // Per feature: its query value and its lanes in both blocks.
+    let features = || query.iter().zip(r0.chunks_exact(2)).zip(r1.chunks_exact(2));
     let (mut a, mut b) = (_mm256_setzero_ps(), _mm256_setzero_ps());
     let half = if cut.is_some() { fc / 2 } else { fc };
-    for (f, &x) in query.iter().enumerate().take(half) {
+    for ((&x, x0), x1) in features().take(half) {
         let q = _mm256_set1_ps(x);
-        a = add_square(a, q, lanes(r0, f));
-        b = add_square(b, q, lanes(r1, f));
+        a = add_square(a, q, lanes(x0));
+        b = add_square(b, q, lanes(x1));
     }
     if let Some(cut) = cut {
         let le = _mm256_cmp_ps::<_CMP_LE_OQ>(_mm256_min_ps(a, b), _mm256_set1_ps(cut));
         if _mm256_movemask_ps(le) == 0 {
             return None;
         }
-        for (f, &x) in query.iter().enumerate().skip(half) {
+        for ((&x, x0), x1) in features().skip(half) {
             let q = _mm256_set1_ps(x);
-            a = add_square(a, q, lanes(r0, f));
-            b = add_square(b, q, lanes(r1, f));
+            a = add_square(a, q, lanes(x0));
+            b = add_square(b, q, lanes(x1));
         }
     }
     let half = |v: __m256, high: bool| -> f32x4 {

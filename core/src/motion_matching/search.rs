@@ -158,24 +158,26 @@ impl Database<'_> {
     fn box_bounds(&self, boxes: &[f32x4], query: &[f32], cut: f32) -> Option<f32x4> {
         let fc = self.feature_count;
         let (lo, hi) = boxes.split_at(fc);
+        let features = || query.iter().zip(lo).zip(hi);
         let mut acc = f32x4::ZERO;
-        let add = |range: core::ops::Range<usize>, acc: &mut f32x4| {
-            for f in range {
-                let q = f32x4::splat(query[f]);
-                let d = (lo[f] - q).max(q - hi[f]).max(f32x4::ZERO);
-                *acc += d * d;
-            }
+        // `fast_max` is `maxps`: the bounds and the query hold no NaN (a
+        // validated box is finite or empty, ±∞), so the NaN-choosing `max`
+        // would only add instructions.
+        let add = |acc: &mut f32x4, ((&x, &lo), &hi): ((&f32, &f32x4), &f32x4)| {
+            let q = f32x4::splat(x);
+            let d = (lo - q).fast_max(q - hi).fast_max(f32x4::ZERO);
+            *acc += d * d;
         };
         let (a, b) = (fc / 4, fc / 2);
-        add(0..a, &mut acc);
+        features().take(a).for_each(|f| add(&mut acc, f));
         if !acc.simd_le(f32x4::splat(cut)).any() {
             return None;
         }
-        add(a..b, &mut acc);
+        features().take(b).skip(a).for_each(|f| add(&mut acc, f));
         if !acc.simd_le(f32x4::splat(cut)).any() {
             return None;
         }
-        add(b..fc, &mut acc);
+        features().skip(b).for_each(|f| add(&mut acc, f));
         Some(acc)
     }
 
@@ -251,31 +253,25 @@ impl Database<'_> {
 fn leaf_sums(rows: &[f32x4], query: &[f32], fc: usize, cut: Option<f32>) -> Option<[f32x4; 4]> {
     // Two blocks of eight slots, each feature's lanes 0-3 then 4-7.
     let (r0, r1) = rows.split_at(2 * fc);
-    let r1 = &r1[..2 * fc];
+    // Per feature: its query value and its lanes in both blocks.
+    let features = || query.iter().zip(r0.chunks_exact(2)).zip(r1.chunks_exact(2));
     let mut acc = [f32x4::ZERO; BLOCKS];
     let half = if cut.is_some() { fc / 2 } else { fc };
-    let add = |range: core::ops::Range<usize>, acc: &mut [f32x4; BLOCKS]| {
-        for f in range {
-            let q = f32x4::splat(query[f]);
-            let d = [
-                q - r0[2 * f],
-                q - r0[2 * f + 1],
-                q - r1[2 * f],
-                q - r1[2 * f + 1],
-            ];
-            acc[0] += d[0] * d[0];
-            acc[1] += d[1] * d[1];
-            acc[2] += d[2] * d[2];
-            acc[3] += d[3] * d[3];
-        }
+    let add = |acc: &mut [f32x4; BLOCKS], ((&x, x0), x1): ((&f32, &[f32x4]), &[f32x4])| {
+        let q = f32x4::splat(x);
+        let d = [q - x0[0], q - x0[1], q - x1[0], q - x1[1]];
+        acc[0] += d[0] * d[0];
+        acc[1] += d[1] * d[1];
+        acc[2] += d[2] * d[2];
+        acc[3] += d[3] * d[3];
     };
-    add(0..half, &mut acc);
+    features().take(half).for_each(|f| add(&mut acc, f));
     if let Some(cut) = cut {
         let least = acc[0].min(acc[1]).min(acc[2]).min(acc[3]);
         if !least.simd_le(f32x4::splat(cut)).any() {
             return None;
         }
-        add(half..fc, &mut acc);
+        features().skip(half).for_each(|f| add(&mut acc, f));
     }
     Some(acc)
 }

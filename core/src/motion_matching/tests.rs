@@ -397,6 +397,39 @@ fn unsearchable_frames_are_never_returned() {
     assert_eq!(db.locate(300), None);
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// A container changed after validation (any bytes past the header)
+    /// and re-viewed with `from_validated_bytes` gives unspecified answers
+    /// but never panics or reads out of bounds: slot tables, flags, boxes
+    /// and features all overwritten.
+    #[test]
+    fn changed_bytes_never_panic(
+        edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u32>()), 1..40),
+        query in prop::collection::vec(-3.0f32..3.0, 27),
+        seed in any::<u64>(),
+    ) {
+        let mut o = database_in(Order::Shuffled(seed), 300, 3, &[0.25, -0.5, 1.5, 0.0, 2.0], &[false, true, false]);
+        let n = o.1;
+        for (at, value) in edits {
+            let at = 64 + at.index((n - 64) / 4) * 4;
+            o.bytes_mut()[at..at + 4].copy_from_slice(&value.to_le_bytes());
+        }
+        let db = Database::from_validated_bytes(o.bytes()).unwrap();
+        let _ = db.search(&query, f32::INFINITY);
+        let _ = db.search(&query, 1.0);
+        let _ = db.search_brute(&query, f32::INFINITY);
+        let mut row = vec![0.0; 27];
+        for i in 0..db.frame_count() + 2 {
+            let _ = db.cost(&query, i);
+            let _ = db.frame_features(i, &mut row);
+            let _ = db.is_searchable(i);
+            let _ = db.locate(i);
+        }
+    }
+}
+
 #[test]
 fn corrupt_containers_are_refused() {
     let good = database(100, 3, &[0.25, -0.5, 1.5, 0.0], &[false, true]);

@@ -65,12 +65,17 @@ fn sums(rows: &[f32x4], query: &[f32], fc: usize, cut: Option<f32>) -> Option<[f
             b = add_square(b, q, lanes(x1));
         }
     }
-    let half = |v: __m256, high: bool| -> f32x4 {
+    let quarter = |v: __m256, high: bool| -> f32x4 {
         bytemuck::cast(if high {
             _mm256_extractf128_ps::<1>(v)
         } else {
             _mm256_castps256_ps128(v)
         })
     };
-    Some([half(a, false), half(a, true), half(b, false), half(b, true)])
+    Some([
+        quarter(a, false),
+        quarter(a, true),
+        quarter(b, false),
+        quarter(b, true),
+    ])
 }

@@ -44,23 +44,22 @@ pub fn cluster_order(
     }
     crate::soa::check_len("order", frames, order.len())?;
     crate::soa::check_len("features", frames * feature_count, features.len())?;
-    let mut n = 0;
-    for pass in [true, false] {
-        for (i, _) in searchable.iter().enumerate().filter(|(_, &s)| s == pass) {
-            order[n] = i as u32;
-            n += 1;
-        }
+    let count = searchable.iter().filter(|&&s| s).count();
+    let (mut yes, mut no) = (0, count);
+    for (i, &s) in searchable.iter().enumerate() {
+        let next = if s { &mut yes } else { &mut no };
+        order[*next] = i as u32;
+        *next += 1;
     }
-    let searchable = searchable.iter().filter(|&&s| s).count();
     let mut size = SMALL_BOX;
-    while size < searchable {
+    while size < count {
         size *= 4;
     }
     let split = Split {
         features,
         feature_count,
     };
-    split.node(&mut order[..searchable], size);
+    split.node(&mut order[..count], size);
     Ok(())
 }
 

@@ -306,6 +306,34 @@ fn tree_shape(searched: usize) -> Option<([u32; MAX_LEVELS], usize, usize)> {
     None
 }
 
+/// Box `b` of tree level `k` over `searched` slots, one feature: the
+/// minimum and maximum of `leaf(slot)` (the feature of a searchable slot,
+/// `None` otherwise) over its slots at level 0, of its four children's
+/// bounds (`child(c)`, level `k − 1`) above; empty: +∞, −∞. The writer
+/// and the validator both compute boxes with it.
+fn box_bound(
+    searched: usize,
+    k: usize,
+    b: usize,
+    leaf: impl Fn(usize) -> Option<f32>,
+    child: impl Fn(usize) -> (f32, f32),
+) -> (f32, f32) {
+    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+    if k == 0 {
+        let first = (b * SMALL_BOX).min(searched);
+        for x in (first..(first + SMALL_BOX).min(searched)).filter_map(leaf) {
+            lo = lo.min(x);
+            hi = hi.max(x);
+        }
+    } else if b < level_groups(searched, k - 1) {
+        for (a, z) in (4 * b..4 * b + 4).map(child) {
+            lo = lo.min(a);
+            hi = hi.max(z);
+        }
+    }
+    (lo, hi)
+}
+
 /// Frames padded to whole leaves.
 fn padded_frames(frames: usize) -> Option<usize> {
     frames
@@ -469,7 +497,7 @@ impl<'a> Database<'a> {
         })?;
         let padded = self.bias.len() * 4;
         for slot in 0..padded {
-            let b = self.bias[slot / 4].as_array()[slot % 4];
+            let b = self.slot_flag(slot);
             let ok = if slot < self.frame_count.min(self.searched) {
                 b == 0.0 || b == f32::INFINITY
             } else {
@@ -480,11 +508,11 @@ impl<'a> Database<'a> {
                     "database slot flag is neither 0 nor +inf (+inf for padding and past the searched slots)",
                 );
             }
-            let frame = self.frame_of[slot] as usize;
+            let frame = self.frame_of[slot];
             let paired = if slot < self.frame_count {
-                frame < self.frame_count && self.slot_of[frame] as usize == slot
+                (frame as usize) < self.frame_count && self.slot_of[frame as usize] as usize == slot
             } else {
-                self.frame_of[slot] == u32::MAX
+                frame == u32::MAX
             };
             if !paired {
                 return corrupt("database slot and frame tables are not inverse permutations");
@@ -495,56 +523,22 @@ impl<'a> Database<'a> {
         }
         for k in 0..self.levels {
             for b in 0..4 * level_groups(self.searched, k) {
-                let (lo, hi) = if k == 0 {
-                    let first = (b * SMALL_BOX).min(self.searched);
-                    self.box_of(first, (first + SMALL_BOX).min(self.searched))
-                } else {
-                    self.children_box(k, b)
-                };
                 for f in 0..fc {
+                    let (lo, hi) = box_bound(
+                        self.searched,
+                        k,
+                        b,
+                        |slot| (self.slot_flag(slot) == 0.0).then(|| self.slot_feature(slot, f)),
+                        |c| self.box_bounds_of(k - 1, c, f),
+                    );
                     let (blo, bhi) = self.box_bounds_of(k, b, f);
-                    if blo.to_bits() != lo[f].to_bits() || bhi.to_bits() != hi[f].to_bits() {
+                    if blo.to_bits() != lo.to_bits() || bhi.to_bits() != hi.to_bits() {
                         return corrupt("database box does not bound its frames or children");
                     }
                 }
             }
         }
         Ok(())
-    }
-
-    /// Minimum and maximum per feature of the searchable frames in slots
-    /// `first .. end` (empty: +∞, −∞).
-    fn box_of(&self, first: usize, end: usize) -> ([f32; MAX_FEATURES], [f32; MAX_FEATURES]) {
-        let mut lo = [f32::INFINITY; MAX_FEATURES];
-        let mut hi = [f32::NEG_INFINITY; MAX_FEATURES];
-        for slot in first..end {
-            if self.bias[slot / 4].as_array()[slot % 4] != 0.0 {
-                continue;
-            }
-            for f in 0..self.feature_count {
-                let x = self.slot_feature(slot, f);
-                lo[f] = lo[f].min(x);
-                hi[f] = hi[f].max(x);
-            }
-        }
-        (lo, hi)
-    }
-
-    /// Minimum and maximum per feature of box `b`'s four children (level
-    /// `k − 1`'s lane group `b`).
-    fn children_box(&self, k: usize, b: usize) -> ([f32; MAX_FEATURES], [f32; MAX_FEATURES]) {
-        let mut lo = [f32::INFINITY; MAX_FEATURES];
-        let mut hi = [f32::NEG_INFINITY; MAX_FEATURES];
-        if b < level_groups(self.searched, k - 1) {
-            for c in 4 * b..4 * b + 4 {
-                for f in 0..self.feature_count {
-                    let (a, z) = self.box_bounds_of(k - 1, c, f);
-                    lo[f] = lo[f].min(a);
-                    hi[f] = hi[f].max(z);
-                }
-            }
-        }
-        (lo, hi)
     }
 
     /// Box `b` of level `k`: its bounds of feature `f`.
@@ -586,11 +580,16 @@ impl<'a> Database<'a> {
         self.slot_feature(self.slot(i), f)
     }
 
+    /// The flag of the frame in `slot`: 0 (searchable) or +∞.
+    #[inline]
+    fn slot_flag(&self, slot: usize) -> f32 {
+        self.bias[slot / 4].as_array()[slot % 4]
+    }
+
     /// Frame `i`'s flag: 0 (searchable) or +∞.
     #[inline]
     pub(crate) fn flag(&self, i: usize) -> f32 {
-        let slot = self.slot(i);
-        self.bias[slot / 4].as_array()[slot % 4]
+        self.slot_flag(self.slot(i))
     }
     /// Features per frame.
     #[must_use]
@@ -983,24 +982,21 @@ pub fn write_database(desc: &DatabaseDesc<'_>, out: &mut [u8]) -> Result<usize, 
     for k in 0..layout.levels {
         for b in 0..4 * level_groups(counts.searched, k) {
             for f in 0..fc {
-                let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
-                if k == 0 {
-                    let first = (b * SMALL_BOX).min(counts.searched);
-                    for slot in first..(first + SMALL_BOX).min(counts.searched) {
+                let (lo, hi) = box_bound(
+                    counts.searched,
+                    k,
+                    b,
+                    |slot| {
                         // Slots past the frames are padding (no frame).
                         let frame = slot_frame(desc.order, slot);
-                        if desc.searchable.get(frame) == Some(&true) {
-                            let x = desc.features[frame * fc + f];
-                            lo = lo.min(x);
-                            hi = hi.max(x);
-                        }
-                    }
-                } else if b < level_groups(counts.searched, k - 1) {
-                    for c in 4 * b..4 * b + 4 {
-                        lo = lo.min(fget(out, box_at(k - 1, c, f)));
-                        hi = hi.max(fget(out, box_at(k - 1, c, f) + upper));
-                    }
-                }
+                        (desc.searchable.get(frame) == Some(&true))
+                            .then(|| desc.features[frame * fc + f])
+                    },
+                    |c| {
+                        let at = box_at(k - 1, c, f);
+                        (fget(out, at), fget(out, at + upper))
+                    },
+                );
                 fput(out, box_at(k, b, f), lo);
                 fput(out, box_at(k, b, f) + upper, hi);
             }

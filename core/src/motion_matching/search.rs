@@ -209,10 +209,9 @@ impl Database<'_> {
         };
         // The bound's bits (a non-negative float's bits order as the float
         // does) above the lane.
-        let mut keys = lb.to_array().map(|b| u64::from(b.to_bits()) << 2);
-        for (l, k) in keys.iter_mut().enumerate() {
-            *k |= l as u64;
-        }
+        let lb = lb.to_array();
+        let mut keys: [u64; 4] =
+            core::array::from_fn(|l| (u64::from(lb[l].to_bits()) << 2) | l as u64);
         sort4(&mut keys);
         for key in keys {
             if !best.may_hold(f32::from_bits((key >> 2) as u32)) {

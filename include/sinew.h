@@ -413,10 +413,10 @@ typedef struct sinew_compressed_clip {
 // What a playback cache remembers between `sinew_compressed_clip_sample_cached`
 // calls (private words). Zero-initialise it (`sinew_playback_cache c = {0};`):
 // zeros are an empty cache. One per playing instance, next to its buffer of
-// `2 * clip->soa_count` blocks.
+// `3 * clip->soa_count` blocks (at least `2 * clip->soa_count`).
 typedef struct sinew_playback_cache {
   // Private state.
-  uint64_t words[7];
+  uint64_t words[8];
 } sinew_playback_cache;
 
 // A column-major 4x4 matrix (`cols[c][r]`), 16-byte aligned; model-space
@@ -1649,7 +1649,8 @@ sinew_status sinew_compressed_clip_sample(const struct sinew_compressed_clip *cl
 // key frames the cache does not already hold: at 60 Hz on a 30 Hz clip,
 // sequential playback decodes each key frame once. `blocks` is the
 // cache's memory, `blocks_len >= 2 * clip->soa_count` blocks kept with
-// `*cache` between calls; `*cache` is updated. A cache used with another
+// `*cache` between calls (`3 * clip->soa_count` let sequential playback
+// decode two key frames per pass of the decoder); `*cache` is updated. A cache used with another
 // clip, or with other memory, starts over (exact, merely uncached).
 //
 // Errors: those of `sinew_compressed_clip_sample`; NULL_PARAMETER for

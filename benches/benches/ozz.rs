@@ -9,8 +9,10 @@
 //! - `sample-compressed-seq` / `-random`: the walk at sequential times (one
 //!   60 Hz frame apart, looping) or at pseudo-random times;
 //! - `sample-compressed-seq-cached` / `-random-cached`: the same through a
-//!   `PlaybackCache` (sequential playback decodes each key frame once; a
-//!   random time decodes two);
+//!   `PlaybackCache` of three poses (sequential playback decodes each key
+//!   frame once, two per pass of the decoder; a random time decodes two);
+//!   `sample-compressed-seq-cached-min` through one of two poses, the
+//!   least, which decodes one frame per pass;
 //! - `sample-raw-seq`: the same on the uncompressed clip;
 //! - `blend-3`: walk, jog and run poses (sampled once) blended with weights
 //!   0.45 / 0.3 / 0.15;
@@ -120,6 +122,21 @@ fn bench_pab(c: &mut Criterion) {
     let mut cache_buf = vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(skel.soa_count())];
     group.bench_function("sample-compressed-seq-cached", |b| {
         let mut cache = PlaybackCache::new(&mut cache_buf);
+        let mut t = 0.0f32;
+        b.iter(|| {
+            t = (t + DT) % d;
+            walk.sample_cached(
+                black_box(t),
+                TimeMode::Loop,
+                rest,
+                &mut cache,
+                black_box(&mut out),
+            )
+        })
+    });
+    let mut min_buf = vec![SoaTransform::IDENTITY; PlaybackCache::min_blocks_for(skel.soa_count())];
+    group.bench_function("sample-compressed-seq-cached-min", |b| {
+        let mut cache = PlaybackCache::new(&mut min_buf);
         let mut t = 0.0f32;
         b.iter(|| {
             t = (t + DT) % d;

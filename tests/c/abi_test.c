@@ -674,15 +674,16 @@ static void compressed(const char *path) {
   printf("compressed_sum %.9g\n", sum_floats(&pose[0].translation[0][0], skel.soa_count * 40));
   printf("compressed_frames %u\n", clip.frame_count);
 
-  /* The playback cache from zeros: the uncached sampler's bytes at each
-   * 60 Hz tick; a short cache buffer is BAD_LENGTH. */
+  /* The playback cache from zeros, with three poses of memory (decoding
+   * ahead): the uncached sampler's bytes at each 60 Hz tick; a cache
+   * buffer below two poses is BAD_LENGTH. */
   static sinew_soa_transform cache_blocks[64], cached[32];
   sinew_playback_cache cache = {0};
   for (int i = 0; i < 40; i++) {
     float t = (float)i / 60.0f;
     CHECK(sinew_compressed_clip_sample_cached(&clip, t, SINEW_TIME_LOOP, skel.rest_pose,
                                               skel.soa_count, &cache, cache_blocks,
-                                              2 * skel.soa_count, cached, skel.soa_count),
+                                              3 * skel.soa_count, cached, skel.soa_count),
           SINEW_STATUS_OK);
     CHECK(sinew_compressed_clip_sample(&clip, t, SINEW_TIME_LOOP, skel.rest_pose, skel.soa_count,
                                        pose, skel.soa_count),

@@ -707,22 +707,34 @@ fn bits(p: &[SoaTransform]) -> &[u32] {
 
 /// Samples `times` through one cache and without, and checks that every
 /// output has the same bits; returns the frames the cache decoded.
+/// With a cache of the least memory and with one that decodes ahead.
 fn cached_equals_uncached(
     c: &CompressedClip<'_>,
     rest: &[SoaTransform],
     times: &[(f32, TimeMode)],
-) -> u64 {
-    let mut buf = vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(c.soa_count())];
-    let mut cache = PlaybackCache::new(&mut buf);
-    let mut want = sentinel_pose(c.soa_count(), 7.0);
-    let mut got = sentinel_pose(c.soa_count(), 9.0);
-    for &(t, mode) in times {
-        c.sample_with_rest(t, mode, rest, &mut want).unwrap();
-        c.sample_cached(t, mode, rest, &mut cache, &mut got)
-            .unwrap();
-        assert_eq!(bits(&got), bits(&want), "t = {t} ({mode:?})");
-    }
-    cache.frames_decoded()
+) -> [u64; 2] {
+    let n = c.soa_count();
+    [
+        PlaybackCache::min_blocks_for(n),
+        PlaybackCache::blocks_for(n),
+    ]
+    .map(|blocks| {
+        let mut buf = vec![SoaTransform::IDENTITY; blocks];
+        let mut cache = PlaybackCache::new(&mut buf);
+        let mut want = sentinel_pose(n, 7.0);
+        let mut got = sentinel_pose(n, 9.0);
+        for &(t, mode) in times {
+            c.sample_with_rest(t, mode, rest, &mut want).unwrap();
+            c.sample_cached(t, mode, rest, &mut cache, &mut got)
+                .unwrap();
+            assert_eq!(
+                bits(&got),
+                bits(&want),
+                "t = {t} ({mode:?}), {blocks} blocks"
+            );
+        }
+        cache.frames_decoded()
+    })
 }
 
 /// Forward at 60 Hz over a 30 Hz clip decodes each key frame once; going
@@ -756,11 +768,15 @@ fn playback_cache_matches_the_uncached_sampler_bit_for_bit() {
             .collect();
         let decoded = cached_equals_uncached(&c, rest, &forward);
         assert_eq!(
-            decoded, frames as u64,
+            decoded, [frames as u64; 2],
             "{rotation:?} {error}: each frame once"
         );
         let backward: Vec<_> = forward.iter().rev().copied().collect();
-        cached_equals_uncached(&c, rest, &backward);
+        let decoded = cached_equals_uncached(&c, rest, &backward);
+        assert_eq!(
+            decoded, [frames as u64; 2],
+            "{rotation:?} {error}: each frame once, backward"
+        );
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut next = || {
             seed ^= seed << 13;
@@ -887,7 +903,7 @@ fn playback_cache_errors_and_clip_changes() {
     );
     assert_eq!(bits(&got), bits(&before));
     assert_eq!(cache.frames_decoded(), decoded);
-    let mut small = vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(n) - 1];
+    let mut small = vec![SoaTransform::IDENTITY; PlaybackCache::min_blocks_for(n) - 1];
     let e = a.sample_cached(
         0.1,
         TimeMode::Loop,
@@ -914,6 +930,7 @@ proptest! {
         (joints, motions, frames, big, format) in random_case(),
         strip in any::<bool>(),
         times in prop::collection::vec((-2.0f32..4.0, any::<bool>()), 1..60),
+        steps in prop::collection::vec(-1.5f32..1.5, 0..60),
     ) {
         let (skel, clip) = build_case(&joints, &motions, frames, big);
         let opts = CompressOptions {
@@ -924,11 +941,64 @@ proptest! {
             rest_pose_stripping: strip,
         };
         let (c, _) = compress(&skel.view(), &clip.view(), &opts).unwrap();
-        let times: Vec<_> = times
+        let mut times: Vec<_> = times
             .into_iter()
             .map(|(t, looped)| (t, if looped { TimeMode::Loop } else { TimeMode::Clamp }))
             .collect();
+        // Then a walk in steps of up to a frame and a half either way,
+        // which moves on to neighbouring frames (and decodes ahead) in both
+        // directions, turns, and crosses the loop point.
+        let mut t = 0.5 * c.view().duration();
+        let rate = c.view().sample_rate();
+        times.extend(steps.into_iter().map(|s| {
+            t += s / rate;
+            (t, TimeMode::Loop)
+        }));
         cached_equals_uncached(&c.view(), skel.view().rest_pose(), &times);
+    }
+}
+
+/// A cache of three poses decodes the frame it moves on to together with
+/// the next one in the direction of play, forward and backward; a cache of
+/// two decodes the one frame. A seek decodes the two bracketing frames.
+#[test]
+fn playback_cache_decodes_ahead_with_three_poses() {
+    let h = humanoid();
+    let skel = h.skeleton.view();
+    let rest = skel.rest_pose();
+    let c = compress(&skel, &h.clips[0].view(), &CompressOptions::default())
+        .unwrap()
+        .0;
+    let c = c.view();
+    let n = c.soa_count();
+    assert!(c.frame_count() >= 8);
+    let frame = |f: f32| f / c.sample_rate();
+    for (blocks, ahead) in [
+        (PlaybackCache::min_blocks_for(n), 0),
+        (PlaybackCache::blocks_for(n), 1),
+    ] {
+        let mut buf = vec![SoaTransform::IDENTITY; blocks];
+        let mut cache = PlaybackCache::new(&mut buf);
+        let mut out = sentinel_pose(n, 9.0);
+        let mut step = |f: f32, want: u64| {
+            let before = cache.frames_decoded();
+            c.sample_cached(frame(f), TimeMode::Clamp, rest, &mut cache, &mut out)
+                .unwrap();
+            assert_eq!(
+                cache.frames_decoded() - before,
+                want,
+                "frame {f}, {blocks} blocks"
+            );
+        };
+        step(2.5, 2); // a seek: frames 2 and 3
+        step(3.5, 1 + ahead); // frame 4 (and 5)
+        step(4.5, 1 - ahead); // frame 5, unless held
+        step(4.25, 0);
+        step(1.5, 2); // a seek: frames 1 and 2
+        step(0.5, 1); // backward: frame 0, the first
+        step(5.5, 2); // a seek: frames 5 and 6
+        step(4.5, 1 + ahead); // backward: frame 4 (and 3)
+        step(3.5, 1 - ahead);
     }
 }
 

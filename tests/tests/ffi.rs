@@ -247,17 +247,22 @@ fn the_c_playback_cache_samples_what_the_uncached_sampler_samples() {
         )
     };
     let frames = h.frame_count as usize;
-    // Ticks before the loop point (which wraps to frames 0 and 1 again).
-    for i in 0..2 * frames - 2 {
-        let t = i as f32 / 60.0;
-        let s = sample(&mut cache, &mut blocks, &mut got, t, rest);
-        assert_eq!(s, sinew_status::Ok);
-        let (s, want) = sample_compressed(&h, &skel, t);
-        assert_eq!(s, sinew_status::Ok);
-        assert_eq!(got, want, "t = {t}");
+    // Two poses of memory (the least) and three (decoding ahead).
+    let mut ahead = vec![SoaTransform::default(); 3 * n];
+    let mut ahead_cache = sinew_playback_cache::default();
+    for (cache, blocks) in [(&mut cache, &mut blocks), (&mut ahead_cache, &mut ahead)] {
+        // Ticks before the loop point (which wraps to frames 0 and 1 again).
+        for i in 0..2 * frames - 2 {
+            let t = i as f32 / 60.0;
+            let s = sample(cache, blocks, &mut got, t, rest);
+            assert_eq!(s, sinew_status::Ok);
+            let (s, want) = sample_compressed(&h, &skel, t);
+            assert_eq!(s, sinew_status::Ok);
+            assert_eq!(got, want, "t = {t}, {} blocks", blocks.len());
+        }
+        // The last word counts the key frames decoded.
+        assert_eq!(cache.words[7], frames as u64);
     }
-    // The last word counts the key frames decoded.
-    assert_eq!(cache.words[6], frames as u64);
 
     let before = (cache, got.clone());
     let short = &mut vec![SoaTransform::default(); 2 * n - 1];

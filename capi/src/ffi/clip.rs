@@ -428,24 +428,25 @@ pub unsafe extern "C" fn sinew_compressed_clip_sample(
 /// What a playback cache remembers between `sinew_compressed_clip_sample_cached`
 /// calls (private words). Zero-initialise it (`sinew_playback_cache c = {0};`):
 /// zeros are an empty cache. One per playing instance, next to its buffer of
-/// `2 * clip->soa_count` blocks.
+/// `3 * clip->soa_count` blocks (at least `2 * clip->soa_count`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct sinew_playback_cache {
     /// Private state.
-    pub words: [u64; 7],
+    pub words: [u64; 8],
 }
 
 // The header spells the word count out (cbindgen cannot evaluate the core's
 // constant).
-const _: () = assert!(PlaybackState::WORDS == 7);
+const _: () = assert!(PlaybackState::WORDS == 8);
 
 /// Samples `clip` at `time` seconds into `out` as
 /// `sinew_compressed_clip_sample` does (the same bits), decoding only the
 /// key frames the cache does not already hold: at 60 Hz on a 30 Hz clip,
 /// sequential playback decodes each key frame once. `blocks` is the
 /// cache's memory, `blocks_len >= 2 * clip->soa_count` blocks kept with
-/// `*cache` between calls; `*cache` is updated. A cache used with another
+/// `*cache` between calls (`3 * clip->soa_count` let sequential playback
+/// decode two key frames per pass of the decoder); `*cache` is updated. A cache used with another
 /// clip, or with other memory, starts over (exact, merely uncached).
 ///
 /// Errors: those of `sinew_compressed_clip_sample`; NULL_PARAMETER for

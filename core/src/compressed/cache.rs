@@ -14,9 +14,13 @@
 //!
 //! The slots are written by the decoder the uncached sampler uses: the
 //! AVX2 one on x86-64 CPUs that have it, the portable one elsewhere (the
-//! same bits). The portable decoder's frame alone costs about half of a
-//! pair; the AVX2 decoder's frames share one register, so a frame alone
-//! saves only the second frame's loads, most of a pair's cost.
+//! same bits). The AVX2 decoder holds both frames of a pair in one
+//! register, so a frame alone costs most of a pair. A cache with a third
+//! slot therefore decodes ahead: when playback moves on to a frame it does
+//! not hold, it decodes that frame together with the next one in the
+//! direction of play, and sequential playback runs the decoder once per
+//! two key frames. The portable decoder's frame alone costs about half of
+//! a pair, so there two slots serve as well.
 
 use wide::f32x4;
 
@@ -30,8 +34,15 @@ use crate::soa::{check_len, SoaTransform, LANES};
 /// No frame in a slot.
 const EMPTY: usize = usize::MAX;
 
-/// Two decoded key frames of one compressed clip, in caller-owned memory
-/// (two poses: [`PlaybackCache::blocks_for`] blocks).
+/// Slots of a cache whose buffer holds [`PlaybackCache::blocks_for`]
+/// blocks: the two frames a sample interpolates and one decoded ahead.
+const SLOTS: usize = 3;
+
+/// Decoded key frames of one compressed clip, in caller-owned memory:
+/// three poses ([`PlaybackCache::blocks_for`] blocks), so that sequential
+/// playback decodes two key frames in each pass of the decoder, or at
+/// least two ([`PlaybackCache::min_blocks_for`]), which decode one frame
+/// at a time.
 ///
 /// One cache per playing instance. It remembers which clip filled it (the
 /// container's address and size) and starts over when handed another, so
@@ -41,7 +52,7 @@ const EMPTY: usize = usize::MAX;
 #[derive(Debug)]
 pub struct PlaybackCache<'m> {
     slots: &'m mut [SoaTransform],
-    frames: [usize; 2],
+    frames: [usize; SLOTS],
     clip: (usize, usize),
     decoded: u64,
 }
@@ -58,7 +69,7 @@ pub struct PlaybackCache<'m> {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PlaybackState {
-    frames: [u64; 2],
+    frames: [u64; SLOTS],
     clip: [u64; 2],
     buffer: [u64; 2],
     decoded: u64,
@@ -67,7 +78,7 @@ pub struct PlaybackState {
 impl PlaybackState {
     /// No frame held: what a new cache remembers.
     pub const EMPTY: PlaybackState = PlaybackState {
-        frames: [u64::MAX; 2],
+        frames: [u64::MAX; SLOTS],
         clip: [0; 2],
         buffer: [0; 2],
         decoded: 0,
@@ -76,7 +87,7 @@ impl PlaybackState {
 
 impl PlaybackState {
     /// Words in [`PlaybackState::to_words`].
-    pub const WORDS: usize = 7;
+    pub const WORDS: usize = 8;
 
     /// The state as plain words, all zeros for [`PlaybackState::EMPTY`]
     /// (so zeroed memory is an empty state): held frames stored as their
@@ -88,6 +99,7 @@ impl PlaybackState {
         [
             f(self.frames[0]),
             f(self.frames[1]),
+            f(self.frames[2]),
             self.clip[0],
             self.clip[1],
             self.buffer[0],
@@ -103,10 +115,10 @@ impl PlaybackState {
     pub fn from_words(w: &[u64; Self::WORDS]) -> Self {
         let f = |v: u64| v.wrapping_sub(1);
         PlaybackState {
-            frames: [f(w[0]), f(w[1])],
-            clip: [w[2], w[3]],
-            buffer: [w[4], w[5]],
-            decoded: w[6],
+            frames: [f(w[0]), f(w[1]), f(w[2])],
+            clip: [w[3], w[4]],
+            buffer: [w[5], w[6]],
+            decoded: w[7],
         }
     }
 }
@@ -160,22 +172,32 @@ impl<'m> PlaybackCache<'m> {
         }
     }
 
-    /// Blocks of [`SoaTransform`] a cache needs for a clip of `soa_count`
-    /// blocks per pose (two poses).
+    /// Blocks of [`SoaTransform`] a cache decoding ahead needs for a clip
+    /// of `soa_count` blocks per pose (three poses).
     #[inline]
     #[must_use]
     pub const fn blocks_for(soa_count: usize) -> usize {
+        SLOTS * soa_count
+    }
+
+    /// The fewest blocks a cache takes for a clip of `soa_count` blocks
+    /// per pose (two poses): it holds the bracketing frames and decodes
+    /// one frame at a time.
+    #[inline]
+    #[must_use]
+    pub const fn min_blocks_for(soa_count: usize) -> usize {
         2 * soa_count
     }
 
-    /// An empty cache over `buffer` (at least
-    /// [`PlaybackCache::blocks_for`]`(clip.soa_count())` blocks for the
-    /// clips it will serve; [`CompressedClip::sample_cached`] checks).
+    /// An empty cache over `buffer` ([`PlaybackCache::blocks_for`] or at
+    /// least [`PlaybackCache::min_blocks_for`]`(clip.soa_count())` blocks
+    /// for the clips it will serve; [`CompressedClip::sample_cached`]
+    /// checks).
     #[must_use]
     pub fn new(buffer: &'m mut [SoaTransform]) -> Self {
         PlaybackCache {
             slots: buffer,
-            frames: [EMPTY; 2],
+            frames: [EMPTY; SLOTS],
             clip: (0, 0),
             decoded: 0,
         }
@@ -183,7 +205,7 @@ impl<'m> PlaybackCache<'m> {
 
     /// Forgets the held frames (the next sample decodes both).
     pub fn clear(&mut self) {
-        self.frames = [EMPTY; 2];
+        self.frames = [EMPTY; SLOTS];
     }
 
     /// Key frames decoded through this cache so far (each frame the
@@ -194,14 +216,56 @@ impl<'m> PlaybackCache<'m> {
         self.decoded
     }
 
-    /// The slot holding frame `f`, decoding it into the slot other than
-    /// `keep` (slot 0 when there is none to keep) when no slot holds it.
-    fn ensure(&mut self, clip: &CompressedClip<'_>, f: usize, keep: Option<usize>) -> usize {
-        if let Some(k) = self.frames.iter().position(|&h| h == f) {
+    /// Slots this cache uses with a clip of `n` blocks per pose: three
+    /// when the buffer holds three poses, else two.
+    fn slot_count(&self, n: usize) -> usize {
+        self.slots
+            .len()
+            .checked_div(n)
+            .map_or(2, |k| k.clamp(2, SLOTS))
+    }
+
+    /// The slot of the first `count` holding frame `f`.
+    fn held(&self, f: usize, count: usize) -> Option<usize> {
+        self.frames.iter().take(count).position(|&h| h == f)
+    }
+
+    /// The slot holding frame `f` of `clip`, decoding it into a slot other
+    /// than `keep` when no slot holds it. With three slots and `ahead`
+    /// (the next frame in the direction of play) not held either, both are
+    /// decoded in one pass, into the two slots other than `keep`.
+    fn fill(
+        &mut self,
+        clip: &CompressedClip<'_>,
+        f: usize,
+        ahead: Option<usize>,
+        keep: usize,
+        count: usize,
+    ) -> usize {
+        if let Some(k) = self.held(f, count) {
             return k;
         }
-        let k = usize::from(keep == Some(0));
         let n = clip.soa_count();
+        if let Some(g) = ahead.filter(|&g| count == SLOTS && self.held(g, count).is_none()) {
+            let (s, t) = match keep {
+                0 => (1, 2),
+                1 => (0, 2),
+                _ => (0, 1),
+            };
+            if let Some((a, b)) = slot_pair_mut(self.slots, n, s, t) {
+                clip.decode_pair_into([clip.frame_at(f), clip.frame_at(g)], a, b);
+                self.frames[s] = f;
+                self.frames[t] = g;
+                self.decoded += 2;
+            }
+            return s;
+        }
+        // One frame into the slot other than `keep` that is empty or holds
+        // the frame farthest from `f` (the least likely to be needed next).
+        let k = (0..count)
+            .filter(|&k| k != keep)
+            .max_by_key(|&k| self.frames[k].abs_diff(f))
+            .unwrap_or(0);
         if let Some(slot) = self.slots.get_mut(k * n..(k + 1) * n) {
             clip.decode_into(clip.frame_at(f), slot);
             self.frames[k] = f;
@@ -209,6 +273,17 @@ impl<'m> PlaybackCache<'m> {
         }
         k
     }
+}
+
+/// Slots `s` and `t` (`s < t`) of `n` blocks each of `slots`.
+fn slot_pair_mut(
+    slots: &mut [SoaTransform],
+    n: usize,
+    s: usize,
+    t: usize,
+) -> Option<(&mut [SoaTransform], &mut [SoaTransform])> {
+    let (lo, hi) = slots.split_at_mut_checked(t * n)?;
+    Some((lo.get_mut(s * n..(s + 1) * n)?, hi.get_mut(..n)?))
 }
 
 impl CompressedClip<'_> {
@@ -222,7 +297,7 @@ impl CompressedClip<'_> {
     /// # Errors
     /// [`Error::BadLength`] for `out` (not `soa_count()` blocks), for a
     /// `rest` the clip needs, or for a cache buffer below
-    /// [`PlaybackCache::blocks_for`]`(soa_count())` blocks;
+    /// [`PlaybackCache::min_blocks_for`]`(soa_count())` blocks;
     /// [`Error::NonFinite`] for a non-finite `t`. On error neither `out`
     /// nor the cache changes.
     pub fn sample_cached(
@@ -242,10 +317,10 @@ impl CompressedClip<'_> {
             }
             Defaults::Identity => None,
         };
-        if cache.slots.len() < PlaybackCache::blocks_for(n) {
+        if cache.slots.len() < PlaybackCache::min_blocks_for(n) {
             return Err(Error::BadLength {
                 buffer: "playback cache",
-                expected: PlaybackCache::blocks_for(n),
+                expected: PlaybackCache::min_blocks_for(n),
                 actual: cache.slots.len(),
             });
         }
@@ -259,33 +334,31 @@ impl CompressedClip<'_> {
             cache.clip = id;
             cache.clear();
         }
-        let held = |f: usize| cache.frames.iter().position(|&h| h == f);
-        let (a, b) = match (held(before), held(after)) {
+        let count = cache.slot_count(n);
+        let (a, b) = match (cache.held(before, count), cache.held(after, count)) {
+            (Some(a), Some(b)) => (a, b),
+            // Playing forward: `after` is new, and the frame after it next.
+            (Some(a), None) => {
+                let ahead = Some(after + 1).filter(|&g| g < self.frame_count);
+                (a, cache.fill(self, after, ahead, a, count))
+            }
+            // Playing backward: `before` is new, and the frame before it next.
+            (None, Some(b)) => (cache.fill(self, before, before.checked_sub(1), b, count), b),
             // A seek: both frames in one pass of the pair decoder.
             (None, None) if before != after => {
-                let (s0, s1) = cache.slots.split_at_mut(n);
-                self.decode_pair_into(
-                    [self.frame_at(before), self.frame_at(after)],
-                    s0,
-                    s1.get_mut(..n).unwrap_or(&mut []),
-                );
-                cache.frames = [before, after];
+                if let Some((s0, s1)) = slot_pair_mut(cache.slots, n, 0, 1) {
+                    self.decode_pair_into([self.frame_at(before), self.frame_at(after)], s0, s1);
+                }
+                cache.frames = [before, after, EMPTY];
                 cache.decoded += 2;
                 (0, 1)
             }
-            (_, held_after) => {
-                let a = cache.ensure(self, before, held_after);
-                (a, cache.ensure(self, after, Some(a)))
+            (None, None) => {
+                let a = cache.fill(self, before, None, 1, count);
+                (a, a)
             }
         };
-        let (s0, s1) = cache.slots.split_at(n);
-        let slot = |k: usize| {
-            if k == 0 {
-                s0
-            } else {
-                s1.get(..n).unwrap_or(&[])
-            }
-        };
+        let slot = |k: usize| cache.slots.get(k * n..(k + 1) * n).unwrap_or(&[]);
         self.blend_frames(slot(a), slot(b), alpha, rest, out);
         Ok(())
     }

@@ -37,8 +37,10 @@ pub const JOINTS: usize = procedural::HUMANOID_JOINT_COUNT;
 /// SoA blocks per pose.
 pub const BLOCKS: usize = soa_count(JOINTS);
 
-/// Blocks of one clip's playback cache (two decoded key frames).
-pub const CACHE_BLOCKS: usize = PlaybackCache::blocks_for(BLOCKS);
+/// Blocks of one clip's playback cache: two decoded key frames, the least
+/// a cache takes. On the portable decoder a frame alone costs half of a
+/// pair, so a third pose decoding ahead would cost RAM and save nothing.
+pub const CACHE_BLOCKS: usize = PlaybackCache::min_blocks_for(BLOCKS);
 
 /// A container's bytes at the 16-byte alignment the views need.
 #[repr(C, align(16))]

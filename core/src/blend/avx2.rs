@@ -11,7 +11,7 @@
 //!   above the threshold, the common case): each block's translations,
 //!   rotations and scales are read and written as whole 8-float vectors
 //!   (`[x | y]`, `[z | w]` for rotations), since one weight serves every
-//!   joint; two blocks per step, as two independent chains. The first
+//!   joint; one block per step, its sums in six registers. The first
 //!   layer only scales (nothing to align its sign with).
 //! - **Any other job**: each 8-lane value is one component of two
 //!   neighbouring blocks (the low half from block `b`, the high half from
@@ -85,16 +85,15 @@ fn run(job: &BlendJob<'_>, out: &mut [SoaTransform]) {
 /// two products summed, then its two halves.
 #[target_feature(enable = "avx2,fma")]
 fn uniform(layers: &[BlendLayer<'_>], inv: f32, out: &mut [SoaTransform]) {
-    // Two blocks per step: each block's rotation sum is a chain (each
-    // layer's sign alignment waits on the sum before it), and two give the
-    // CPU two chains to overlap.
-    let mut pairs = out.chunks_exact_mut(2);
-    let mut b = 0;
-    for o in &mut pairs {
-        uniform_blocks::<2>(layers, inv, b, o);
-        b += 2;
+    // One block per step: its sums take six registers, so nothing spills
+    // (two blocks' sums and loads do not fit in sixteen, and the spills
+    // cost more than the second chain gains), and the blocks are
+    // independent, so the CPU overlaps one block's chain of sign
+    // alignments (each layer's waits on the sum before it) with the next
+    // block's.
+    for (b, o) in out.chunks_exact_mut(1).enumerate() {
+        uniform_blocks::<1>(layers, inv, b, o);
     }
-    uniform_blocks::<1>(layers, inv, b, pairs.into_remainder());
 }
 
 /// [`uniform`] of the `K` blocks `out`, the first of which is block `b`

@@ -14,13 +14,13 @@
 //!
 //! The slots are written by the decoder the uncached sampler uses: the
 //! AVX2 one on x86-64 CPUs that have it, the portable one elsewhere (the
-//! same bits). The AVX2 decoder holds both frames of a pair in one
-//! register, so a frame alone costs most of a pair. A cache with a third
-//! slot therefore decodes ahead: when playback moves on to a frame it does
-//! not hold, it decodes that frame together with the next one in the
+//! same bits). Both decoders share the work of a pair's two frames (the
+//! AVX2 one holds both in one register; both read each segment's metadata
+//! once), so a frame alone costs most of a pair. A cache with a third slot
+//! therefore decodes ahead: when playback moves on to a frame it does not
+//! hold, it decodes that frame together with the next one in the
 //! direction of play, and sequential playback runs the decoder once per
-//! two key frames. The portable decoder's frame alone costs about half of
-//! a pair, so there two slots serve as well.
+//! two key frames.
 
 use wide::f32x4;
 

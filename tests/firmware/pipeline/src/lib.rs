@@ -37,10 +37,9 @@ pub const JOINTS: usize = procedural::HUMANOID_JOINT_COUNT;
 /// SoA blocks per pose.
 pub const BLOCKS: usize = soa_count(JOINTS);
 
-/// Blocks of one clip's playback cache: two decoded key frames, the least
-/// a cache takes. On the portable decoder a frame alone costs half of a
-/// pair, so a third pose decoding ahead would cost RAM and save nothing.
-pub const CACHE_BLOCKS: usize = PlaybackCache::min_blocks_for(BLOCKS);
+/// Blocks of one clip's playback cache: three decoded key frames, so that
+/// sequential playback decodes two key frames per pass of the decoder.
+pub const CACHE_BLOCKS: usize = PlaybackCache::blocks_for(BLOCKS);
 
 /// A container's bytes at the 16-byte alignment the views need.
 #[repr(C, align(16))]
@@ -72,7 +71,7 @@ pub static CLIPS: [&[u8]; 3] = [
 /// and costs no flash.
 #[repr(C)]
 pub struct Buffers {
-    /// One playback cache per clip: the two key frames it last decoded.
+    /// One playback cache per clip: the key frames it last decoded.
     pub caches: [[SoaTransform; CACHE_BLOCKS]; 3],
     /// The three sampled poses of the current frame.
     pub sampled: [[SoaTransform; BLOCKS]; 3],

@@ -120,35 +120,26 @@ fn bench_pab(c: &mut Criterion) {
         })
     });
     let mut cache_buf = vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(skel.soa_count())];
-    group.bench_function("sample-compressed-seq-cached", |b| {
-        let mut cache = PlaybackCache::new(&mut cache_buf);
-        let mut t = 0.0f32;
-        b.iter(|| {
-            t = (t + DT) % d;
-            walk.sample_cached(
-                black_box(t),
-                TimeMode::Loop,
-                rest,
-                &mut cache,
-                black_box(&mut out),
-            )
-        })
-    });
     let mut min_buf = vec![SoaTransform::IDENTITY; PlaybackCache::min_blocks_for(skel.soa_count())];
-    group.bench_function("sample-compressed-seq-cached-min", |b| {
-        let mut cache = PlaybackCache::new(&mut min_buf);
-        let mut t = 0.0f32;
-        b.iter(|| {
-            t = (t + DT) % d;
-            walk.sample_cached(
-                black_box(t),
-                TimeMode::Loop,
-                rest,
-                &mut cache,
-                black_box(&mut out),
-            )
-        })
-    });
+    for (id, buf) in [
+        ("sample-compressed-seq-cached", &mut cache_buf),
+        ("sample-compressed-seq-cached-min", &mut min_buf),
+    ] {
+        group.bench_function(id, |b| {
+            let mut cache = PlaybackCache::new(buf);
+            let mut t = 0.0f32;
+            b.iter(|| {
+                t = (t + DT) % d;
+                walk.sample_cached(
+                    black_box(t),
+                    TimeMode::Loop,
+                    rest,
+                    &mut cache,
+                    black_box(&mut out),
+                )
+            })
+        });
+    }
     group.bench_function("sample-compressed-random-cached", |b| {
         let mut cache = PlaybackCache::new(&mut cache_buf);
         let mut i = 0usize;

@@ -231,15 +231,16 @@ impl<'m> PlaybackCache<'m> {
     }
 
     /// The slot holding frame `f` of `clip`, decoding it into a slot other
-    /// than `keep` when no slot holds it. With three slots and `ahead`
-    /// (the next frame in the direction of play) not held either, both are
-    /// decoded in one pass, into the two slots other than `keep`.
+    /// than `keep` (the slot of the frame the sample also needs) when no
+    /// slot holds it. With three slots and `ahead` (the next frame in the
+    /// direction of play) not held either, both are decoded in one pass,
+    /// into the two slots other than `keep`.
     fn fill(
         &mut self,
         clip: &CompressedClip<'_>,
         f: usize,
         ahead: Option<usize>,
-        keep: usize,
+        keep: Option<usize>,
         count: usize,
     ) -> usize {
         if let Some(k) = self.held(f, count) {
@@ -248,8 +249,8 @@ impl<'m> PlaybackCache<'m> {
         let n = clip.soa_count();
         if let Some(g) = ahead.filter(|&g| count == SLOTS && self.held(g, count).is_none()) {
             let (s, t) = match keep {
-                0 => (1, 2),
-                1 => (0, 2),
+                Some(0) => (1, 2),
+                Some(1) => (0, 2),
                 _ => (0, 1),
             };
             if let Some((a, b)) = slot_pair_mut(self.slots, n, s, t) {
@@ -263,7 +264,7 @@ impl<'m> PlaybackCache<'m> {
         // One frame into the slot other than `keep` that is empty or holds
         // the frame farthest from `f` (the least likely to be needed next).
         let k = (0..count)
-            .filter(|&k| k != keep)
+            .filter(|&k| Some(k) != keep)
             .max_by_key(|&k| self.frames[k].abs_diff(f))
             .unwrap_or(0);
         if let Some(slot) = self.slots.get_mut(k * n..(k + 1) * n) {
@@ -340,10 +341,13 @@ impl CompressedClip<'_> {
             // Playing forward: `after` is new, and the frame after it next.
             (Some(a), None) => {
                 let ahead = Some(after + 1).filter(|&g| g < self.frame_count);
-                (a, cache.fill(self, after, ahead, a, count))
+                (a, cache.fill(self, after, ahead, Some(a), count))
             }
             // Playing backward: `before` is new, and the frame before it next.
-            (None, Some(b)) => (cache.fill(self, before, before.checked_sub(1), b, count), b),
+            (None, Some(b)) => (
+                cache.fill(self, before, before.checked_sub(1), Some(b), count),
+                b,
+            ),
             // A seek: both frames in one pass of the pair decoder.
             (None, None) if before != after => {
                 if let Some((s0, s1)) = slot_pair_mut(cache.slots, n, 0, 1) {
@@ -354,7 +358,7 @@ impl CompressedClip<'_> {
                 (0, 1)
             }
             (None, None) => {
-                let a = cache.fill(self, before, None, 1, count);
+                let a = cache.fill(self, before, None, None, count);
                 (a, a)
             }
         };

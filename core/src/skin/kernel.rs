@@ -2,7 +2,7 @@
 
 use wide::f32x4;
 
-use super::layout::{load, Block3, Block4, Plan, Sink, Source};
+use super::layout::{load, Arrays, ArraysMut, Block3, Block4, Plan, Sink, Source};
 use super::pairs::with_aligned;
 use super::{DualQuat, Influences, Mat3x4, SkinMethod};
 use crate::error::Error;
@@ -24,23 +24,42 @@ impl V3 {
         z: f32x4::ZERO,
     };
 
-    /// De-interleaves four `xyz` vectors: three 4-float loads and a few
-    /// shuffles instead of twelve scalar loads.
+    /// De-interleaves four `xyz` vectors: three 4-float loads and seven
+    /// shuffles (the generic version below compiles to twelve scalar loads
+    /// and as many inserts on SSE2).
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    #[inline(always)]
+    #[allow(unsafe_code)] // SSE intrinsics
+    fn from_block3(b: &Block3) -> V3 {
+        use core::arch::x86_64::{__m128, _mm_shuffle_ps};
+        let f: &[[f32; 4]; 3] = bytemuck::cast_ref(b);
+        // a = x0 y0 z0 x1, b = y1 z1 x2 y2, c = z2 x3 y3 z3.
+        let [a, b, c]: [__m128; 3] = f.map(bytemuck::cast);
+        // SAFETY: SSE is enabled for the whole build (the `cfg` above), so
+        // the intrinsics' only requirement, the CPU feature, holds.
+        let (x, y, z) = unsafe {
+            (
+                _mm_shuffle_ps::<0x8C>(a, _mm_shuffle_ps::<0x12>(b, c)),
+                _mm_shuffle_ps::<0x88>(_mm_shuffle_ps::<0x01>(a, b), _mm_shuffle_ps::<0x23>(b, c)),
+                _mm_shuffle_ps::<0xC8>(_mm_shuffle_ps::<0x12>(a, b), c),
+            )
+        };
+        V3 {
+            x: bytemuck::cast(x),
+            y: bytemuck::cast(y),
+            z: bytemuck::cast(z),
+        }
+    }
+
+    /// De-interleaves four `xyz` vectors.
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     #[inline(always)]
     fn from_block3(b: &Block3) -> V3 {
         let f: &[f32; 12] = bytemuck::cast_ref(b);
-        let a = [f[0], f[1], f[2], f[3]]; // x0 y0 z0 x1
-        let c = [f[4], f[5], f[6], f[7]]; // y1 z1 x2 y2
-        let d = [f[8], f[9], f[10], f[11]]; // z2 x3 y3 z3
-        let (a, c, d) = (
-            f32x4::new(a).to_array(),
-            f32x4::new(c).to_array(),
-            f32x4::new(d).to_array(),
-        );
         V3 {
-            x: f32x4::new([a[0], a[3], c[2], d[1]]),
-            y: f32x4::new([a[1], c[0], c[3], d[2]]),
-            z: f32x4::new([a[2], c[1], d[0], d[3]]),
+            x: f32x4::new([f[0], f[3], f[6], f[9]]),
+            y: f32x4::new([f[1], f[4], f[7], f[10]]),
+            z: f32x4::new([f[2], f[5], f[8], f[11]]),
         }
     }
 
@@ -169,14 +188,63 @@ fn lbs_rows<const K: usize>(palette: &[Mat3x4], j: &[u16; 4], w: &[f32; 4]) -> [
     );
     let row = |r: usize| {
         let x = |m: &Mat3x4| f32x4::new(m.rows[r]);
-        match K {
-            1 => x(m0) * w0,
-            2 => x(m0).madd(w0, x(m1) * w1),
-            3 => x(m0).madd(w0, x(m1) * w1) + x(m2) * w2,
-            _ => x(m0).madd(w0, x(m1) * w1) + x(m2).madd(w2, x(m3) * w3),
-        }
+        blend::<K>([x(m0), x(m1), x(m2), x(m3)], [w0, w1, w2, w3])
     };
     [row(0), row(1), row(2)]
+}
+
+/// `Σ m_k w_k` over slots `0..K`, summed in the one order both LBS
+/// block paths use, so that a block gets the same bits either way.
+#[inline(always)]
+fn blend<const K: usize>(m: [f32x4; 4], w: [f32x4; 4]) -> f32x4 {
+    match K {
+        1 => m[0] * w[0],
+        2 => m[0].madd(w[0], m[1] * w[1]),
+        3 => m[0].madd(w[0], m[1] * w[1]) + m[2] * w[2],
+        _ => m[0].madd(w[0], m[1] * w[1]) + m[2].madd(w[2], m[3] * w[3]),
+    }
+}
+
+/// Whether the four vertices of a block name the same joints in slots
+/// `0..K`: a mesh sorted by [`super::influence_order`] is mostly made of
+/// such blocks.
+#[inline(always)]
+fn same_joints<const K: usize>(joints: &[[u16; 4]; 4]) -> bool {
+    let mask = u64::MAX >> (64 - 16 * K);
+    let key = |j: &[u16; 4]| u64::from_le_bytes(bytemuck::cast(*j)) & mask;
+    let first = key(&joints[0]);
+    ((key(&joints[1]) ^ first) | (key(&joints[2]) ^ first) | (key(&joints[3]) ^ first)) == 0
+}
+
+/// [`lbs_matrix`] of a block whose vertices share their joints
+/// ([`same_joints`]): each lane entry is the joints' entries broadcast and
+/// blended by the four vertices' weights, in lanes, which needs neither a
+/// blend per vertex nor a transpose. One-influence blocks whose weights are
+/// all 1 take the entries as they are (a product by 1 is exact).
+#[inline(always)]
+fn lbs_matrix_shared<const K: usize>(
+    palette: &[Mat3x4],
+    joints: &[u16; 4],
+    weights: &[[f32; 4]; 4],
+) -> LaneMat {
+    let m = [
+        entry(palette, joints[0], &ZERO_MAT),
+        entry(palette, joints[1], &ZERO_MAT),
+        entry(palette, joints[2], &ZERO_MAT),
+        entry(palette, joints[3], &ZERO_MAT),
+    ];
+    let w = f32x4::transpose(weights.map(f32x4::new));
+    let unit = K == 1 && w[0].simd_eq(f32x4::ONE).all();
+    let lane = |r: usize, c: usize| {
+        let e = |k: usize| f32x4::splat(m[k].rows[r][c]);
+        if unit {
+            e(0)
+        } else {
+            blend::<K>([e(0), e(1), e(2), e(3)], w)
+        }
+    };
+    let row = |r: usize| [lane(r, 0), lane(r, 1), lane(r, 2), lane(r, 3)];
+    LaneMat([row(0), row(1), row(2)])
 }
 
 /// Slots 4-7 of a block's four vertices (eight influences per vertex).
@@ -192,6 +260,9 @@ fn lbs_matrix<const K: usize>(
     weights: &[[f32; 4]; 4],
     second: Second<'_>,
 ) -> LaneMat {
+    if second.is_none() && same_joints::<K>(joints) {
+        return lbs_matrix_shared::<K>(palette, &joints[0], weights);
+    }
     let mut b = [
         lbs_rows::<K>(palette, &joints[0], &weights[0]),
         lbs_rows::<K>(palette, &joints[1], &weights[1]),
@@ -593,6 +664,46 @@ const DEFAULT_PATH: Path = {
     path
 };
 
+/// The full blocks from block `start` on, of attributes in separate arrays
+/// (positions, normals when `N`), four influences per vertex and no
+/// tangents: the common case, walked by zipped chunks so that no block
+/// tests the arrays' options or bounds. Returns the block after the last
+/// one skinned (`start` when `N` and either side lacks normals, which a
+/// validated job does not).
+fn array_blocks<M: Method, const N: bool>(
+    m: &M,
+    (jb, wb): (&[[[u16; 4]; 4]], &[[[f32; 4]; 4]]),
+    (pos, nrm): Arrays<'_>,
+    (out_pos, out_nrm): ArraysMut<'_>,
+    start: usize,
+) -> usize {
+    let none = [[0.0; 4]; 4];
+    let (pb, _) = pos.as_chunks::<4>();
+    let (opb, _) = out_pos.as_chunks_mut::<4>();
+    let influences = jb.iter().zip(wb).skip(start);
+    let mut done = start;
+    if N {
+        let (Some(nrm), Some(out_nrm)) = (nrm, out_nrm) else {
+            return start;
+        };
+        let (nb, _) = nrm.as_chunks::<4>();
+        let (onb, _) = out_nrm.as_chunks_mut::<4>();
+        let attrs = pb.iter().zip(nb).zip(opb.iter_mut().zip(onb.iter_mut()));
+        for ((j, w), ((p, n), (op, on))) in influences.zip(attrs.skip(start)) {
+            let (p, n, _) = compute::<M, true, false>(m, done * 4, 4, j, w, None, p, n, &none);
+            (*op, *on) = (p, n);
+            done += 1;
+        }
+    } else {
+        let zero = [[0.0; 3]; 4];
+        for ((j, w), (p, op)) in influences.zip(pb.iter().zip(opb.iter_mut()).skip(start)) {
+            (*op, _, _) = compute::<M, false, false>(m, done * 4, 4, j, w, None, p, &zero, &none);
+            done += 1;
+        }
+    }
+    done
+}
+
 /// Skins every vertex: normals when `N`, tangents when `T`, eight
 /// influences per vertex when `E` (a copy of its own, so that four
 /// influences pay nothing for the second set).
@@ -629,7 +740,13 @@ fn run_with<
         .len()
         .min(wb.len())
         .min(src.len_bound().min(dst.len_bound()) / 4);
-    for b in done / 4..blocks {
+    let mut start = done / 4;
+    if !T && !E {
+        if let (Some(input), Some(output)) = (src.arrays(), dst.arrays_mut()) {
+            start = array_blocks::<M, N>(m, (jb, wb), input, output, start);
+        }
+    }
+    for b in start..blocks {
         let (j, w) = (&jb[b], &wb[b]);
         let second = if E { jb1.get(b).zip(wb1.get(b)) } else { None };
         // The `block_*` accessors need `4b + 4 <= len_bound()`: `b <
@@ -663,7 +780,7 @@ fn run_with<
     // The rest, up to 4 vertices at a time (after validation, a tail of
     // 1-3), zero-padded (joint 0 of an empty palette reads as a zero entry;
     // padding lanes are not stored).
-    let mut first = blocks.max(done / 4) * 4;
+    let mut first = blocks.max(start) * 4;
     while first < infl.len() {
         let count = (infl.len() - first).min(4);
         let j = load(infl.joints, first, count);
@@ -1234,6 +1351,66 @@ mod tests {
                 prop_assert_eq!(got, want);
             }
             let _ = (seed, joints, pairs, margin, spread, nan);
+        }
+
+        /// Blocks whose four vertices share their joints (the layout
+        /// [`super::super::group_by_joints`] makes) take the broadcast
+        /// path: it matches the scalar reference for every method and
+        /// attribute set, and gives LBS the same bits as the per-vertex
+        /// blend gives the same vertices in blocks of mixed joints (every
+        /// vertex uses `used` slots, so each block blends as many; one-slot
+        /// meshes weigh 1 or not, `unit`).
+        #[test]
+        fn blocks_of_shared_joints_match(
+            seed in any::<u64>(),
+            vertices in 0usize..60,
+            palette in 1usize..20,
+            used in 1usize..5,
+            unit in any::<bool>(),
+            method in 0u8..3,
+            normals in any::<bool>(),
+            tangents in any::<bool>(),
+        ) {
+            let mut m = mesh(seed, vertices, palette, false);
+            let mut r = Rng(seed ^ 0xB10C);
+            for v in 0..vertices {
+                // Runs of 4-12 vertices with one joint set.
+                if v % 4 != 0 || r.next() < -0.5 {
+                    m.joints[v] = m.joints[v.saturating_sub(1)];
+                }
+                let mut w = [0.0f32; 4];
+                for x in w.iter_mut().take(used) {
+                    *x = r.next() + 1.0 + 1e-3;
+                }
+                let sum: f32 = w.iter().sum();
+                m.weights[v] = if used == 1 && unit { [1.0, 0.0, 0.0, 0.0] } else { w.map(|x| x / sum) };
+            }
+            let (p, nn, t) = skin_on(&m, method, None, normals, tangents);
+            for path in [Path::Portable, best_path()] {
+                let a = skin(&m, method, path, normals, tangents);
+                close(&a.0, &p)?;
+                if normals {
+                    close(&a.1, &nn)?;
+                }
+                if tangents {
+                    close(&a.2, &t)?;
+                }
+            }
+            // The same vertices moved by one place: blocks of mixed joints.
+            let a = skin(&m, 0, Path::Portable, normals, tangents);
+            if vertices == 0 {
+                return Ok(());
+            }
+            let mut b = m;
+            b.pos.rotate_right(1);
+            b.nrm.rotate_right(1);
+            b.tan.rotate_right(1);
+            b.joints.rotate_right(1);
+            b.weights.rotate_right(1);
+            let mut b = skin(&b, 0, Path::Portable, normals, tangents);
+            b.0.rotate_left(1);
+            b.1.rotate_left(1);
+            prop_assert!(a.0 == b.0 && a.1 == b.1);
         }
 
         /// Both paths against the scalar reference, four and eight

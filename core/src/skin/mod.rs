@@ -154,7 +154,7 @@ mod palette;
 pub mod reference;
 
 pub use job::{SkinAttributes, SkinJob, SkinMethod};
-pub use order::{influence_order, slots_used};
+pub use order::{group_by_joints, influence_order, slots_used};
 pub use pairs::DQS_PAIR_MAX_JOINTS;
 pub use palette::{
     dqs_palette, dqs_palette_prepared, dqs_palette_with_scale, lbs_palette, lbs_palette_prepared,

@@ -75,6 +75,57 @@ pub fn influence_order(
     Ok(counts)
 }
 
+/// Sorts each part of an [`influence_order`] (`counts` its sizes) by the
+/// joints its vertices name in the slots they use, ties by vertex index,
+/// so that runs of vertices with the same joints lie together: a block of
+/// four such vertices is skinned from the joints' entries broadcast into
+/// lanes, with no per-vertex blend and no transpose (see the kernels).
+/// `joints1` holds slots 4-7 of an eight-influence mesh, or is empty.
+///
+/// Nothing is allocated (an in-place sort per part).
+///
+/// # Errors
+/// [`Error::BadLength`] when `joints` does not hold one set per vertex
+/// named in `order`, when `joints1` is neither empty nor that long, or when
+/// `counts` does not add up to `order.len()`; [`Error::Corrupt`] when
+/// `order` names a vertex past `joints`. Nothing is reordered then.
+pub fn group_by_joints(
+    joints: &[[u16; 4]],
+    joints1: &[[u16; 4]],
+    order: &mut [u32],
+    counts: &[u32; 9],
+) -> Result<(), Error> {
+    check_len("order", joints.len(), order.len())?;
+    if !joints1.is_empty() {
+        check_len("joints1", joints.len(), joints1.len())?;
+    }
+    let total = counts.iter().map(|&c| c as usize).sum::<usize>();
+    check_len("counts", order.len(), total)?;
+    if order.iter().any(|&v| v as usize >= joints.len()) {
+        return Err(Error::Corrupt {
+            what: "the order names a vertex past the joints",
+        });
+    }
+    // Slot `s` of the first `used` slots, most significant first, so that
+    // the key orders joint sets lexicographically; unused slots are 0.
+    let key = |set: &[u16; 4], used: usize| {
+        set.iter().enumerate().fold(0u64, |k, (s, &j)| {
+            (k << 16) | if s < used { u64::from(j) } else { 0 }
+        })
+    };
+    let mut first = 0;
+    for (used, &count) in counts.iter().enumerate() {
+        let part = &mut order[first..first + count as usize];
+        first += count as usize;
+        part.sort_unstable_by_key(|&v| {
+            let v = v as usize;
+            let second = joints1.get(v).map_or(0, |j| key(j, used.saturating_sub(4)));
+            (key(&joints[v], used.min(4)), second, v)
+        });
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     extern crate alloc;
@@ -143,6 +194,54 @@ mod tests {
         assert_eq!(influence_order(&[], &[], &mut []), Ok([0; 9]));
     }
 
+    #[test]
+    fn grouping_a_small_mesh_by_hand() {
+        let w = [
+            [0.5, 0.5, 0.0, 0.0], // 2
+            [1.0, 0.0, 0.0, 0.0], // 1
+            [1.0, 0.0, 0.0, 0.0], // 1
+            [0.5, 0.5, 0.0, 0.0], // 2
+            [1.0, 0.0, 0.0, 0.0], // 1
+            [0.5, 0.5, 0.0, 0.0], // 2
+        ];
+        // Unused slots do not count: vertex 2 joins vertex 4's run.
+        let j = [
+            [3, 1, 0, 0],
+            [5, 0, 0, 0],
+            [2, 9, 9, 9],
+            [3, 0, 0, 0],
+            [2, 0, 0, 0],
+            [3, 1, 7, 7],
+        ];
+        let mut order = [0u32; 6];
+        let counts = influence_order(&w, &[], &mut order).unwrap();
+        assert_eq!(order, [1, 2, 4, 0, 3, 5]);
+        group_by_joints(&j, &[], &mut order, &counts).unwrap();
+        assert_eq!(order, [2, 4, 1, 3, 0, 5]);
+    }
+
+    #[test]
+    fn grouping_errors_reorder_nothing() {
+        let j = [[0u16; 4]; 3];
+        let mut order = [2u32, 1, 0];
+        let mut counts = [0u32; 9];
+        counts[1] = 3;
+        let bad = |e: Result<(), Error>| assert!(matches!(e, Err(Error::BadLength { .. })));
+        bad(group_by_joints(&j[..2], &[], &mut order, &counts));
+        bad(group_by_joints(&j, &j[..1], &mut order, &counts));
+        counts[2] = 1;
+        bad(group_by_joints(&j, &[], &mut order, &counts));
+        counts[2] = 0;
+        let mut past = [0u32, 1, 3];
+        assert_eq!(
+            group_by_joints(&j, &[], &mut past, &counts),
+            Err(Error::Corrupt {
+                what: "the order names a vertex past the joints"
+            })
+        );
+        assert_eq!((order, past), ([2, 1, 0], [0, 1, 3]));
+    }
+
     fn weight_set() -> impl Strategy<Value = [f32; 4]> {
         prop::array::uniform4(prop_oneof![Just(0.0f32), 0.01f32..1.0])
     }
@@ -167,6 +266,49 @@ mod tests {
                 sizes[slots_used(&w[v], w1.get(v))] += 1;
             }
             prop_assert_eq!(counts, sizes);
+        }
+
+        /// Grouping keeps each part's vertices (so the order stays a
+        /// permutation sorted by slots used) and sorts them by the joints
+        /// of their used slots, then by index.
+        #[test]
+        fn grouping_sorts_each_part_by_its_joints(
+            w in prop::collection::vec(weight_set(), 0..200),
+            eight in any::<bool>(),
+            w1_seed in prop::collection::vec(weight_set(), 200),
+            j_seed in prop::collection::vec(prop::array::uniform4(0u16..4), 400),
+        ) {
+            let n = w.len();
+            let w1: Vec<[f32; 4]> = if eight { w1_seed[..n].to_vec() } else { Vec::new() };
+            let j = &j_seed[..n];
+            let j1: &[[u16; 4]] = if eight { &j_seed[200..200 + n] } else { &[] };
+            let mut order = vec![0u32; n];
+            let counts = influence_order(&w, &w1, &mut order).unwrap();
+            let before = order.clone();
+            group_by_joints(j, j1, &mut order, &counts).unwrap();
+            let used = |v: u32| slots_used(&w[v as usize], w1.get(v as usize));
+            let key = |v: u32| {
+                let k = used(v);
+                let v = v as usize;
+                let mut key: Vec<u16> = j[v][..k.min(4)].to_vec();
+                if eight {
+                    key.extend_from_slice(&j1[v][..k.saturating_sub(4)]);
+                }
+                key
+            };
+            let mut first = 0;
+            for &c in &counts {
+                let part = &order[first..first + c as usize];
+                let mut a = part.to_vec();
+                let mut b = before[first..first + c as usize].to_vec();
+                a.sort_unstable();
+                b.sort_unstable();
+                prop_assert_eq!(a, b);
+                for pair in part.windows(2) {
+                    prop_assert!((key(pair[0]), pair[0]) < (key(pair[1]), pair[1]));
+                }
+                first += c as usize;
+            }
         }
     }
 }

@@ -199,9 +199,11 @@ impl Mesh {
     }
 
     /// Reorders the vertices by the number of influence slots they use,
-    /// fewest first (ties keep their order): the split layout of
-    /// [`sinew_core::skin::influence_order`], under which the skinning
-    /// kernels blend fewer slots per block of vertices. Every per-vertex
+    /// fewest first, and within a count by the joints they name: the split
+    /// layout of [`sinew_core::skin::influence_order`] grouped by
+    /// [`sinew_core::skin::group_by_joints`], under which the skinning
+    /// kernels blend fewer slots per block of vertices and skin blocks of
+    /// vertices with the same joints without a per-vertex blend. Every per-vertex
     /// array moves (positions, normals, tangents, both influence sets, each
     /// morph target's deltas) and the triangle indices follow, so the mesh
     /// renders and skins as before. Returns the order: new vertex `i` was
@@ -238,7 +240,8 @@ impl Mesh {
             });
         }
         let mut order = vec![0u32; n];
-        sinew_core::skin::influence_order(&self.weights, &self.weights1, &mut order)?;
+        let counts = sinew_core::skin::influence_order(&self.weights, &self.weights1, &mut order)?;
+        sinew_core::skin::group_by_joints(&self.joints, &self.joints1, &mut order, &counts)?;
         fn permute<T: Copy>(a: &mut Vec<T>, order: &[u32]) {
             if !a.is_empty() {
                 *a = order.iter().map(|&v| a[v as usize]).collect();

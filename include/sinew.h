@@ -3555,6 +3555,28 @@ sinew_status sinew_skin_influence_order(const float *weights,
                                         size_t order_len,
                                         uint32_t *counts);
 
+// Sorts each part of an order written by [`sinew_skin_influence_order`]
+// (`counts`, its 9 part sizes) by the joints its vertices name in the
+// slots they use, ties by vertex index, in place: blocks of four vertices
+// with the same joints then skin from the joints' palette entries
+// broadcast, with no per-vertex blend. Apply it between the influence
+// order and reordering the mesh.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (`order_len` not
+// `vertex_count`, `counts` not adding up to it), CORRUPT (`order` names a
+// vertex past `vertex_count`), OVERLAPPING_BUFFERS. `order` is unchanged
+// on error.
+//
+// # Safety
+// `joints` (and, when not NULL, `joints1`) have `4 · vertex_count`
+// entries; `order` has `order_len` writable entries; `counts` has 9.
+sinew_status sinew_skin_group_by_joints(const uint16_t *joints,
+                                        const uint16_t *joints1,
+                                        size_t vertex_count,
+                                        uint32_t *order,
+                                        size_t order_len,
+                                        const uint32_t *counts);
+
 // Writes into `out` the indices of the range events (`start < end`) of
 // `events`, sorted by end time and then index: the `ranges` of a
 // `sinew_event_track`. `*written` is how many (set-up time: quadratic in

@@ -400,6 +400,57 @@ fn eight_influence_mesh() -> EightMesh {
 }
 
 #[test]
+fn the_c_joint_grouping_is_the_rust_one() {
+    let (_, [j0, j1], [w0, w1]) = eight_influence_mesh();
+    let n = w0.len();
+    for eight in [false, true] {
+        let (w1s, j1s) = if eight {
+            (&w1[..], &j1[..])
+        } else {
+            (&[][..], &[][..])
+        };
+        let mut expected = vec![0u32; n];
+        let parts = sinew_core::skin::influence_order(&w0, w1s, &mut expected).unwrap();
+        let mut order = expected.clone();
+        sinew_core::skin::group_by_joints(&j0, j1s, &mut expected, &parts).unwrap();
+        let j1_ptr = if eight {
+            j1.as_ptr().cast::<u16>()
+        } else {
+            std::ptr::null()
+        };
+        // SAFETY: each array holds `n` vertices' entries; `parts` has 9.
+        let s = unsafe {
+            sinew_skin_group_by_joints(
+                j0.as_ptr().cast(),
+                j1_ptr,
+                n,
+                order.as_mut_ptr(),
+                n,
+                parts.as_ptr(),
+            )
+        };
+        assert_eq!(s, sinew_status::Ok);
+        assert_eq!(order, expected);
+        // Counts that do not add up are an error that reorders nothing.
+        let mut bad = parts;
+        bad[0] += 1;
+        // SAFETY: as above.
+        let s = unsafe {
+            sinew_skin_group_by_joints(
+                j0.as_ptr().cast(),
+                j1_ptr,
+                n,
+                order.as_mut_ptr(),
+                n,
+                bad.as_ptr(),
+            )
+        };
+        assert_eq!(s, sinew_status::BadLength);
+        assert_eq!(order, expected);
+    }
+}
+
+#[test]
 fn the_c_influence_order_is_the_rust_one() {
     let (_, _, [w0, w1]) = eight_influence_mesh();
     let n = w0.len();

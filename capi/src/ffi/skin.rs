@@ -975,3 +975,48 @@ pub unsafe extern "C" fn sinew_skin_influence_order(
         Ok(())
     }
 }
+
+/// Sorts each part of an order written by [`sinew_skin_influence_order`]
+/// (`counts`, its 9 part sizes) by the joints its vertices name in the
+/// slots they use, ties by vertex index, in place: blocks of four vertices
+/// with the same joints then skin from the joints' palette entries
+/// broadcast, with no per-vertex blend. Apply it between the influence
+/// order and reordering the mesh.
+///
+/// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (`order_len` not
+/// `vertex_count`, `counts` not adding up to it), CORRUPT (`order` names a
+/// vertex past `vertex_count`), OVERLAPPING_BUFFERS. `order` is unchanged
+/// on error.
+///
+/// # Safety
+/// `joints` (and, when not NULL, `joints1`) have `4 · vertex_count`
+/// entries; `order` has `order_len` writable entries; `counts` has 9.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_skin_group_by_joints(
+    joints: *const u16,
+    joints1: *const u16,
+    vertex_count: usize,
+    order: *mut u32,
+    order_len: usize,
+    counts: *const u32,
+) -> sinew_status {
+    boundary! {
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the call; the helpers check NULL, alignment and size.
+        let (j, j1, out, parts) = unsafe {
+            (
+                slice(joints.cast::<[u16; 4]>(), vertex_count)?,
+                if joints1.is_null() {
+                    &[][..]
+                } else {
+                    slice(joints1.cast::<[u16; 4]>(), vertex_count)?
+                },
+                slice_mut(order, order_len)?,
+                slice(counts.cast::<[u32; 9]>(), 1)?,
+            )
+        };
+        disjoint(Span::of(out), &[Span::of(j), Span::of(j1), Span::of(parts)])?;
+        skin::group_by_joints(j, j1, out, &parts[0])?;
+        Ok(())
+    }
+}

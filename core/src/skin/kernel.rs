@@ -664,6 +664,9 @@ const DEFAULT_PATH: Path = {
     path
 };
 
+/// Joints and weights of whole blocks of four vertices.
+type BlockInfluences<'a> = (&'a [[[u16; 4]; 4]], &'a [[[f32; 4]; 4]]);
+
 /// The full blocks from block `start` on, of attributes in separate arrays
 /// (positions, normals when `N`), four influences per vertex and no
 /// tangents: the common case, walked by zipped chunks so that no block
@@ -672,7 +675,7 @@ const DEFAULT_PATH: Path = {
 /// validated job does not).
 fn array_blocks<M: Method, const N: bool>(
     m: &M,
-    (jb, wb): (&[[[u16; 4]; 4]], &[[[f32; 4]; 4]]),
+    (jb, wb): BlockInfluences<'_>,
     (pos, nrm): Arrays<'_>,
     (out_pos, out_nrm): ArraysMut<'_>,
     start: usize,

@@ -119,7 +119,12 @@
 //! gathered and blended (LBS: matrix rows, weights broadcast; DQS: the four
 //! vertices' dual quaternions transposed into lanes, sign-aligned to the
 //! first influence with a mask), the blended transform is transposed into
-//! lanes, and positions, normals and tangents are transformed lane-wise. A
+//! lanes, and positions, normals and tangents are transformed lane-wise.
+//! An LBS block whose four vertices name the same joints in the slots they
+//! use (most blocks of a mesh ordered by [`influence_order`] and
+//! [`group_by_joints`]) skips both steps: each lane entry is the joints'
+//! entries broadcast and blended by the four weights in lanes, summed in
+//! the same order, so the bits are those of the per-vertex blend. A
 //! tail of 1-3 vertices runs through the same block code with padding lanes
 //! that are not stored. [`reference`](mod@reference) holds the scalar twins (the readable
 //! specification); SIMD and scalar agree within 1e-5.

@@ -210,8 +210,13 @@ fn blend<const K: usize>(m: [f32x4; 4], w: [f32x4; 4]) -> f32x4 {
 /// such blocks.
 #[inline(always)]
 fn same_joints<const K: usize>(joints: &[[u16; 4]; 4]) -> bool {
+    // Slot `s` in bits `16s..16s + 16` on every target (one 8-byte load
+    // on little-endian ones).
     let mask = u64::MAX >> (64 - 16 * K);
-    let key = |j: &[u16; 4]| u64::from_le_bytes(bytemuck::cast(*j)) & mask;
+    let key = |j: &[u16; 4]| {
+        let j = j.map(u64::from);
+        (j[0] | j[1] << 16 | j[2] << 32 | j[3] << 48) & mask
+    };
     let first = key(&joints[0]);
     ((key(&joints[1]) ^ first) | (key(&joints[2]) ^ first) | (key(&joints[3]) ^ first)) == 0
 }

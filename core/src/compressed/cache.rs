@@ -253,12 +253,7 @@ impl<'m> PlaybackCache<'m> {
                 Some(1) => (0, 2),
                 _ => (0, 1),
             };
-            if let Some((a, b)) = slot_pair_mut(self.slots, n, s, t) {
-                clip.decode_pair_into([clip.frame_at(f), clip.frame_at(g)], a, b);
-                self.frames[s] = f;
-                self.frames[t] = g;
-                self.decoded += 2;
-            }
+            self.decode_pair(clip, [f, g], (s, t));
             return s;
         }
         // One frame into the slot other than `keep` that is empty or holds
@@ -273,6 +268,16 @@ impl<'m> PlaybackCache<'m> {
             self.decoded += 1;
         }
         k
+    }
+
+    /// Decodes frames `f` of `clip` into slots `s` and `t` (`s < t`) in one
+    /// pass of the pair decoder.
+    fn decode_pair(&mut self, clip: &CompressedClip<'_>, f: [usize; 2], (s, t): (usize, usize)) {
+        if let Some((a, b)) = slot_pair_mut(self.slots, clip.soa_count(), s, t) {
+            clip.decode_pair_into(f.map(|f| clip.frame_at(f)), a, b);
+            [self.frames[s], self.frames[t]] = f;
+            self.decoded += 2;
+        }
     }
 }
 
@@ -350,11 +355,8 @@ impl CompressedClip<'_> {
             ),
             // A seek: both frames in one pass of the pair decoder.
             (None, None) if before != after => {
-                if let Some((s0, s1)) = slot_pair_mut(cache.slots, n, 0, 1) {
-                    self.decode_pair_into([self.frame_at(before), self.frame_at(after)], s0, s1);
-                }
-                cache.frames = [before, after, EMPTY];
-                cache.decoded += 2;
+                cache.decode_pair(self, [before, after], (0, 1));
+                cache.frames[2] = EMPTY;
                 (0, 1)
             }
             (None, None) => {

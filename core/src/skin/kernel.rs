@@ -171,15 +171,23 @@ fn entry<'a, T>(palette: &'a [T], j: u16, zero: &'a T) -> &'a T {
     palette.get(usize::from(j)).unwrap_or(zero)
 }
 
+/// The LBS palette entries of joints `j` (lookups of slots a block does
+/// not use are dead code and vanish).
+#[inline(always)]
+fn lbs_entries<'a>(palette: &'a [Mat3x4], j: &[u16; 4]) -> [&'a Mat3x4; 4] {
+    [
+        entry(palette, j[0], &ZERO_MAT),
+        entry(palette, j[1], &ZERO_MAT),
+        entry(palette, j[2], &ZERO_MAT),
+        entry(palette, j[3], &ZERO_MAT),
+    ]
+}
+
 /// One vertex's blended rows `Σ w_k palette[j_k].rows` over the first `K`
 /// influence slots (the others have weight 0 in the whole block).
 #[inline(always)]
 fn lbs_rows<const K: usize>(palette: &[Mat3x4], j: &[u16; 4], w: &[f32; 4]) -> [f32x4; 3] {
-    // Unused slots' lookups are dead code for small `K` and vanish.
-    let m0 = entry(palette, j[0], &ZERO_MAT);
-    let m1 = entry(palette, j[1], &ZERO_MAT);
-    let m2 = entry(palette, j[2], &ZERO_MAT);
-    let m3 = entry(palette, j[3], &ZERO_MAT);
+    let [m0, m1, m2, m3] = lbs_entries(palette, j);
     let (w0, w1, w2, w3) = (
         f32x4::splat(w[0]),
         f32x4::splat(w[1]),
@@ -232,12 +240,7 @@ fn lbs_matrix_shared<const K: usize>(
     joints: &[u16; 4],
     weights: &[[f32; 4]; 4],
 ) -> LaneMat {
-    let m = [
-        entry(palette, joints[0], &ZERO_MAT),
-        entry(palette, joints[1], &ZERO_MAT),
-        entry(palette, joints[2], &ZERO_MAT),
-        entry(palette, joints[3], &ZERO_MAT),
-    ];
+    let m = lbs_entries(palette, joints);
     let w = f32x4::transpose(weights.map(f32x4::new));
     let unit = K == 1 && w[0].simd_eq(f32x4::ONE).all();
     let lane = |r: usize, c: usize| {

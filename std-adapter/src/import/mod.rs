@@ -203,10 +203,10 @@ impl Mesh {
     /// layout of [`sinew_core::skin::influence_order`] grouped by
     /// [`sinew_core::skin::group_by_joints`], under which the skinning
     /// kernels blend fewer slots per block of vertices and skin blocks of
-    /// vertices with the same joints without a per-vertex blend. Every per-vertex
-    /// array moves (positions, normals, tangents, both influence sets, each
-    /// morph target's deltas) and the triangle indices follow, so the mesh
-    /// renders and skins as before. Returns the order: new vertex `i` was
+    /// vertices with the same joints without a per-vertex blend. Every
+    /// per-vertex array moves (positions, normals, tangents, both influence
+    /// sets, each morph target's deltas) and the triangle indices follow,
+    /// so the mesh renders and skins as before. Returns the order: new vertex `i` was
     /// vertex `order[i]`, for the caller's own attributes (UVs, colours).
     ///
     /// # Errors

@@ -1650,8 +1650,9 @@ sinew_status sinew_compressed_clip_sample(const struct sinew_compressed_clip *cl
 // sequential playback decodes each key frame once. `blocks` is the
 // cache's memory, `blocks_len >= 2 * clip->soa_count` blocks kept with
 // `*cache` between calls (`3 * clip->soa_count` let sequential playback
-// decode two key frames per pass of the decoder); `*cache` is updated. A cache used with another
-// clip, or with other memory, starts over (exact, merely uncached).
+// decode two key frames per pass of the decoder); `*cache` is updated. A
+// cache used with another clip, or with other memory, starts over (exact,
+// merely uncached).
 //
 // Errors: those of `sinew_compressed_clip_sample`; NULL_PARAMETER for
 // `cache` or `blocks`; BAD_LENGTH for `blocks_len` below

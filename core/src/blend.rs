@@ -257,6 +257,25 @@ fn uniform_total(job: &BlendJob<'_>) -> Option<f32> {
     None
 }
 
+/// The weights times `inv` and the poses of `layers` when exactly `N` of
+/// them have a positive weight, in layer order. The uniform kernels
+/// unroll their layer loop over such a fixed count.
+#[inline]
+fn positive_layers<'a, const N: usize>(
+    layers: &[BlendLayer<'a>],
+    inv: f32,
+) -> Option<([f32; N], [&'a [SoaTransform]; N])> {
+    let mut w = [0.0; N];
+    let mut p: [&[SoaTransform]; N] = [&[]; N];
+    let mut n = 0;
+    for layer in layers.iter().filter(|l| l.weight > 0.0) {
+        *w.get_mut(n)? = layer.weight * inv;
+        *p.get_mut(n)? = layer.pose;
+        n += 1;
+    }
+    (n == N).then_some((w, p))
+}
+
 /// The portable kernel of a validated job.
 fn blend_validated(job: &BlendJob<'_>, out: &mut [SoaTransform]) {
     match uniform_total(job) {
@@ -265,11 +284,87 @@ fn blend_validated(job: &BlendJob<'_>, out: &mut [SoaTransform]) {
     }
 }
 
-/// Layers without masks whose weights sum to `total >= threshold`: one pass
-/// over the output per layer with pre-normalised weights; the last pass also
-/// normalises the rotations. No rest-pose term, no division per joint.
+/// Layers without masks whose weights sum to `total >= threshold`, with
+/// pre-normalised weights: no rest-pose term, no division per joint. Two to
+/// four layers of positive weight (the common jobs) take
+/// [`blend_uniform_fixed`]; any other count makes a pass over the output per
+/// layer ([`blend_uniform_passes`]). Both run the same operations in the
+/// same order, so the bits are the same.
 fn blend_uniform(layers: &[BlendLayer<'_>], total: f32, out: &mut [SoaTransform]) {
     let inv = 1.0 / total;
+    if let Some((w, p)) = positive_layers::<2>(layers, inv) {
+        return blend_uniform_fixed(w, p, out);
+    }
+    if let Some((w, p)) = positive_layers::<3>(layers, inv) {
+        return blend_uniform_fixed(w, p, out);
+    }
+    if let Some((w, p)) = positive_layers::<4>(layers, inv) {
+        return blend_uniform_fixed(w, p, out);
+    }
+    blend_uniform_passes(layers, inv, out);
+}
+
+/// [`blend_uniform`] of `N` (2 to 4) layers with the pre-normalised weights
+/// `w`: one pass sums every layer's translations and scales in registers
+/// and writes them once; the rotations take `N - 1` passes, the first
+/// summing the first two layers. Rotations stay in passes because each
+/// layer's sign alignment waits for the sum before it: summed block by
+/// block in registers, that chain leaves the CPU too few independent
+/// blocks to overlap and runs slower than passes. Per element the
+/// operations are [`blend_uniform_passes`]'s, in its order.
+fn blend_uniform_fixed<const N: usize>(
+    w: [f32; N],
+    poses: [&[SoaTransform]; N],
+    out: &mut [SoaTransform],
+) {
+    let w = w.map(f32x4::splat);
+    for (b, o) in out.iter_mut().enumerate() {
+        let mut src = [&SoaTransform::IDENTITY; N];
+        for (s, p) in src.iter_mut().zip(&poses) {
+            let Some(x) = p.get(b) else {
+                return;
+            };
+            *s = x;
+        }
+        let mut t = vec_scale(&src[0].translation, w[0]);
+        let mut s = vec_scale(&src[0].scale, w[0]);
+        for i in 1..N {
+            vec_mul_add(&mut t, &src[i].translation, w[i]);
+            vec_mul_add(&mut s, &src[i].scale, w[i]);
+        }
+        o.translation = t;
+        o.scale = s;
+    }
+    let (Some(first), Some(second)) = (poses.first(), poses.get(1)) else {
+        return;
+    };
+    for (o, (a, b)) in out.iter_mut().zip(first.iter().zip(*second)) {
+        let r = &a.rotation;
+        let mut q = SoaQuat {
+            x: r.x * w[0],
+            y: r.y * w[0],
+            z: r.z * w[0],
+            w: r.w * w[0],
+        };
+        let wq = w[1].flip_signs(negative(dot4(&q, &b.rotation)));
+        quat_mul_add(&mut q, &b.rotation, wq);
+        o.rotation = if N == 2 { normalize(&q) } else { q };
+    }
+    for i in 2..N {
+        let last = i + 1 == N;
+        for (o, src) in out.iter_mut().zip(poses[i]) {
+            let wq = w[i].flip_signs(negative(dot4(&o.rotation, &src.rotation)));
+            quat_mul_add(&mut o.rotation, &src.rotation, wq);
+            if last {
+                o.rotation = normalize(&o.rotation);
+            }
+        }
+    }
+}
+
+/// [`blend_uniform`] with the weights times `inv`, one pass over the output
+/// per layer; the last pass also normalises the rotations.
+fn blend_uniform_passes(layers: &[BlendLayer<'_>], inv: f32, out: &mut [SoaTransform]) {
     let mut active = layers.iter().filter(|l| l.weight > 0.0);
     let Some(first) = active.next() else {
         return; // unreachable: total >= threshold > 0 needs a positive weight
@@ -474,5 +569,58 @@ pub mod reference {
             );
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The portable uniform kernel unrolled over the layer count against the
+    //! one that makes a pass per layer, bit for bit (blending picks only one
+    //! of them).
+    extern crate alloc;
+
+    use alloc::vec::Vec;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// `n` blocks of finite values in `[-2, 2)`; rotations need not be unit
+    /// (the kernels' operations do not care).
+    pub(super) fn blocks(n: usize) -> impl Strategy<Value = Vec<SoaTransform>> {
+        prop::collection::vec(-2.0f32..2.0, 40 * n).prop_map(|v| {
+            v.chunks_exact(40)
+                .map(|c| {
+                    let mut t = SoaTransform::IDENTITY;
+                    bytemuck::cast_slice_mut(core::slice::from_mut(&mut t)).copy_from_slice(c);
+                    t
+                })
+                .collect()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn unrolled_uniform_kernel_has_the_pass_kernels_bits(
+            (poses, weights) in (1usize..=20).prop_flat_map(|n| (
+                prop::collection::vec(blocks(n), 2..=4),
+                prop::collection::vec(0.05f32..1.0, 4),
+            ))
+        ) {
+            let n = poses[0].len();
+            let layers: Vec<BlendLayer<'_>> =
+                poses.iter().zip(&weights).map(|(p, &w)| BlendLayer::new(p, w)).collect();
+            let total = weights[..layers.len()].iter().sum::<f32>();
+            let mut fixed = alloc::vec![SoaTransform::IDENTITY; n];
+            let mut passes = fixed.clone();
+            blend_uniform(&layers, total, &mut fixed);
+            blend_uniform_passes(&layers, 1.0 / total, &mut passes);
+            let bits = |v: &[SoaTransform]| -> Vec<u32> {
+                bytemuck::cast_slice::<SoaTransform, f32>(v).iter().map(|x| x.to_bits()).collect()
+            };
+            prop_assert_eq!(bits(&fixed), bits(&passes));
+        }
     }
 }

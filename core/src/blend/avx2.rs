@@ -92,13 +92,13 @@ fn uniform(layers: &[BlendLayer<'_>], inv: f32, out: &mut [SoaTransform]) {
     // poses looked up once per call rather than once per block and layer:
     // on three layers the general loop spends two fifths of its
     // instructions on that bookkeeping.
-    if let Some((w, p)) = active::<2>(layers, inv) {
+    if let Some((w, p)) = super::positive_layers::<2>(layers, inv) {
         return uniform_fixed(w, p, out);
     }
-    if let Some((w, p)) = active::<3>(layers, inv) {
+    if let Some((w, p)) = super::positive_layers::<3>(layers, inv) {
         return uniform_fixed(w, p, out);
     }
-    if let Some((w, p)) = active::<4>(layers, inv) {
+    if let Some((w, p)) = super::positive_layers::<4>(layers, inv) {
         return uniform_fixed(w, p, out);
     }
     // One block per step: its sums take six registers, so nothing spills
@@ -110,24 +110,6 @@ fn uniform(layers: &[BlendLayer<'_>], inv: f32, out: &mut [SoaTransform]) {
     for (b, o) in out.chunks_exact_mut(1).enumerate() {
         uniform_blocks::<1>(layers, inv, b, o);
     }
-}
-
-/// The pre-normalised weights and the poses of `layers` when exactly `N`
-/// of them have a positive weight, in layer order.
-#[inline]
-fn active<'a, const N: usize>(
-    layers: &[BlendLayer<'a>],
-    inv: f32,
-) -> Option<([f32; N], [&'a [SoaTransform]; N])> {
-    let mut w = [0.0; N];
-    let mut p: [&[SoaTransform]; N] = [&[]; N];
-    let mut n = 0;
-    for layer in layers.iter().filter(|l| l.weight > 0.0) {
-        *w.get_mut(n)? = layer.weight * inv;
-        *p.get_mut(n)? = layer.pose;
-        n += 1;
-    }
-    (n == N).then_some((w, p))
 }
 
 /// [`uniform_blocks`] for `N` layers, all with a positive weight `w` (the
@@ -528,20 +510,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-
-    /// `n` blocks of finite values in `[-2, 2)`; rotations need not be unit
-    /// (the kernels' operations do not care).
-    fn blocks(n: usize) -> impl Strategy<Value = Vec<SoaTransform>> {
-        prop::collection::vec(-2.0f32..2.0, 40 * n).prop_map(|v| {
-            v.chunks_exact(40)
-                .map(|c| {
-                    let mut t = SoaTransform::IDENTITY;
-                    bytemuck::cast_slice_mut(core::slice::from_mut(&mut t)).copy_from_slice(c);
-                    t
-                })
-                .collect()
-        })
-    }
+    use crate::blend::tests::blocks;
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]

@@ -305,13 +305,14 @@ fn blend_uniform(layers: &[BlendLayer<'_>], total: f32, out: &mut [SoaTransform]
 }
 
 /// [`blend_uniform`] of `N` (2 to 4) layers with the pre-normalised weights
-/// `w`: one pass sums every layer's translations and scales in registers
-/// and writes them once; the rotations take `N - 1` passes, the first
-/// summing the first two layers. Rotations stay in passes because each
-/// layer's sign alignment waits for the sum before it: summed block by
-/// block in registers, that chain leaves the CPU too few independent
-/// blocks to overlap and runs slower than passes. Per element the
-/// operations are [`blend_uniform_passes`]'s, in its order.
+/// `w`: one pass over the blocks sums every layer's translations and
+/// scales and the first two layers' rotations in registers and writes them
+/// once; each further layer's rotation takes a pass of its own. Rotations
+/// go in passes because a layer's sign alignment waits for the sum before
+/// it: within a pass the blocks' chains are independent and the CPU
+/// overlaps them, where the whole chain summed block by block in registers
+/// runs slower than one pass per layer. Per element the operations are
+/// [`blend_uniform_passes`]'s, in its order.
 fn blend_uniform_fixed<const N: usize>(
     w: [f32; N],
     poses: [&[SoaTransform]; N],
@@ -334,11 +335,9 @@ fn blend_uniform_fixed<const N: usize>(
         }
         o.translation = t;
         o.scale = s;
-    }
-    let (Some(first), Some(second)) = (poses.first(), poses.get(1)) else {
-        return;
-    };
-    for (o, (a, b)) in out.iter_mut().zip(first.iter().zip(*second)) {
+        let (Some(a), Some(b)) = (src.first(), src.get(1)) else {
+            return;
+        };
         let r = &a.rotation;
         let mut q = SoaQuat {
             x: r.x * w[0],

@@ -23,8 +23,9 @@
 //!
 //! The block loop, and its chunking (decode a chunk of blocks, then
 //! interpolate their rotations), is the portable decoder's
-//! ([`super::decode::in_chunks`]); this module gives it its own track decoder and
-//! interpolates at SSE width straight from the decoded registers.
+//! ([`super::decode::chunks`], [`super::decode::chunk_blocks`]); this
+//! module gives it its own track decoder and interpolates at SSE width
+//! straight from the decoded registers.
 //!
 //! Smallest-three rotation lanes read their 2-bit index after the three
 //! codes and are rebuilt with the portable decoder's selects; a rotation
@@ -47,7 +48,7 @@ use wide::f32x4;
 use super::codec::MAX_QUANTIZED_BITS;
 use super::codec::{trend_factors, INV_MAX_CODE};
 use super::decode::{
-    constant_value, in_chunks, s3_lanes, xyz, Blend, FrameAt, LANE_MASKS, NLERP_CHUNK,
+    chunk_blocks, chunks, constant_value, s3_lanes, xyz, Blend, FrameAt, LANE_MASKS, NLERP_CHUNK,
 };
 use super::format::{
     track_param_floats, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS, TRACK_DROP_W, TRACK_MIXED,
@@ -199,57 +200,57 @@ fn decode(
     // Both frames of each animated rotation of a chunk, interpolated after
     // the chunk's decode (see [`CompressedClip::decode_blend_as`]).
     let mut pending = [const { MaybeUninit::<([__m128; 4], [__m128; 4])>::uninit() }; NLERP_CHUNK];
-    let block = |o: &mut SoaTransform,
-                 [kt, kr, ks]: [u8; 3],
-                 base: &SoaTransform,
-                 slot: &mut MaybeUninit<_>| {
-        // For the three `stored` calls: this CPU has AVX2 (asked by
-        // the caller), and every metadata load stays inside `meta_ext`
-        // (checked above; the kinds' animated lanes add up to
-        // `clip.animated`, validated).
-        let mut waits = false;
-        o.translation = if kt == KIND_DEFAULT {
-            base.translation
-        } else {
-            // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<false, BLEND>(clip, &frames, &mut cur, kt) } {
-                Stored::Value(q) => xyz(&q),
-                Stored::Frames(v) => lerp(v, wa, wb),
-            }
-        };
-        if kr == KIND_DEFAULT {
-            o.rotation = base.rotation;
-        } else {
-            // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<true, BLEND>(clip, &frames, &mut cur, kr) } {
-                Stored::Value(q) => o.rotation = q,
-                Stored::Frames(v) => {
-                    slot.write(halves(v));
-                    waits = true;
+    for (c, chunk) in chunks(out, clip.kinds) {
+        let mut waiting = 0u32;
+        for (k, o, [kt, kr, ks], base, slot) in
+            chunk_blocks(c, (&mut *chunk.0, chunk.1), rest, &mut pending)
+        {
+            // For the three `stored` calls: this CPU has AVX2 (asked by
+            // the caller), and every metadata load stays inside `meta_ext`
+            // (checked above; the kinds' animated lanes add up to
+            // `clip.animated`, validated).
+            let mut waits = false;
+            o.translation = if kt == KIND_DEFAULT {
+                base.translation
+            } else {
+                // SAFETY: AVX2 and the metadata bound, as stated above.
+                match unsafe { stored::<false, BLEND>(clip, &frames, &mut cur, kt) } {
+                    Stored::Value(q) => xyz(&q),
+                    Stored::Frames(v) => lerp(v, wa, wb),
                 }
+            };
+            if kr == KIND_DEFAULT {
+                o.rotation = base.rotation;
+            } else {
+                // SAFETY: AVX2 and the metadata bound, as stated above.
+                match unsafe { stored::<true, BLEND>(clip, &frames, &mut cur, kr) } {
+                    Stored::Value(q) => o.rotation = q,
+                    Stored::Frames(v) => {
+                        slot.write(halves(v));
+                        waits = true;
+                    }
+                }
+            }
+            o.scale = if ks == KIND_DEFAULT {
+                base.scale
+            } else {
+                // SAFETY: AVX2 and the metadata bound, as stated above.
+                match unsafe { stored::<false, BLEND>(clip, &frames, &mut cur, ks) } {
+                    Stored::Value(q) => xyz(&q),
+                    Stored::Frames(v) => lerp(v, wa, wb),
+                }
+            };
+            if waits {
+                waiting |= 1 << k;
             }
         }
-        o.scale = if ks == KIND_DEFAULT {
-            base.scale
-        } else {
-            // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<false, BLEND>(clip, &frames, &mut cur, ks) } {
-                Stored::Value(q) => xyz(&q),
-                Stored::Frames(v) => lerp(v, wa, wb),
+        for (k, (o, slot)) in chunk.0.iter_mut().zip(&pending).enumerate() {
+            if waiting & (1 << k) != 0 {
+                // SAFETY: this chunk's loop wrote this slot (bit `k`).
+                o.rotation = nlerp(unsafe { slot.assume_init_read() }, wa, wb);
             }
-        };
-        waits
-    };
-    let chunk =
-        |outs: &mut [SoaTransform], pending: &[MaybeUninit<_>; NLERP_CHUNK], waiting: u32| {
-            for (k, (o, slot)) in outs.iter_mut().zip(pending).enumerate() {
-                if waiting & (1 << k) != 0 {
-                    // SAFETY: `block` wrote this slot in this chunk (bit `k`).
-                    o.rotation = nlerp(unsafe { slot.assume_init_read() }, wa, wb);
-                }
-            }
-        };
-    in_chunks(clip.kinds, rest, out, &mut pending, block, chunk);
+        }
+    }
     true
 }
 

@@ -2,8 +2,8 @@
 //! by block straight into SoA lanes, four joints per operation, and
 //! interpolated. [`super::reference`] is its readable scalar twin, and
 //! [`super::avx2`] its faster twin on x86-64 CPUs with AVX2 (same results,
-//! bit for bit); the block loop ([`in_chunks`]) and the interpolation
-//! ([`Blend`]) are shared with the latter.
+//! bit for bit); the block loop ([`chunks`], [`chunk_blocks`]) and the
+//! interpolation ([`Blend`]) are shared with the latter.
 
 use wide::{f32x4, i32x4, u32x4};
 
@@ -304,44 +304,56 @@ impl Blend {
     }
 }
 
-/// The block loop of both decoders: `out` block by block, in chunks of
-/// [`NLERP_CHUNK`]. `block` fills one block from its three kind bytes and
-/// its default transform (the rest pose's, or identity), and returns
-/// whether its rotation waits in its `pending` slot; `chunk` then
-/// interpolates the chunk's waiting rotations (bit `k` of `waiting` for its
-/// block `k`).
+/// The block loop of both decoders, outer part: `out` in chunks of
+/// [`NLERP_CHUNK`] blocks, each with its index and its kind bytes. After a
+/// chunk's blocks ([`chunk_blocks`]) the decoder interpolates the chunk's
+/// waiting rotations.
+///
+/// The loop is iterators, not a function taking the block's code as a
+/// closure: a decoder's block code is large, and passed as a closure it is
+/// called out of line, a call per block with its arguments and cursor
+/// through memory (about a ninth of the AVX2 decoder's instructions).
 #[inline(always)]
-pub(super) fn in_chunks<P>(
-    kinds: &[u8],
-    rest: Option<&[SoaTransform]>,
-    out: &mut [SoaTransform],
-    pending: &mut [P; NLERP_CHUNK],
-    mut block: impl FnMut(&mut SoaTransform, [u8; 3], &SoaTransform, &mut P) -> bool,
-    mut chunk: impl FnMut(&mut [SoaTransform], &[P; NLERP_CHUNK], u32),
-) {
-    let identity = SoaTransform::IDENTITY;
-    for (c, (outs, kindss)) in out
-        .chunks_mut(NLERP_CHUNK)
+pub(super) fn chunks<'o, 'k>(
+    out: &'o mut [SoaTransform],
+    kinds: &'k [u8],
+) -> impl Iterator<Item = (usize, (&'o mut [SoaTransform], &'k [u8]))> {
+    out.chunks_mut(NLERP_CHUNK)
         .zip(kinds.chunks(3 * NLERP_CHUNK))
         .enumerate()
-    {
-        let mut waiting = 0u32;
-        for (k, ((o, kinds), slot)) in outs
-            .iter_mut()
-            .zip(kindss.chunks_exact(3))
-            .zip(pending.iter_mut())
-            .enumerate()
-        {
+}
+
+/// The block loop of both decoders, inner part: the blocks of chunk `c`
+/// ([`chunks`]), each as its index `k` in the chunk, its output, its three
+/// kind bytes, its default transform (the rest pose's, or identity) and
+/// its slot of `pending` (where its rotation waits for the chunk's
+/// interpolation; the decoder sets bit `k` of the chunk's waiting mask).
+#[inline(always)]
+pub(super) fn chunk_blocks<'o, 'r, P>(
+    c: usize,
+    (outs, kinds): (&'o mut [SoaTransform], &'o [u8]),
+    rest: Option<&'r [SoaTransform]>,
+    pending: &'o mut [P; NLERP_CHUNK],
+) -> impl Iterator<
+    Item = (
+        usize,
+        &'o mut SoaTransform,
+        [u8; 3],
+        &'r SoaTransform,
+        &'o mut P,
+    ),
+> {
+    outs.iter_mut()
+        .zip(kinds.chunks_exact(3))
+        .zip(pending.iter_mut())
+        .enumerate()
+        .map(move |(k, ((o, kinds), slot))| {
             let base = rest
                 .and_then(|r| r.get(c * NLERP_CHUNK + k))
-                .unwrap_or(&identity);
+                .unwrap_or(&SoaTransform::IDENTITY);
             let kinds = [0, 1, 2].map(|i| kinds.get(i).copied().unwrap_or(KIND_DEFAULT));
-            if block(o, kinds, base, slot) {
-                waiting |= 1 << k;
-            }
-        }
-        chunk(outs, pending, waiting);
-    }
+            (k, o, kinds, base, slot)
+        })
 }
 
 impl<'a> CompressedClip<'a> {
@@ -646,77 +658,78 @@ impl<'a> CompressedClip<'a> {
         // Frame b's rotation of each block of a chunk whose rotation is
         // animated (frame a's waits in `out`).
         let mut pending = [SoaQuat::IDENTITY; NLERP_CHUNK];
-        let block = |o: &mut SoaTransform,
-                     [kt, kr, ks]: [u8; 3],
-                     base: &SoaTransform,
-                     rb_slot: &mut SoaQuat| {
-            // One stored track of this block (kind byte `kind`; the `ROT`
-            // instance for rotations), in stream order: its value when no
-            // lane is animated, else both frames.
-            macro_rules! track {
-                ($kind:expr, $rot:literal) => {{
-                    let mask = u32::from($kind >> 4);
-                    // The clip constants: without an animated lane no
-                    // units ([`track_param_floats`] of mask 0; any other
-                    // mask gives the full size), and no decoding.
-                    let n = track_param_floats($rot, if mask == 0 { 0 } else { 1 }) / LANES;
-                    let cv = self.params.get(p..p + n).unwrap_or(&[]);
-                    p += n;
-                    if mask == 0 {
-                        Err(constant_value::<$rot>(cv))
-                    } else {
-                        let pair = self.track_pair::<$rot>(
-                            (ma, mb),
-                            same,
-                            m,
-                            mask,
-                            (&mut oa, &mut ob),
-                            frames,
-                            cv,
-                        );
-                        m += LANE_META_BYTES * mask.count_ones() as usize;
-                        Ok(pair)
+        for (c, chunk) in chunks(out, self.kinds) {
+            let mut waiting = 0u32;
+            for (k, o, [kt, kr, ks], base, rb_slot) in
+                chunk_blocks(c, (&mut *chunk.0, chunk.1), rest, &mut pending)
+            {
+                // One stored track of this block (kind byte `kind`; the `ROT`
+                // instance for rotations), in stream order: its value when no
+                // lane is animated, else both frames.
+                macro_rules! track {
+                    ($kind:expr, $rot:literal) => {{
+                        let mask = u32::from($kind >> 4);
+                        // The clip constants: without an animated lane no
+                        // units ([`track_param_floats`] of mask 0; any other
+                        // mask gives the full size), and no decoding.
+                        let n = track_param_floats($rot, if mask == 0 { 0 } else { 1 }) / LANES;
+                        let cv = self.params.get(p..p + n).unwrap_or(&[]);
+                        p += n;
+                        if mask == 0 {
+                            Err(constant_value::<$rot>(cv))
+                        } else {
+                            let pair = self.track_pair::<$rot>(
+                                (ma, mb),
+                                same,
+                                m,
+                                mask,
+                                (&mut oa, &mut ob),
+                                frames,
+                                cv,
+                            );
+                            m += LANE_META_BYTES * mask.count_ones() as usize;
+                            Ok(pair)
+                        }
+                    }};
+                }
+                let mut waits = false;
+                o.translation = if kt == KIND_DEFAULT {
+                    base.translation
+                } else {
+                    match track!(kt, false) {
+                        Ok((qa, qb)) => blend.lerp(&qa, &qb),
+                        Err(q) => xyz(&q),
                     }
-                }};
+                };
+                o.rotation = if kr == KIND_DEFAULT {
+                    base.rotation
+                } else {
+                    match track!(kr, true) {
+                        Ok((ra, rb)) => {
+                            *rb_slot = rb;
+                            waits = true;
+                            ra
+                        }
+                        Err(q) => q,
+                    }
+                };
+                o.scale = if ks == KIND_DEFAULT {
+                    base.scale
+                } else {
+                    match track!(ks, false) {
+                        Ok((qa, qb)) => blend.lerp(&qa, &qb),
+                        Err(q) => xyz(&q),
+                    }
+                };
+                if waits {
+                    waiting |= 1 << k;
+                }
             }
-            let mut waits = false;
-            o.translation = if kt == KIND_DEFAULT {
-                base.translation
-            } else {
-                match track!(kt, false) {
-                    Ok((qa, qb)) => blend.lerp(&qa, &qb),
-                    Err(q) => xyz(&q),
-                }
-            };
-            o.rotation = if kr == KIND_DEFAULT {
-                base.rotation
-            } else {
-                match track!(kr, true) {
-                    Ok((ra, rb)) => {
-                        *rb_slot = rb;
-                        waits = true;
-                        ra
-                    }
-                    Err(q) => q,
-                }
-            };
-            o.scale = if ks == KIND_DEFAULT {
-                base.scale
-            } else {
-                match track!(ks, false) {
-                    Ok((qa, qb)) => blend.lerp(&qa, &qb),
-                    Err(q) => xyz(&q),
-                }
-            };
-            waits
-        };
-        let chunk = |outs: &mut [SoaTransform], pending: &[SoaQuat; NLERP_CHUNK], waiting: u32| {
-            for (k, (o, qb)) in outs.iter_mut().zip(pending).enumerate() {
+            for (k, (o, qb)) in chunk.0.iter_mut().zip(&pending).enumerate() {
                 if waiting & (1 << k) != 0 {
                     o.rotation = blend.nlerp(&o.rotation, qb);
                 }
             }
-        };
-        in_chunks(self.kinds, rest, out, &mut pending, block, chunk);
+        }
     }
 }

@@ -707,7 +707,8 @@ fn bits(p: &[SoaTransform]) -> &[u32] {
 
 /// Samples `times` through one cache and without, and checks that every
 /// output has the same bits; returns the frames the cache decoded.
-/// With a cache of the least memory and with one that decodes ahead.
+/// With a cache of the least memory and with one that decodes ahead, each
+/// over a buffer of NaNs.
 fn cached_equals_uncached(
     c: &CompressedClip<'_>,
     rest: &[SoaTransform],
@@ -719,7 +720,8 @@ fn cached_equals_uncached(
         PlaybackCache::blocks_for(n),
     ]
     .map(|blocks| {
-        let mut buf = vec![SoaTransform::IDENTITY; blocks];
+        // NaN in every slot: a value the cache did not write would show.
+        let mut buf = sentinel_pose(blocks, f32::NAN);
         let mut cache = PlaybackCache::new(&mut buf);
         let mut want = sentinel_pose(n, 7.0);
         let mut got = sentinel_pose(n, 9.0);
@@ -837,7 +839,7 @@ fn playback_cache_resumes_from_its_state() {
     assert_eq!(decoded, c.frame_count() as u64, "each frame once");
     // The same state over another buffer holds nothing: the next sample
     // decodes both frames (and is still exact).
-    let mut other = vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(n)];
+    let mut other = sentinel_pose(PlaybackCache::blocks_for(n), f32::NAN);
     let mut cache = PlaybackCache::resume(&mut other, &state);
     let t = 0.3 / c.sample_rate();
     c.sample_cached(t, TimeMode::Clamp, rest, &mut cache, &mut got)

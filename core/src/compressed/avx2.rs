@@ -279,28 +279,29 @@ pub(super) fn decode_slots<const TWO: bool>(
     }
 }
 
-/// Frame a's and frame b's values of a stored track as [`stored`] gave
-/// them (a value is both frames').
+/// Frame a's and frame b's values of an animated track as [`stored`] gave
+/// them; `None` for a constant track (slots do not hold those).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn both_frames(s: Stored) -> (SoaQuat, SoaQuat) {
+fn animated_frames(s: Stored) -> Option<(SoaQuat, SoaQuat)> {
     match s {
-        Stored::Value(q) => (q, q),
+        Stored::Value(_) => None,
         Stored::Frames(v) => {
             let (a, b) = halves(v);
             let q = |h: [__m128; 4]| {
                 let [x, y, z, w] = h.map(bytemuck::cast);
                 SoaQuat { x, y, z, w }
             };
-            (q(a), q(b))
+            Some((q(a), q(b)))
         }
     }
 }
 
 /// [`decode_slots`] on a CPU with AVX2: the block walk of the portable
-/// slot writes, each stored track through [`stored`] (with `MODE` [`ONE`]
-/// the frames are `[at[0], at[0]]`, and the high halves are dropped).
-/// `false` (nothing written) when the per-call bounds do not hold.
+/// slot writes, each animated track through [`stored`] (with `MODE`
+/// [`ONE`] the frames are `[at[0], at[0]]`, and the high halves are
+/// dropped). `false` (nothing written) when the per-call bounds do not
+/// hold.
 #[target_feature(enable = "avx2,fma")]
 fn slots<const MODE: u8>(
     clip: &CompressedClip<'_>,
@@ -321,29 +322,32 @@ fn slots<const MODE: u8>(
         // `clip.animated`, validated).
         if kinds[0] != KIND_DEFAULT {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            let (qa, qb) =
-                both_frames(unsafe { stored::<false, MODE>(clip, &frames, &mut cur, kinds[0]) });
-            oa.translation = xyz(&qa);
-            if let Some(ob) = ob.as_deref_mut() {
-                ob.translation = xyz(&qb);
+            let s = unsafe { stored::<false, MODE>(clip, &frames, &mut cur, kinds[0]) };
+            if let Some((qa, qb)) = animated_frames(s) {
+                oa.translation = xyz(&qa);
+                if let Some(ob) = ob.as_deref_mut() {
+                    ob.translation = xyz(&qb);
+                }
             }
         }
         if kinds[1] != KIND_DEFAULT {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            let (qa, qb) =
-                both_frames(unsafe { stored::<true, MODE>(clip, &frames, &mut cur, kinds[1]) });
-            oa.rotation = qa;
-            if let Some(ob) = ob.as_deref_mut() {
-                ob.rotation = qb;
+            let s = unsafe { stored::<true, MODE>(clip, &frames, &mut cur, kinds[1]) };
+            if let Some((qa, qb)) = animated_frames(s) {
+                oa.rotation = qa;
+                if let Some(ob) = ob.as_deref_mut() {
+                    ob.rotation = qb;
+                }
             }
         }
         if kinds[2] != KIND_DEFAULT {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            let (qa, qb) =
-                both_frames(unsafe { stored::<false, MODE>(clip, &frames, &mut cur, kinds[2]) });
-            oa.scale = xyz(&qa);
-            if let Some(ob) = ob {
-                ob.scale = xyz(&qb);
+            let s = unsafe { stored::<false, MODE>(clip, &frames, &mut cur, kinds[2]) };
+            if let Some((qa, qb)) = animated_frames(s) {
+                oa.scale = xyz(&qa);
+                if let Some(ob) = ob {
+                    ob.scale = xyz(&qb);
+                }
             }
         }
     }

@@ -341,6 +341,12 @@ impl CompressedClip<'_> {
             cache.clear();
         }
         let count = cache.slot_count(n);
+        if cache.frames.iter().all(|&f| f == EMPTY) {
+            // A cache that holds no frame starts over: its slots get the
+            // constant tracks once, and the decoders write only the
+            // animated ones from then on.
+            self.write_constants(cache.slots.get_mut(..count * n).unwrap_or(&mut []), n);
+        }
         let (a, b) = match (cache.held(before, count), cache.held(after, count)) {
             (Some(a), Some(b)) => (a, b),
             // Playing forward: `after` is new, and the frame after it next.
@@ -369,10 +375,11 @@ impl CompressedClip<'_> {
         Ok(())
     }
 
-    /// Decodes frame `at` alone into `slot`: every stored track's value
+    /// Decodes frame `at` alone into `slot`: every animated track's value
     /// exactly as the pair decoder has it before interpolation (x, y, z for
-    /// translations and scales; constant tracks as stored). Default tracks
-    /// are left as they are; [`Self::blend_frames`] does not read them.
+    /// translations and scales). Default and constant tracks are left as
+    /// they are: [`Self::blend_frames`] does not read the former, and
+    /// [`Self::write_constants`] wrote the latter when the cache started.
     /// On x86-64 CPUs with AVX2 the AVX2 decoder writes the slot (the same
     /// bits, see [`super::avx2::decode_slots`]), unless the `portable`
     /// feature is on.
@@ -417,15 +424,8 @@ impl CompressedClip<'_> {
                 &mut scratch
             };
             if mask == 0 {
-                // Constant tracks are held too, so that interpolation
-                // reads every stored value from the slot.
-                for o in [oa_, ob_] {
-                    match track {
-                        1 => o.rotation = constant_value::<true>(cv),
-                        0 => o.translation = xyz(&constant_value::<false>(cv)),
-                        _ => o.scale = xyz(&constant_value::<false>(cv)),
-                    }
-                }
+                // Constant tracks are in every slot already
+                // (`write_constants`).
                 return;
             }
             let offsets = (&mut oa, &mut ob);
@@ -454,6 +454,24 @@ impl CompressedClip<'_> {
             }
             m += LANE_META_BYTES * mask.count_ones() as usize;
         });
+    }
+
+    /// Writes the constant tracks' values into each of `slots` (blocks of
+    /// `n`), as the decoders' slot writes would: they skip constant tracks,
+    /// which are the same in every frame.
+    fn write_constants(&self, slots: &mut [SoaTransform], n: usize) {
+        for slot in slots.chunks_exact_mut(n.max(1)) {
+            self.walk_tracks(slot.len(), |i, track, mask, cv| {
+                let Some(o) = slot.get_mut(i).filter(|_| mask == 0) else {
+                    return;
+                };
+                match track {
+                    1 => o.rotation = constant_value::<true>(cv),
+                    0 => o.translation = xyz(&constant_value::<false>(cv)),
+                    _ => o.scale = xyz(&constant_value::<false>(cv)),
+                }
+            });
+        }
     }
 
     /// Interpolates two frames [`Self::decode_into`] filled, by `alpha`,

@@ -586,7 +586,7 @@ mod tests {
 
     /// `n` blocks of finite values in `[-2, 2)`; rotations need not be unit
     /// (the kernels' operations do not care).
-    pub(super) fn blocks(n: usize) -> impl Strategy<Value = Vec<SoaTransform>> {
+    fn blocks(n: usize) -> impl Strategy<Value = Vec<SoaTransform>> {
         prop::collection::vec(-2.0f32..2.0, 40 * n).prop_map(|v| {
             v.chunks_exact(40)
                 .map(|c| {
@@ -598,16 +598,22 @@ mod tests {
         })
     }
 
+    /// Two to four poses of one to 20 blocks, and four positive weights
+    /// (the first `poses.len()` of which weight the layers).
+    pub(super) fn uniform_case() -> impl Strategy<Value = (Vec<Vec<SoaTransform>>, Vec<f32>)> {
+        (1usize..=20).prop_flat_map(|n| {
+            (
+                prop::collection::vec(blocks(n), 2..=4),
+                prop::collection::vec(0.05f32..1.0, 4),
+            )
+        })
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
         #[test]
-        fn unrolled_uniform_kernel_has_the_pass_kernels_bits(
-            (poses, weights) in (1usize..=20).prop_flat_map(|n| (
-                prop::collection::vec(blocks(n), 2..=4),
-                prop::collection::vec(0.05f32..1.0, 4),
-            ))
-        ) {
+        fn unrolled_uniform_kernel_has_the_pass_kernels_bits((poses, weights) in uniform_case()) {
             let n = poses[0].len();
             let layers: Vec<BlendLayer<'_>> =
                 poses.iter().zip(&weights).map(|(p, &w)| BlendLayer::new(p, w)).collect();

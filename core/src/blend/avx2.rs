@@ -545,18 +545,13 @@ mod tests {
     use proptest::prelude::*;
 
     use super::*;
-    use crate::blend::tests::blocks;
+    use crate::blend::tests::uniform_case;
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(64))]
 
         #[test]
-        fn unrolled_uniform_kernel_has_the_general_loops_bits(
-            (poses, weights) in (1usize..=20).prop_flat_map(|n| (
-                prop::collection::vec(blocks(n), 2..=4),
-                prop::collection::vec(0.05f32..1.0, 4),
-            ))
-        ) {
+        fn unrolled_uniform_kernel_has_the_general_loops_bits((poses, weights) in uniform_case()) {
             if !available() {
                 return Ok(());
             }

@@ -418,34 +418,25 @@ fn the_c_joint_grouping_is_the_rust_one() {
         } else {
             std::ptr::null()
         };
-        // SAFETY: each array holds `n` vertices' entries; `parts` has 9.
-        let s = unsafe {
-            sinew_skin_group_by_joints(
-                j0.as_ptr().cast(),
-                j1_ptr,
-                n,
-                order.as_mut_ptr(),
-                n,
-                parts.as_ptr(),
-            )
+        let group = |order: &mut [u32], counts: &[u32; 9]| {
+            // SAFETY: each array holds `n` vertices' entries; `counts` has 9.
+            unsafe {
+                sinew_skin_group_by_joints(
+                    j0.as_ptr().cast(),
+                    j1_ptr,
+                    n,
+                    order.as_mut_ptr(),
+                    n,
+                    counts.as_ptr(),
+                )
+            }
         };
-        assert_eq!(s, sinew_status::Ok);
+        assert_eq!(group(&mut order, &parts), sinew_status::Ok);
         assert_eq!(order, expected);
         // Counts that do not add up are an error that reorders nothing.
         let mut bad = parts;
         bad[0] += 1;
-        // SAFETY: as above.
-        let s = unsafe {
-            sinew_skin_group_by_joints(
-                j0.as_ptr().cast(),
-                j1_ptr,
-                n,
-                order.as_mut_ptr(),
-                n,
-                bad.as_ptr(),
-            )
-        };
-        assert_eq!(s, sinew_status::BadLength);
+        assert_eq!(group(&mut order, &bad), sinew_status::BadLength);
         assert_eq!(order, expected);
     }
 }

@@ -22,6 +22,21 @@ pub(crate) unsafe fn slice<'a, T>(ptr: *const T, len: usize) -> Result<&'a [T], 
     Ok(unsafe { core::slice::from_raw_parts(ptr, len) })
 }
 
+/// `slice` of an optional array: NULL views no elements.
+///
+/// # Safety
+/// A non-NULL `ptr` is as for `slice`.
+pub(crate) unsafe fn slice_or_empty<'a, T>(
+    ptr: *const T,
+    len: usize,
+) -> Result<&'a [T], sinew_status> {
+    if ptr.is_null() {
+        return Ok(&[]);
+    }
+    // SAFETY: the caller's contract for a non-NULL `ptr`.
+    unsafe { slice(ptr, len) }
+}
+
 /// Mutable twin of `slice`.
 ///
 /// # Safety

@@ -12,7 +12,9 @@ use sinew_core::skin::{
 use sinew_core::{Error, Mat4};
 
 use super::pose::sinew_float4x4;
-use super::ptr::{container, disjoint, out_param, read, slice, slice_mut, write, Span, Status};
+use super::ptr::{
+    container, disjoint, out_param, read, slice, slice_mut, slice_or_empty, write, Span, Status,
+};
 use super::status::sinew_status;
 
 /// A `sinew_vertex_layout` attribute offset meaning "absent".
@@ -949,11 +951,7 @@ pub unsafe extern "C" fn sinew_skin_influence_order(
         let (w, w1, out, counts_out) = unsafe {
             (
                 slice(weights.cast::<[f32; 4]>(), vertex_count)?,
-                if weights1.is_null() {
-                    &[][..]
-                } else {
-                    slice(weights1.cast::<[f32; 4]>(), vertex_count)?
-                },
+                slice_or_empty(weights1.cast::<[f32; 4]>(), vertex_count)?,
                 slice_mut(order, order_len)?,
                 if counts.is_null() {
                     None
@@ -1006,11 +1004,7 @@ pub unsafe extern "C" fn sinew_skin_group_by_joints(
         let (j, j1, out, parts) = unsafe {
             (
                 slice(joints.cast::<[u16; 4]>(), vertex_count)?,
-                if joints1.is_null() {
-                    &[][..]
-                } else {
-                    slice(joints1.cast::<[u16; 4]>(), vertex_count)?
-                },
+                slice_or_empty(joints1.cast::<[u16; 4]>(), vertex_count)?,
                 slice_mut(order, order_len)?,
                 slice(counts.cast::<[u32; 9]>(), 1)?,
             )

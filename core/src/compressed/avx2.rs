@@ -209,16 +209,23 @@ fn decode(
             // the caller), and every metadata load stays inside `meta_ext`
             // (checked above; the kinds' animated lanes add up to
             // `clip.animated`, validated).
+            // A translation or scale track: its default, its constant, or
+            // both frames lerped.
+            macro_rules! vector {
+                ($kind:expr, $default:expr) => {
+                    if $kind == KIND_DEFAULT {
+                        $default
+                    } else {
+                        // SAFETY: AVX2 and the metadata bound, as stated above.
+                        match unsafe { stored::<false, BLEND>(clip, &frames, &mut cur, $kind) } {
+                            Stored::Value(q) => xyz(&q),
+                            Stored::Frames(v) => lerp(v, wa, wb),
+                        }
+                    }
+                };
+            }
             let mut waits = false;
-            o.translation = if kt == KIND_DEFAULT {
-                base.translation
-            } else {
-                // SAFETY: AVX2 and the metadata bound, as stated above.
-                match unsafe { stored::<false, BLEND>(clip, &frames, &mut cur, kt) } {
-                    Stored::Value(q) => xyz(&q),
-                    Stored::Frames(v) => lerp(v, wa, wb),
-                }
-            };
+            o.translation = vector!(kt, base.translation);
             if kr == KIND_DEFAULT {
                 o.rotation = base.rotation;
             } else {
@@ -231,15 +238,7 @@ fn decode(
                     }
                 }
             }
-            o.scale = if ks == KIND_DEFAULT {
-                base.scale
-            } else {
-                // SAFETY: AVX2 and the metadata bound, as stated above.
-                match unsafe { stored::<false, BLEND>(clip, &frames, &mut cur, ks) } {
-                    Stored::Value(q) => xyz(&q),
-                    Stored::Frames(v) => lerp(v, wa, wb),
-                }
-            };
+            o.scale = vector!(ks, base.scale);
             if waits {
                 waiting |= 1 << k;
             }

@@ -692,15 +692,22 @@ impl<'a> CompressedClip<'a> {
                         }
                     }};
                 }
+                // A translation or scale track: its default, its constant,
+                // or both frames lerped.
+                macro_rules! vector {
+                    ($kind:expr, $default:expr) => {
+                        if $kind == KIND_DEFAULT {
+                            $default
+                        } else {
+                            match track!($kind, false) {
+                                Ok((qa, qb)) => blend.lerp(&qa, &qb),
+                                Err(q) => xyz(&q),
+                            }
+                        }
+                    };
+                }
                 let mut waits = false;
-                o.translation = if kt == KIND_DEFAULT {
-                    base.translation
-                } else {
-                    match track!(kt, false) {
-                        Ok((qa, qb)) => blend.lerp(&qa, &qb),
-                        Err(q) => xyz(&q),
-                    }
-                };
+                o.translation = vector!(kt, base.translation);
                 o.rotation = if kr == KIND_DEFAULT {
                     base.rotation
                 } else {
@@ -713,14 +720,7 @@ impl<'a> CompressedClip<'a> {
                         Err(q) => q,
                     }
                 };
-                o.scale = if ks == KIND_DEFAULT {
-                    base.scale
-                } else {
-                    match track!(ks, false) {
-                        Ok((qa, qb)) => blend.lerp(&qa, &qb),
-                        Err(q) => xyz(&q),
-                    }
-                };
+                o.scale = vector!(ks, base.scale);
                 if waits {
                     waiting |= 1 << k;
                 }

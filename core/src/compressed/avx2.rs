@@ -155,11 +155,12 @@ struct Frames {
     at: [FrameAt; 2],
 }
 
-/// The running read positions of one decode: clip constant vectors,
+/// The running read positions of one decode: the clip constants not yet
+/// read,
 /// metadata bytes, and the next lane's bit in frame a (low half, all
 /// lanes) and frame b (high half).
-struct Cursor {
-    p: usize,
+struct Cursor<'c> {
+    params: &'c [f32x4],
     m: usize,
     bit: __m256i,
 }
@@ -358,7 +359,7 @@ fn slots<const MODE: u8>(
 /// never does.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn start(clip: &CompressedClip<'_>, at: &[FrameAt; 2]) -> Option<(Frames, Cursor)> {
+fn start<'c>(clip: &CompressedClip<'c>, at: &[FrameAt; 2]) -> Option<(Frames, Cursor<'c>)> {
     let seg_meta = clip.animated * LANE_META_BYTES;
     let [a, b] = at;
     let (sa, sb) = (a.segment * seg_meta, b.segment * seg_meta);
@@ -379,7 +380,7 @@ fn start(clip: &CompressedClip<'_>, at: &[FrameAt; 2]) -> Option<(Frames, Cursor
         at: *at,
     };
     let cur = Cursor {
-        p: 0,
+        params: clip.params,
         m: 0,
         bit: half_pair(
             _mm_set1_epi32(a.first as i32),
@@ -453,7 +454,7 @@ fn nlerp((a, b): ([__m128; 4], [__m128; 4]), wa: __m128, wb: __m128) -> SoaQuat 
 unsafe fn stored<const ROT: bool, const MODE: u8>(
     clip: &CompressedClip<'_>,
     f: &Frames,
-    cur: &mut Cursor,
+    cur: &mut Cursor<'_>,
     kind: u8,
 ) -> Stored {
     let mask = u32::from(kind >> 4);
@@ -461,8 +462,8 @@ unsafe fn stored<const ROT: bool, const MODE: u8>(
     // ([`track_param_floats`] of mask 0; any other mask gives the full
     // size), no metadata and no bits.
     let n = track_param_floats(ROT, if mask == 0 { 0 } else { 1 }) / LANES;
-    let cv = clip.params.get(cur.p..cur.p + n).unwrap_or(&[]);
-    cur.p += n;
+    let (cv, rest) = cur.params.split_at_checked(n).unwrap_or_default();
+    cur.params = rest;
     if mask == 0 {
         return Stored::Value(constant_value::<ROT>(cv));
     }
@@ -494,7 +495,7 @@ unsafe fn stored<const ROT: bool, const MODE: u8>(
 unsafe fn stored_as<const T: u8, const ROT: bool, const MODE: u8>(
     clip: &CompressedClip<'_>,
     f: &Frames,
-    cur: &mut Cursor,
+    cur: &mut Cursor<'_>,
     m: usize,
     mask: u32,
     cv: &[f32x4],

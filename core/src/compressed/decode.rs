@@ -185,12 +185,25 @@ fn dequant(q: &Dequant, c: &[[u32; 4]; 4], local: f32) -> [f32x4; 3] {
 /// running offsets do not move.
 #[inline(always)]
 pub(super) fn constant_value<const ROT: bool>(cv: &[f32x4]) -> SoaQuat {
-    let g = |i: usize| cv.get(i).copied().unwrap_or(f32x4::ZERO);
-    SoaQuat {
-        x: g(0),
-        y: g(1),
-        z: g(2),
-        w: if ROT { g(3) } else { f32x4::ZERO },
+    match cv {
+        [x, y, z, w, ..] if ROT => SoaQuat {
+            x: *x,
+            y: *y,
+            z: *z,
+            w: *w,
+        },
+        [x, y, z, ..] if !ROT => SoaQuat {
+            x: *x,
+            y: *y,
+            z: *z,
+            w: f32x4::ZERO,
+        },
+        _ => SoaQuat {
+            x: f32x4::ZERO,
+            y: f32x4::ZERO,
+            z: f32x4::ZERO,
+            w: f32x4::ZERO,
+        },
     }
 }
 

@@ -156,8 +156,7 @@ struct Frames {
 }
 
 /// The running read positions of one decode: the clip constants not yet
-/// read,
-/// metadata bytes, and the next lane's bit in frame a (low half, all
+/// read, metadata bytes, and the next lane's bit in frame a (low half, all
 /// lanes) and frame b (high half).
 struct Cursor<'c> {
     params: &'c [f32x4],

@@ -402,6 +402,11 @@ typedef struct sinew_compressed_clip {
   // 1 when default tracks are the skeleton's rest pose (sampling then
   // needs it), 0 when they are the identity.
   uint32_t needs_rest_pose;
+  // Blocks of a playback cache for this clip that decodes ahead (three
+  // decoded frames of its animated tracks; at most `3 * soa_count`).
+  uint32_t cache_blocks;
+  // The fewest blocks a playback cache for this clip takes (two frames).
+  uint32_t min_cache_blocks;
   // Frames per second.
   float sample_rate;
   // `(frame_count - 1) / sample_rate` seconds.
@@ -413,7 +418,8 @@ typedef struct sinew_compressed_clip {
 // What a playback cache remembers between `sinew_compressed_clip_sample_cached`
 // calls (private words). Zero-initialise it (`sinew_playback_cache c = {0};`):
 // zeros are an empty cache. One per playing instance, next to its buffer of
-// `3 * clip->soa_count` blocks (at least `2 * clip->soa_count`).
+// `clip->cache_blocks` blocks (at least `clip->min_cache_blocks`;
+// `3 * clip->soa_count` fit any clip of the skeleton).
 typedef struct sinew_playback_cache {
   // Private state.
   uint64_t words[8];
@@ -1648,15 +1654,15 @@ sinew_status sinew_compressed_clip_sample(const struct sinew_compressed_clip *cl
 // `sinew_compressed_clip_sample` does (the same bits), decoding only the
 // key frames the cache does not already hold: at 60 Hz on a 30 Hz clip,
 // sequential playback decodes each key frame once. `blocks` is the
-// cache's memory, `blocks_len >= 2 * clip->soa_count` blocks kept with
-// `*cache` between calls (`3 * clip->soa_count` let sequential playback
+// cache's memory, `blocks_len >= clip->min_cache_blocks` blocks kept with
+// `*cache` between calls (`clip->cache_blocks` let sequential playback
 // decode two key frames per pass of the decoder); `*cache` is updated. A
 // cache used with another clip, or with other memory, starts over (exact,
 // merely uncached).
 //
 // Errors: those of `sinew_compressed_clip_sample`; NULL_PARAMETER for
 // `cache` or `blocks`; BAD_LENGTH for `blocks_len` below
-// `2 * clip->soa_count`; OVERLAPPING_BUFFERS when `out`, `blocks` and
+// `clip->min_cache_blocks`; OVERLAPPING_BUFFERS when `out`, `blocks` and
 // `*cache` share a byte with each other, the clip or `rest`. On error
 // neither `out` nor the cache changes.
 //

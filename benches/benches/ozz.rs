@@ -9,10 +9,11 @@
 //! - `sample-compressed-seq` / `-random`: the walk at sequential times (one
 //!   60 Hz frame apart, looping) or at pseudo-random times;
 //! - `sample-compressed-seq-cached` / `-random-cached`: the same through a
-//!   `PlaybackCache` of three poses (sequential playback decodes each key
-//!   frame once, two per pass of the decoder; a random time decodes two);
-//!   `sample-compressed-seq-cached-min` through one of two poses, the
-//!   least, which decodes one frame per pass;
+//!   `PlaybackCache` of the clip's `cache_blocks` (three decoded frames of
+//!   its animated tracks: sequential playback decodes each key frame once,
+//!   two per pass of the decoder; a random time decodes two);
+//!   `sample-compressed-seq-cached-min` through one of `min_cache_blocks`
+//!   (two frames), the least, which decodes one frame per pass;
 //! - `sample-raw-seq`: the same on the uncompressed clip;
 //! - `blend-3`: walk, jog and run poses (sampled once) blended with weights
 //!   0.45 / 0.3 / 0.15;
@@ -119,8 +120,8 @@ fn bench_pab(c: &mut Criterion) {
             )
         })
     });
-    let mut cache_buf = vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(skel.soa_count())];
-    let mut min_buf = vec![SoaTransform::IDENTITY; PlaybackCache::min_blocks_for(skel.soa_count())];
+    let mut cache_buf = vec![SoaTransform::IDENTITY; walk.cache_blocks()];
+    let mut min_buf = vec![SoaTransform::IDENTITY; walk.min_cache_blocks()];
     for (id, buf) in [
         ("sample-compressed-seq-cached", &mut cache_buf),
         ("sample-compressed-seq-cached-min", &mut min_buf),
@@ -199,8 +200,10 @@ fn bench_pab(c: &mut Criterion) {
             fk::local_to_model(&FkJob::new(&skel, &local), black_box(&mut models))
         })
     });
-    let mut caches: Vec<Vec<SoaTransform>> =
-        vec![vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(skel.soa_count())]; 3];
+    let mut caches: Vec<Vec<SoaTransform>> = comp
+        .iter()
+        .map(|c| vec![SoaTransform::IDENTITY; c.cache_blocks()])
+        .collect();
     group.bench_function("frame-compressed-cached", |b| {
         let mut caches: Vec<PlaybackCache<'_>> =
             caches.iter_mut().map(|c| PlaybackCache::new(c)).collect();
@@ -273,7 +276,10 @@ fn bench_crowd(
         .map(|k| Character {
             t: k as f32 * CROWD_STEP,
             poses: vec![vec![SoaTransform::IDENTITY; soa]; clips.len()],
-            caches: vec![vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(soa)]; clips.len()],
+            caches: clips
+                .iter()
+                .map(|c| vec![SoaTransform::IDENTITY; c.cache_blocks()])
+                .collect(),
             states: vec![PlaybackState::EMPTY; clips.len()],
             local: vec![SoaTransform::IDENTITY; soa],
             models: vec![Mat4::IDENTITY; skel.joint_count()],

@@ -674,16 +674,20 @@ static void compressed(const char *path) {
   printf("compressed_sum %.9g\n", sum_floats(&pose[0].translation[0][0], skel.soa_count * 40));
   printf("compressed_frames %u\n", clip.frame_count);
 
-  /* The playback cache from zeros, with three poses of memory (decoding
-   * ahead): the uncached sampler's bytes at each 60 Hz tick; a cache
-   * buffer below two poses is BAD_LENGTH. */
+  /* The playback cache from zeros, with the clip's `cache_blocks` (three
+   * frames of its animated tracks, less than three poses; decoding ahead):
+   * the uncached sampler's bytes at each 60 Hz tick; a cache buffer below
+   * `min_cache_blocks` is BAD_LENGTH. */
+  if (clip.min_cache_blocks == 0 || clip.min_cache_blocks >= 2 * skel.soa_count ||
+      clip.cache_blocks >= 3 * skel.soa_count || clip.cache_blocks > 64)
+    exit(1);
   static sinew_soa_transform cache_blocks[64], cached[32];
   sinew_playback_cache cache = {0};
   for (int i = 0; i < 40; i++) {
     float t = (float)i / 60.0f;
     CHECK(sinew_compressed_clip_sample_cached(&clip, t, SINEW_TIME_LOOP, skel.rest_pose,
                                               skel.soa_count, &cache, cache_blocks,
-                                              3 * skel.soa_count, cached, skel.soa_count),
+                                              clip.cache_blocks, cached, skel.soa_count),
           SINEW_STATUS_OK);
     CHECK(sinew_compressed_clip_sample(&clip, t, SINEW_TIME_LOOP, skel.rest_pose, skel.soa_count,
                                        pose, skel.soa_count),
@@ -692,11 +696,11 @@ static void compressed(const char *path) {
   }
   CHECK(sinew_compressed_clip_sample_cached(&clip, 0.5f, SINEW_TIME_LOOP, skel.rest_pose,
                                             skel.soa_count, &cache, cache_blocks,
-                                            2 * skel.soa_count - 1, cached, skel.soa_count),
+                                            clip.min_cache_blocks - 1, cached, skel.soa_count),
         SINEW_STATUS_BAD_LENGTH);
   CHECK(sinew_compressed_clip_sample_cached(&clip, 0.5f, SINEW_TIME_LOOP, skel.rest_pose,
                                             skel.soa_count, NULL, cache_blocks,
-                                            2 * skel.soa_count, cached, skel.soa_count),
+                                            clip.min_cache_blocks, cached, skel.soa_count),
         SINEW_STATUS_NULL_PARAMETER);
 
   /* Bad input: the out-parameter is left alone on every failure. */

@@ -905,7 +905,12 @@ fn playback_cache_errors_and_clip_changes() {
     );
     assert_eq!(bits(&got), bits(&before));
     assert_eq!(cache.frames_decoded(), decoded);
-    let mut small = vec![SoaTransform::IDENTITY; PlaybackCache::min_blocks_for(n) - 1];
+    // A clip's cache holds its animated tracks only: less than poses.
+    let need = a.min_cache_blocks();
+    assert!(
+        need < PlaybackCache::min_blocks_for(n) && a.cache_blocks() < PlaybackCache::blocks_for(n)
+    );
+    let mut small = vec![SoaTransform::IDENTITY; need - 1];
     let e = a.sample_cached(
         0.1,
         TimeMode::Loop,
@@ -915,7 +920,7 @@ fn playback_cache_errors_and_clip_changes() {
     );
     assert!(
         matches!(e, Err(Error::BadLength { buffer: "playback cache", expected, actual })
-            if expected == 2 * n && actual == 2 * n - 1),
+            if expected == need && actual == need - 1),
         "{e:?}"
     );
     assert_eq!(bits(&got), bits(&before));
@@ -976,7 +981,8 @@ fn playback_cache_decodes_ahead_with_three_poses() {
     assert!(c.frame_count() >= 8);
     let frame = |f: f32| f / c.sample_rate();
     for (blocks, ahead) in [
-        (PlaybackCache::min_blocks_for(n), 0),
+        (c.min_cache_blocks(), 0),
+        (c.cache_blocks(), 1),
         (PlaybackCache::blocks_for(n), 1),
     ] {
         let mut buf = vec![SoaTransform::IDENTITY; blocks];

@@ -58,6 +58,8 @@ fn load_compressed(bytes: &[u8]) -> (sinew_status, sinew_compressed_clip) {
         soa_count: 0,
         frame_count: SENTINEL,
         needs_rest_pose: 0,
+        cache_blocks: 0,
+        min_cache_blocks: 0,
         sample_rate: 0.0,
         duration: 0.0,
         check: 0,
@@ -202,7 +204,14 @@ fn the_c_playback_cache_samples_what_the_uncached_sampler_samples() {
     let n = skel.soa_count();
     let rest = skel.rest_pose();
     let mut cache = sinew_playback_cache::default();
-    let mut blocks = vec![SoaTransform::default(); 2 * n];
+    // The handle gives the cache sizes: a cache holds the walk's animated
+    // tracks only, less than poses.
+    let (least, three) = (h.min_cache_blocks as usize, h.cache_blocks as usize);
+    assert!(
+        least > 0 && least < 2 * n && three < 3 * n,
+        "{least}, {three}"
+    );
+    let mut blocks = vec![SoaTransform::default(); least];
     let mut got = vec![SoaTransform::default(); n];
     // One call with raw pointers, so NULL and overlapping buffers can be
     // passed too; an empty `rest` is NULL.
@@ -247,8 +256,8 @@ fn the_c_playback_cache_samples_what_the_uncached_sampler_samples() {
         )
     };
     let frames = h.frame_count as usize;
-    // Two poses of memory (the least) and three (decoding ahead).
-    let mut ahead = vec![SoaTransform::default(); 3 * n];
+    // The least memory (two frames) and three frames (decoding ahead).
+    let mut ahead = vec![SoaTransform::default(); three];
     let mut ahead_cache = sinew_playback_cache::default();
     for (cache, blocks) in [(&mut cache, &mut blocks), (&mut ahead_cache, &mut ahead)] {
         // Ticks before the loop point (which wraps to frames 0 and 1 again).
@@ -265,7 +274,7 @@ fn the_c_playback_cache_samples_what_the_uncached_sampler_samples() {
     }
 
     let before = (cache, got.clone());
-    let short = &mut vec![SoaTransform::default(); 2 * n - 1];
+    let short = &mut vec![SoaTransform::default(); least - 1];
     let s = sample(&mut cache, short, &mut got, 0.5, rest);
     assert_eq!(s, sinew_status::BadLength);
     let s = sample(&mut cache, &mut blocks, &mut got, 0.5, &[]);
@@ -276,21 +285,24 @@ fn the_c_playback_cache_samples_what_the_uncached_sampler_samples() {
     );
     let s = sample(&mut cache, &mut blocks, &mut got, f32::NAN, rest);
     assert_eq!(s, sinew_status::InvalidArgument);
-    let whole = (blocks.as_mut_ptr(), 2 * n);
+    // The cache's blocks at the start of memory that an output fits in.
+    let mut memory = vec![SoaTransform::default(); least + n];
+    let whole = (memory.as_mut_ptr(), least);
     let nulls = [
         sample_raw(std::ptr::null_mut(), whole, got.as_mut_ptr(), 0.5, rest),
         sample_raw(
             &mut cache,
-            (std::ptr::null_mut(), 2 * n),
+            (std::ptr::null_mut(), least),
             got.as_mut_ptr(),
             0.5,
             rest,
         ),
     ];
     assert_eq!(nulls, [sinew_status::NullParameter; 2]);
-    // The output inside the cache's blocks.
-    // Safety: `whole.0` has 2n blocks, so `+ n` stays inside it.
-    let inside = unsafe { whole.0.add(n) };
+    // The output starting inside the cache's blocks.
+    // Safety: `memory` has `least + n` blocks, so an output of `n` blocks
+    // from `+ least - 1` stays inside it.
+    let inside = unsafe { whole.0.add(least - 1) };
     let s = sample_raw(&mut cache, whole, inside, 0.5, rest);
     assert_eq!(s, sinew_status::OverlappingBuffers);
     assert_eq!((cache, got), before, "no change on error");

@@ -75,6 +75,11 @@ pub struct sinew_compressed_clip {
     /// 1 when default tracks are the skeleton's rest pose (sampling then
     /// needs it), 0 when they are the identity.
     pub needs_rest_pose: u32,
+    /// Blocks of a playback cache for this clip that decodes ahead (three
+    /// decoded frames of its animated tracks; at most `3 * soa_count`).
+    pub cache_blocks: u32,
+    /// The fewest blocks a playback cache for this clip takes (two frames).
+    pub min_cache_blocks: u32,
     /// Frames per second.
     pub sample_rate: f32,
     /// `(frame_count - 1) / sample_rate` seconds.
@@ -310,11 +315,12 @@ unsafe fn optional_rest<'a>(
 pub(crate) fn compressed_check(h: &sinew_compressed_clip) -> u64 {
     let timing = timing_word(h.soa_count, h.frame_count, h.sample_rate, h.duration);
     let flags = u64::from(h.needs_rest_pose) << 32 | u64::from(h.joint_count);
+    let cache = u64::from(h.cache_blocks) << 32 | u64::from(h.min_cache_blocks);
     handle_check(
         h.data,
         h.size,
         0,
-        COMPRESSED_TAG ^ timing ^ flags.rotate_left(43),
+        COMPRESSED_TAG ^ timing ^ flags.rotate_left(43) ^ cache.rotate_left(17),
     )
 }
 
@@ -367,6 +373,8 @@ pub unsafe extern "C" fn sinew_compressed_clip_load(
             soa_count: c.soa_count() as u32,
             frame_count: c.frame_count() as u32,
             needs_rest_pose: u32::from(c.defaults() == Defaults::RestPose),
+            cache_blocks: c.cache_blocks() as u32,
+            min_cache_blocks: c.min_cache_blocks() as u32,
             sample_rate: c.sample_rate(),
             duration: c.duration(),
             check: 0,
@@ -428,7 +436,8 @@ pub unsafe extern "C" fn sinew_compressed_clip_sample(
 /// What a playback cache remembers between `sinew_compressed_clip_sample_cached`
 /// calls (private words). Zero-initialise it (`sinew_playback_cache c = {0};`):
 /// zeros are an empty cache. One per playing instance, next to its buffer of
-/// `3 * clip->soa_count` blocks (at least `2 * clip->soa_count`).
+/// `clip->cache_blocks` blocks (at least `clip->min_cache_blocks`;
+/// `3 * clip->soa_count` fit any clip of the skeleton).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct sinew_playback_cache {
@@ -444,15 +453,15 @@ const _: () = assert!(PlaybackState::WORDS == 8);
 /// `sinew_compressed_clip_sample` does (the same bits), decoding only the
 /// key frames the cache does not already hold: at 60 Hz on a 30 Hz clip,
 /// sequential playback decodes each key frame once. `blocks` is the
-/// cache's memory, `blocks_len >= 2 * clip->soa_count` blocks kept with
-/// `*cache` between calls (`3 * clip->soa_count` let sequential playback
+/// cache's memory, `blocks_len >= clip->min_cache_blocks` blocks kept with
+/// `*cache` between calls (`clip->cache_blocks` let sequential playback
 /// decode two key frames per pass of the decoder); `*cache` is updated. A
 /// cache used with another clip, or with other memory, starts over (exact,
 /// merely uncached).
 ///
 /// Errors: those of `sinew_compressed_clip_sample`; NULL_PARAMETER for
 /// `cache` or `blocks`; BAD_LENGTH for `blocks_len` below
-/// `2 * clip->soa_count`; OVERLAPPING_BUFFERS when `out`, `blocks` and
+/// `clip->min_cache_blocks`; OVERLAPPING_BUFFERS when `out`, `blocks` and
 /// `*cache` share a byte with each other, the clip or `rest`. On error
 /// neither `out` nor the cache changes.
 ///

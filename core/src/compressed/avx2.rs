@@ -45,6 +45,7 @@ use core::mem::MaybeUninit;
 
 use wide::f32x4;
 
+use super::cache::put_track;
 use super::codec::MAX_QUANTIZED_BITS;
 use super::codec::{trend_factors, INV_MAX_CODE};
 use super::decode::{
@@ -256,14 +257,14 @@ fn decode(
 /// The playback cache's slot writes ([`CompressedClip::decode_into_as`])
 /// of frame `at[0]` into `a` and, with `TWO`, of frame `at[1]` into `b`,
 /// when this CPU has AVX2 (`false`, and nothing written, otherwise): every
-/// stored track's decoded value before interpolation, the portable
-/// decoder's bits; default tracks left as they are. The caller skips it
+/// animated track's decoded value before interpolation, packed as the
+/// slots hold them, the portable decoder's bits. The caller skips it
 /// under the `portable` feature; the tests call it either way.
 pub(super) fn decode_slots<const TWO: bool>(
     clip: &CompressedClip<'_>,
     at: &[FrameAt; 2],
-    a: &mut [SoaTransform],
-    b: &mut [SoaTransform],
+    a: &mut [f32x4],
+    b: &mut [f32x4],
 ) -> bool {
     if !crate::cpu::avx2_fma() {
         return false;
@@ -296,59 +297,49 @@ fn animated_frames(s: Stored) -> Option<(SoaQuat, SoaQuat)> {
     }
 }
 
-/// [`decode_slots`] on a CPU with AVX2: the block walk of the portable
-/// slot writes, each animated track through [`stored`] (with `MODE`
-/// [`ONE`] the frames are `[at[0], at[0]]`, and the high halves are
-/// dropped). `false` (nothing written) when the per-call bounds do not
-/// hold.
+/// [`decode_slots`] on a CPU with AVX2: the track walk of the portable
+/// slot writes, each animated track through [`stored`] into the slots'
+/// next vectors (with `MODE` [`ONE`] the frames are `[at[0], at[0]]`, and
+/// the high halves are dropped). `false` (nothing written) when the
+/// per-call bounds do not hold.
 #[target_feature(enable = "avx2,fma")]
 fn slots<const MODE: u8>(
     clip: &CompressedClip<'_>,
     at: &[FrameAt; 2],
-    a: &mut [SoaTransform],
-    b: &mut [SoaTransform],
+    a: &mut [f32x4],
+    b: &mut [f32x4],
 ) -> bool {
     let two = MODE != ONE;
     let at = if two { *at } else { [at[0], at[0]] };
     let Some((frames, mut cur)) = start(clip, &at) else {
         return false;
     };
-    for (i, (oa, kinds)) in a.iter_mut().zip(clip.kinds.chunks_exact(3)).enumerate() {
-        let mut ob = if two { b.get_mut(i) } else { None };
-        // For the three `stored` calls: this CPU has AVX2 (asked by the
-        // caller), and every metadata load stays inside `meta_ext`
-        // (checked by `start`; the kinds' animated lanes add up to
-        // `clip.animated`, validated).
-        if kinds[0] != KIND_DEFAULT {
-            // SAFETY: AVX2 and the metadata bound, as stated above.
-            let s = unsafe { stored::<false, MODE>(clip, &frames, &mut cur, kinds[0]) };
-            if let Some((qa, qb)) = animated_frames(s) {
-                oa.translation = xyz(&qa);
-                if let Some(ob) = ob.as_deref_mut() {
-                    ob.translation = xyz(&qb);
+    let mut v = 0usize;
+    // Unrolled by hand: a loop over a block's three tracks keeps the
+    // walk's state in memory and costs a fifth more instructions.
+    macro_rules! track {
+        ($kind:expr, $rot:expr, $n:expr) => {
+            if $kind != KIND_DEFAULT {
+                // SAFETY: AVX2 and the metadata bound, as stated above.
+                let s = unsafe { stored::<$rot, MODE>(clip, &frames, &mut cur, $kind) };
+                if let Some((qa, qb)) = animated_frames(s) {
+                    put_track::<$n>(a, v, &qa);
+                    if two {
+                        put_track::<$n>(b, v, &qb);
+                    }
+                    v += $n;
                 }
             }
-        }
-        if kinds[1] != KIND_DEFAULT {
-            // SAFETY: AVX2 and the metadata bound, as stated above.
-            let s = unsafe { stored::<true, MODE>(clip, &frames, &mut cur, kinds[1]) };
-            if let Some((qa, qb)) = animated_frames(s) {
-                oa.rotation = qa;
-                if let Some(ob) = ob.as_deref_mut() {
-                    ob.rotation = qb;
-                }
-            }
-        }
-        if kinds[2] != KIND_DEFAULT {
-            // SAFETY: AVX2 and the metadata bound, as stated above.
-            let s = unsafe { stored::<false, MODE>(clip, &frames, &mut cur, kinds[2]) };
-            if let Some((qa, qb)) = animated_frames(s) {
-                oa.scale = xyz(&qa);
-                if let Some(ob) = ob {
-                    ob.scale = xyz(&qb);
-                }
-            }
-        }
+        };
+    }
+    for kinds in clip.kinds.chunks_exact(3) {
+        // For the `stored` calls: this CPU has AVX2 (asked by the caller),
+        // and every metadata load stays inside `meta_ext` (checked by
+        // `start`; the kinds' animated lanes add up to `clip.animated`,
+        // validated).
+        track!(kinds[0], false, 3);
+        track!(kinds[1], true, 4);
+        track!(kinds[2], false, 3);
     }
     true
 }
@@ -992,8 +983,8 @@ mod tests {
 
         /// The playback cache's slot writes: the AVX2 decoder's equal the
         /// portable decoder's bit for bit, for a pair of frames (any two,
-        /// as a seek decodes them) and for one frame, and neither touches
-        /// the default tracks (both start from the same sentinel).
+        /// as a seek decodes them) and for one frame, and neither writes
+        /// past the clip's slot size.
         #[test]
         fn avx2_slot_writes_equal_portable_bit_for_bit(seed in any::<u64>()) {
             if !crate::cpu::avx2_fma() {
@@ -1005,28 +996,30 @@ mod tests {
             bytemuck::cast_slice_mut::<u128, u8>(&mut aligned).copy_from_slice(&words);
             let bytes: &[u8] = bytemuck::cast_slice(&aligned);
             let clip = CompressedClip::from_bytes(bytes).unwrap();
-            let n = clip.soa_count();
+            let v = clip.slot_vectors;
             let frames = clip.frame_count() as u64;
-            let mut sentinel = SoaTransform::IDENTITY;
-            let s: &mut [f32] = bytemuck::cast_slice_mut(core::slice::from_mut(&mut sentinel));
-            for (i, v) in s.iter_mut().enumerate() {
-                *v = 7.0 + i as f32;
-            }
+            // Each slot is followed by sentinel vectors, which neither
+            // decoder may touch.
+            let sentinel: Vec<f32x4> =
+                (0..v + 4).map(|i| f32x4::splat(7.0 + i as f32)).collect();
+            let same = |a: &[f32x4], b: &[f32x4]| {
+                let (a, b): (&[u32], &[u32]) = (bytemuck::cast_slice(a), bytemuck::cast_slice(b));
+                a == b
+            };
             for _ in 0..8 {
                 let (i0, i1) = (rng.below(frames) as usize, rng.below(frames) as usize);
                 let at = [clip.frame_at(i0), clip.frame_at(i1)];
-                let mut fast = vec![sentinel; 2 * n];
-                let mut portable = vec![sentinel; 2 * n];
-                let (fa, fb) = fast.split_at_mut(n);
-                prop_assert!(decode_slots::<true>(&clip, &at, fa, fb));
-                let (pa, pb) = portable.split_at_mut(n);
-                clip.decode_into_as::<true>(at, pa, pb);
-                prop_assert!(same_bits(&fast, &portable), "pair {i0}, {i1}");
-                let mut fast = vec![sentinel; n];
-                let mut portable = vec![sentinel; n];
-                prop_assert!(decode_slots::<false>(&clip, &at, &mut fast, &mut []));
-                clip.decode_into_as::<false>([at[0], at[0]], &mut portable, &mut []);
-                prop_assert!(same_bits(&fast, &portable), "frame {i0}");
+                let (mut fa, mut fb) = (sentinel.clone(), sentinel.clone());
+                let (mut pa, mut pb) = (sentinel.clone(), sentinel.clone());
+                prop_assert!(decode_slots::<true>(&clip, &at, &mut fa[..v], &mut fb[..v]));
+                clip.decode_into_as::<true>(at, &mut pa[..v], &mut pb[..v]);
+                prop_assert!(same(&fa, &pa) && same(&fb, &pb), "pair {i0}, {i1}");
+                prop_assert!(same(&fa[v..], &sentinel[v..]) && same(&fb[v..], &sentinel[v..]));
+                let (mut fast, mut portable) = (sentinel.clone(), sentinel.clone());
+                prop_assert!(decode_slots::<false>(&clip, &at, &mut fast[..v], &mut []));
+                clip.decode_into_as::<false>([at[0], at[0]], &mut portable[..v], &mut []);
+                prop_assert!(same(&fast, &portable), "frame {i0}");
+                prop_assert!(same(&fast[v..], &sentinel[v..]));
             }
         }
 

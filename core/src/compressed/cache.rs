@@ -24,25 +24,47 @@
 
 use wide::f32x4;
 
-use super::decode::{constant_value, xyz, Blend, FrameAt};
-use super::format::{track_param_floats, KIND_DEFAULT, LANE_META_BYTES};
+use super::decode::{Blend, FrameAt};
+use super::format::{
+    track_param_floats, KIND_DEFAULT, LANE_META_BYTES, ROT_PARAM_FLOATS, VEC_PARAM_FLOATS,
+};
 use super::{CompressedClip, Defaults};
 use crate::clip::{Bracket, TimeMode};
 use crate::error::Error;
-use crate::soa::{check_len, SoaTransform, LANES};
+use crate::soa::{check_len, SoaQuat, SoaTransform, SoaVec3, LANES};
 
 /// No frame in a slot.
 const EMPTY: usize = usize::MAX;
 
-/// Slots of a cache whose buffer holds [`PlaybackCache::blocks_for`]
+/// Slots of a cache whose buffer holds [`CompressedClip::cache_blocks`]
 /// blocks: the two frames a sample interpolates and one decoded ahead.
 const SLOTS: usize = 3;
 
+/// `f32x4` vectors in a [`SoaTransform`] block.
+const BLOCK_VECTORS: usize = core::mem::size_of::<SoaTransform>() / core::mem::size_of::<f32x4>();
+
+/// `f32x4` vectors of one slot for a clip with track kinds `kinds`: a
+/// slot holds the tracks with an animated lane only, packed in stream
+/// order, x, y, z (and w) each; constant tracks are read from the clip's
+/// constants, which every instance playing the clip shares, and default
+/// ones from the rest pose. On pab's walk (12 of 50 stored tracks
+/// animated) a slot is 720 bytes where a pose is 2,720.
+pub(super) fn slot_vectors(kinds: &[u8]) -> usize {
+    kinds
+        .iter()
+        .enumerate()
+        .filter(|(_, &k)| k >> 4 != 0)
+        .map(|(t, _)| if t % 3 == 1 { 4 } else { 3 })
+        .sum()
+}
+
 /// Decoded key frames of one compressed clip, in caller-owned memory:
-/// three poses ([`PlaybackCache::blocks_for`] blocks), so that sequential
-/// playback decodes two key frames in each pass of the decoder, or at
-/// least two ([`PlaybackCache::min_blocks_for`]), which decode one frame
-/// at a time.
+/// three slots ([`CompressedClip::cache_blocks`] blocks), so that
+/// sequential playback decodes two key frames in each pass of the
+/// decoder, or at least two ([`CompressedClip::min_cache_blocks`]), which
+/// decode one frame at a time. A slot holds one frame of the clip's
+/// tracks with an animated lane, packed: constant tracks are read from the
+/// clip, which every instance shares.
 ///
 /// One cache per playing instance. It remembers which clip filled it (the
 /// container's address and size) and starts over when handed another, so
@@ -172,27 +194,29 @@ impl<'m> PlaybackCache<'m> {
         }
     }
 
-    /// Blocks of [`SoaTransform`] a cache decoding ahead needs for a clip
-    /// of `soa_count` blocks per pose (three poses).
+    /// Blocks of [`SoaTransform`] that make a cache decoding ahead for any
+    /// clip of `soa_count` blocks per pose (three poses, what a clip whose
+    /// every track is animated needs); [`CompressedClip::cache_blocks`] is
+    /// what one clip needs.
     #[inline]
     #[must_use]
     pub const fn blocks_for(soa_count: usize) -> usize {
         SLOTS * soa_count
     }
 
-    /// The fewest blocks a cache takes for a clip of `soa_count` blocks
-    /// per pose (two poses): it holds the bracketing frames and decodes
-    /// one frame at a time.
+    /// Blocks that make a cache of two slots for any clip of `soa_count`
+    /// blocks per pose (two poses); [`CompressedClip::min_cache_blocks`]
+    /// is what one clip needs.
     #[inline]
     #[must_use]
     pub const fn min_blocks_for(soa_count: usize) -> usize {
         2 * soa_count
     }
 
-    /// An empty cache over `buffer` ([`PlaybackCache::blocks_for`] or at
-    /// least [`PlaybackCache::min_blocks_for`]`(clip.soa_count())` blocks
-    /// for the clips it will serve; [`CompressedClip::sample_cached`]
-    /// checks).
+    /// An empty cache over `buffer` ([`CompressedClip::cache_blocks`] or
+    /// at least [`CompressedClip::min_cache_blocks`] of the clips it will
+    /// serve; [`PlaybackCache::blocks_for`] fits any clip of a skeleton;
+    /// [`CompressedClip::sample_cached`] checks).
     #[must_use]
     pub fn new(buffer: &'m mut [SoaTransform]) -> Self {
         PlaybackCache {
@@ -216,13 +240,18 @@ impl<'m> PlaybackCache<'m> {
         self.decoded
     }
 
-    /// Slots this cache uses with a clip of `n` blocks per pose: three
-    /// when the buffer holds three poses, else two.
-    fn slot_count(&self, n: usize) -> usize {
-        self.slots
-            .len()
-            .checked_div(n)
+    /// Slots this cache uses with a clip of `v` vectors per slot: three
+    /// when the buffer holds three, else two.
+    fn slot_count(&self, v: usize) -> usize {
+        (self.slots.len() * BLOCK_VECTORS)
+            .checked_div(v)
             .map_or(2, |k| k.clamp(2, SLOTS))
+    }
+
+    /// The buffer as `f32x4` vectors, where slot `k` of a clip of `v`
+    /// vectors per slot is `k * v..(k + 1) * v`.
+    fn vectors(&mut self) -> &mut [f32x4] {
+        bytemuck::cast_slice_mut(self.slots)
     }
 
     /// The slot of the first `count` holding frame `f`.
@@ -246,7 +275,7 @@ impl<'m> PlaybackCache<'m> {
         if let Some(k) = self.held(f, count) {
             return k;
         }
-        let n = clip.soa_count();
+        let v = clip.slot_vectors;
         if let Some(g) = ahead.filter(|&g| count == SLOTS && self.held(g, count).is_none()) {
             let (s, t) = match keep {
                 Some(0) => (1, 2),
@@ -262,7 +291,7 @@ impl<'m> PlaybackCache<'m> {
             .filter(|&k| Some(k) != keep)
             .max_by_key(|&k| self.frames[k].abs_diff(f))
             .unwrap_or(0);
-        if let Some(slot) = self.slots.get_mut(k * n..(k + 1) * n) {
+        if let Some(slot) = self.vectors().get_mut(k * v..(k + 1) * v) {
             clip.decode_into(clip.frame_at(f), slot);
             self.frames[k] = f;
             self.decoded += 1;
@@ -273,7 +302,8 @@ impl<'m> PlaybackCache<'m> {
     /// Decodes frames `f` of `clip` into slots `s` and `t` (`s < t`) in one
     /// pass of the pair decoder.
     fn decode_pair(&mut self, clip: &CompressedClip<'_>, f: [usize; 2], (s, t): (usize, usize)) {
-        if let Some((a, b)) = slot_pair_mut(self.slots, clip.soa_count(), s, t) {
+        let v = clip.slot_vectors;
+        if let Some((a, b)) = slot_pair_mut(self.vectors(), v, s, t) {
             clip.decode_pair_into(f.map(|f| clip.frame_at(f)), a, b);
             [self.frames[s], self.frames[t]] = f;
             self.decoded += 2;
@@ -281,18 +311,36 @@ impl<'m> PlaybackCache<'m> {
     }
 }
 
-/// Slots `s` and `t` (`s < t`) of `n` blocks each of `slots`.
+/// Slots `s` and `t` (`s < t`) of `v` vectors each of `slots`.
 fn slot_pair_mut(
-    slots: &mut [SoaTransform],
-    n: usize,
+    slots: &mut [f32x4],
+    v: usize,
     s: usize,
     t: usize,
-) -> Option<(&mut [SoaTransform], &mut [SoaTransform])> {
-    let (lo, hi) = slots.split_at_mut_checked(t * n)?;
-    Some((lo.get_mut(s * n..(s + 1) * n)?, hi.get_mut(..n)?))
+) -> Option<(&mut [f32x4], &mut [f32x4])> {
+    let (lo, hi) = slots.split_at_mut_checked(t * v)?;
+    Some((lo.get_mut(s * v..(s + 1) * v)?, hi.get_mut(..v)?))
 }
 
 impl CompressedClip<'_> {
+    /// Blocks of [`SoaTransform`] a [`PlaybackCache`] for this clip takes
+    /// to decode ahead: three slots, each the tracks with an animated lane
+    /// of one decoded frame (on pab's walk, 14 blocks where three poses
+    /// are 51). [`PlaybackCache::blocks_for`] is enough for any clip of
+    /// the skeleton.
+    #[must_use]
+    pub fn cache_blocks(&self) -> usize {
+        (SLOTS * self.slot_vectors).div_ceil(BLOCK_VECTORS)
+    }
+
+    /// The fewest blocks a [`PlaybackCache`] for this clip takes: two
+    /// slots, which hold the bracketing frames and decode one frame at a
+    /// time.
+    #[must_use]
+    pub fn min_cache_blocks(&self) -> usize {
+        (2 * self.slot_vectors).div_ceil(BLOCK_VECTORS)
+    }
+
     /// Samples at time `t` like [`CompressedClip::sample_with_rest`] (same
     /// output, bit for bit), decoding only the key frames `cache` does not
     /// already hold.
@@ -303,9 +351,8 @@ impl CompressedClip<'_> {
     /// # Errors
     /// [`Error::BadLength`] for `out` (not `soa_count()` blocks), for a
     /// `rest` the clip needs, or for a cache buffer below
-    /// [`PlaybackCache::min_blocks_for`]`(soa_count())` blocks;
-    /// [`Error::NonFinite`] for a non-finite `t`. On error neither `out`
-    /// nor the cache changes.
+    /// [`CompressedClip::min_cache_blocks`]; [`Error::NonFinite`] for a
+    /// non-finite `t`. On error neither `out` nor the cache changes.
     pub fn sample_cached(
         &self,
         t: f32,
@@ -323,10 +370,10 @@ impl CompressedClip<'_> {
             }
             Defaults::Identity => None,
         };
-        if cache.slots.len() < PlaybackCache::min_blocks_for(n) {
+        if cache.slots.len() < self.min_cache_blocks() {
             return Err(Error::BadLength {
                 buffer: "playback cache",
-                expected: PlaybackCache::min_blocks_for(n),
+                expected: self.min_cache_blocks(),
                 actual: cache.slots.len(),
             });
         }
@@ -340,13 +387,8 @@ impl CompressedClip<'_> {
             cache.clip = id;
             cache.clear();
         }
-        let count = cache.slot_count(n);
-        if cache.frames.iter().all(|&f| f == EMPTY) {
-            // A cache that holds no frame starts over: its slots get the
-            // constant tracks once, and the decoders write only the
-            // animated ones from then on.
-            self.write_constants(cache.slots.get_mut(..count * n).unwrap_or(&mut []), n);
-        }
+        let v = self.slot_vectors;
+        let count = cache.slot_count(v);
         let (a, b) = match (cache.held(before, count), cache.held(after, count)) {
             (Some(a), Some(b)) => (a, b),
             // Playing forward: `after` is new, and the frame after it next.
@@ -370,20 +412,18 @@ impl CompressedClip<'_> {
                 (a, a)
             }
         };
-        let slot = |k: usize| cache.slots.get(k * n..(k + 1) * n).unwrap_or(&[]);
+        let slots = cache.vectors();
+        let slot = |k: usize| slots.get(k * v..(k + 1) * v).unwrap_or(&[]);
         self.blend_frames(slot(a), slot(b), alpha, rest, out);
         Ok(())
     }
 
     /// Decodes frame `at` alone into `slot`: every animated track's value
-    /// exactly as the pair decoder has it before interpolation (x, y, z for
-    /// translations and scales). Default and constant tracks are left as
-    /// they are: [`Self::blend_frames`] does not read the former, and
-    /// [`Self::write_constants`] wrote the latter when the cache started.
-    /// On x86-64 CPUs with AVX2 the AVX2 decoder writes the slot (the same
-    /// bits, see [`super::avx2::decode_slots`]), unless the `portable`
-    /// feature is on.
-    pub(super) fn decode_into(&self, at: FrameAt, slot: &mut [SoaTransform]) {
+    /// exactly as the pair decoder has it before interpolation, packed
+    /// (see [`slot_vectors`]). On x86-64 CPUs with AVX2 the AVX2 decoder
+    /// writes the slot (the same bits, see
+    /// [`super::avx2::decode_slots`]), unless the `portable` feature is on.
+    pub(super) fn decode_into(&self, at: FrameAt, slot: &mut [f32x4]) {
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         if crate::cpu::avx2_kernels()
             && super::avx2::decode_slots::<false>(self, &[at, at], slot, &mut [])
@@ -394,7 +434,7 @@ impl CompressedClip<'_> {
     }
 
     /// [`Self::decode_into`] of two frames in one pass of the pair decoder.
-    fn decode_pair_into(&self, at: [FrameAt; 2], a: &mut [SoaTransform], b: &mut [SoaTransform]) {
+    fn decode_pair_into(&self, at: [FrameAt; 2], a: &mut [f32x4], b: &mut [f32x4]) {
         #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
         if crate::cpu::avx2_kernels() && super::avx2::decode_slots::<true>(self, &at, a, b) {
             return;
@@ -402,38 +442,30 @@ impl CompressedClip<'_> {
         self.decode_into_as::<true>(at, a, b);
     }
 
-    /// Frame `at[0]` into `a`, and with `TWO` frame `at[1]` into `b`, with
-    /// the portable decoder whatever the CPU.
+    /// Frame `at[0]` into slot `a`, and with `TWO` frame `at[1]` into slot
+    /// `b`, with the portable decoder whatever the CPU.
     pub(super) fn decode_into_as<const TWO: bool>(
         &self,
         at: [FrameAt; 2],
-        a: &mut [SoaTransform],
-        b: &mut [SoaTransform],
+        a: &mut [f32x4],
+        b: &mut [f32x4],
     ) {
         let ma = self.segment_meta(at[0].segment).unwrap_or(&[]);
         let mb = self.segment_meta(at[1].segment).unwrap_or(&[]);
         let same = at[0].segment == at[1].segment;
         let frames = [(at[0].first, at[0].local), (at[1].first, at[1].local)];
         let (mut m, mut oa, mut ob) = (0usize, 0u32, 0u32);
-        let mut scratch = SoaTransform::IDENTITY;
-        self.walk_tracks(a.len(), |i, track, mask, cv| {
-            let Some(oa_) = a.get_mut(i) else { return };
-            let ob_ = if TWO {
-                b.get_mut(i).unwrap_or(&mut scratch)
-            } else {
-                &mut scratch
-            };
+        let mut v = 0usize;
+        self.walk_tracks(self.soa_count(), |_, track, mask, cv| {
             if mask == 0 {
-                // Constant tracks are in every slot already
-                // (`write_constants`).
+                // Slots hold the animated tracks only.
                 return;
             }
             let offsets = (&mut oa, &mut ob);
-            if track == 1 {
+            let (qa, qb, n) = if track == 1 {
                 let (qa, qb) =
                     self.track_frames_as::<true, TWO>((ma, mb), same, m, mask, offsets, frames, cv);
-                oa_.rotation = qa;
-                ob_.rotation = qb;
+                (qa, qb, 4)
             } else {
                 let (qa, qb) = self.track_frames_as::<false, TWO>(
                     (ma, mb),
@@ -444,75 +476,92 @@ impl CompressedClip<'_> {
                     frames,
                     cv,
                 );
-                if track == 0 {
-                    oa_.translation = xyz(&qa);
-                    ob_.translation = xyz(&qb);
-                } else {
-                    oa_.scale = xyz(&qa);
-                    ob_.scale = xyz(&qb);
+                (qa, qb, 3)
+            };
+            if n == 4 {
+                put_track::<4>(a, v, &qa);
+                if TWO {
+                    put_track::<4>(b, v, &qb);
+                }
+            } else {
+                put_track::<3>(a, v, &qa);
+                if TWO {
+                    put_track::<3>(b, v, &qb);
                 }
             }
+            v += n;
             m += LANE_META_BYTES * mask.count_ones() as usize;
         });
     }
 
-    /// Writes the constant tracks' values into each of `slots` (blocks of
-    /// `n`), as the decoders' slot writes would: they skip constant tracks,
-    /// which are the same in every frame.
-    fn write_constants(&self, slots: &mut [SoaTransform], n: usize) {
-        for slot in slots.chunks_exact_mut(n.max(1)) {
-            self.walk_tracks(slot.len(), |i, track, mask, cv| {
-                let Some(o) = slot.get_mut(i).filter(|_| mask == 0) else {
-                    return;
-                };
-                match track {
-                    1 => o.rotation = constant_value::<true>(cv),
-                    0 => o.translation = xyz(&constant_value::<false>(cv)),
-                    _ => o.scale = xyz(&constant_value::<false>(cv)),
-                }
-            });
-        }
-    }
-
-    /// Interpolates two frames [`Self::decode_into`] filled, by `alpha`,
+    /// Interpolates two slots [`Self::decode_into`] filled, by `alpha`,
     /// into `out`, with the pair decoder's operations: default tracks from
-    /// `rest` (or identity), constant tracks copied, the others lerped and
-    /// nlerped.
+    /// `rest` (or identity), constant tracks from the clip constants, the
+    /// others lerped and nlerped from the slots.
     fn blend_frames(
         &self,
-        a: &[SoaTransform],
-        b: &[SoaTransform],
+        a: &[f32x4],
+        b: &[f32x4],
         alpha: f32,
         rest: Option<&[SoaTransform]>,
         out: &mut [SoaTransform],
     ) {
         let blend = Blend::new(alpha);
         let identity = SoaTransform::IDENTITY;
+        // Three cursors that shrink as the walk reads them, one length
+        // check per read: the clip constants, and the slots' animated
+        // tracks, packed in the walk's order.
+        let (mut params, mut a, mut b) = (self.params, a, b);
         // Validated kinds are three per block: the zip checks no index.
         let kinds = self.kinds.chunks_exact(3);
-        for (i, (((o, a), b), k)) in out.iter_mut().zip(a).zip(b).zip(kinds).enumerate() {
+        for (i, (o, k)) in out.iter_mut().zip(kinds).enumerate() {
             let base = || rest.and_then(|r| r.get(i)).unwrap_or(&identity);
             let (kt, kr, ks) = (k[0], k[1], k[2]);
             o.translation = if kt == KIND_DEFAULT {
                 base().translation
-            } else if kt >> 4 == 0 {
-                a.translation
             } else {
-                blend.lerp_vec(&a.translation, &b.translation)
+                let Some(v) = vector_track(kt, &mut params, (&mut a, &mut b), &blend) else {
+                    return;
+                };
+                v
             };
             o.rotation = if kr == KIND_DEFAULT {
                 base().rotation
             } else if kr >> 4 == 0 {
-                a.rotation
+                let Some([x, y, z, w]) = take::<4>(&mut params) else {
+                    return;
+                };
+                SoaQuat { x, y, z, w }
             } else {
-                blend.nlerp(&a.rotation, &b.rotation)
+                let (Some(more), Some([ax, ay, az, aw]), Some([bx, by, bz, bw])) = (
+                    params.get(ROT_PARAM_FLOATS / LANES..),
+                    take::<4>(&mut a),
+                    take::<4>(&mut b),
+                ) else {
+                    return;
+                };
+                params = more;
+                let qa = SoaQuat {
+                    x: ax,
+                    y: ay,
+                    z: az,
+                    w: aw,
+                };
+                let qb = SoaQuat {
+                    x: bx,
+                    y: by,
+                    z: bz,
+                    w: bw,
+                };
+                blend.nlerp(&qa, &qb)
             };
             o.scale = if ks == KIND_DEFAULT {
                 base().scale
-            } else if ks >> 4 == 0 {
-                a.scale
             } else {
-                blend.lerp_vec(&a.scale, &b.scale)
+                let Some(v) = vector_track(ks, &mut params, (&mut a, &mut b), &blend) else {
+                    return;
+                };
+                v
             };
         }
     }
@@ -542,4 +591,55 @@ impl CompressedClip<'_> {
             }
         }
     }
+}
+
+/// Writes the first `N` components (x, y, z, then w) of `q` at vector `v`
+/// of `slot` (nothing when the slot is shorter, which a slot of
+/// [`slot_vectors`] never is).
+#[inline(always)]
+pub(super) fn put_track<const N: usize>(slot: &mut [f32x4], v: usize, q: &SoaQuat) {
+    if let Some(d) = slot.get_mut(v..v + N) {
+        d.copy_from_slice(&[q.x, q.y, q.z, q.w][..N]);
+    }
+}
+
+/// The first `N` vectors of `cursor`, which moves past them (`None`,
+/// the cursor unchanged, when it is shorter: the walks never let it be).
+#[inline(always)]
+fn take<const N: usize>(cursor: &mut &[f32x4]) -> Option<[f32x4; N]> {
+    let (v, more) = cursor.split_first_chunk::<N>()?;
+    *cursor = more;
+    Some(*v)
+}
+
+/// The value of a stored translation or scale track of kind `kind` whose
+/// constants start `params` and whose frames (when it has an animated
+/// lane) start both slots; the cursors move past it. `None` when a cursor
+/// is short, which the walk never lets happen.
+#[inline(always)]
+fn vector_track(
+    kind: u8,
+    params: &mut &[f32x4],
+    (a, b): (&mut &[f32x4], &mut &[f32x4]),
+    blend: &Blend,
+) -> Option<SoaVec3> {
+    if kind >> 4 == 0 {
+        let [x, y, z] = take::<3>(params)?;
+        return Some(SoaVec3 { x, y, z });
+    }
+    *params = params.get(VEC_PARAM_FLOATS / LANES..)?;
+    let [ax, ay, az] = take::<3>(a)?;
+    let [bx, by, bz] = take::<3>(b)?;
+    Some(blend.lerp_vec(
+        &SoaVec3 {
+            x: ax,
+            y: ay,
+            z: az,
+        },
+        &SoaVec3 {
+            x: bx,
+            y: by,
+            z: bz,
+        },
+    ))
 }

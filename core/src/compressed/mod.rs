@@ -108,6 +108,9 @@ pub struct CompressedClip<'a> {
     rotation: RotationFormat,
     defaults: Defaults,
     animated: usize,
+    /// `f32x4` vectors of one playback-cache slot: 3 per translation or
+    /// scale track with an animated lane, 4 per such rotation track.
+    slot_vectors: usize,
     total: usize,
     kinds: &'a [u8],
     params: &'a [f32x4],

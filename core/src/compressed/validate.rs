@@ -12,7 +12,7 @@ use super::format::{
     segment_frame_bits, track_param_floats, Header, LaneKind, Layout, KIND_DEFAULT,
     LANE_META_BYTES, RATE_BYTE, RATE_DROP_SHIFT, RAW_BITS, READ_PADDING, ROT_PARAM_FLOATS,
 };
-use super::{CompressedClip, RotationFormat};
+use super::{cache, CompressedClip, RotationFormat};
 use crate::error::Error;
 use crate::skeleton::MAX_JOINTS;
 use crate::soa::{soa_count, LANES};
@@ -85,6 +85,7 @@ impl<'a> CompressedClip<'a> {
             rotation,
             defaults,
             animated,
+            slot_vectors: cache::slot_vectors(kinds),
             total,
             kinds,
             params,

@@ -70,6 +70,8 @@ impl Assets {
                 soa_count: 0,
                 frame_count: 0,
                 needs_rest_pose: 0,
+                cache_blocks: 0,
+                min_cache_blocks: 0,
                 sample_rate: 0.0,
                 duration: 0.0,
                 check: 0,

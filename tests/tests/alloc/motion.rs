@@ -55,7 +55,7 @@ pub fn compressed_sampling_allocates_nothing() {
         vec![SoaTransform::IDENTITY; blocks],
         vec![SoaTransform::IDENTITY; blocks],
     ];
-    let mut cache_buf = vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(blocks)];
+    let mut cache_buf = vec![SoaTransform::IDENTITY; walk.cache_blocks()];
     let mut cache = PlaybackCache::new(&mut cache_buf);
     frames_allocate_nothing("compressed sampling", 600, |frame| {
         let t = frame as f32 / 60.0;

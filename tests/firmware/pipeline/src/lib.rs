@@ -37,9 +37,7 @@ pub const JOINTS: usize = procedural::HUMANOID_JOINT_COUNT;
 /// SoA blocks per pose.
 pub const BLOCKS: usize = soa_count(JOINTS);
 
-/// Blocks of one clip's playback cache: three decoded key frames, so that
-/// sequential playback decodes two key frames per pass of the decoder.
-pub const CACHE_BLOCKS: usize = PlaybackCache::blocks_for(BLOCKS);
+include!(concat!(env!("OUT_DIR"), "/cache_blocks.rs"));
 
 /// A container's bytes at the 16-byte alignment the views need.
 #[repr(C, align(16))]

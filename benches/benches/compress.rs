@@ -8,7 +8,9 @@
 //! imported by default (`cmu-13_10`) and without its End Sites
 //! (`cmu-13_10-no-end-sites`, the 43 joints other runtimes are measured
 //! on). Throughput of the sampling groups is in joints, so criterion's
-//! "thrpt" reads as joints per second.
+//! "thrpt" reads as joints per second. `compressed-seq` and
+//! `compressed-seq-cached` step half a key frame per call, without and
+//! with a playback cache.
 //!
 //! ```text
 //! cargo bench -p sinew-benches --bench compress -- --noplot
@@ -21,7 +23,7 @@ use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use sinew_benches::config;
 use sinew_benches::random_times;
 use sinew_core::clip::{RawClip, TimeMode};
-use sinew_core::compressed::CompressedClip;
+use sinew_core::compressed::{CompressedClip, PlaybackCache};
 use sinew_core::SoaTransform;
 use sinew_std::compress::{compress, CompressOptions, OwnedCompressedClip};
 use sinew_std::import::load::{load_files, LoadOptions};
@@ -84,6 +86,23 @@ fn bench_sample_asset(c: &mut Criterion, label: &str, a: &Asset) {
         b.iter(|| {
             t = (t + dt * 0.5) % d;
             cv.sample_with_rest(black_box(t), TimeMode::Loop, rest, black_box(&mut out))
+        })
+    });
+    // The same walk through a playback cache: each key frame decoded once,
+    // two per pass of the decoder.
+    let mut cache_buf = vec![SoaTransform::IDENTITY; cv.cache_blocks()];
+    group.bench_function(format!("{label}/compressed-seq-cached"), |b| {
+        let mut cache = PlaybackCache::new(&mut cache_buf);
+        let mut t = 0.0f32;
+        b.iter(|| {
+            t = (t + dt * 0.5) % d;
+            cv.sample_cached(
+                black_box(t),
+                TimeMode::Loop,
+                rest,
+                &mut cache,
+                black_box(&mut out),
+            )
         })
     });
     group.bench_function(format!("{label}/compressed-random"), |b| {

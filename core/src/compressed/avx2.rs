@@ -45,15 +45,15 @@ use core::mem::MaybeUninit;
 
 use wide::f32x4;
 
-use super::cache::put_track;
+use super::cache::{constant_block_vectors, put_track};
 use super::codec::MAX_QUANTIZED_BITS;
 use super::codec::{trend_factors, INV_MAX_CODE};
 use super::decode::{
     chunk_blocks, chunks, constant_value, s3_lanes, xyz, Blend, FrameAt, LANE_MASKS, NLERP_CHUNK,
 };
 use super::format::{
-    track_param_floats, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS, TRACK_DROP_W, TRACK_MIXED,
-    TRACK_S3,
+    track_param_floats, KIND_DEFAULT, KIND_STORED, LANE_META_BYTES, ONE_WINDOW_BITS, TRACK_DROP_W,
+    TRACK_MIXED, TRACK_S3,
 };
 use super::CompressedClip;
 use crate::soa::{SoaQuat, SoaTransform, SoaVec3, LANES};
@@ -225,6 +225,14 @@ fn decode(
                     }
                 };
             }
+            if kt == KIND_STORED && kr == KIND_STORED && ks == KIND_STORED {
+                // Three constant tracks: their constants are the block.
+                if let Some((block, more)) = cur.params.split_first_chunk::<10>() {
+                    *o = bytemuck::cast(*block);
+                    cur.params = more;
+                    continue;
+                }
+            }
             let mut waits = false;
             o.translation = vector!(kt, base.translation);
             if kr == KIND_DEFAULT {
@@ -333,6 +341,14 @@ fn slots<const MODE: u8>(
         };
     }
     for kinds in clip.kinds.chunks_exact(3) {
+        if (kinds[0] | kinds[1] | kinds[2]) >> 4 == 0 {
+            // No animated lane in the block: only its constants to step over.
+            cur.params = cur
+                .params
+                .get(constant_block_vectors(kinds)..)
+                .unwrap_or_default();
+            continue;
+        }
         // For the `stored` calls: this CPU has AVX2 (asked by the caller),
         // and every metadata load stays inside `meta_ext` (checked by
         // `start`; the kinds' animated lanes add up to `clip.animated`,

@@ -1070,18 +1070,37 @@ mod tests {
                     _ => ((rng.unit() * 1.2 - 0.1) * d, TimeMode::Clamp),
                 })
                 .collect();
-            let mut buf = vec![SoaTransform::IDENTITY; PlaybackCache::blocks_for(n)];
-            let mut cache = PlaybackCache::new(&mut buf);
-            let mut want = vec![SoaTransform::IDENTITY; n];
-            let mut got = vec![SoaTransform::IDENTITY; n];
-            for (run, times) in [&forward, &backward, &random].into_iter().enumerate() {
-                for &(t, mode) in times {
-                    clip.sample_with_rest(t, mode, &rest, &mut want).unwrap();
-                    clip.sample_cached(t, mode, &rest, &mut cache, &mut got).unwrap();
-                    prop_assert!(same_bits(&got, &want), "run {run}, t = {t} ({mode:?})");
+            // The clip's own sizes (the least, and three slots) and the
+            // bound for any clip, each buffer starting as NaN.
+            prop_assert!(clip.cache_blocks() <= PlaybackCache::blocks_for(n));
+            prop_assert!(clip.min_cache_blocks() <= clip.cache_blocks());
+            let nan = {
+                let mut b = SoaTransform::IDENTITY;
+                bytemuck::cast_slice_mut::<_, f32>(core::slice::from_mut(&mut b)).fill(f32::NAN);
+                b
+            };
+            for blocks in [clip.min_cache_blocks(), clip.cache_blocks(), PlaybackCache::blocks_for(n)] {
+                let mut buf = vec![nan; blocks];
+                let mut cache = PlaybackCache::new(&mut buf);
+                let mut want = vec![SoaTransform::IDENTITY; n];
+                let mut got = vec![SoaTransform::IDENTITY; n];
+                for (run, times) in [&forward, &backward, &random].into_iter().enumerate() {
+                    for &(t, mode) in times {
+                        clip.sample_with_rest(t, mode, &rest, &mut want).unwrap();
+                        clip.sample_cached(t, mode, &rest, &mut cache, &mut got).unwrap();
+                        prop_assert!(
+                            same_bits(&got, &want),
+                            "run {run}, t = {t} ({mode:?}), {blocks} blocks"
+                        );
+                    }
+                    if run == 0 {
+                        prop_assert_eq!(cache.frames_decoded(), frames as u64);
+                    }
                 }
-                if run == 0 {
-                    prop_assert_eq!(cache.frames_decoded(), frames as u64);
+                if blocks > 0 && blocks == clip.min_cache_blocks() {
+                    let mut short = vec![nan; blocks - 1];
+                    let e = clip.sample_cached(0.0, TimeMode::Clamp, &rest, &mut PlaybackCache::new(&mut short), &mut got);
+                    prop_assert!(matches!(e, Err(crate::Error::BadLength { .. })), "{e:?}");
                 }
             }
         }

@@ -45,7 +45,7 @@ use core::mem::MaybeUninit;
 
 use wide::f32x4;
 
-use super::cache::{constant_block_vectors, put_track};
+use super::cache::put_track;
 use super::codec::MAX_QUANTIZED_BITS;
 use super::codec::{trend_factors, INV_MAX_CODE};
 use super::decode::{
@@ -358,6 +358,21 @@ fn slots<const MODE: u8>(
         track!(kinds[2], false, 3);
     }
     true
+}
+
+/// The clip-constant vectors of a block none of whose tracks has an
+/// animated lane (`kinds` its three kind bytes): 3 per stored translation
+/// or scale, 4 per stored rotation, none for a default track.
+#[inline(always)]
+fn constant_block_vectors(kinds: &[u8]) -> usize {
+    let n = |k: Option<&u8>, v: usize| {
+        if k.is_some_and(|&k| k != KIND_DEFAULT) {
+            v
+        } else {
+            0
+        }
+    };
+    n(kinds.first(), 3) + n(kinds.get(1), 4) + n(kinds.get(2), 3)
 }
 
 /// The shared state and the cursor of one decode of the frames `at`;

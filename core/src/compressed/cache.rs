@@ -603,21 +603,6 @@ pub(super) fn put_track<const N: usize>(slot: &mut [f32x4], v: usize, q: &SoaQua
     }
 }
 
-/// The clip-constant vectors of a block none of whose tracks has an
-/// animated lane (`kinds` its three kind bytes): 3 per stored translation
-/// or scale, 4 per stored rotation, none for a default track.
-#[inline(always)]
-pub(super) fn constant_block_vectors(kinds: &[u8]) -> usize {
-    let n = |k: Option<&u8>, v: usize| {
-        if k.is_some_and(|&k| k != KIND_DEFAULT) {
-            v
-        } else {
-            0
-        }
-    };
-    n(kinds.first(), 3) + n(kinds.get(1), 4) + n(kinds.get(2), 3)
-}
-
 /// The first `N` vectors of `cursor`, which moves past them (`None`,
 /// the cursor unchanged, when it is shorter: the walks never let it be).
 #[inline(always)]

@@ -45,7 +45,7 @@ use core::mem::MaybeUninit;
 
 use wide::f32x4;
 
-use super::cache::put_track;
+use super::cache::{put_frames, BLOCK_VECTORS, ROT_VECTORS, VEC_VECTORS};
 use super::codec::MAX_QUANTIZED_BITS;
 use super::codec::{trend_factors, INV_MAX_CODE};
 use super::decode::{
@@ -227,7 +227,7 @@ fn decode(
             }
             if kt == KIND_STORED && kr == KIND_STORED && ks == KIND_STORED {
                 // Three constant tracks: their constants are the block.
-                if let Some((block, more)) = cur.params.split_first_chunk::<10>() {
+                if let Some((block, more)) = cur.params.split_first_chunk::<BLOCK_VECTORS>() {
                     *o = bytemuck::cast(*block);
                     cur.params = more;
                     continue;
@@ -331,11 +331,7 @@ fn slots<const MODE: u8>(
                 // SAFETY: AVX2 and the metadata bound, as stated above.
                 let s = unsafe { stored::<$rot, MODE>(clip, &frames, &mut cur, $kind) };
                 if let Some((qa, qb)) = animated_frames(s) {
-                    put_track::<$n>(a, v, &qa);
-                    if two {
-                        put_track::<$n>(b, v, &qb);
-                    }
-                    v += $n;
+                    put_frames::<$n>((&mut *a, &mut *b), &mut v, (&qa, &qb), two);
                 }
             }
         };
@@ -353,26 +349,24 @@ fn slots<const MODE: u8>(
         // and every metadata load stays inside `meta_ext` (checked by
         // `start`; the kinds' animated lanes add up to `clip.animated`,
         // validated).
-        track!(kinds[0], false, 3);
-        track!(kinds[1], true, 4);
-        track!(kinds[2], false, 3);
+        track!(kinds[0], false, VEC_VECTORS);
+        track!(kinds[1], true, ROT_VECTORS);
+        track!(kinds[2], false, VEC_VECTORS);
     }
     true
 }
 
 /// The clip-constant vectors of a block none of whose tracks has an
-/// animated lane (`kinds` its three kind bytes): 3 per stored translation
-/// or scale, 4 per stored rotation, none for a default track.
+/// animated lane (`kinds` its three kind bytes): a stored track's value,
+/// nothing for a default track.
 #[inline(always)]
 fn constant_block_vectors(kinds: &[u8]) -> usize {
-    let n = |k: Option<&u8>, v: usize| {
-        if k.is_some_and(|&k| k != KIND_DEFAULT) {
-            v
-        } else {
-            0
-        }
-    };
-    n(kinds.first(), 3) + n(kinds.get(1), 4) + n(kinds.get(2), 3)
+    kinds
+        .iter()
+        .zip([VEC_VECTORS, ROT_VECTORS, VEC_VECTORS])
+        .filter(|&(&k, _)| k != KIND_DEFAULT)
+        .map(|(_, n)| n)
+        .sum()
 }
 
 /// The shared state and the cursor of one decode of the frames `at`;

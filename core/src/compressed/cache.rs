@@ -26,7 +26,8 @@ use wide::f32x4;
 
 use super::decode::{Blend, FrameAt};
 use super::format::{
-    track_param_floats, KIND_DEFAULT, LANE_META_BYTES, ROT_PARAM_FLOATS, VEC_PARAM_FLOATS,
+    track_param_floats, CONST_ROT_PARAM_FLOATS, CONST_VEC_PARAM_FLOATS, KIND_DEFAULT,
+    LANE_META_BYTES, ROT_PARAM_FLOATS, VEC_PARAM_FLOATS,
 };
 use super::{CompressedClip, Defaults};
 use crate::clip::{Bracket, TimeMode};
@@ -41,7 +42,15 @@ const EMPTY: usize = usize::MAX;
 const SLOTS: usize = 3;
 
 /// `f32x4` vectors in a [`SoaTransform`] block.
-const BLOCK_VECTORS: usize = core::mem::size_of::<SoaTransform>() / core::mem::size_of::<f32x4>();
+pub(super) const BLOCK_VECTORS: usize =
+    core::mem::size_of::<SoaTransform>() / core::mem::size_of::<f32x4>();
+
+/// `f32x4` vectors of one frame of a translation or scale track (x, y, z),
+/// as a slot holds it; a constant track's constants are the same.
+pub(super) const VEC_VECTORS: usize = CONST_VEC_PARAM_FLOATS / LANES;
+
+/// [`VEC_VECTORS`] of a rotation track (x, y, z, w).
+pub(super) const ROT_VECTORS: usize = CONST_ROT_PARAM_FLOATS / LANES;
 
 /// `f32x4` vectors of one slot for a clip with track kinds `kinds`: a
 /// slot holds the tracks with an animated lane only, packed in stream
@@ -54,7 +63,7 @@ pub(super) fn slot_vectors(kinds: &[u8]) -> usize {
         .iter()
         .enumerate()
         .filter(|(_, &k)| k >> 4 != 0)
-        .map(|(t, _)| if t % 3 == 1 { 4 } else { 3 })
+        .map(|(t, _)| if t % 3 == 1 { ROT_VECTORS } else { VEC_VECTORS })
         .sum()
 }
 
@@ -462,10 +471,11 @@ impl CompressedClip<'_> {
                 return;
             }
             let offsets = (&mut oa, &mut ob);
-            let (qa, qb, n) = if track == 1 {
+            let slots = (&mut *a, &mut *b);
+            if track == 1 {
                 let (qa, qb) =
                     self.track_frames_as::<true, TWO>((ma, mb), same, m, mask, offsets, frames, cv);
-                (qa, qb, 4)
+                put_frames::<ROT_VECTORS>(slots, &mut v, (&qa, &qb), TWO);
             } else {
                 let (qa, qb) = self.track_frames_as::<false, TWO>(
                     (ma, mb),
@@ -476,20 +486,8 @@ impl CompressedClip<'_> {
                     frames,
                     cv,
                 );
-                (qa, qb, 3)
-            };
-            if n == 4 {
-                put_track::<4>(a, v, &qa);
-                if TWO {
-                    put_track::<4>(b, v, &qb);
-                }
-            } else {
-                put_track::<3>(a, v, &qa);
-                if TWO {
-                    put_track::<3>(b, v, &qb);
-                }
+                put_frames::<VEC_VECTORS>(slots, &mut v, (&qa, &qb), TWO);
             }
-            v += n;
             m += LANE_META_BYTES * mask.count_ones() as usize;
         });
     }
@@ -528,15 +526,15 @@ impl CompressedClip<'_> {
             o.rotation = if kr == KIND_DEFAULT {
                 base().rotation
             } else if kr >> 4 == 0 {
-                let Some([x, y, z, w]) = take::<4>(&mut params) else {
+                let Some([x, y, z, w]) = take::<ROT_VECTORS>(&mut params) else {
                     return;
                 };
                 SoaQuat { x, y, z, w }
             } else {
                 let (Some(more), Some([ax, ay, az, aw]), Some([bx, by, bz, bw])) = (
                     params.get(ROT_PARAM_FLOATS / LANES..),
-                    take::<4>(&mut a),
-                    take::<4>(&mut b),
+                    take::<ROT_VECTORS>(&mut a),
+                    take::<ROT_VECTORS>(&mut b),
                 ) else {
                     return;
                 };
@@ -593,14 +591,27 @@ impl CompressedClip<'_> {
     }
 }
 
-/// Writes the first `N` components (x, y, z, then w) of `q` at vector `v`
-/// of `slot` (nothing when the slot is shorter, which a slot of
-/// [`slot_vectors`] never is).
+/// Writes the first `N` components (x, y, z, then w) of frame a's value
+/// `qa` at vector `*v` of slot `a` and, with `two`, of frame b's `qb` in
+/// slot `b`, and moves `*v` past them (nothing is written where a slot is
+/// shorter, which a slot of [`slot_vectors`] never is).
 #[inline(always)]
-pub(super) fn put_track<const N: usize>(slot: &mut [f32x4], v: usize, q: &SoaQuat) {
-    if let Some(d) = slot.get_mut(v..v + N) {
-        d.copy_from_slice(&[q.x, q.y, q.z, q.w][..N]);
+pub(super) fn put_frames<const N: usize>(
+    (a, b): (&mut [f32x4], &mut [f32x4]),
+    v: &mut usize,
+    (qa, qb): (&SoaQuat, &SoaQuat),
+    two: bool,
+) {
+    let put = |slot: &mut [f32x4], q: &SoaQuat| {
+        if let Some(d) = slot.get_mut(*v..*v + N) {
+            d.copy_from_slice(&[q.x, q.y, q.z, q.w][..N]);
+        }
+    };
+    put(a, qa);
+    if two {
+        put(b, qb);
     }
+    *v += N;
 }
 
 /// The first `N` vectors of `cursor`, which moves past them (`None`,
@@ -624,12 +635,12 @@ fn vector_track(
     blend: &Blend,
 ) -> Option<SoaVec3> {
     if kind >> 4 == 0 {
-        let [x, y, z] = take::<3>(params)?;
+        let [x, y, z] = take::<VEC_VECTORS>(params)?;
         return Some(SoaVec3 { x, y, z });
     }
     *params = params.get(VEC_PARAM_FLOATS / LANES..)?;
-    let [ax, ay, az] = take::<3>(a)?;
-    let [bx, by, bz] = take::<3>(b)?;
+    let [ax, ay, az] = take::<VEC_VECTORS>(a)?;
+    let [bx, by, bz] = take::<VEC_VECTORS>(b)?;
     Some(blend.lerp_vec(
         &SoaVec3 {
             x: ax,

@@ -33,6 +33,26 @@ use super::pairs::DQS_PAIR_MAX_JOINTS;
 use super::{DqsBinds, DualQuat, Influences, LbsBind, Mat3x4};
 use crate::math::Mat4;
 
+/// The prepared-block LBS kernel ([`super::SkinBlocks::lbs`]) compiled for
+/// AVX2 + FMA: the portable four-wide lane code as it is, whose VEX
+/// three-operand forms spare the register copies that SSE's two-operand
+/// forms need. The lane math does not fuse (its multiply-adds are written
+/// as a product and a sum), so the bits are the portable kernel's.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA, and the contract of
+/// [`super::kernel::lbs_blocks`] holds.
+#[target_feature(enable = "avx2,fma")]
+pub(super) unsafe fn lbs_blocks<const N: bool>(
+    palette: &[Mat3x4],
+    blocks: &[super::VertexBlock],
+    positions: &mut [[f32; 3]],
+    normals: &mut [[f32; 3]],
+) {
+    // SAFETY: the caller's contract, passed on.
+    unsafe { super::kernel::lbs_blocks_lanes::<N>(palette, blocks, positions, normals) }
+}
+
 /// Whether this module's kernels run ([`crate::cpu::avx2_kernels`]).
 pub(crate) use crate::cpu::avx2_kernels as available;
 

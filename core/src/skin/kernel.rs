@@ -2,6 +2,7 @@
 
 use wide::f32x4;
 
+use super::blocks::{VertexBlock, REUSE, SHARED, UNIT};
 use super::layout::{load, Arrays, ArraysMut, Block3, Block4, Plan, Sink, Source};
 use super::pairs::with_aligned;
 use super::{DualQuat, Influences, Mat3x4, SkinMethod};
@@ -271,6 +272,18 @@ fn lbs_matrix<const K: usize>(
     if second.is_none() && same_joints::<K>(joints) {
         return lbs_matrix_shared::<K>(palette, &joints[0], weights);
     }
+    lbs_matrix_gathered::<K>(palette, joints, weights, second)
+}
+
+/// [`lbs_matrix`] of a block whose vertices do not share their joints:
+/// each vertex's rows blended, then transposed into lanes.
+#[inline(always)]
+fn lbs_matrix_gathered<const K: usize>(
+    palette: &[Mat3x4],
+    joints: &[[u16; 4]; 4],
+    weights: &[[f32; 4]; 4],
+    second: Second<'_>,
+) -> LaneMat {
     let mut b = [
         lbs_rows::<K>(palette, &joints[0], &weights[0]),
         lbs_rows::<K>(palette, &joints[1], &weights[1]),
@@ -308,6 +321,183 @@ fn slots_used(weights: &[[f32; 4]; 4]) -> u32 {
         | f32x4::new(weights[3]);
     let mask = any.simd_ne(f32x4::ZERO).to_bitmask();
     32 - (mask & 0xF).leading_zeros()
+}
+
+/// Palette entries broadcast into lanes, `e[slot][row][col]`: those of the
+/// last shared block's joints, which the blocks after it that name the
+/// same ones ([`REUSE`]) use as they are.
+type Broadcast = [[[f32x4; 4]; 3]; 4];
+
+/// Palette entry `j` of a prepared block, unchecked.
+///
+/// # Safety
+/// `j < palette.len()`: [`SkinBlocks::new`](super::SkinBlocks::new) took the
+/// joints from influences checked against the handle's joint count, the
+/// handle keeps the blocks borrowed (unchanged), and
+/// [`SkinBlocks::lbs`](super::SkinBlocks::lbs) checks that the palette has
+/// that many entries.
+#[inline(always)]
+#[allow(unsafe_code)]
+unsafe fn block_entry(palette: &[Mat3x4], j: u16) -> &Mat3x4 {
+    debug_assert!(usize::from(j) < palette.len());
+    // SAFETY: the caller's contract (above).
+    unsafe { palette.get_unchecked(usize::from(j)) }
+}
+
+/// The lanes' blended matrix of one prepared block that uses `K` slots:
+/// [`lbs_matrix`] of the block's vertices, with the block's kind and the
+/// weights' lanes read from the block instead of found per frame.
+///
+/// # Safety
+/// The joints of `b` are below `palette.len()` (see [`block_entry`]).
+#[inline(always)]
+#[allow(unsafe_code)]
+unsafe fn block_matrix<const K: usize>(
+    palette: &[Mat3x4],
+    b: &VertexBlock,
+    cache: &mut Broadcast,
+) -> LaneMat {
+    // SAFETY (every `block_entry` below): the joints are those of `b`,
+    // below `palette.len()` by the caller's contract.
+    let entries = |j: &[u16; 4]| j.map(|j| unsafe { block_entry(palette, j) });
+    if b.kind & SHARED == 0 {
+        let mut rows = [[f32x4::ZERO; 3]; 4];
+        for (lane, rows) in rows.iter_mut().enumerate() {
+            let m = entries(&b.joints[lane]);
+            let w = [0, 1, 2, 3].map(|s| f32x4::splat(b.weights[s][lane]));
+            *rows = [0, 1, 2].map(|r| {
+                let x = |k: usize| f32x4::new(m[k].rows[r]);
+                blend::<K>([x(0), x(1), x(2), x(3)], w)
+            });
+        }
+        let [b0, b1, b2, b3] = rows;
+        return LaneMat([
+            f32x4::transpose([b0[0], b1[0], b2[0], b3[0]]),
+            f32x4::transpose([b0[1], b1[1], b2[1], b3[1]]),
+            f32x4::transpose([b0[2], b1[2], b2[2], b3[2]]),
+        ]);
+    }
+    if b.kind & REUSE == 0 {
+        let m = entries(&b.joints[0]);
+        for (e, m) in cache.iter_mut().zip(m).take(K) {
+            for (er, mr) in e.iter_mut().zip(&m.rows) {
+                *er = mr.map(f32x4::splat);
+            }
+        }
+    }
+    let e = &*cache;
+    if b.kind & UNIT != 0 {
+        return LaneMat(e[0]);
+    }
+    let w = b.weights.map(f32x4::new);
+    let lane = |r: usize, c: usize| blend::<K>([e[0][r][c], e[1][r][c], e[2][r][c], e[3][r][c]], w);
+    let row = |r: usize| [lane(r, 0), lane(r, 1), lane(r, 2), lane(r, 3)];
+    LaneMat([row(0), row(1), row(2)])
+}
+
+/// Skins one prepared block: positions, and normals when `N`.
+///
+/// # Safety
+/// The joints of `b` are below `palette.len()` (see [`block_entry`]).
+#[inline(always)]
+#[allow(unsafe_code)]
+unsafe fn lbs_block<const N: bool>(
+    palette: &[Mat3x4],
+    b: &VertexBlock,
+    cache: &mut Broadcast,
+) -> (V3, V3) {
+    // SAFETY: the caller's contract, passed on.
+    let m = unsafe {
+        match b.kind & 7 {
+            0 | 1 => block_matrix::<1>(palette, b, cache),
+            2 => block_matrix::<2>(palette, b, cache),
+            3 => block_matrix::<3>(palette, b, cache),
+            _ => block_matrix::<4>(palette, b, cache),
+        }
+    };
+    let v3 = |a: &[[f32; 4]; 3]| V3 {
+        x: f32x4::new(a[0]),
+        y: f32x4::new(a[1]),
+        z: f32x4::new(a[2]),
+    };
+    let p = m.point(v3(&b.positions));
+    let n = if N {
+        m.vector(v3(&b.normals))
+    } else {
+        V3::ZERO
+    };
+    (p, n)
+}
+
+/// Skins prepared blocks into `positions` and, when `N`, `normals` (one
+/// entry per vertex of the blocks, checked by the caller; a shorter array
+/// leaves the vertices past it unwritten).
+///
+/// # Safety
+/// Every joint of `blocks` is below `palette.len()` (see [`block_entry`]).
+#[allow(unsafe_code)]
+pub(super) unsafe fn lbs_blocks<const N: bool>(
+    palette: &[Mat3x4],
+    blocks: &[VertexBlock],
+    positions: &mut [[f32; 3]],
+    normals: &mut [[f32; 3]],
+) {
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    if super::avx2::available() {
+        // SAFETY: the CPU has AVX2 and FMA (just asked); the joints'
+        // contract is the caller's.
+        unsafe { super::avx2::lbs_blocks::<N>(palette, blocks, positions, normals) };
+        return;
+    }
+    // SAFETY: the caller's contract, passed on.
+    unsafe { lbs_blocks_lanes::<N>(palette, blocks, positions, normals) }
+}
+
+/// [`lbs_blocks`]' body, inlined into each instruction set's copy.
+///
+/// # Safety
+/// As [`lbs_blocks`].
+#[inline(always)]
+#[allow(unsafe_code)]
+pub(super) unsafe fn lbs_blocks_lanes<const N: bool>(
+    palette: &[Mat3x4],
+    blocks: &[VertexBlock],
+    positions: &mut [[f32; 3]],
+    normals: &mut [[f32; 3]],
+) {
+    let mut cache = [[[f32x4::ZERO; 4]; 3]; 4];
+    let (pb, _) = positions.as_chunks_mut::<4>();
+    let full = pb.len();
+    // SAFETY (each `lbs_block`): the blocks' joints are below
+    // `palette.len()` by the caller's contract.
+    if N {
+        let (nb, _) = normals.as_chunks_mut::<4>();
+        for (b, (op, on)) in blocks.iter().zip(pb.iter_mut().zip(nb)) {
+            let (p, n) = unsafe { lbs_block::<true>(palette, b, &mut cache) };
+            (*op, *on) = (p.to_block3(), n.to_block3());
+        }
+    } else {
+        for (b, op) in blocks.iter().zip(pb.iter_mut()) {
+            *op = unsafe { lbs_block::<false>(palette, b, &mut cache) }
+                .0
+                .to_block3();
+        }
+    }
+    // The last block of a mesh whose vertex count is not a multiple of 4.
+    if let Some(b) = blocks.get(full) {
+        let (p, n) = unsafe { lbs_block::<N>(palette, b, &mut cache) };
+        let first = 4 * full;
+        let lanes = (b.lanes as usize).min(4);
+        let store = |out: &mut [[f32; 3]], v: &Block3| {
+            for (o, v) in out.iter_mut().skip(first).zip(&v[..lanes]) {
+                *o = *v;
+            }
+        };
+        store(positions, &p.to_block3());
+        if N {
+            store(normals, &n.to_block3());
+        }
+    }
 }
 
 /// A blended dual quaternion per lane: the real part `(u, w)`, not
@@ -1422,6 +1612,104 @@ mod tests {
             b.0.rotate_left(1);
             b.1.rotate_left(1);
             prop_assert!(a.0 == b.0 && a.1 == b.1);
+        }
+
+        /// Prepared blocks ([`SkinBlocks`](crate::skin::SkinBlocks)) give
+        /// the array kernel's bits on the same influences with each
+        /// vertex's slots in joint order (which is what the blocks hold),
+        /// through the public call, the portable body and, where the CPU
+        /// has them, the AVX2 copy; and agree with the scalar reference on
+        /// the influences as given. Runs of vertices name one joint set
+        /// in shuffled slot orders (shared blocks, reused broadcasts), with
+        /// 1-4 used slots, unit weights or not.
+        #[test]
+        #[allow(unsafe_code)] // the kernels' unchecked lookups, joints checked
+        fn prepared_blocks_match_array_kernel(
+            seed in any::<u64>(),
+            vertices in 0usize..60,
+            palette in 1usize..20,
+            unit in any::<bool>(),
+            normals in any::<bool>(),
+        ) {
+            use crate::skin::{blocks::canonical_slots, SkinBlocks, VertexBlock};
+            let mut m = mesh(seed, vertices, palette, false);
+            let mut r = Rng(seed ^ 0x5EED);
+            let mut used = 1;
+            for v in 0..vertices {
+                if v % 3 == 0 && r.next() < 0.0 {
+                    used = 1 + r.index(4) as usize;
+                } else if v > 0 {
+                    m.joints[v] = m.joints[v - 1];
+                }
+                let mut w = [0.0f32; 4];
+                for x in w.iter_mut().take(used) {
+                    *x = r.next() + 1.0 + 1e-3;
+                }
+                let sum: f32 = w.iter().sum();
+                m.weights[v] = if used == 1 && unit { [1.0, 0.0, 0.0, 0.0] } else { w.map(|x| x / sum) };
+                // The same set in another slot order.
+                let (j, w) = (&mut m.joints[v], &mut m.weights[v]);
+                for s in (1..used).rev() {
+                    let k = r.index(s + 1) as usize;
+                    j.swap(s, k);
+                    w.swap(s, k);
+                }
+            }
+            let reference = skin_on(&m, 0, None, normals, false);
+            let infl = m.checked();
+            let src = SkinVertices { positions: &m.pos, normals: Some(&m.nrm), tangents: None };
+            let mut buf = alloc::vec![VertexBlock::default(); SkinBlocks::block_count(vertices)];
+            let prepared = SkinBlocks::new(&infl, src, &mut buf).unwrap();
+            let mut public = (alloc::vec![[9.0; 3]; vertices], alloc::vec![[9.0; 3]; vertices]);
+            let out = SkinOutput {
+                positions: &mut public.0,
+                normals: normals.then_some(&mut public.1[..]),
+                tangents: None,
+            };
+            prepared.lbs(&m.lbs, out).unwrap();
+            close(&public.0, &reference.0)?;
+            if normals {
+                close(&public.1, &reference.1)?;
+            }
+            let mut canonical = m;
+            for (j, w) in canonical.joints.iter_mut().zip(canonical.weights.iter_mut()) {
+                (*j, *w) = canonical_slots(j, w);
+            }
+            let arrays = skin(&canonical, 0, Path::Portable, normals, false);
+            let mut bodies = alloc::vec![(
+                alloc::vec![[9.0; 3]; vertices],
+                alloc::vec![[9.0; 3]; vertices],
+            )];
+            let blocks = &buf[..];
+            let call = |out: &mut (Vec<[f32; 3]>, Vec<[f32; 3]>), avx2: bool| {
+                let (p, n) = (&mut out.0[..], &mut out.1[..]);
+                // SAFETY: the blocks' joints are below the palette's length
+                // (checked influences); AVX2 only where the CPU has it.
+                unsafe {
+                    match (normals, avx2) {
+                        (true, false) => lbs_blocks_lanes::<true>(&canonical.lbs, blocks, p, n),
+                        (false, false) => lbs_blocks_lanes::<false>(&canonical.lbs, blocks, p, n),
+                        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+                        (true, true) => super::super::avx2::lbs_blocks::<true>(&canonical.lbs, blocks, p, n),
+                        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+                        (false, true) => super::super::avx2::lbs_blocks::<false>(&canonical.lbs, blocks, p, n),
+                        #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+                        (_, true) => unreachable!(),
+                    }
+                }
+            };
+            call(&mut bodies[0], false);
+            if best_path() != Path::Portable {
+                bodies.push((alloc::vec![[9.0; 3]; vertices], alloc::vec![[9.0; 3]; vertices]));
+                call(&mut bodies[1], true);
+            }
+            let bits = |a: &[[f32; 3]]| a.iter().flatten().map(|x| x.to_bits()).collect::<Vec<_>>();
+            for got in bodies.iter().map(|b| (&b.0, &b.1)).chain([(&public.0, &public.1)]) {
+                prop_assert_eq!(bits(got.0), bits(&arrays.0));
+                if normals {
+                    prop_assert_eq!(bits(got.1), bits(&arrays.1));
+                }
+            }
         }
 
         /// Both paths against the scalar reference, four and eight

@@ -150,6 +150,7 @@ use wide::f32x4;
 mod avx2;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod avx512;
+pub(crate) mod blocks;
 mod job;
 mod kernel;
 mod layout;
@@ -158,6 +159,7 @@ mod pairs;
 mod palette;
 pub mod reference;
 
+pub use blocks::{SkinBlocks, VertexBlock};
 pub use job::{SkinAttributes, SkinJob, SkinMethod};
 pub use order::{group_by_joints, influence_order, slots_used};
 pub use pairs::DQS_PAIR_MAX_JOINTS;

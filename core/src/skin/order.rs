@@ -26,6 +26,15 @@ pub fn slots_used(weights: &[f32; 4], weights1: Option<&[f32; 4]>) -> usize {
     }
 }
 
+/// `joints` with its first `used` slots in increasing order (the others
+/// as they are).
+#[inline]
+pub(crate) fn canonical_joints(joints: &[u16; 4], used: usize) -> [u16; 4] {
+    let mut j = *joints;
+    j[..used.min(4)].sort_unstable();
+    j
+}
+
 /// Writes into `order` the mesh's vertices (indices into `weights`) sorted
 /// by [`slots_used`], fewest first, ties in their original order, and
 /// returns how many vertices use 0, 1, …, 8 slots (the parts' sizes, in
@@ -76,10 +85,13 @@ pub fn influence_order(
 }
 
 /// Sorts each part of an [`influence_order`] (`counts` its sizes) by the
-/// joints its vertices name in the slots they use, ties by vertex index,
-/// so that runs of vertices with the same joints lie together: a block of
-/// four such vertices is skinned from the joints' entries broadcast into
-/// lanes, with no per-vertex blend and no transpose (see the kernels).
+/// set of joints its vertices name in the slots they use, then by those
+/// joints in slot order, ties by vertex index, so that runs of vertices
+/// with the same joints lie together: a block of four such vertices is
+/// skinned from the joints' entries broadcast into lanes, with no
+/// per-vertex blend and no transpose (see the kernels; the array kernels
+/// need the same slot order too, [`SkinBlocks`](super::SkinBlocks) only
+/// the same set).
 /// `joints1` holds slots 4-7 of an eight-influence mesh, or is empty.
 ///
 /// Nothing is allocated (an in-place sort per part).
@@ -120,7 +132,17 @@ pub fn group_by_joints(
         part.sort_unstable_by_key(|&v| {
             let v = v as usize;
             let second = joints1.get(v).map_or(0, |j| key(j, used.saturating_sub(4)));
-            (key(&joints[v], used.min(4)), second, v)
+            let (own, used) = (&joints[v], used.min(4));
+            // The joint set first, whatever the slots' order: vertices that
+            // blend the same joints lie together, and prepared blocks
+            // (`SkinBlocks`), which put each vertex's slots in joint order,
+            // share their entries; within a set, the slots' own order.
+            (
+                key(&canonical_joints(own, used), used),
+                key(own, used),
+                second,
+                v,
+            )
         });
     }
     Ok(())
@@ -269,8 +291,9 @@ mod tests {
         }
 
         /// Grouping keeps each part's vertices (so the order stays a
-        /// permutation sorted by slots used) and sorts them by the joints
-        /// of their used slots, then by index.
+        /// permutation sorted by slots used) and sorts them by the set of
+        /// joints of their used slots, then by those joints in slot order,
+        /// then by index.
         #[test]
         fn grouping_sorts_each_part_by_its_joints(
             w in prop::collection::vec(weight_set(), 0..200),
@@ -287,14 +310,18 @@ mod tests {
             let before = order.clone();
             group_by_joints(j, j1, &mut order, &counts).unwrap();
             let used = |v: u32| slots_used(&w[v as usize], w1.get(v as usize));
+            // The set of slots 0-3's joints, then those joints in slot
+            // order, then slots 4-7's.
             let key = |v: u32| {
                 let k = used(v);
                 let v = v as usize;
+                let mut set: Vec<u16> = j[v][..k.min(4)].to_vec();
+                set.sort_unstable();
                 let mut key: Vec<u16> = j[v][..k.min(4)].to_vec();
                 if eight {
                     key.extend_from_slice(&j1[v][..k.saturating_sub(4)]);
                 }
-                key
+                (set, key)
             };
             let mut first = 0;
             for &c in &counts {

@@ -1438,6 +1438,15 @@ typedef struct sinew_skin_palette {
   size_t mix_len;
 } sinew_skin_palette;
 
+// Four vertices of a mesh prepared by `sinew_skin_blocks_prepare` for
+// `sinew_skin_blocks_lbs` (the layout is the library's, not to be written
+// by hand; plain data, so it can be stored and loaded as bytes). 208
+// bytes, 16-byte aligned.
+typedef struct SINEW_ALIGNED(16) sinew_vertex_block {
+  // The block's attributes, weights, joints and kind.
+  uint32_t data[13][4];
+} sinew_vertex_block;
+
 // Where attributes sit in an interleaved vertex buffer, in floats.
 typedef struct sinew_vertex_layout {
   // Floats per vertex (`> 0`).
@@ -3504,6 +3513,56 @@ sinew_status sinew_skin_dqs_palette_prepared(const struct sinew_float4x4 *models
 sinew_status sinew_skin(const struct sinew_skin_palette *palette,
                         const struct sinew_skin_mesh *mesh,
                         const struct sinew_skin_target *target);
+
+// Returns how many `sinew_vertex_block` a mesh of `vertex_count`
+// vertices needs: `(vertex_count + 3) / 4`.
+size_t sinew_skin_blocks_count(size_t vertex_count);
+
+// Prepares `mesh` for `sinew_skin_blocks_lbs`, once, at load time: its
+// positions, normals (when not NULL) and four influences per vertex,
+// checked against a palette of `joint_count` entries, into `blocks`
+// (`block_count` = `sinew_skin_blocks_count(mesh->vertex_count)`, 16-byte
+// aligned). Order the mesh by influence count and joints first
+// (`sinew_skin_influence_order`, then `sinew_skin_group_by_joints`); the
+// skinned vertices come out in the mesh's order.
+//
+// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (also: tangents or
+// `joints1`/`weights1` set, which the blocks do not hold),
+// INVALID_INFLUENCE (as `sinew_skin`), OVERLAPPING_BUFFERS. `blocks` is
+// untouched on error.
+//
+// # Safety
+// `mesh` points to a struct whose arrays have the lengths it states;
+// `blocks` has `block_count` writable entries.
+sinew_status sinew_skin_blocks_prepare(const struct sinew_skin_mesh *mesh,
+                                       size_t joint_count,
+                                       struct sinew_vertex_block *blocks,
+                                       size_t block_count);
+
+// Skins a mesh prepared by `sinew_skin_blocks_prepare` (`vertex_count`
+// vertices, `sinew_skin_blocks_count(vertex_count)` blocks) with linear
+// blend skinning over `palette` (`joint_count` entries, the count the
+// blocks were prepared for): positions, and normals when
+// `target->normals` is not NULL (the mesh must have been prepared with
+// normals; without, they come out zero). The results are those of
+// `sinew_skin` with `SINEW_SKIN_LBS` through the portable kernels, within
+// the rounding of the slots' order. Each call checks the blocks' joints
+// against `joint_count` (O(blocks)), so blocks altered since give other
+// numbers, never an out-of-bounds read.
+//
+// Errors: NULL_PARAMETER (also: target tangents), MISALIGNED, BAD_LENGTH,
+// INVALID_INFLUENCE (a block's joint past `joint_count`), INVALID_DATA (a
+// block's slot or vertex count that preparation does not write),
+// OVERLAPPING_BUFFERS. The target is untouched on error.
+//
+// # Safety
+// `palette` has `joint_count` entries, `blocks` the count above, and
+// `target` points to a struct whose arrays have `vertex_count` entries.
+sinew_status sinew_skin_blocks_lbs(const struct sinew_float3x4 *palette,
+                                   size_t joint_count,
+                                   const struct sinew_vertex_block *blocks,
+                                   size_t vertex_count,
+                                   const struct sinew_skin_target *target);
 
 // `sinew_skin` over interleaved vertex buffers: `mesh->vertex_count`
 // vertices of `mesh->layout.stride` floats in `mesh->data`

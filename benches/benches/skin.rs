@@ -28,8 +28,8 @@ use sinew_benches::config;
 use sinew_benches::POSE_ANGLE;
 use sinew_core::fk::{self, FkJob};
 use sinew_core::skin::{
-    self, CheckedInfluences, DualQuat, Mat3x4, SkinAttributes, SkinInput, SkinJob, SkinMethod,
-    SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut,
+    self, CheckedInfluences, DualQuat, Mat3x4, SkinAttributes, SkinBlocks, SkinInput, SkinJob,
+    SkinMethod, SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut, VertexBlock,
 };
 use sinew_core::{Error, Mat4, Skeleton};
 use sinew_std::synthetic;
@@ -405,8 +405,9 @@ fn bench_skin(c: &mut Criterion) {
     group.finish();
 }
 
-/// `skin-order/<mesh>/<method>-<order>`: LBS (influences checked once)
-/// and DQS (with its pair table) on the real meshes in their file's vertex
+/// `skin-order/<mesh>/<method>-<order>`: LBS (influences checked once),
+/// DQS (with its pair table) and LBS over the mesh prepared in blocks
+/// (`lbs-blocks`, [`SkinBlocks`]) on the real meshes in their file's vertex
 /// order and sorted by influence count, positions and normals, one run.
 fn bench_order(c: &mut Criterion) {
     let mut group = c.benchmark_group("skin-order");
@@ -455,6 +456,21 @@ fn bench_order(c: &mut Criterion) {
                     })
                 });
             }
+            let mut blocks = vec![VertexBlock::default(); SkinBlocks::block_count(n)];
+            let prepared = SkinBlocks::new(&infl, verts, &mut blocks).expect("prepared");
+            group.bench_function(
+                BenchmarkId::new(label, format!("lbs-blocks-{order}")),
+                |b| {
+                    b.iter(|| {
+                        let out = SkinOutput {
+                            positions: &mut pos,
+                            normals: Some(&mut nrm),
+                            tangents: None,
+                        };
+                        black_box(&prepared).lbs(black_box(&lbs), out)
+                    })
+                },
+            );
         }
     }
     group.finish();

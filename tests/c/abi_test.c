@@ -173,6 +173,31 @@ static void frame(void) {
   printf("dqs_positions %.17g\ndqs_normals %.17g\n", sum_floats(&out_positions[0][0], 3 * VERTICES),
          sum_floats(&out_normals[0][0], 3 * VERTICES));
 
+  /* The same mesh prepared in blocks once, then skinned from them. */
+  static sinew_vertex_block blocks[(VERTICES + 3) / 4];
+  static float blocks_positions[VERTICES][3], blocks_normals[VERTICES][3];
+  sinew_skin_target blocks_target = {&blocks_positions[0][0], &blocks_normals[0][0], NULL};
+  size_t block_count = sinew_skin_blocks_count(VERTICES);
+  if (block_count != sizeof blocks / sizeof blocks[0]) {
+    fprintf(stderr, "sinew_skin_blocks_count(%d) = %zu\n", VERTICES, block_count);
+    exit(1);
+  }
+  CHECK(sinew_skin_blocks_prepare(&mesh, skel.joint_count, blocks, block_count - 1),
+        SINEW_STATUS_BAD_LENGTH);
+  CHECK(sinew_skin_blocks_prepare(NULL, skel.joint_count, blocks, block_count),
+        SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_skin_blocks_prepare(&mesh, 1, blocks, block_count), SINEW_STATUS_INVALID_INFLUENCE);
+  CHECK(sinew_skin_blocks_prepare(&mesh, skel.joint_count, blocks, block_count), SINEW_STATUS_OK);
+  CHECK(sinew_skin_blocks_lbs(lbs, 1, blocks, VERTICES, &blocks_target),
+        SINEW_STATUS_INVALID_INFLUENCE);
+  CHECK(sinew_skin_blocks_lbs(NULL, skel.joint_count, blocks, VERTICES, &blocks_target),
+        SINEW_STATUS_NULL_PARAMETER);
+  CHECK(sinew_skin_blocks_lbs(lbs, skel.joint_count, blocks, VERTICES, &blocks_target),
+        SINEW_STATUS_OK);
+  printf("blocks_lbs_positions %.17g\nblocks_lbs_normals %.17g\n",
+         sum_floats(&blocks_positions[0][0], 3 * VERTICES),
+         sum_floats(&blocks_normals[0][0], 3 * VERTICES));
+
   /* Eight influences (joints1/weights1 set): slot 3's weight split between
    * slot 3 and slot 4 on the same joint skins as the four above. */
   static uint16_t joints1[VERTICES][4];

@@ -19,8 +19,8 @@ use sinew_core::ik::IkPose;
 use sinew_core::mix;
 use sinew_core::procedural::{self, Gait};
 use sinew_core::skin::{
-    self, CheckedInfluences, DualQuat, Mat3x4, SkinAttributes, SkinJob, SkinMethod, SkinOutput,
-    SkinVertices,
+    self, CheckedInfluences, DualQuat, Mat3x4, SkinAttributes, SkinBlocks, SkinJob, SkinMethod,
+    SkinOutput, SkinVertices, VertexBlock,
 };
 use sinew_core::{Mat4, Skeleton, SoaTransform, Vec3};
 use sinew_std::compress::{compress, CompressOptions};
@@ -161,6 +161,25 @@ fn expected() -> HashMap<&'static str, f64> {
         (sum(op.as_flattened()), sum(on.as_flattened()))
     };
     let (lp, ln) = skinned(false);
+    let (bp, bn) = {
+        let infl = CheckedInfluences::new(&j, &w, lbs.len()).unwrap();
+        let input = SkinVertices {
+            positions: &p,
+            normals: Some(&nrm),
+            tangents: None,
+        };
+        let mut blocks = vec![VertexBlock::default(); SkinBlocks::block_count(p.len())];
+        let prepared = SkinBlocks::new(&infl, input, &mut blocks).unwrap();
+        let mut op = vec![[0.0f32; 3]; p.len()];
+        let mut on = vec![[0.0f32; 3]; p.len()];
+        let out = SkinOutput {
+            positions: &mut op,
+            normals: Some(&mut on),
+            tangents: None,
+        };
+        prepared.lbs(&lbs, out).unwrap();
+        (sum(op.as_flattened()), sum(on.as_flattened()))
+    };
     let first_lbs = {
         let mut op = vec![[0.0f32; 3]; p.len()];
         let out = SkinOutput {
@@ -193,6 +212,8 @@ fn expected() -> HashMap<&'static str, f64> {
         ("lbs_normals", ln),
         ("dqs_positions", dp),
         ("dqs_normals", dn),
+        ("blocks_lbs_positions", bp),
+        ("blocks_lbs_normals", bn),
         ("ramp_weight", f64::from(ramp)),
         ("mix_sum", sum(bytemuck::cast_slice(&mixed))),
         ("crossfade_sum", sum(bytemuck::cast_slice(&faded))),

@@ -630,6 +630,101 @@ fn eight_influences_through_the_c_abi() {
     assert_eq!(s, sinew_status::OverlappingBuffers);
 }
 
+/// Prepared blocks through the C ABI: the Rust API's numbers, and bad
+/// blocks, counts and overlaps as statuses that leave the target alone.
+#[test]
+fn prepared_blocks_through_the_c_abi() {
+    let (p, [j0, _], [w0, _]) = eight_influence_mesh();
+    // Slots 0-3 renormalised: a four-influence mesh of 12 vertices.
+    let w0: Vec<[f32; 4]> = w0
+        .iter()
+        .map(|w| {
+            let s: f32 = w.iter().sum();
+            w.map(|x| x / s)
+        })
+        .collect();
+    let n = p.len() - 1; // 11: a tail block of three
+    let (p, j0, w0) = (&p[..n], &j0[..n], &w0[..n]);
+    let mut lbs = vec![sinew_core::skin::Mat3x4::IDENTITY; 5];
+    for (k, m) in lbs.iter_mut().enumerate() {
+        m.rows[0][3] = k as f32;
+        m.rows[1][1] = 1.0 + 0.1 * k as f32;
+    }
+    let infl = sinew_core::skin::CheckedInfluences::new(j0, w0, 5).unwrap();
+    let mut rust_blocks = vec![sinew_core::skin::VertexBlock::default(); 3];
+    let mesh = sinew_core::skin::SkinBlocks::new(
+        &infl,
+        sinew_core::skin::SkinVertices::positions(p),
+        &mut rust_blocks,
+    )
+    .unwrap();
+    let mut want = vec![[0.0f32; 3]; n];
+    mesh.lbs(&lbs, sinew_core::skin::SkinOutput::positions(&mut want))
+        .unwrap();
+
+    let c_mesh = sinew_skin_mesh {
+        vertex_count: n,
+        positions: p.as_ptr().cast(),
+        normals: std::ptr::null(),
+        tangents: std::ptr::null(),
+        joints: j0.as_ptr().cast(),
+        weights: w0.as_ptr().cast(),
+        joints1: std::ptr::null(),
+        weights1: std::ptr::null(),
+    };
+    assert_eq!(sinew_skin_blocks_count(n), 3);
+    let mut blocks = vec![sinew_vertex_block { data: [[0; 4]; 13] }; 3];
+    // SAFETY: the mesh's arrays have `n` vertices, `blocks` 3 entries.
+    let s = unsafe { sinew_skin_blocks_prepare(&c_mesh, 5, blocks.as_mut_ptr(), 3) };
+    assert_eq!(s, sinew_status::Ok);
+    assert_eq!(
+        bytemuck::cast_slice::<_, u8>(&blocks),
+        bytemuck::cast_slice::<_, u8>(&rust_blocks)
+    );
+    let skin = |blocks: &[sinew_vertex_block], joints: usize, out: &mut [[f32; 3]]| {
+        let target = sinew_skin_target {
+            positions: out.as_mut_ptr().cast(),
+            normals: std::ptr::null_mut(),
+            tangents: std::ptr::null_mut(),
+        };
+        // SAFETY: `lbs` has 5 entries (`joints` at most 5), `blocks` 3, the
+        // target `n` positions.
+        unsafe { sinew_skin_blocks_lbs(lbs.as_ptr().cast(), joints, blocks.as_ptr(), n, &target) }
+    };
+    let mut got = vec![[9.0f32; 3]; n];
+    assert_eq!(skin(&blocks, 5, &mut got), sinew_status::Ok);
+    assert_eq!(got, want);
+    // A joint past the palette (through a shorter palette, and written
+    // into a block by hand), and a slot count preparation never writes.
+    let mut bad = blocks.clone();
+    let words = bytemuck::cast_slice_mut::<_, u16>(&mut bad);
+    // Joints start after 40 floats (160 bytes): block 1, lane 2, slot 0.
+    words[(208 + 160) / 2 + 2 * 4] = 9;
+    let mut kind = blocks.clone();
+    kind[2].data[12][0] = 7;
+    for (blocks, joints, status) in [
+        (&blocks, 2, sinew_status::InvalidInfluence),
+        (&bad, 5, sinew_status::InvalidInfluence),
+        (&kind, 5, sinew_status::InvalidData),
+    ] {
+        let mut out = vec![[9.0f32; 3]; n];
+        assert_eq!(skin(blocks, joints, &mut out), status);
+        assert_eq!(out, vec![[9.0f32; 3]; n]);
+    }
+    // Preparing into the positions is an overlap; a short buffer a length.
+    let mut p_copy: Vec<sinew_vertex_block> = vec![sinew_vertex_block { data: [[0; 4]; 13] }; 3];
+    let aliased = sinew_skin_mesh {
+        positions: p_copy.as_ptr().cast(),
+        ..c_mesh
+    };
+    // SAFETY: `p_copy` holds 3 blocks (624 bytes), more than `n` positions.
+    let s = unsafe { sinew_skin_blocks_prepare(&aliased, 5, p_copy.as_mut_ptr(), 3) };
+    assert_eq!(s, sinew_status::OverlappingBuffers);
+    // SAFETY: as above, `blocks` has 3 entries.
+    let s = unsafe { sinew_skin_blocks_prepare(&c_mesh, 5, blocks.as_mut_ptr(), 2) };
+    assert_eq!(s, sinew_status::BadLength);
+}
+
 /// A `sinew_skin_palette` of `method` over the two palettes (one entry per
 /// palette element) and the per-vertex mix.
 fn skin_palette<L, D>(method: u32, lbs: &[L], dqs: &[D], mix: &[f32]) -> sinew_skin_palette {

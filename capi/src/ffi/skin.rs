@@ -7,7 +7,8 @@ use core::ptr;
 use sinew_core::mesh::SkinnedMesh;
 use sinew_core::skin::{
     self, CheckedInfluences, DqsBinds, DualQuat, InfluenceSet, LbsBind, Mat3x4, SkinAttributes,
-    SkinJob, SkinMethod, SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut,
+    SkinBlocks, SkinJob, SkinMethod, SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut,
+    VertexBlock,
 };
 use sinew_core::{Error, Mat4};
 
@@ -61,7 +62,20 @@ pub struct sinew_dqs_binds {
     pub lanes: [[[f32; 8]; 3]; 4],
 }
 
+/// Four vertices of a mesh prepared by `sinew_skin_blocks_prepare` for
+/// `sinew_skin_blocks_lbs` (the layout is the library's, not to be written
+/// by hand; plain data, so it can be stored and loaded as bytes). 208
+/// bytes, 16-byte aligned.
+#[repr(C, align(16))]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct sinew_vertex_block {
+    /// The block's attributes, weights, joints and kind.
+    pub data: [[u32; 4]; 13],
+}
+
 const _: () = {
+    assert!(size_of::<sinew_vertex_block>() == size_of::<VertexBlock>());
+    assert!(align_of::<sinew_vertex_block>() == align_of::<VertexBlock>());
     assert!(size_of::<sinew_lbs_bind>() == size_of::<LbsBind>());
     assert!(align_of::<sinew_lbs_bind>() == align_of::<LbsBind>());
     assert!(size_of::<sinew_dqs_binds>() == size_of::<DqsBinds>());
@@ -805,6 +819,131 @@ pub unsafe extern "C" fn sinew_skin(
             attributes: SkinAttributes::Arrays { input, output },
         }
         .run()?;
+        Ok(())
+    }
+}
+
+/// Returns how many `sinew_vertex_block` a mesh of `vertex_count`
+/// vertices needs: `(vertex_count + 3) / 4`.
+#[no_mangle]
+pub extern "C" fn sinew_skin_blocks_count(vertex_count: usize) -> usize {
+    boundary!(or 0 => {
+        SkinBlocks::block_count(vertex_count)
+    })
+}
+
+/// Prepares `mesh` for `sinew_skin_blocks_lbs`, once, at load time: its
+/// positions, normals (when not NULL) and four influences per vertex,
+/// checked against a palette of `joint_count` entries, into `blocks`
+/// (`block_count` = `sinew_skin_blocks_count(mesh->vertex_count)`, 16-byte
+/// aligned). Order the mesh by influence count and joints first
+/// (`sinew_skin_influence_order`, then `sinew_skin_group_by_joints`); the
+/// skinned vertices come out in the mesh's order.
+///
+/// Errors: NULL_PARAMETER, MISALIGNED, BAD_LENGTH (also: tangents or
+/// `joints1`/`weights1` set, which the blocks do not hold),
+/// INVALID_INFLUENCE (as `sinew_skin`), OVERLAPPING_BUFFERS. `blocks` is
+/// untouched on error.
+///
+/// # Safety
+/// `mesh` points to a struct whose arrays have the lengths it states;
+/// `blocks` has `block_count` writable entries.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_skin_blocks_prepare(
+    mesh: *const sinew_skin_mesh,
+    joint_count: usize,
+    blocks: *mut sinew_vertex_block,
+    block_count: usize,
+) -> sinew_status {
+    boundary! {
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the call; the helpers check NULL, alignment and size.
+        let m = unsafe { read(mesh)? };
+        // SAFETY: as above: the mesh's arrays have `vertex_count` entries.
+        let v = unsafe { mesh_view(&m)? };
+        // SAFETY: as above: `blocks` has `block_count` writable entries.
+        let out = unsafe { slice_mut(blocks, block_count)? };
+        let inputs = [Span::of(v.positions), v.normals.map_or(Span(0, 0), Span::of)];
+        disjoint(Span::of(out), &inputs)?;
+        disjoint(Span::of(out), &influence_spans((v.joints, v.weights), v.second))?;
+        let influences = checked_influences((v.joints, v.weights), v.second, joint_count)?;
+        let vertices = SkinVertices {
+            positions: v.positions,
+            normals: v.normals,
+            tangents: v.tangents,
+        };
+        SkinBlocks::new(&influences, vertices, bytemuck::cast_slice_mut(out))?;
+        Ok(())
+    }
+}
+
+/// Skins a mesh prepared by `sinew_skin_blocks_prepare` (`vertex_count`
+/// vertices, `sinew_skin_blocks_count(vertex_count)` blocks) with linear
+/// blend skinning over `palette` (`joint_count` entries, the count the
+/// blocks were prepared for): positions, and normals when
+/// `target->normals` is not NULL (the mesh must have been prepared with
+/// normals; without, they come out zero). The results are those of
+/// `sinew_skin` with `SINEW_SKIN_LBS` through the portable kernels, within
+/// the rounding of the slots' order. Each call checks the blocks' joints
+/// against `joint_count` (O(blocks)), so blocks altered since give other
+/// numbers, never an out-of-bounds read.
+///
+/// Errors: NULL_PARAMETER (also: target tangents), MISALIGNED, BAD_LENGTH,
+/// INVALID_INFLUENCE (a block's joint past `joint_count`), INVALID_DATA (a
+/// block's slot or vertex count that preparation does not write),
+/// OVERLAPPING_BUFFERS. The target is untouched on error.
+///
+/// # Safety
+/// `palette` has `joint_count` entries, `blocks` the count above, and
+/// `target` points to a struct whose arrays have `vertex_count` entries.
+#[no_mangle]
+pub unsafe extern "C" fn sinew_skin_blocks_lbs(
+    palette: *const sinew_float3x4,
+    joint_count: usize,
+    blocks: *const sinew_vertex_block,
+    vertex_count: usize,
+    target: *const sinew_skin_target,
+) -> sinew_status {
+    boundary! {
+        // SAFETY: this function's `# Safety` contract makes each pointer valid for its
+        // length during the call; the helpers check NULL, alignment and size.
+        let (p, b, t) = unsafe {
+            (
+                slice(palette, joint_count)?,
+                slice(blocks, SkinBlocks::block_count(vertex_count))?,
+                read(target)?,
+            )
+        };
+        if t.positions.is_null() || !t.tangents.is_null() {
+            return Err(sinew_status::NullParameter);
+        }
+        // SAFETY: as above: the target's arrays have `vertex_count` entries.
+        let (positions, normals) = unsafe {
+            (
+                slice_mut(t.positions.cast::<[f32; 3]>(), vertex_count)?,
+                optional_mut(t.normals.cast::<[f32; 3]>(), vertex_count)?,
+            )
+        };
+        let outs = [
+            Span::of(positions),
+            normals.as_deref().map_or(Span(0, 0), Span::of),
+        ];
+        for (i, o) in outs.iter().enumerate() {
+            disjoint(*o, &[Span::of(p), Span::of(b)])?;
+            disjoint(*o, &outs[i + 1..])?;
+        }
+        let mesh = SkinBlocks::from_prepared(
+            bytemuck::cast_slice(b),
+            vertex_count,
+            joint_count,
+            normals.is_some(),
+        )?;
+        let output = SkinOutput {
+            positions,
+            normals,
+            tangents: None,
+        };
+        mesh.lbs(bytemuck::cast_slice(p), output)?;
         Ok(())
     }
 }

@@ -217,6 +217,61 @@ impl<'a> SkinBlocks<'a> {
         })
     }
 
+    /// Views blocks that [`new`](Self::new) prepared earlier (kept in a
+    /// file, handed over from C: [`VertexBlock`] is plain data) as a mesh
+    /// of `vertices` vertices whose influences index a palette of
+    /// `joint_count` entries, prepared with normals when `normals`. Every
+    /// block is checked (O(blocks)): its joints below `joint_count`, its
+    /// slot count 1-4, and its vertex count (4, and the rest in the last
+    /// block). Blocks altered in other ways skin to other numbers, never to
+    /// a read out of bounds.
+    ///
+    /// # Errors
+    /// [`Error::BadLength`] when `blocks` is not
+    /// [`block_count`](Self::block_count) long;
+    /// [`Error::InfluenceOutOfRange`] for a joint past `joint_count` (the
+    /// vertex is the lane's); [`Error::Corrupt`] for a slot or vertex count
+    /// that [`new`](Self::new) does not write.
+    pub fn from_prepared(
+        blocks: &'a [VertexBlock],
+        vertices: usize,
+        joint_count: usize,
+        normals: bool,
+    ) -> Result<Self, Error> {
+        check_len("blocks", Self::block_count(vertices), blocks.len())?;
+        for (b, block) in blocks.iter().enumerate() {
+            let lanes = (vertices - 4 * b).min(4);
+            if block.lanes as usize != lanes || !(1..=4).contains(&(block.kind & 7)) {
+                return Err(Error::Corrupt {
+                    what: "a prepared block's vertex or slot count",
+                });
+            }
+            for (lane, joints) in block.joints.iter().enumerate() {
+                if let Some(&j) = joints.iter().find(|&&j| usize::from(j) >= joint_count) {
+                    return Err(Error::InfluenceOutOfRange {
+                        vertex: 4 * b + lane.min(lanes - 1),
+                        joint: usize::from(j),
+                        count: joint_count,
+                    });
+                }
+            }
+        }
+        Ok(SkinBlocks {
+            blocks,
+            vertices,
+            joint_count,
+            normals,
+        })
+    }
+
+    /// The prepared blocks (to store them, for
+    /// [`from_prepared`](Self::from_prepared)).
+    #[inline]
+    #[must_use]
+    pub fn blocks(&self) -> &'a [VertexBlock] {
+        self.blocks
+    }
+
     /// Vertices in the mesh.
     #[inline]
     #[must_use]
@@ -464,6 +519,52 @@ mod tests {
             layout("prepared blocks hold positions and normals, not tangents")
         );
         assert!(untouched(&p) && untouched(&n));
+        // Blocks handed back: checked, then skinned as before.
+        let again = SkinBlocks::from_prepared(mesh.blocks(), 5, 3, false).unwrap();
+        let mut q = [[0.0; 3]; 5];
+        again
+            .lbs(&palette(), SkinOutput::positions(&mut q))
+            .unwrap();
+        mesh.lbs(&palette(), SkinOutput::positions(&mut p)).unwrap();
+        assert_eq!(p, q);
+        let from = |b: &[VertexBlock], n, joints| {
+            SkinBlocks::from_prepared(b, n, joints, false).map(|_| ())
+        };
+        assert_eq!(
+            from(&buf[..2], 5, 2),
+            Err(Error::InfluenceOutOfRange {
+                vertex: 2,
+                joint: 2,
+                count: 2
+            })
+        );
+        assert_eq!(from(&buf[..2], 9, 3), len("blocks", 3, 2));
+        assert_eq!(
+            from(&buf[..2], 6, 3),
+            Err(Error::Corrupt {
+                what: "a prepared block's vertex or slot count"
+            })
+        );
+        let mut bad = [buf[0], buf[1]];
+        bad[1].kind = 5;
+        assert_eq!(
+            from(&bad, 5, 3),
+            Err(Error::Corrupt {
+                what: "a prepared block's vertex or slot count"
+            })
+        );
+        bad[1].kind = 1;
+        bad[1].joints[3][2] = 7;
+        // A padding lane names its block's last vertex.
+        assert_eq!(
+            from(&bad, 5, 3),
+            Err(Error::InfluenceOutOfRange {
+                vertex: 4,
+                joint: 7,
+                count: 3
+            })
+        );
+
         let empty = CheckedInfluences::new(&[], &[], 3).unwrap();
         let mesh = SkinBlocks::new(&empty, SkinVertices::positions(&[]), &mut []).unwrap();
         assert!(mesh.is_empty());

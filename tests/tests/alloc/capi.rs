@@ -2,6 +2,7 @@
 //! rlib of `sinew-capi`: each crosses the panic boundary (`catch_unwind`)
 //! and checks its pointers every call, which must not allocate either.
 
+use bytemuck::Zeroable;
 use sinew::*;
 use sinew_core::skin::{DqsBinds, DualQuat, LbsBind, Mat3x4};
 use sinew_core::{f32x4, Mat4, SoaTransform};
@@ -462,6 +463,24 @@ pub fn skinning_allocates_nothing() {
         weights1: std::ptr::null(),
     };
 
+    // The four-influence mesh (without tangents) prepared in blocks.
+    let mut vertex_blocks = vec![sinew_vertex_block::zeroed(); sinew_skin_blocks_count(n)];
+    let untangent = sinew_skin_mesh {
+        tangents: std::ptr::null(),
+        ..four
+    };
+    // SAFETY: the mesh's arrays have `n` vertices, the blocks the count
+    // asked for.
+    let status = unsafe {
+        sinew_skin_blocks_prepare(
+            &untangent,
+            joints,
+            vertex_blocks.as_mut_ptr(),
+            vertex_blocks.len(),
+        )
+    };
+    assert_eq!(status, sinew_status::Ok);
+
     frames_allocate_nothing("the C ABI's skinning", 150, |frame| {
         let t = frame as f32 / 60.0;
         let mut sum = 0.0;
@@ -546,6 +565,21 @@ pub fn skinning_allocates_nothing() {
                 )?;
                 sum += dst[STRIDE + 1];
             }
+            let target = sinew_skin_target {
+                tangents: std::ptr::null_mut(),
+                ..target
+            };
+            ok(
+                "sinew_skin_blocks_lbs",
+                sinew_skin_blocks_lbs(
+                    lbs.as_ptr().cast(),
+                    joints,
+                    vertex_blocks.as_ptr(),
+                    n,
+                    &target,
+                ),
+            )?;
+            sum += pos[n - 1][0] + nrm[1][1];
         }
         Ok::<f32, Failed>(sum)
     });

@@ -3,8 +3,9 @@
 use sinew_core::clip::{RawClip, TimeMode};
 use sinew_core::fk::{self, FkJob};
 use sinew_core::skin::{
-    self, CheckedInfluences, DqsBinds, DualQuat, LbsBind, Mat3x4, SkinAttributes, SkinJob,
-    SkinMethod, SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut,
+    self, CheckedInfluences, DqsBinds, DualQuat, LbsBind, Mat3x4, SkinAttributes, SkinBlocks,
+    SkinJob, SkinMethod, SkinOutput, SkinVertices, StridedVertices, StridedVerticesMut,
+    VertexBlock,
 };
 use sinew_core::{Error, Mat4, Skeleton, SoaTransform};
 use sinew_std::Humanoid;
@@ -196,6 +197,13 @@ pub fn skinning_allocates_nothing() {
         chunk[10..].copy_from_slice(&[0.25, 0.75]);
     }
     let mut dst = vec![0.0f32; n * STRIDE];
+    // The mesh prepared in blocks, at load time.
+    let mut blocks = vec![VertexBlock::default(); SkinBlocks::block_count(n)];
+    let vertices = SkinVertices {
+        tangents: None,
+        ..verts
+    };
+    let prepared = SkinBlocks::new(&four, vertices, &mut blocks).unwrap();
 
     frames_allocate_nothing("skinning", 200, |frame| {
         poser.pose(frame as f32 / 60.0)?;
@@ -279,6 +287,16 @@ pub fn skinning_allocates_nothing() {
             .run()?;
             sum += dst[STRIDE * (n - 1) + 1] + dst[4];
         }
+        // Prepared blocks, with and without normals.
+        prepared.lbs(&lbs, SkinOutput::positions(&mut pos))?;
+        sum += pos[n - 1][2];
+        let output = SkinOutput {
+            positions: &mut pos,
+            normals: Some(&mut nrm),
+            tangents: None,
+        };
+        prepared.lbs(&lbs, output)?;
+        sum += pos[1][0] + nrm[n - 1][1];
         Ok::<f32, Error>(sum)
     });
 }

@@ -464,6 +464,19 @@ fn skin_mesh(m: &sinew_std::import::Mesh, palette: &[sinew_core::skin::Mat3x4]) 
     p
 }
 
+/// Two skinnings of one vertex attribute agree within 1e-5 (relative
+/// above 1): the kernels' bound against the scalar twin.
+fn assert_skinned_close(a: &[f32; 3], b: &[f32; 3], path: &std::path::Path) {
+    for c in 0..3 {
+        let bound = 1e-5 * b[c].abs().max(1.0);
+        assert!(
+            (a[c] - b[c]).abs() <= bound,
+            "{}: {a:?} vs {b:?}",
+            path.display()
+        );
+    }
+}
+
 #[test]
 fn sorting_by_influence_count_moves_every_attribute_together() {
     let Some(dir) = support::shared_data("gltf") else {
@@ -522,20 +535,69 @@ fn sorting_by_influence_count_moves_every_attribute_together() {
             for k in 0..attributes {
                 for (new, &old) in order.iter().enumerate() {
                     let (a, b) = (after[k * n + new], before[k * n + old as usize]);
-                    for c in 0..3 {
-                        let bound = 1e-5 * b[c].abs().max(1.0);
-                        assert!(
-                            (a[c] - b[c]).abs() <= bound,
-                            "{}: {a:?} vs {b:?}",
-                            path.display()
-                        );
-                    }
+                    assert_skinned_close(&a, &b, path);
                 }
             }
             meshes += 1;
         }
     }
     assert!(meshes > 0, "no skinned mesh under {}", dir.display());
+}
+
+/// Every four-influence mesh of the shared glTF files, sorted and
+/// prepared in blocks, skins as `SkinJob` skins it (within 1e-5: the
+/// blocks sum each vertex's slots in joint order), with and without
+/// normals, and blocks stored and checked back in skin the same.
+#[test]
+fn prepared_blocks_skin_real_meshes_as_skin_job_does() {
+    use sinew_core::skin::{SkinBlocks, SkinOutput, SkinVertices, VertexBlock};
+    let Some(dir) = support::shared_data("gltf") else {
+        return;
+    };
+    let mut meshes = 0;
+    for path in support::files_with_extension(&dir, &["glb", "gltf"]) {
+        let asset = load(&path, &GltfOptions::default()).unwrap();
+        let skel = asset.skeleton.view();
+        let pose = sinew_std::synthetic::pose(&skel, 0.5, 7);
+        let mut models = vec![Mat4::IDENTITY; skel.joint_count()];
+        sinew_core::fk::local_to_model(&sinew_core::fk::FkJob::new(&skel, &pose), &mut models)
+            .unwrap();
+        for m in asset.meshes.iter().filter(|m| m.joints1.is_empty()) {
+            let mut palette = vec![sinew_core::skin::Mat3x4::IDENTITY; models.len()];
+            sinew_core::skin::lbs_palette(&models, &m.inverse_bind, &mut palette).unwrap();
+            let mut sorted = m.clone();
+            sorted.sort_by_influence_count().unwrap();
+            let want = skin_mesh(&sorted, &palette);
+            let n = sorted.positions.len();
+            let normals = (!sorted.normals.is_empty()).then_some(sorted.normals.as_slice());
+            let vertices = SkinVertices {
+                positions: &sorted.positions,
+                normals,
+                tangents: None,
+            };
+            let infl = sorted.influences(palette.len()).unwrap();
+            let mut blocks = vec![VertexBlock::default(); SkinBlocks::block_count(n)];
+            let prepared = SkinBlocks::new(&infl, vertices, &mut blocks).unwrap();
+            let stored = prepared.blocks().to_vec();
+            let again = SkinBlocks::from_prepared(&stored, n, palette.len(), normals.is_some());
+            for mesh in [prepared, again.unwrap()] {
+                let (mut p, mut nr) = (vec![[f32::NAN; 3]; n], vec![[f32::NAN; 3]; n]);
+                let out = SkinOutput {
+                    positions: &mut p,
+                    normals: normals.map(|_| nr.as_mut_slice()),
+                    tangents: None,
+                };
+                mesh.lbs(&palette, out).unwrap();
+                p.extend(nr.iter().take(if normals.is_some() { n } else { 0 }));
+                assert_eq!(p.len(), want.len());
+                for (a, b) in p.iter().zip(&want) {
+                    assert_skinned_close(a, b, &path);
+                }
+            }
+            meshes += 1;
+        }
+    }
+    assert!(meshes > 0, "no four-influence mesh under {}", dir.display());
 }
 
 #[test]

@@ -23,6 +23,8 @@
 //! ```text
 //! load:   let infl = CheckedInfluences::new(&joints, &weights, joint_count)?;
 //!         // DQS, optional: let infl = infl.with_dqs_pairs(&mut buf)?;
+//!         // LBS, optional: let mesh = SkinBlocks::new(&infl, vertices, &mut blocks)?;
+//!         //                then each frame mesh.lbs(&palette, output)?
 //! frame:  lbs_palette(&models, &inverse_binds, &mut palette)?;
 //!         SkinJob { method: SkinMethod::Lbs { palette: &palette },
 //!                   influences: &infl,
@@ -128,6 +130,22 @@
 //! tail of 1-3 vertices runs through the same block code with padding lanes
 //! that are not stored. [`reference`](mod@reference) holds the scalar twins (the readable
 //! specification); SIMD and scalar agree within 1e-5.
+//!
+//! # Prepared blocks
+//! A mesh skinned with LBS every frame can be prepared once, at load time,
+//! into [`SkinBlocks`]: per block of four vertices, positions, normals and
+//! weights already in lanes, each vertex's used slots in joint order, and
+//! the block's slot count and whether its vertices share their joints
+//! (and the joints of the shared block before it). [`SkinBlocks::lbs`] then
+//! only blends and transforms: no de-interleave, no per-block tests, and a
+//! run of shared blocks broadcasts its joints' entries once. Order the mesh
+//! first ([`influence_order`] and [`group_by_joints`], which groups vertices
+//! by their joint set). Its results are the array kernel's on the same
+//! influences with each vertex's slots in joint order, bit for bit, on
+//! every CPU (the AVX2 + FMA copy of the kernel does not fuse). Four
+//! influences, LBS, positions and normals; [`VertexBlock`] is plain data,
+//! so prepared blocks can be stored and checked back in with
+//! [`SkinBlocks::from_prepared`].
 //!
 //! On x86-64 CPUs with AVX2 and FMA (asked of CPUID once, at the first
 //! call), whole blocks of eight vertices and the palettes run in AVX2 + FMA

@@ -304,8 +304,11 @@ impl<'a> SkinBlocks<'a> {
     /// ([`lbs_palette`](super::lbs_palette)'s output): positions, and
     /// normals when `output` asks for them. The results are those of a
     /// [`SkinJob`](super::SkinJob) with [`SkinMethod::Lbs`](super::SkinMethod::Lbs)
-    /// on the same vertices through the portable kernels, bit for bit, on
-    /// every target.
+    /// through the portable kernels on the same vertices with each vertex's
+    /// used slots in joint order, bit for bit, on every CPU of a target; a
+    /// vertex whose slots the mesh lists in another order gets the same
+    /// products summed in joint order (a difference of rounding; the tests
+    /// hold it within 1e-5 of the scalar reference).
     ///
     /// # Errors
     /// [`Error::BadLength`] when `palette` does not hold

@@ -145,41 +145,21 @@ fn expected() -> HashMap<&'static str, f64> {
         .run()
         .unwrap();
     };
-    let skinned = |dq: bool| {
+    // Positions and normals skinned by `run`, summed.
+    let skinned = |run: &dyn Fn(SkinOutput<'_>)| {
         let mut op = vec![[0.0f32; 3]; p.len()];
         let mut on = vec![[0.0f32; 3]; p.len()];
-        let out = SkinOutput {
+        run(SkinOutput {
             positions: &mut op,
             normals: Some(&mut on),
             tangents: None,
-        };
-        if dq {
-            skin_into(SkinMethod::Dqs { palette: &dqs }, out);
-        } else {
-            skin_into(SkinMethod::Lbs { palette: &lbs }, out);
-        }
+        });
         (sum(op.as_flattened()), sum(on.as_flattened()))
     };
-    let (lp, ln) = skinned(false);
-    let (bp, bn) = {
-        let infl = CheckedInfluences::new(&j, &w, lbs.len()).unwrap();
-        let input = SkinVertices {
-            positions: &p,
-            normals: Some(&nrm),
-            tangents: None,
-        };
-        let mut blocks = vec![VertexBlock::default(); SkinBlocks::block_count(p.len())];
-        let prepared = SkinBlocks::new(&infl, input, &mut blocks).unwrap();
-        let mut op = vec![[0.0f32; 3]; p.len()];
-        let mut on = vec![[0.0f32; 3]; p.len()];
-        let out = SkinOutput {
-            positions: &mut op,
-            normals: Some(&mut on),
-            tangents: None,
-        };
-        prepared.lbs(&lbs, out).unwrap();
-        (sum(op.as_flattened()), sum(on.as_flattened()))
-    };
+    let (lp, ln) = skinned(&|out| skin_into(SkinMethod::Lbs { palette: &lbs }, out));
+    let mut blocks = vec![VertexBlock::default(); SkinBlocks::block_count(p.len())];
+    let prepared = SkinBlocks::new(&influences, input, &mut blocks).unwrap();
+    let (bp, bn) = skinned(&|out| prepared.lbs(&lbs, out).unwrap());
     let first_lbs = {
         let mut op = vec![[0.0f32; 3]; p.len()];
         let out = SkinOutput {
@@ -190,7 +170,7 @@ fn expected() -> HashMap<&'static str, f64> {
         skin_into(SkinMethod::Lbs { palette: &lbs }, out);
         op[0][0]
     };
-    let (dp, dn) = skinned(true);
+    let (dp, dn) = skinned(&|out| skin_into(SkinMethod::Dqs { palette: &dqs }, out));
     let hand = models[15].cols[3];
     HashMap::from([
         ("joint_count", skel.joint_count() as f64),

@@ -88,13 +88,6 @@ pub struct SkinBlocks<'a> {
     normals: bool,
 }
 
-/// Slots `0..used` of `joints`, one per 16 bits, the others zero.
-fn slot_key(joints: &[u16; 4], used: usize) -> u64 {
-    joints[..used.min(4)]
-        .iter()
-        .fold(0u64, |k, &j| (k << 16) | u64::from(j))
-}
-
 /// A vertex's influences with its used slots (up to the last weighted
 /// one) in increasing joint order, so that vertices blending the same
 /// joints name them in the same slots (the order
@@ -114,10 +107,11 @@ pub(crate) fn canonical_slots(joints: &[u16; 4], weights: &[f32; 4]) -> ([u16; 4
     (pairs.map(|p| p.0), pairs.map(|p| p.1))
 }
 
-/// The slots `weights` uses over four lanes (1-4; a block whose weights
-/// are all zero uses one), as the array kernels count them.
+/// The slots a block's weights (`weights[slot][lane]`) use over its four
+/// lanes (1-4; a block whose weights are all zero uses one), as the array
+/// kernels count them.
 fn block_slots(weights: &[[f32; 4]; 4]) -> u32 {
-    let any = |s: usize| weights.iter().any(|w| w[s] != 0.0);
+    let any = |s: usize| weights[s].iter().any(|&w| w != 0.0);
     (1..4).rev().find(|&s| any(s)).map_or(1, |s| s as u32 + 1)
 }
 
@@ -177,7 +171,6 @@ impl<'a> SkinBlocks<'a> {
                 lanes: lanes as u32,
                 ..VertexBlock::default()
             };
-            let mut per_vertex = [[0.0; 4]; 4];
             for lane in 0..4 {
                 let p = vertices.positions[v(lane)];
                 let nrm = vertices.normals.map_or([0.0; 3], |ns| ns[v(lane)]);
@@ -191,16 +184,19 @@ impl<'a> SkinBlocks<'a> {
                     out.weights[slot][lane] = ws;
                 }
                 out.joints[lane] = j;
-                per_vertex[lane] = w;
             }
-            let slots = block_slots(&per_vertex);
+            let slots = block_slots(&out.weights);
             let used = slots as usize;
             let joints = &out.joints[0][..used];
             let shared = out.joints.iter().all(|j| &j[..used] == joints);
             let unit = shared && slots == 1 && out.weights[0].iter().all(|&w| w == 1.0);
             // A shared block after one of the same slots and joints finds
             // their entries already broadcast.
-            let this = shared.then(|| (slots, slot_key(&out.joints[0], used)));
+            let this = shared.then(|| {
+                let mut joints = out.joints[0];
+                joints[used..].fill(0);
+                (slots, joints)
+            });
             let reuse = this.is_some() && this == previous;
             out.kind = slots
                 | if shared { SHARED } else { 0 }

@@ -184,22 +184,57 @@ fn lbs_entries<'a>(palette: &'a [Mat3x4], j: &[u16; 4]) -> [&'a Mat3x4; 4] {
     ]
 }
 
-/// One vertex's blended rows `Σ w_k palette[j_k].rows` over the first `K`
-/// influence slots (the others have weight 0 in the whole block).
+/// One vertex's blended rows `Σ w_k m_k.rows` over the first `K`
+/// influence slots (the others have weight 0 in the whole block), with
+/// the vertex's weights `w` broadcast.
 #[inline(always)]
-fn lbs_rows<const K: usize>(palette: &[Mat3x4], j: &[u16; 4], w: &[f32; 4]) -> [f32x4; 3] {
-    let [m0, m1, m2, m3] = lbs_entries(palette, j);
-    let (w0, w1, w2, w3) = (
+fn blend_rows<const K: usize>(m: [&Mat3x4; 4], w: [f32; 4]) -> [f32x4; 3] {
+    let w = [
         f32x4::splat(w[0]),
         f32x4::splat(w[1]),
         f32x4::splat(w[2]),
         f32x4::splat(w[3]),
-    );
+    ];
     let row = |r: usize| {
-        let x = |m: &Mat3x4| f32x4::new(m.rows[r]);
-        blend::<K>([x(m0), x(m1), x(m2), x(m3)], [w0, w1, w2, w3])
+        let x = |k: usize| f32x4::new(m[k].rows[r]);
+        blend::<K>([x(0), x(1), x(2), x(3)], w)
     };
     [row(0), row(1), row(2)]
+}
+
+/// Four vertices' blended rows ([`blend_rows`]) transposed into lanes.
+#[inline(always)]
+fn transpose_rows(b: [[f32x4; 3]; 4]) -> LaneMat {
+    let [b0, b1, b2, b3] = b;
+    LaneMat([
+        f32x4::transpose([b0[0], b1[0], b2[0], b3[0]]),
+        f32x4::transpose([b0[1], b1[1], b2[1], b3[1]]),
+        f32x4::transpose([b0[2], b1[2], b2[2], b3[2]]),
+    ])
+}
+
+/// Palette entries broadcast into lanes, `e[slot][row][col]`.
+type Broadcast = [[[f32x4; 4]; 3]; 4];
+
+/// Broadcasts the entries of slots `0..K` into `e` (the other slots keep
+/// what they hold; the blend of `K` slots does not read them).
+#[inline(always)]
+fn broadcast<const K: usize>(e: &mut Broadcast, m: [&Mat3x4; 4]) {
+    for (e, m) in e.iter_mut().zip(m).take(K) {
+        for (er, mr) in e.iter_mut().zip(&m.rows) {
+            *er = mr.map(f32x4::splat);
+        }
+    }
+}
+
+/// Broadcast entries blended in lanes by the four vertices' weights of
+/// each slot, `w[slot]` (which needs neither a blend per vertex nor a
+/// transpose).
+#[inline(always)]
+fn blend_broadcast<const K: usize>(e: &Broadcast, w: [f32x4; 4]) -> LaneMat {
+    let lane = |r: usize, c: usize| blend::<K>([e[0][r][c], e[1][r][c], e[2][r][c], e[3][r][c]], w);
+    let row = |r: usize| [lane(r, 0), lane(r, 1), lane(r, 2), lane(r, 3)];
+    LaneMat([row(0), row(1), row(2)])
 }
 
 /// `Σ m_k w_k` over slots `0..K`, summed in the one order both LBS
@@ -241,19 +276,13 @@ fn lbs_matrix_shared<const K: usize>(
     joints: &[u16; 4],
     weights: &[[f32; 4]; 4],
 ) -> LaneMat {
-    let m = lbs_entries(palette, joints);
+    let mut e = [[[f32x4::ZERO; 4]; 3]; 4];
+    broadcast::<K>(&mut e, lbs_entries(palette, joints));
     let w = f32x4::transpose(weights.map(f32x4::new));
-    let unit = K == 1 && w[0].simd_eq(f32x4::ONE).all();
-    let lane = |r: usize, c: usize| {
-        let e = |k: usize| f32x4::splat(m[k].rows[r][c]);
-        if unit {
-            e(0)
-        } else {
-            blend::<K>([e(0), e(1), e(2), e(3)], w)
-        }
-    };
-    let row = |r: usize| [lane(r, 0), lane(r, 1), lane(r, 2), lane(r, 3)];
-    LaneMat([row(0), row(1), row(2)])
+    if K == 1 && w[0].simd_eq(f32x4::ONE).all() {
+        return LaneMat(e[0]);
+    }
+    blend_broadcast::<K>(&e, w)
 }
 
 /// Slots 4-7 of a block's four vertices (eight influences per vertex).
@@ -272,24 +301,8 @@ fn lbs_matrix<const K: usize>(
     if second.is_none() && same_joints::<K>(joints) {
         return lbs_matrix_shared::<K>(palette, &joints[0], weights);
     }
-    lbs_matrix_gathered::<K>(palette, joints, weights, second)
-}
-
-/// [`lbs_matrix`] of a block whose vertices do not share their joints:
-/// each vertex's rows blended, then transposed into lanes.
-#[inline(always)]
-fn lbs_matrix_gathered<const K: usize>(
-    palette: &[Mat3x4],
-    joints: &[[u16; 4]; 4],
-    weights: &[[f32; 4]; 4],
-    second: Second<'_>,
-) -> LaneMat {
-    let mut b = [
-        lbs_rows::<K>(palette, &joints[0], &weights[0]),
-        lbs_rows::<K>(palette, &joints[1], &weights[1]),
-        lbs_rows::<K>(palette, &joints[2], &weights[2]),
-        lbs_rows::<K>(palette, &joints[3], &weights[3]),
-    ];
+    let rows = |v: usize| blend_rows::<K>(lbs_entries(palette, &joints[v]), weights[v]);
+    let mut b = [rows(0), rows(1), rows(2), rows(3)];
     if let Some((j1, w1)) = second {
         for s in 0..slots_used(w1) as usize {
             for (rows, (j, w)) in b.iter_mut().zip(j1.iter().zip(w1)) {
@@ -301,12 +314,7 @@ fn lbs_matrix_gathered<const K: usize>(
             }
         }
     }
-    let [b0, b1, b2, b3] = b;
-    LaneMat([
-        f32x4::transpose([b0[0], b1[0], b2[0], b3[0]]),
-        f32x4::transpose([b0[1], b1[1], b2[1], b3[1]]),
-        f32x4::transpose([b0[2], b1[2], b2[2], b3[2]]),
-    ])
+    transpose_rows(b)
 }
 
 /// How many leading influence slots a block uses (1-4): slots past the last
@@ -322,11 +330,6 @@ fn slots_used(weights: &[[f32; 4]; 4]) -> u32 {
     let mask = any.simd_ne(f32x4::ZERO).to_bitmask();
     32 - (mask & 0xF).leading_zeros()
 }
-
-/// Palette entries broadcast into lanes, `e[slot][row][col]`: those of the
-/// last shared block's joints, which the blocks after it that name the
-/// same ones ([`REUSE`]) use as they are.
-type Broadcast = [[[f32x4; 4]; 3]; 4];
 
 /// Palette entry `j` of a prepared block, unchecked.
 ///
@@ -346,7 +349,9 @@ unsafe fn block_entry(palette: &[Mat3x4], j: u16) -> &Mat3x4 {
 
 /// The lanes' blended matrix of one prepared block that uses `K` slots:
 /// [`lbs_matrix`] of the block's vertices, with the block's kind and the
-/// weights' lanes read from the block instead of found per frame.
+/// weights' lanes read from the block instead of found per frame. `cache`
+/// holds the entries of the last shared block's joints, which the blocks
+/// after it that name the same ones ([`REUSE`]) use as they are.
 ///
 /// # Safety
 /// The joints of `b` are below `palette.len()` (see [`block_entry`]).
@@ -362,37 +367,18 @@ unsafe fn block_matrix<const K: usize>(
     let entries = |j: &[u16; 4]| j.map(|j| unsafe { block_entry(palette, j) });
     if b.kind & SHARED == 0 {
         let mut rows = [[f32x4::ZERO; 3]; 4];
-        for (lane, rows) in rows.iter_mut().enumerate() {
-            let m = entries(&b.joints[lane]);
-            let w = [0, 1, 2, 3].map(|s| f32x4::splat(b.weights[s][lane]));
-            *rows = [0, 1, 2].map(|r| {
-                let x = |k: usize| f32x4::new(m[k].rows[r]);
-                blend::<K>([x(0), x(1), x(2), x(3)], w)
-            });
+        for (v, rows) in rows.iter_mut().enumerate() {
+            *rows = blend_rows::<K>(entries(&b.joints[v]), [0, 1, 2, 3].map(|s| b.weights[s][v]));
         }
-        let [b0, b1, b2, b3] = rows;
-        return LaneMat([
-            f32x4::transpose([b0[0], b1[0], b2[0], b3[0]]),
-            f32x4::transpose([b0[1], b1[1], b2[1], b3[1]]),
-            f32x4::transpose([b0[2], b1[2], b2[2], b3[2]]),
-        ]);
+        return transpose_rows(rows);
     }
     if b.kind & REUSE == 0 {
-        let m = entries(&b.joints[0]);
-        for (e, m) in cache.iter_mut().zip(m).take(K) {
-            for (er, mr) in e.iter_mut().zip(&m.rows) {
-                *er = mr.map(f32x4::splat);
-            }
-        }
+        broadcast::<K>(cache, entries(&b.joints[0]));
     }
-    let e = &*cache;
     if b.kind & UNIT != 0 {
-        return LaneMat(e[0]);
+        return LaneMat(cache[0]);
     }
-    let w = b.weights.map(f32x4::new);
-    let lane = |r: usize, c: usize| blend::<K>([e[0][r][c], e[1][r][c], e[2][r][c], e[3][r][c]], w);
-    let row = |r: usize| [lane(r, 0), lane(r, 1), lane(r, 2), lane(r, 3)];
-    LaneMat([row(0), row(1), row(2)])
+    blend_broadcast::<K>(cache, b.weights.map(f32x4::new))
 }
 
 /// Skins one prepared block: positions, and normals when `N`.

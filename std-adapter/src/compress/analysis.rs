@@ -109,6 +109,19 @@ pub(super) struct Shape {
 /// of a percent of size for a quarter more compression time).
 pub(super) const TREND_REACH: i16 = 32;
 
+/// The steps from a trend to its neighbours, slope and curvature byte:
+/// the slope alone first.
+const TREND_STEPS: [(i16, i16); 8] = [
+    (-1, 0),
+    (1, 0),
+    (0, -1),
+    (0, 1),
+    (-1, 1),
+    (1, -1),
+    (-1, -1),
+    (1, 1),
+];
+
 /// A component's trend bytes: slope and curvature.
 pub(super) type Trend = (i8, i8);
 
@@ -384,16 +397,7 @@ impl Track {
                 for _ in 0..16 {
                     let (d, k) = best;
                     let mut moved = false;
-                    for (dd, dk) in [
-                        (-1, 0),
-                        (1, 0),
-                        (0, -1),
-                        (0, 1),
-                        (-1, 1),
-                        (1, -1),
-                        (-1, -1),
-                        (1, 1),
-                    ] {
+                    for (dd, dk) in TREND_STEPS {
                         let cand = (
                             (i16::from(d) + dd).clamp(-127, 127) as i8,
                             if n >= 4 {
@@ -459,20 +463,8 @@ impl Track {
             seen[word] |= bit;
             fresh
         };
-        let steps: &[(i16, i16)] = if curved {
-            &[
-                (-1, 0),
-                (1, 0),
-                (0, -1),
-                (0, 1),
-                (-1, 1),
-                (1, -1),
-                (-1, -1),
-                (1, 1),
-            ]
-        } else {
-            &[(-1, 0), (1, 0)]
-        };
+        // Without curvature, slope steps only (the first two).
+        let steps = &TREND_STEPS[..if curved { 8 } else { 2 }];
         let mut limit = plain;
         let mut pick: Option<(Trend, Span, f32)> = None;
         visit(start);

@@ -131,7 +131,23 @@ pub(super) type Span = (f32, f32);
 /// The whole clip units a segment range `(lo, hi)` (fractions of the clip
 /// range) is stored in: its minimum rounded down, its maximum up.
 pub(super) fn units((lo, hi): Span) -> f32 {
-    (hi * 255.0).ceil() - (lo * 255.0).floor()
+    -floor(-(hi * 255.0)) - floor(lo * 255.0)
+}
+
+/// `x.floor()` without the library call that SSE2 (no `roundps`) makes
+/// of it: the unit search rounds two values per trend it visits. Exact
+/// for every `f32` (beyond 2^23 every value is whole; non-finite values
+/// pass through).
+fn floor(x: f32) -> f32 {
+    if x.is_nan() || x.abs() >= 8_388_608.0 {
+        return x;
+    }
+    let t = x as i32 as f32;
+    if t > x {
+        t - 1.0
+    } else {
+        t
+    }
 }
 
 /// The least-squares quadratic `a + b·i + c·i²` through `values` at
@@ -299,7 +315,7 @@ impl Track {
         while start < frames {
             let range = start..(start + segment_frames).min(frames);
             let n = range.len() as u64;
-            let shape = self.shape(range.clone(), true);
+            let shape = self.shape_as(range.clone(), true, false);
             let fits =
                 |r: u8| self.encode_shaped(range.clone(), r, true, Some(shape)).err <= budget;
             // The error falls with the rate: the lowest rate that fits by
@@ -342,6 +358,14 @@ impl Track {
     /// ([`Track::fewest_units`]). It is kept when the residual stays inside
     /// the clip range and takes fewer units than the component's own range.
     pub(super) fn shape(&self, frames: std::ops::Range<usize>, trend: bool) -> Shape {
+        self.shape_as(frames, trend, true)
+    }
+
+    /// [`Track::shape`], with the search for the trend of fewest units
+    /// (`fit_units`) or without it (the narrowest trend: what the estimate of
+    /// a rotation format's bits uses, where it would cost a third of the
+    /// compression time for a choice it seldom changes).
+    fn shape_as(&self, frames: std::ops::Range<usize>, trend: bool, fit_units: bool) -> Shape {
         let n = frames.len();
         // Per component, the segment's values and local frame indices eight
         // per vector (the last frame repeated as padding, which changes no
@@ -415,9 +439,15 @@ impl Track {
                         break;
                     }
                 }
-                if let Some((cand, (tl, th))) =
-                    Self::fewest_units(best, units((lo, hi)), n >= 4, &|d, k| span(c, d, k))
-                {
+                let plain = units((lo, hi));
+                let found = if fit_units {
+                    Self::fewest_units(best, plain, n >= 4, &|d, k| span(c, d, k))
+                } else {
+                    let sp = span(c, best.0, best.1);
+                    let inside = sp.0 >= 0.0 && sp.1 <= 1.0;
+                    (best != (0, 0) && inside && units(sp) < plain).then_some((best, sp))
+                };
+                if let Some((cand, (tl, th))) = found {
                     (lo, hi) = (tl, th);
                     (shape.slope[c], shape.curve[c]) = cand;
                 }

@@ -212,3 +212,44 @@ fn fewest_units_matches_an_exhaustive_search() {
     assert!(found > 300 && none > 100, "found {found}, none {none}");
     assert!(ties * 100 < found, "{ties} of {found} not the narrowest");
 }
+
+/// `units` rounds as `ceil` and `floor` do, on whole, half, tiny,
+/// negative, large and non-finite values.
+#[test]
+fn units_round_as_the_library_does() {
+    let mut rng = Rng(0x0f1_00f2);
+    let mut xs = vec![
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        1e-30,
+        -1e-30,
+        8_388_607.5,
+        -8_388_607.5,
+    ];
+    xs.extend([
+        8_388_608.0,
+        3e9,
+        -3e9,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MAX,
+        f32::MIN,
+    ]);
+    for _ in 0..2000 {
+        xs.push(rng.f(600.0));
+        xs.push(rng.f(1.0) / 255.0);
+    }
+    for &lo in &xs {
+        let hi = lo / 255.0 + 0.25;
+        let want = (hi * 255.0).ceil() - (lo / 255.0 * 255.0).floor();
+        let got = units((lo / 255.0, hi));
+        assert!(
+            got == want || (got.is_nan() && want.is_nan()),
+            "({lo}): {got} != {want}"
+        );
+    }
+}

@@ -29,9 +29,9 @@ use sinew_std::crowd::{self, CrowdConfig, SinewBackend};
 use sinew_std::Humanoid;
 
 /// `sinew --characters 64 --seconds 1` with `--features deterministic`.
-const CROWD: u64 = 0xe2ab_e5c4_8963_3fa8;
+const CROWD: u64 = 0x0585_bf7e_fa26_6aa5;
 /// [`scene`]'s checksum with `--features deterministic`.
-const SCENE: u64 = 0xdd49_76fc_898d_a2fa;
+const SCENE: u64 = 0x76a0_5939_6403_3f31;
 
 const DETERMINISTIC: bool = cfg!(feature = "deterministic");
 

@@ -315,7 +315,7 @@ impl Track {
         while start < frames {
             let range = start..(start + segment_frames).min(frames);
             let n = range.len() as u64;
-            let shape = self.shape_as(range.clone(), true, false);
+            let shape = self.shape_as(range.clone(), true, 0);
             let fits =
                 |r: u8| self.encode_shaped(range.clone(), r, true, Some(shape)).err <= budget;
             // The error falls with the rate: the lowest rate that fits by
@@ -358,14 +358,15 @@ impl Track {
     /// ([`Track::fewest_units`]). It is kept when the residual stays inside
     /// the clip range and takes fewer units than the component's own range.
     pub(super) fn shape(&self, frames: std::ops::Range<usize>, trend: bool) -> Shape {
-        self.shape_as(frames, trend, true)
+        self.shape_as(frames, trend, TREND_REACH)
     }
 
-    /// [`Track::shape`], with the search for the trend of fewest units
-    /// (`fit_units`) or without it (the narrowest trend: what the estimate of
-    /// a rotation format's bits uses, where it would cost a third of the
-    /// compression time for a choice it seldom changes).
-    fn shape_as(&self, frames: std::ops::Range<usize>, trend: bool, fit_units: bool) -> Shape {
+    /// [`Track::shape`], searching `reach` steps around the narrowest trend
+    /// for the one of fewest units: [`TREND_REACH`], or 0 (the narrowest
+    /// trend alone) for the estimate of a rotation format's bits, where the
+    /// search would cost a fifth of the compression time for a choice it
+    /// seldom changes.
+    fn shape_as(&self, frames: std::ops::Range<usize>, trend: bool, reach: i16) -> Shape {
         let n = frames.len();
         // Per component, the segment's values and local frame indices eight
         // per vector (the last frame repeated as padding, which changes no
@@ -379,6 +380,7 @@ impl Track {
         let seg = &self.comp[frames.clone()];
         let vals: [Vec<f32x8>; 3] = core::array::from_fn(|c| lanes(&|i| seg[i][c]));
         let idx = lanes(&|i| i as f32);
+        let idx2: Vec<f32x8> = idx.iter().map(|i| *i * *i).collect();
         // The range of component `c` (in 0..1 of the clip range) after
         // removing the trend with bytes `d` and `k`: the scalar
         // `v − slope·i − curve·i²` per frame, in lanes.
@@ -388,8 +390,8 @@ impl Track {
             let (slope, curve) = (trend_slope(unit, d), trend_curve(unit, k));
             let (s8, c8) = (f32x8::splat(slope), f32x8::splat(curve));
             let (mut lo8, mut hi8) = (f32x8::splat(f32::INFINITY), f32x8::splat(f32::NEG_INFINITY));
-            for (v, i) in vals[c].iter().zip(&idx) {
-                let r = *v - s8 * *i - c8 * (*i * *i);
+            for ((v, i), i2) in vals[c].iter().zip(&idx).zip(&idx2) {
+                let r = *v - s8 * *i - c8 * *i2;
                 lo8 = lo8.min(r);
                 hi8 = hi8.max(r);
             }
@@ -440,14 +442,9 @@ impl Track {
                     }
                 }
                 let plain = units((lo, hi));
-                let found = if fit_units {
-                    Self::fewest_units(best, plain, n >= 4, &|d, k| span(c, d, k))
-                } else {
-                    let sp = span(c, best.0, best.1);
-                    let inside = sp.0 >= 0.0 && sp.1 <= 1.0;
-                    (best != (0, 0) && inside && units(sp) < plain).then_some((best, sp))
-                };
-                if let Some((cand, (tl, th))) = found {
+                if let Some((cand, (tl, th))) =
+                    Self::fewest_units(best, plain, n >= 4, reach, |d, k| span(c, d, k))
+                {
                     (lo, hi) = (tl, th);
                     (shape.slope[c], shape.curve[c]) = cand;
                 }
@@ -470,21 +467,24 @@ impl Track {
     /// costs as much as a bit of its rate. A trend's units are at least its
     /// width, so the search floods out from `best` only through trends
     /// narrower than the fewest units found so far (the width is convex in
-    /// both bytes), at most [`TREND_REACH`] steps in each byte.
+    /// both bytes), at most `reach` steps in each byte (up to
+    /// [`TREND_REACH`]; with 0, `best` alone).
     pub(super) fn fewest_units(
         best: Trend,
         plain: f32,
         curved: bool,
-        span: &dyn Fn(i8, i8) -> Span,
+        reach: i16,
+        span: impl Fn(i8, i8) -> Span,
     ) -> Option<(Trend, Span)> {
         const SIDE: usize = 2 * TREND_REACH as usize + 1;
+        let reach = reach.clamp(0, TREND_REACH);
         let start = (i16::from(best.0), i16::from(best.1));
         // Visited trends, one bit per step from `best`.
         let mut seen = [0u64; (SIDE * SIDE).div_ceil(64)];
         let mut visit = |(d, k): (i16, i16)| -> bool {
             let (dd, dk) = (d - start.0, k - start.1);
             let fits = |b: i16| (-127..=127).contains(&b);
-            if dd.abs() > TREND_REACH || dk.abs() > TREND_REACH || !fits(d) || !fits(k) {
+            if dd.abs() > reach || dk.abs() > reach || !fits(d) || !fits(k) {
                 return false;
             }
             let at = (dd + TREND_REACH) as usize * SIDE + (dk + TREND_REACH) as usize;

@@ -181,7 +181,7 @@ fn fewest_units_matches_an_exhaustive_search() {
             .map(|sp| (units(sp), width(sp)))
             .min_by(|x, y| x.0.total_cmp(&y.0).then(x.1.total_cmp(&y.1)))
             .filter(|&(u, _)| u < plain);
-        let got = Track::fewest_units(start, plain, curved, &span).map(|(t, sp)| {
+        let got = Track::fewest_units(start, plain, curved, TREND_REACH, span).map(|(t, sp)| {
             assert_eq!(
                 span(t.0, t.1),
                 sp,

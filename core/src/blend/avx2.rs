@@ -133,19 +133,18 @@ fn uniform_fixed<const N: usize>(
     const QZW: usize = 20;
     const SC: usize = 28;
     let w4 = w.map(|w| _mm_set1_ps(w));
-    let sign = |acc: (F8, F8), xy: F8, zw: F8, w4: __m128| {
-        let d = dot_halves(acc.0, acc.1, xy, zw);
-        let negative = _mm_cmplt_ps(d, _mm_setzero_ps());
-        let f = _mm_xor_ps(w4, _mm_and_ps(negative, _mm_set1_ps(-0.0)));
-        _mm256_set_m128(f, f)
+    let w8s = w.map(|w| _mm256_set1_ps(w));
+    let sign = |acc: (F8, F8), xy: F8, zw: F8, w8: F8| {
+        let d = dot8(acc.0, acc.1, xy, zw);
+        let negative = _mm256_cmp_ps::<_CMP_LT_OQ>(d, _mm256_setzero_ps());
+        _mm256_xor_ps(w8, _mm256_and_ps(negative, _mm256_set1_ps(-0.0)))
     };
     let finish = |o: &mut [f32], qxy: F8, qzw: F8, last: bool| {
         if last {
-            let n4 = _mm_div_ps(
-                _mm_set1_ps(1.0),
-                _mm_sqrt_ps(dot_halves(qxy, qzw, qxy, qzw)),
+            let n8 = _mm256_div_ps(
+                _mm256_set1_ps(1.0),
+                _mm256_sqrt_ps(dot8(qxy, qzw, qxy, qzw)),
             );
-            let n8 = _mm256_set_m128(n4, n4);
             st8(o, QXY, _mm256_mul_ps(qxy, n8));
             st8(o, QZW, _mm256_mul_ps(qzw, n8));
         } else {
@@ -178,7 +177,7 @@ fn uniform_fixed<const N: usize>(
         let qxy = _mm256_fmadd_ps(ld8(x0, QXY), w0, zero);
         let qzw = _mm256_fmadd_ps(ld8(x0, QZW), w0, zero);
         let (xy, zw) = (ld8(x1, QXY), ld8(x1, QZW));
-        let wq = sign((qxy, qzw), xy, zw, w4[1]);
+        let wq = sign((qxy, qzw), xy, zw, w8s[1]);
         let qxy = _mm256_fmadd_ps(xy, wq, qxy);
         let qzw = _mm256_fmadd_ps(zw, wq, qzw);
         let o: &mut [f32] = bytemuck::cast_slice_mut(core::slice::from_mut(o));
@@ -194,7 +193,7 @@ fn uniform_fixed<const N: usize>(
             let o: &mut [f32] = bytemuck::cast_slice_mut(core::slice::from_mut(o));
             let (qxy, qzw) = (ld8(o, QXY), ld8(o, QZW));
             let (xy, zw) = (ld8(x, QXY), ld8(x, QZW));
-            let wq = sign((qxy, qzw), xy, zw, w4[i]);
+            let wq = sign((qxy, qzw), xy, zw, w8s[i]);
             let qxy = _mm256_fmadd_ps(xy, wq, qxy);
             let qzw = _mm256_fmadd_ps(zw, wq, qzw);
             finish(o, qxy, qzw, i + 1 == N);
@@ -271,6 +270,18 @@ fn uniform_blocks<const K: usize>(
         st8(o, SC, s8[k]);
         st4(o, SC + 8, s4[k]);
     }
+}
+
+/// [`dot_halves`] in both halves of a register, with the same bits (each
+/// half adds the same two products). The sign and the normalisation that
+/// use it then stay eight lanes wide, with a swap of halves on each
+/// block's chain where a four-lane dot product needs an extract and an
+/// insert.
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+fn dot8(axy: F8, azw: F8, bxy: F8, bzw: F8) -> F8 {
+    let p = _mm256_fmadd_ps(axy, bxy, _mm256_mul_ps(azw, bzw));
+    _mm256_add_ps(p, _mm256_permute2f128_ps::<1>(p, p))
 }
 
 /// The four lanes' dot products of rotations held as `[x | y]`, `[z | w]`.

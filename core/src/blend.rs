@@ -173,9 +173,9 @@ impl<'a> BlendJob<'a> {
     }
 
     /// Whether [`Self::validate`] accepts the job: the same conditions as
-    /// [`Self::first_error`], gathered without a branch per condition. A
-    /// blend of a few dozen blocks spent a tenth of its time on checks
-    /// that stopped at the first failure.
+    /// [`Self::first_error`], gathered without a branch per condition: on
+    /// a blend of a few dozen blocks, checks that stop at the first failure
+    /// cost a tenth of the call.
     ///
     /// Weights are non-negative or NaN here, so each running bound only
     /// grows: it is finite at every layer exactly when it is finite at the

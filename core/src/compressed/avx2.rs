@@ -129,6 +129,39 @@ pub(super) fn decode_blend(
     unsafe { decode(clip, at, alpha, rest, out) }
 }
 
+/// [`CompressedClip::blend_frames`] on a CPU with AVX (`false`, and
+/// nothing written, otherwise): the portable code compiled with the VEX
+/// encoding, whose three-operand forms spare the register copies of
+/// two-operand SSE. The operations are the same (AVX alone has no fused
+/// multiply-add), so are the bits.
+pub(super) fn blend_frames(
+    clip: &CompressedClip<'_>,
+    a: &[f32x4],
+    b: &[f32x4],
+    alpha: f32,
+    rest: Option<&[SoaTransform]>,
+    out: &mut [SoaTransform],
+) -> bool {
+    if !crate::cpu::avx2_fma() {
+        return false;
+    }
+    // SAFETY: this CPU runs AVX code (AVX2 and FMA imply it).
+    unsafe { blend_frames_vex(clip, a, b, alpha, rest, out) };
+    true
+}
+
+#[target_feature(enable = "avx")]
+fn blend_frames_vex(
+    clip: &CompressedClip<'_>,
+    a: &[f32x4],
+    b: &[f32x4],
+    alpha: f32,
+    rest: Option<&[SoaTransform]>,
+    out: &mut [SoaTransform],
+) {
+    clip.blend_frames_as(a, b, alpha, rest, out);
+}
+
 /// Which decode runs [`track`]: [`decode`] (both frames, interpolated),
 /// the cache's pair of slots, or its single slot. Each has its own
 /// instance of the track decoder, so that every instance has one caller

@@ -504,6 +504,23 @@ impl CompressedClip<'_> {
         rest: Option<&[SoaTransform]>,
         out: &mut [SoaTransform],
     ) {
+        #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+        if crate::cpu::avx2_kernels() && super::avx2::blend_frames(self, a, b, alpha, rest, out) {
+            return;
+        }
+        self.blend_frames_as(a, b, alpha, rest, out);
+    }
+
+    /// [`Self::blend_frames`] as the portable code, whatever the CPU.
+    #[inline(always)]
+    pub(super) fn blend_frames_as(
+        &self,
+        a: &[f32x4],
+        b: &[f32x4],
+        alpha: f32,
+        rest: Option<&[SoaTransform]>,
+        out: &mut [SoaTransform],
+    ) {
         let blend = Blend::new(alpha);
         let identity = SoaTransform::IDENTITY;
         // Three cursors that shrink as the walk reads them, one length

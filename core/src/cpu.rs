@@ -2,8 +2,8 @@
 //!
 //! Blending, local-to-model, the skinning kernels and the compressed-clip
 //! decoder have AVX2 paths; they call [`avx2_fma`] before entering them
-//! (and none of them does under the `portable` feature). The LBS vertex kernel also
-//! has an AVX-512 path, behind [`avx512`].
+//! (and none of them does under the `portable` feature). The LBS vertex kernel and
+//! local-to-model also have AVX-512 paths, behind [`avx512`].
 #![allow(unsafe_code)]
 #![deny(clippy::undocumented_unsafe_blocks)]
 
@@ -37,13 +37,16 @@ fn remembered(state: &AtomicU8, ask: fn() -> bool) -> bool {
     }
 }
 
-/// Whether this CPU and OS run AVX-512 Foundation code as well as AVX2 and
-/// FMA: always when `avx512f` is enabled at compile time; otherwise asked
-/// of CPUID (leaf 7, EBX bit 16) and of XCR0 (bits 5-7: the OS saves the
-/// mask registers and all 32 512-bit registers) once, and remembered.
+/// Whether this CPU and OS run AVX-512 Foundation and Vector Length code
+/// (the EVEX encodings of 128- and 256-bit instructions) as well as AVX2
+/// and FMA: always when `avx512f` and `avx512vl` are enabled at compile
+/// time; otherwise asked of CPUID (leaf 7, EBX bits 16 and 31) and of XCR0
+/// (bits 5-7: the OS saves the mask registers and all 32 512-bit
+/// registers) once, and remembered. Every CPU with AVX-512 F but the Xeon
+/// Phi has VL.
 #[inline]
 pub(crate) fn avx512() -> bool {
-    if cfg!(target_feature = "avx512f") {
+    if cfg!(all(target_feature = "avx512f", target_feature = "avx512vl")) {
         return true;
     }
     static STATE: AtomicU8 = AtomicU8::new(0);
@@ -74,7 +77,7 @@ fn detect_avx512() -> bool {
     #[allow(unused_unsafe)]
     // SAFETY: leaf 7 exists (`avx2_fma` read it).
     let l7 = unsafe { __cpuid_count(7, 0) };
-    xcr0 & 0b1110_0110 == 0b1110_0110 && l7.ebx & (1 << 16) != 0
+    xcr0 & 0b1110_0110 == 0b1110_0110 && l7.ebx & (1 << 16 | 1 << 31) == (1 << 16 | 1 << 31)
 }
 
 #[cold]

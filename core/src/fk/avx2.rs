@@ -7,12 +7,18 @@
 //!
 //! - The local `T R S` to affine conversion runs on eight joints at once
 //!   (each 8-lane value one component of two neighbouring blocks) with
-//!   fused multiply-adds, into a small stack buffer of twelve 8-lane rows.
+//!   fused multiply-adds, into one of two small stack buffers of twelve
+//!   8-lane rows: the next pair of blocks is converted before this pair's
+//!   joints read theirs, so no read waits for a store in flight.
 //! - The parent multiply stays one joint at a time, since a joint's parent
 //!   may be the joint just before it: each column is three fused
 //!   multiply-adds of the parent's columns with local elements broadcast
 //!   straight from the buffer (a broadcast from memory is a plain load with
 //!   AVX, where the portable kernel pays a shuffle per element).
+//!
+//! On CPUs with AVX-512 VL the same kernel is compiled a second time with
+//! those features: each broadcast folds into its multiply-add as an
+//! embedded-broadcast operand (same operations, same bits).
 //!
 //! An odd last block goes through the same code with its own values in both
 //! halves; only its four joints are stored. The results equal the portable
@@ -77,60 +83,104 @@ pub(crate) fn local_to_model_range(
     if !available() {
         return false;
     }
-    // SAFETY: this CPU runs AVX2 and FMA code (asked above).
-    unsafe { run(parents, local, first, end, root, models) };
+    if crate::cpu::avx512_kernels() {
+        // SAFETY: this CPU runs AVX-512 F and VL code as well as AVX2 and
+        // FMA (asked above).
+        unsafe { run_evex(parents, local, first, end, root, models) };
+    } else {
+        // SAFETY: this CPU runs AVX2 and FMA code (asked above).
+        unsafe { run(parents, local, first, end, root, models) };
+    }
     true
 }
 
-#[target_feature(enable = "avx2,fma")]
-fn run(
-    parents: &[u16],
-    local: &[SoaTransform],
-    first: usize,
-    end: usize,
-    root: &Mat4,
-    models: &mut [Mat4],
-) {
-    let root: [__m128; 4] = root.cols.map(bytemuck::cast);
-    let end = end.min(parents.len()).min(models.len());
-    let blocks = end.div_ceil(LANES).min(local.len());
-    let end = end.min(blocks * LANES);
-    let mut locals = Locals([[0.0; 8]; 12]);
-    // The model matrix of joint `j - 1` once this call has computed it:
-    // a child that follows its parent (most joints of a chain) takes the
-    // parent from registers instead of waiting for the store to forward.
-    // The bits are the stored ones either way.
-    let mut prev: Option<[__m128; 4]> = None;
-    let mut lo = first / LANES;
-    while lo < blocks {
-        let hi = (lo + 1).min(blocks - 1);
-        let (Some(a), Some(b)) = (local.get(lo), local.get(hi)) else {
-            return;
-        };
-        affine(a, b, &mut locals);
-        let base = lo * LANES;
-        let (from, to) = (first.max(base), end.min(base + 2 * LANES));
-        for (j, &p) in (from..to).zip(parents.get(from..to).unwrap_or_default()) {
-            let (done, todo) = models.split_at_mut(j);
-            let p = p as usize;
-            let parent = match prev {
-                Some(m) if p + 1 == j => m,
-                // Parents precede children; NO_PARENT (and only it) is out
-                // of range here.
-                _ => match done.get(p) {
-                    Some(p) => p.cols.map(bytemuck::cast),
-                    None => root,
-                },
+/// The kernel, as a function compiled for the target features `$features`.
+macro_rules! kernel {
+    ($(#[$doc:meta])* $name:ident, $features:literal) => {
+        $(#[$doc])*
+        #[target_feature(enable = $features)]
+        fn $name(
+            parents: &[u16],
+            local: &[SoaTransform],
+            first: usize,
+            end: usize,
+            root: &Mat4,
+            models: &mut [Mat4],
+        ) {
+            let root: [__m128; 4] = root.cols.map(bytemuck::cast);
+            let end = end.min(parents.len()).min(models.len());
+            let blocks = end.div_ceil(LANES).min(local.len());
+            let end = end.min(blocks * LANES);
+            // The local matrices of two pairs of blocks: the next pair's
+            // are computed before this pair's joints are multiplied, so
+            // that their stores have reached the cache when the broadcasts
+            // read them (a 4-byte load inside a 32-byte store still in
+            // flight waits for it, on the chain of every joint).
+            let mut bufs = [Locals([[0.0; 8]; 12]), Locals([[0.0; 8]; 12])];
+            let pair = |lo: usize, out: &mut Locals| {
+                let hi = (lo + 1).min(blocks.saturating_sub(1));
+                if let (Some(a), Some(b)) = (local.get(lo), local.get(hi)) {
+                    affine(a, b, out);
+                }
             };
-            let m = mul_affine(&parent, &locals, j - base);
-            if let Some(out) = todo.first_mut() {
-                out.cols = m.map(bytemuck::cast);
+            // The model matrix of joint `j - 1` once this call has
+            // computed it: a child that follows its parent (most joints of
+            // a chain) takes the parent from registers instead of waiting
+            // for the store to forward. The bits are the stored ones
+            // either way.
+            let mut prev: Option<[__m128; 4]> = None;
+            let mut lo = first / LANES;
+            if lo < blocks {
+                pair(lo, &mut bufs[0]);
             }
-            prev = Some(m);
+            let mut cur = 0;
+            while lo < blocks {
+                if lo + 2 < blocks {
+                    pair(lo + 2, &mut bufs[cur ^ 1]);
+                }
+                let locals = &bufs[cur];
+                cur ^= 1;
+                let base = lo * LANES;
+                let (from, to) = (first.max(base), end.min(base + 2 * LANES));
+                let (done, todo) = models.split_at_mut(from.min(models.len()));
+                let ps = parents.get(from..to).unwrap_or_default();
+                for k in 0..ps.len().min(todo.len()) {
+                    let j = from + k;
+                    let p = ps[k] as usize;
+                    let parent = match prev {
+                        Some(m) if p + 1 == j => m,
+                        // Parents precede children: in `done`, or written
+                        // to `todo` earlier in this loop. NO_PARENT (and
+                        // only it) is out of range of both.
+                        _ => match done.get(p).or_else(|| todo.get(p.wrapping_sub(from))) {
+                            Some(p) => p.cols.map(bytemuck::cast),
+                            None => root,
+                        },
+                    };
+                    let m = mul_affine(&parent, locals, (j - base) & (2 * LANES - 1));
+                    todo[k].cols = m.map(bytemuck::cast);
+                    prev = Some(m);
+                }
+                lo += 2;
+            }
         }
-        lo += 2;
-    }
+    };
 }
+
+kernel!(
+    /// The kernel on AVX2 and FMA.
+    run,
+    "avx2,fma"
+);
+
+kernel!(
+    /// The same kernel where AVX-512 VL encodings exist: each broadcast of
+    /// a local element folds into its multiply-add as an embedded-broadcast
+    /// operand, a dozen fewer instructions per joint. The operations, and
+    /// so the bits, are [`run`]'s.
+    run_evex,
+    "avx2,fma,avx512f,avx512vl"
+);
 
 /// Blocks `lo` and `hi` as eight lanes per component, in `SoaTransform`
 /// field order (`lo` in the low halves); blending loads its pairs of
@@ -209,4 +259,76 @@ fn mul_affine(p: &[__m128; 4], local: &Locals, lane: usize) -> [__m128; 4] {
     let t = _mm_fmadd_ps(p[1], e(3, 1), t);
     let t = _mm_fmadd_ps(p[2], e(3, 2), t);
     [col(0), col(1), col(2), t]
+}
+
+#[cfg(test)]
+mod tests {
+    //! The AVX-512 VL instance against the AVX2 one, bit for bit (the
+    //! comparisons with the portable kernel and the scalar reference in
+    //! `tests/tests/fk.rs` run whichever this CPU dispatches to).
+    extern crate alloc;
+
+    use alloc::vec;
+    use alloc::vec::Vec;
+
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::skeleton::NO_PARENT;
+
+    /// A parent table of `n` joints: each joint's parent is an earlier
+    /// joint, often the one just before it (a chain), or none (a root).
+    fn parents(n: usize) -> impl Strategy<Value = Vec<u16>> {
+        prop::collection::vec((0u8..4, any::<prop::sample::Index>()), n).prop_map(|v| {
+            v.iter()
+                .enumerate()
+                .map(|(j, &(kind, at))| match (j, kind) {
+                    (0, _) | (_, 0) => NO_PARENT,
+                    (j, 1) => at.index(j) as u16,
+                    (j, _) => (j - 1) as u16,
+                })
+                .collect()
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn the_evex_instance_has_the_avx2_bits(
+            (parents, values, first, end) in (1usize..40).prop_flat_map(|n| (
+                parents(n),
+                prop::collection::vec(-2.0f32..2.0, 40 * n.div_ceil(LANES)),
+                0..=n,
+                0..=n,
+            )),
+        ) {
+            if !crate::cpu::avx512() {
+                return Ok(()); // nothing to compare without AVX-512 VL
+            }
+            let local: Vec<SoaTransform> = values
+                .chunks_exact(40)
+                .map(|c| {
+                    let mut t = SoaTransform::IDENTITY;
+                    bytemuck::cast_slice_mut(core::slice::from_mut(&mut t)).copy_from_slice(c);
+                    t
+                })
+                .collect();
+            let (first, end) = (first.min(end), first.max(end));
+            let root = Mat4::from_translation(crate::math::Vec3::new(1.0, -2.0, 0.5));
+            let n = parents.len();
+            let mut a = vec![Mat4::IDENTITY; n];
+            let mut b = a.clone();
+            // SAFETY: this CPU runs AVX-512 F and VL, AVX2 and FMA code
+            // (asked above).
+            unsafe {
+                run(&parents, &local, first, end, &root, &mut a);
+                run_evex(&parents, &local, first, end, &root, &mut b);
+            }
+            let bits = |m: &[Mat4]| -> Vec<u32> {
+                m.iter().flat_map(|m| m.cols.as_flattened().iter().map(|x| x.to_bits())).collect()
+            };
+            prop_assert_eq!(bits(&a), bits(&b));
+        }
+    }
 }

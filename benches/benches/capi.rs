@@ -62,7 +62,7 @@ fn bench_c_abi(c: &mut Criterion) {
     group.bench_function("blend2/rust", |b| {
         b.iter(|| {
             let job = BlendJob::new(black_box(&layers), &[], skel.rest_pose());
-            blend::blend(&job, black_box(&mut out))
+            rust_blend(&job, black_box(&mut out))
         })
     });
     let c_layers = [
@@ -98,7 +98,7 @@ fn bench_c_abi(c: &mut Criterion) {
         })
     });
     group.bench_function("fk/rust", |b| {
-        b.iter(|| fk::local_to_model(&FkJob::new(&skel, black_box(&a)), black_box(&mut models)))
+        b.iter(|| rust_fk(&FkJob::new(&skel, black_box(&a)), black_box(&mut models)))
     });
     group.bench_function("fk/c", |b| {
         b.iter(|| unsafe {
@@ -122,3 +122,17 @@ criterion_group! {
     targets = bench_c_abi
 }
 criterion_main!(benches);
+
+/// `blend::blend`, never inlined: the callgrind table of
+/// `scripts/perf-tables` counts the Rust side's instructions per call of
+/// this function, as it counts the C side's per call of `sinew_pose_blend`.
+#[inline(never)]
+fn rust_blend(job: &BlendJob<'_>, out: &mut [SoaTransform]) -> Result<(), sinew_core::Error> {
+    blend::blend(job, out)
+}
+
+/// `fk::local_to_model`, never inlined (see [`rust_blend`]).
+#[inline(never)]
+fn rust_fk(job: &FkJob<'_>, models: &mut [Mat4]) -> Result<(), sinew_core::Error> {
+    fk::local_to_model(job, models)
+}

@@ -691,6 +691,10 @@ pub(crate) fn locate_frames(
     }
     let d = (frame_count - 1) as f32 / sample_rate;
     let t = match mode {
+        // A time already inside the loop (what a caller stepping its own
+        // clock passes) is its own remainder: `%` is exact, and it is a
+        // library call that costs a tenth of a cached sample.
+        TimeMode::Loop if (0.0..d).contains(&t) => t,
         TimeMode::Loop => {
             let r = t % d;
             if r < 0.0 {
@@ -783,5 +787,30 @@ pub mod reference {
             out[b].set(l, &tr);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Looping times inside the loop skip the remainder; every time gets
+    /// the bracket the remainder gives it, at the edges of the loop too.
+    #[test]
+    fn looping_times_inside_the_loop_need_no_remainder() {
+        let (frames, rate) = (31, 30.0);
+        let d = (frames - 1) as f32 / rate;
+        let by_remainder = |t: f32| {
+            let r = t % d;
+            let r = if r < 0.0 { r + d } else { r };
+            locate_frames(frames, rate, r, TimeMode::Clamp).ok()
+        };
+        let below_d = f32::from_bits(d.to_bits() - 1);
+        for t in [
+            0.0, -0.0, 1e-30, 0.4, below_d, d, -1e-7, -below_d, 3.5, -7.25, 1e6,
+        ] {
+            let got = locate_frames(frames, rate, t, TimeMode::Loop).ok();
+            assert_eq!(got, by_remainder(t), "t = {t}");
+        }
     }
 }

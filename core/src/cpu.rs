@@ -77,7 +77,9 @@ fn detect_avx512() -> bool {
     #[allow(unused_unsafe)]
     // SAFETY: leaf 7 exists (`avx2_fma` read it).
     let l7 = unsafe { __cpuid_count(7, 0) };
-    xcr0 & 0b1110_0110 == 0b1110_0110 && l7.ebx & (1 << 16 | 1 << 31) == (1 << 16 | 1 << 31)
+    // AVX-512 F (bit 16) and VL (bit 31).
+    const F_VL: u32 = 1 << 16 | 1 << 31;
+    xcr0 & 0b1110_0110 == 0b1110_0110 && l7.ebx & F_VL == F_VL
 }
 
 #[cold]

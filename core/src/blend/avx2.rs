@@ -161,8 +161,7 @@ fn uniform_fixed<const N: usize>(
                 return;
             };
             let x: &[f32] = bytemuck::cast_slice(core::slice::from_ref(pose));
-            let w4 = w4[i];
-            let w8 = _mm256_set_m128(w4, w4);
+            let (w4, w8) = (w4[i], w8s[i]);
             t8 = _mm256_fmadd_ps(ld8(x, T), w8, t8);
             t4 = _mm_fmadd_ps(ld4(x, T + 8), w4, t4);
             s8 = _mm256_fmadd_ps(ld8(x, SC), w8, s8);
@@ -173,7 +172,7 @@ fn uniform_fixed<const N: usize>(
         };
         let x0: &[f32] = bytemuck::cast_slice(core::slice::from_ref(p0));
         let x1: &[f32] = bytemuck::cast_slice(core::slice::from_ref(p1));
-        let w0 = _mm256_set_m128(w4[0], w4[0]);
+        let w0 = w8s[0];
         let qxy = _mm256_fmadd_ps(ld8(x0, QXY), w0, zero);
         let qzw = _mm256_fmadd_ps(ld8(x0, QZW), w0, zero);
         let (xy, zw) = (ld8(x1, QXY), ld8(x1, QZW));

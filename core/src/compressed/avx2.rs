@@ -21,11 +21,10 @@
 //!   in the same operation order, without fused multiply-adds, so the result
 //!   equals the portable decoder's bit for bit (tested below).
 //!
-//! The block loop, and its chunking (decode a chunk of blocks, then
-//! interpolate their rotations), is the portable decoder's
-//! ([`super::decode::chunks`], [`super::decode::chunk_blocks`]); this
-//! module gives it its own track decoder and interpolates at SSE width
-//! straight from the decoded registers.
+//! The block loop is the portable decoder's (each animated rotation
+//! interpolated once the next one is decoded); this module gives it its
+//! own track decoder and interpolates at SSE width straight from the
+//! decoded registers.
 //!
 //! Smallest-three rotation lanes read their 2-bit index after the three
 //! codes and are rebuilt with the portable decoder's selects; a rotation
@@ -41,16 +40,13 @@
 #![allow(unsafe_code)]
 
 use core::arch::x86_64::*;
-use core::mem::MaybeUninit;
 
 use wide::f32x4;
 
 use super::cache::{put_frames, BLOCK_VECTORS, ROT_VECTORS, VEC_VECTORS};
 use super::codec::MAX_QUANTIZED_BITS;
 use super::codec::{trend_factors, INV_MAX_CODE};
-use super::decode::{
-    chunk_blocks, chunks, constant_value, s3_lanes, xyz, Blend, FrameAt, LANE_MASKS, NLERP_CHUNK,
-};
+use super::decode::{constant_value, s3_lanes, xyz, Blend, FrameAt, LANE_MASKS};
 use super::format::{
     track_param_floats, KIND_DEFAULT, KIND_STORED, LANE_META_BYTES, ONE_WINDOW_BITS, TRACK_DROP_W,
     TRACK_MIXED, TRACK_S3,
@@ -212,8 +208,8 @@ enum Stored {
 ///
 /// The block loop is the portable [`CompressedClip::decode_blend_as`]'s:
 /// values copied for default and unanimated tracks, translations and
-/// scales lerped as soon as they are decoded, rotations nlerped once per
-/// chunk of [`NLERP_CHUNK`] blocks. So are the values, bit for bit: tracks
+/// scales lerped as soon as they are decoded, each animated rotation
+/// nlerped once the next one is decoded. So are the values, bit for bit: tracks
 /// with a verbatim lane go to the portable track decoder, and the
 /// interpolation is its [`Blend`] in the same operation order (a fused
 /// multiply-add exactly where the portable decoder's `madd` fuses, that is
@@ -231,66 +227,65 @@ fn decode(
     };
     let blend = Blend::new(alpha);
     let (wa, wb): (__m128, __m128) = (bytemuck::cast(blend.wa), bytemuck::cast(blend.wb));
-    // Both frames of each animated rotation of a chunk, interpolated after
-    // the chunk's decode (see [`CompressedClip::decode_blend_as`]).
-    let mut pending = [const { MaybeUninit::<([__m128; 4], [__m128; 4])>::uninit() }; NLERP_CHUNK];
-    for (c, chunk) in chunks(out, clip.kinds) {
-        let mut waiting = 0u32;
-        for (k, o, [kt, kr, ks], base, slot) in
-            chunk_blocks(c, (&mut *chunk.0, chunk.1), rest, &mut pending)
-        {
-            // For the three `stored` calls: this CPU has AVX2 (asked by
-            // the caller), and every metadata load stays inside `meta_ext`
-            // (checked above; the kinds' animated lanes add up to
-            // `clip.animated`, validated).
-            // A translation or scale track: its default, its constant, or
-            // both frames lerped.
-            macro_rules! vector {
-                ($kind:expr, $default:expr) => {
-                    if $kind == KIND_DEFAULT {
-                        $default
-                    } else {
-                        // SAFETY: AVX2 and the metadata bound, as stated above.
-                        match unsafe { stored::<false, BLEND>(clip, &frames, &mut cur, $kind) } {
-                            Stored::Value(q) => xyz(&q),
-                            Stored::Frames(v) => lerp(v, wa, wb),
-                        }
-                    }
-                };
-            }
-            if kt == KIND_STORED && kr == KIND_STORED && ks == KIND_STORED {
-                // Three constant tracks: their constants are the block.
-                if let Some((block, more)) = cur.params.split_first_chunk::<BLOCK_VECTORS>() {
-                    *o = bytemuck::cast(*block);
-                    cur.params = more;
-                    continue;
-                }
-            }
-            let mut waits = false;
-            o.translation = vector!(kt, base.translation);
-            if kr == KIND_DEFAULT {
-                o.rotation = base.rotation;
-            } else {
-                // SAFETY: AVX2 and the metadata bound, as stated above.
-                match unsafe { stored::<true, BLEND>(clip, &frames, &mut cur, kr) } {
-                    Stored::Value(q) => o.rotation = q,
-                    Stored::Frames(v) => {
-                        slot.write(halves(v));
-                        waits = true;
-                    }
-                }
-            }
-            o.scale = vector!(ks, base.scale);
-            if waits {
-                waiting |= 1 << k;
+    let identity = SoaTransform::IDENTITY;
+    // The last animated rotation's output and both its frames: it is
+    // interpolated once the next one is decoded, so that the CPU overlaps
+    // one block's interpolation (square root and division) with the next
+    // block's decode instead of waiting on one long chain per block.
+    let mut waiting: Option<(&mut SoaQuat, ([__m128; 4], [__m128; 4]))> = None;
+    for (i, (o, k)) in out.iter_mut().zip(clip.kinds.chunks_exact(3)).enumerate() {
+        let (kt, kr, ks) = (k[0], k[1], k[2]);
+        if kt == KIND_STORED && kr == KIND_STORED && ks == KIND_STORED {
+            // Three constant tracks: their constants are the block.
+            if let Some((block, more)) = cur.params.split_first_chunk::<BLOCK_VECTORS>() {
+                *o = bytemuck::cast(*block);
+                cur.params = more;
+                continue;
             }
         }
-        for (k, (o, slot)) in chunk.0.iter_mut().zip(&pending).enumerate() {
-            if waiting & (1 << k) != 0 {
-                // SAFETY: this chunk's loop wrote this slot (bit `k`).
-                o.rotation = nlerp(unsafe { slot.assume_init_read() }, wa, wb);
+        let base = || rest.and_then(|r| r.get(i)).unwrap_or(&identity);
+        let SoaTransform {
+            translation,
+            rotation,
+            scale,
+        } = o;
+        // For the three `stored` calls: this CPU has AVX2 (asked by the
+        // caller), and every metadata load stays inside `meta_ext` (checked
+        // by `start`; the kinds' animated lanes add up to `clip.animated`,
+        // validated).
+        // A translation or scale track: its default, its constant, or both
+        // frames lerped.
+        macro_rules! vector {
+            ($kind:expr, $default:expr) => {
+                if $kind == KIND_DEFAULT {
+                    $default
+                } else {
+                    // SAFETY: AVX2 and the metadata bound, as stated above.
+                    match unsafe { stored::<false, BLEND>(clip, &frames, &mut cur, $kind) } {
+                        Stored::Value(q) => xyz(&q),
+                        Stored::Frames(v) => lerp(v, wa, wb),
+                    }
+                }
+            };
+        }
+        *translation = vector!(kt, base().translation);
+        if kr == KIND_DEFAULT {
+            *rotation = base().rotation;
+        } else {
+            // SAFETY: AVX2 and the metadata bound, as stated above.
+            match unsafe { stored::<true, BLEND>(clip, &frames, &mut cur, kr) } {
+                Stored::Value(q) => *rotation = q,
+                Stored::Frames(v) => {
+                    if let Some((r, pair)) = waiting.replace((rotation, halves(v))) {
+                        *r = nlerp(pair, wa, wb);
+                    }
+                }
             }
         }
+        *scale = vector!(ks, base().scale);
+    }
+    if let Some((r, pair)) = waiting {
+        *r = nlerp(pair, wa, wb);
     }
     true
 }

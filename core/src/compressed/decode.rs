@@ -2,8 +2,7 @@
 //! by block straight into SoA lanes, four joints per operation, and
 //! interpolated. [`super::reference`] is its readable scalar twin, and
 //! [`super::avx2`] its faster twin on x86-64 CPUs with AVX2 (same results,
-//! bit for bit); the block loop ([`chunks`], [`chunk_blocks`]) and the
-//! interpolation ([`Blend`]) are shared with the latter.
+//! bit for bit); the interpolation ([`Blend`]) is shared with the latter.
 
 use wide::{f32x4, i32x4, u32x4};
 
@@ -257,10 +256,6 @@ pub(super) struct FrameAt {
     pub(super) local: f32,
 }
 
-/// Blocks decoded before their rotations are interpolated (see
-/// `CompressedClip::decode_blend_as`).
-pub(super) const NLERP_CHUNK: usize = 16;
-
 /// The x, y, z of a decoded translation or scale track.
 #[inline(always)]
 pub(super) fn xyz(q: &SoaQuat) -> SoaVec3 {
@@ -315,58 +310,6 @@ impl Blend {
         quat_mul_add(&mut q, qb, self.wb.flip_signs(flip));
         normalize(&q)
     }
-}
-
-/// The block loop of both decoders, outer part: `out` in chunks of
-/// [`NLERP_CHUNK`] blocks, each with its index and its kind bytes. After a
-/// chunk's blocks ([`chunk_blocks`]) the decoder interpolates the chunk's
-/// waiting rotations.
-///
-/// The loop is iterators, not a function taking the block's code as a
-/// closure: a decoder's block code is large, and passed as a closure it is
-/// called out of line, a call per block with its arguments and cursor
-/// through memory (about a ninth of the AVX2 decoder's instructions).
-#[inline(always)]
-pub(super) fn chunks<'o, 'k>(
-    out: &'o mut [SoaTransform],
-    kinds: &'k [u8],
-) -> impl Iterator<Item = (usize, (&'o mut [SoaTransform], &'k [u8]))> {
-    out.chunks_mut(NLERP_CHUNK)
-        .zip(kinds.chunks(3 * NLERP_CHUNK))
-        .enumerate()
-}
-
-/// The block loop of both decoders, inner part: the blocks of chunk `c`
-/// ([`chunks`]), each as its index `k` in the chunk, its output, its three
-/// kind bytes, its default transform (the rest pose's, or identity) and
-/// its slot of `pending` (where its rotation waits for the chunk's
-/// interpolation; the decoder sets bit `k` of the chunk's waiting mask).
-#[inline(always)]
-pub(super) fn chunk_blocks<'o, 'r, P>(
-    c: usize,
-    (outs, kinds): (&'o mut [SoaTransform], &'o [u8]),
-    rest: Option<&'r [SoaTransform]>,
-    pending: &'o mut [P; NLERP_CHUNK],
-) -> impl Iterator<
-    Item = (
-        usize,
-        &'o mut SoaTransform,
-        [u8; 3],
-        &'r SoaTransform,
-        &'o mut P,
-    ),
-> {
-    outs.iter_mut()
-        .zip(kinds.chunks_exact(3))
-        .zip(pending.iter_mut())
-        .enumerate()
-        .map(move |(k, ((o, kinds), slot))| {
-            let base = rest
-                .and_then(|r| r.get(c * NLERP_CHUNK + k))
-                .unwrap_or(&SoaTransform::IDENTITY);
-            let kinds = [0, 1, 2].map(|i| kinds.get(i).copied().unwrap_or(KIND_DEFAULT));
-            (k, o, kinds, base, slot)
-        })
 }
 
 impl<'a> CompressedClip<'a> {
@@ -647,11 +590,6 @@ impl<'a> CompressedClip<'a> {
     /// same in both frames: their values are copied, exactly, with no
     /// interpolation arithmetic. The other tracks are decoded in both
     /// frames and interpolated.
-    ///
-    /// Blocks go in chunks of [`NLERP_CHUNK`]: a chunk's tracks are decoded
-    /// before its rotations are interpolated, because decoding and
-    /// interpolating one block is one long dependency chain and splitting
-    /// it lets the CPU overlap consecutive blocks.
     #[inline(always)]
     pub(super) fn decode_blend_as(
         &self,
@@ -668,81 +606,82 @@ impl<'a> CompressedClip<'a> {
         // bit offsets inside frames a and b.
         let (mut p, mut m, mut oa, mut ob) = (0usize, 0usize, 0u32, 0u32);
         let blend = Blend::new(alpha);
-        // Frame b's rotation of each block of a chunk whose rotation is
-        // animated (frame a's waits in `out`).
-        let mut pending = [SoaQuat::IDENTITY; NLERP_CHUNK];
-        for (c, chunk) in chunks(out, self.kinds) {
-            let mut waiting = 0u32;
-            for (k, o, [kt, kr, ks], base, rb_slot) in
-                chunk_blocks(c, (&mut *chunk.0, chunk.1), rest, &mut pending)
-            {
-                // One stored track of this block (kind byte `kind`; the `ROT`
-                // instance for rotations), in stream order: its value when no
-                // lane is animated, else both frames.
-                macro_rules! track {
-                    ($kind:expr, $rot:literal) => {{
-                        let mask = u32::from($kind >> 4);
-                        // The clip constants: without an animated lane no
-                        // units ([`track_param_floats`] of mask 0; any other
-                        // mask gives the full size), and no decoding.
-                        let n = track_param_floats($rot, if mask == 0 { 0 } else { 1 }) / LANES;
-                        let cv = self.params.get(p..p + n).unwrap_or(&[]);
-                        p += n;
-                        if mask == 0 {
-                            Err(constant_value::<$rot>(cv))
-                        } else {
-                            let pair = self.track_pair::<$rot>(
-                                (ma, mb),
-                                same,
-                                m,
-                                mask,
-                                (&mut oa, &mut ob),
-                                frames,
-                                cv,
-                            );
-                            m += LANE_META_BYTES * mask.count_ones() as usize;
-                            Ok(pair)
+        let identity = SoaTransform::IDENTITY;
+        // The last animated rotation's output (holding frame a's value) and
+        // frame b's value: it is interpolated once the next one is decoded,
+        // so that the CPU overlaps one block's interpolation (square root
+        // and division) with the next block's decode instead of waiting on
+        // one long chain per block.
+        let mut waiting: Option<(&mut SoaQuat, SoaQuat)> = None;
+        for (i, (o, k)) in out.iter_mut().zip(self.kinds.chunks_exact(3)).enumerate() {
+            let (kt, kr, ks) = (k[0], k[1], k[2]);
+            let base = || rest.and_then(|r| r.get(i)).unwrap_or(&identity);
+            let SoaTransform {
+                translation,
+                rotation,
+                scale,
+            } = o;
+            // One stored track of this block (kind byte `kind`; the `ROT`
+            // instance for rotations), in stream order: its value when no
+            // lane is animated, else both frames.
+            macro_rules! track {
+                ($kind:expr, $rot:literal) => {{
+                    let mask = u32::from($kind >> 4);
+                    // The clip constants: without an animated lane no
+                    // units ([`track_param_floats`] of mask 0; any other
+                    // mask gives the full size), and no decoding.
+                    let n = track_param_floats($rot, if mask == 0 { 0 } else { 1 }) / LANES;
+                    let cv = self.params.get(p..p + n).unwrap_or(&[]);
+                    p += n;
+                    if mask == 0 {
+                        Err(constant_value::<$rot>(cv))
+                    } else {
+                        let pair = self.track_pair::<$rot>(
+                            (ma, mb),
+                            same,
+                            m,
+                            mask,
+                            (&mut oa, &mut ob),
+                            frames,
+                            cv,
+                        );
+                        m += LANE_META_BYTES * mask.count_ones() as usize;
+                        Ok(pair)
+                    }
+                }};
+            }
+            // A translation or scale track: its default, its constant,
+            // or both frames lerped.
+            macro_rules! vector {
+                ($kind:expr, $default:expr) => {
+                    if $kind == KIND_DEFAULT {
+                        $default
+                    } else {
+                        match track!($kind, false) {
+                            Ok((qa, qb)) => blend.lerp(&qa, &qb),
+                            Err(q) => xyz(&q),
                         }
-                    }};
-                }
-                // A translation or scale track: its default, its constant,
-                // or both frames lerped.
-                macro_rules! vector {
-                    ($kind:expr, $default:expr) => {
-                        if $kind == KIND_DEFAULT {
-                            $default
-                        } else {
-                            match track!($kind, false) {
-                                Ok((qa, qb)) => blend.lerp(&qa, &qb),
-                                Err(q) => xyz(&q),
-                            }
-                        }
-                    };
-                }
-                let mut waits = false;
-                o.translation = vector!(kt, base.translation);
-                o.rotation = if kr == KIND_DEFAULT {
-                    base.rotation
-                } else {
-                    match track!(kr, true) {
-                        Ok((ra, rb)) => {
-                            *rb_slot = rb;
-                            waits = true;
-                            ra
-                        }
-                        Err(q) => q,
                     }
                 };
-                o.scale = vector!(ks, base.scale);
-                if waits {
-                    waiting |= 1 << k;
+            }
+            *translation = vector!(kt, base().translation);
+            if kr == KIND_DEFAULT {
+                *rotation = base().rotation;
+            } else {
+                match track!(kr, true) {
+                    Ok((ra, rb)) => {
+                        *rotation = ra;
+                        if let Some((r, qb)) = waiting.replace((rotation, rb)) {
+                            *r = blend.nlerp(r, &qb);
+                        }
+                    }
+                    Err(q) => *rotation = q,
                 }
             }
-            for (k, (o, qb)) in chunk.0.iter_mut().zip(&pending).enumerate() {
-                if waiting & (1 << k) != 0 {
-                    o.rotation = blend.nlerp(&o.rotation, qb);
-                }
-            }
+            *scale = vector!(ks, base().scale);
+        }
+        if let Some((r, qb)) = waiting {
+            *r = blend.nlerp(r, &qb);
         }
     }
 }

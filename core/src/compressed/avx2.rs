@@ -194,6 +194,9 @@ struct Cursor<'c> {
     bit: __m256i,
 }
 
+/// Frame a's and frame b's `[x, y, z, w]` of a decoded track.
+type TwoFrames = ([__m128; 4], [__m128; 4]);
+
 /// One stored block track of a sample: a value (no animated lane: the
 /// same in both frames) or its two frames, each `[x, y, z, w]` with frame
 /// a in the low half and frame b in the high half (`w` 0 for vectors).
@@ -232,7 +235,7 @@ fn decode(
     // interpolated once the next one is decoded, so that the CPU overlaps
     // one block's interpolation (square root and division) with the next
     // block's decode instead of waiting on one long chain per block.
-    let mut waiting: Option<(&mut SoaQuat, ([__m128; 4], [__m128; 4]))> = None;
+    let mut waiting: Option<(&mut SoaQuat, TwoFrames)> = None;
     for (i, (o, k)) in out.iter_mut().zip(clip.kinds.chunks_exact(3)).enumerate() {
         let (kt, kr, ks) = (k[0], k[1], k[2]);
         if kt == KIND_STORED && kr == KIND_STORED && ks == KIND_STORED {
@@ -449,7 +452,7 @@ fn madd(a: __m128, b: __m128, c: __m128) -> __m128 {
 /// Frame a's and frame b's `[x, y, z, w]` of a decoded track.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn halves(v: [__m256; 4]) -> ([__m128; 4], [__m128; 4]) {
+fn halves(v: [__m256; 4]) -> TwoFrames {
     (
         v.map(|h| _mm256_castps256_ps128(h)),
         v.map(|h| _mm256_extractf128_ps::<1>(h)),
@@ -468,7 +471,7 @@ fn lerp(v: [__m256; 4], wa: __m128, wb: __m128) -> SoaVec3 {
 /// [`Blend::nlerp`] of a decoded rotation track.
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn nlerp((a, b): ([__m128; 4], [__m128; 4]), wa: __m128, wb: __m128) -> SoaQuat {
+fn nlerp((a, b): TwoFrames, wa: __m128, wb: __m128) -> SoaQuat {
     let dot = |a: &[__m128; 4], b: &[__m128; 4]| {
         madd(
             a[0],

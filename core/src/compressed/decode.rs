@@ -6,10 +6,12 @@
 
 use wide::{f32x4, i32x4, u32x4};
 
+use super::cache::BLOCK_VECTORS;
 use super::codec::{inv_max_code, trend_factors, MAX_QUANTIZED_BITS};
 use super::format::{
-    read_bits, read_u64, track_param_floats, KIND_DEFAULT, LANE_FORMAT_VECTOR, LANE_META_BYTES,
-    LANE_SMALLEST_THREE, ONE_WINDOW_BITS, RAW_BITS, TRACK_DROP_W, TRACK_MIXED, TRACK_S3,
+    read_bits, read_u64, track_param_floats, KIND_DEFAULT, KIND_STORED, LANE_FORMAT_VECTOR,
+    LANE_META_BYTES, LANE_SMALLEST_THREE, ONE_WINDOW_BITS, RAW_BITS, TRACK_DROP_W, TRACK_MIXED,
+    TRACK_S3,
 };
 use super::CompressedClip;
 use crate::fp::Fp;
@@ -615,6 +617,15 @@ impl<'a> CompressedClip<'a> {
         let mut waiting: Option<(&mut SoaQuat, SoaQuat)> = None;
         for (i, (o, k)) in out.iter_mut().zip(self.kinds.chunks_exact(3)).enumerate() {
             let (kt, kr, ks) = (k[0], k[1], k[2]);
+            if kt == KIND_STORED && kr == KIND_STORED && ks == KIND_STORED {
+                // Three constant tracks: their constants are the block.
+                let block = self.params.get(p..).and_then(<[f32x4]>::split_first_chunk);
+                if let Some((block, _)) = block {
+                    *o = bytemuck::cast::<[f32x4; BLOCK_VECTORS], _>(*block);
+                    p += BLOCK_VECTORS;
+                    continue;
+                }
+            }
             let base = || rest.and_then(|r| r.get(i)).unwrap_or(&identity);
             let SoaTransform {
                 translation,

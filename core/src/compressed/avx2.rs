@@ -235,7 +235,7 @@ fn decode(
     // interpolated once the next one is decoded, so that the CPU overlaps
     // one block's interpolation (square root and division) with the next
     // block's decode instead of waiting on one long chain per block.
-    let mut waiting: Option<(&mut SoaQuat, TwoFrames)> = None;
+    let mut waiting: Option<(&mut SoaQuat, [__m256; 4])> = None;
     for (i, (o, k)) in out.iter_mut().zip(clip.kinds.chunks_exact(3)).enumerate() {
         let (kt, kr, ks) = (k[0], k[1], k[2]);
         if kt == KIND_STORED && kr == KIND_STORED && ks == KIND_STORED {
@@ -279,8 +279,8 @@ fn decode(
             match unsafe { stored::<true, BLEND>(clip, &frames, &mut cur, kr) } {
                 Stored::Value(q) => *rotation = q,
                 Stored::Frames(v) => {
-                    if let Some((r, pair)) = waiting.replace((rotation, halves(v))) {
-                        *r = nlerp(pair, wa, wb);
+                    if let Some((r, pair)) = waiting.replace((rotation, v)) {
+                        *r = nlerp(halves(pair), wa, wb);
                     }
                 }
             }
@@ -288,7 +288,7 @@ fn decode(
         *scale = vector!(ks, base().scale);
     }
     if let Some((r, pair)) = waiting {
-        *r = nlerp(pair, wa, wb);
+        *r = nlerp(halves(pair), wa, wb);
     }
     true
 }

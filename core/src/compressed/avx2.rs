@@ -46,10 +46,10 @@ use wide::f32x4;
 use super::cache::{put_frames, BLOCK_VECTORS, ROT_VECTORS, VEC_VECTORS};
 use super::codec::MAX_QUANTIZED_BITS;
 use super::codec::{trend_factors, INV_MAX_CODE};
-use super::decode::{constant_value, s3_lanes, xyz, Blend, FrameAt, LANE_MASKS};
+use super::decode::{constant_block, constant_value, s3_lanes, xyz, Blend, FrameAt, LANE_MASKS};
 use super::format::{
-    track_param_floats, KIND_DEFAULT, KIND_STORED, LANE_META_BYTES, ONE_WINDOW_BITS, TRACK_DROP_W,
-    TRACK_MIXED, TRACK_S3,
+    track_param_floats, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS, TRACK_DROP_W, TRACK_MIXED,
+    TRACK_S3,
 };
 use super::CompressedClip;
 use crate::soa::{SoaQuat, SoaTransform, SoaVec3, LANES};
@@ -238,13 +238,9 @@ fn decode(
     let mut waiting: Option<(&mut SoaQuat, [__m256; 4])> = None;
     for (i, (o, k)) in out.iter_mut().zip(clip.kinds.chunks_exact(3)).enumerate() {
         let (kt, kr, ks) = (k[0], k[1], k[2]);
-        if kt == KIND_STORED && kr == KIND_STORED && ks == KIND_STORED {
-            // Three constant tracks: their constants are the block.
-            if let Some((block, more)) = cur.params.split_first_chunk::<BLOCK_VECTORS>() {
-                *o = bytemuck::cast(*block);
-                cur.params = more;
-                continue;
-            }
+        if constant_block([kt, kr, ks], cur.params, o) {
+            cur.params = cur.params.get(BLOCK_VECTORS..).unwrap_or_default();
+            continue;
         }
         let base = || rest.and_then(|r| r.get(i)).unwrap_or(&identity);
         let SoaTransform {

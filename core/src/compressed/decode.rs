@@ -258,6 +258,23 @@ pub(super) struct FrameAt {
     pub(super) local: f32,
 }
 
+/// Writes a block whose three tracks (kind bytes `kinds`) are stored
+/// without an animated lane: its [`BLOCK_VECTORS`] clip constants, at the
+/// start of `params`, are the block in its own order. `false`, and nothing
+/// written, for any other block (or a `params` too short, which a
+/// validated clip never has).
+#[inline(always)]
+pub(super) fn constant_block(kinds: [u8; 3], params: &[f32x4], o: &mut SoaTransform) -> bool {
+    if kinds != [KIND_STORED; 3] {
+        return false;
+    }
+    let Some((block, _)) = params.split_first_chunk::<BLOCK_VECTORS>() else {
+        return false;
+    };
+    *o = bytemuck::cast(*block);
+    true
+}
+
 /// The x, y, z of a decoded translation or scale track.
 #[inline(always)]
 pub(super) fn xyz(q: &SoaQuat) -> SoaVec3 {
@@ -617,14 +634,9 @@ impl<'a> CompressedClip<'a> {
         let mut waiting: Option<(&mut SoaQuat, SoaQuat)> = None;
         for (i, (o, k)) in out.iter_mut().zip(self.kinds.chunks_exact(3)).enumerate() {
             let (kt, kr, ks) = (k[0], k[1], k[2]);
-            if kt == KIND_STORED && kr == KIND_STORED && ks == KIND_STORED {
-                // Three constant tracks: their constants are the block.
-                let block = self.params.get(p..).and_then(<[f32x4]>::split_first_chunk);
-                if let Some((block, _)) = block {
-                    *o = bytemuck::cast::<[f32x4; BLOCK_VECTORS], _>(*block);
-                    p += BLOCK_VECTORS;
-                    continue;
-                }
+            if constant_block([kt, kr, ks], self.params.get(p..).unwrap_or_default(), o) {
+                p += BLOCK_VECTORS;
+                continue;
             }
             let base = || rest.and_then(|r| r.get(i)).unwrap_or(&identity);
             let SoaTransform {

@@ -46,7 +46,9 @@ use wide::f32x4;
 use super::cache::{put_frames, BLOCK_VECTORS, ROT_VECTORS, VEC_VECTORS};
 use super::codec::MAX_QUANTIZED_BITS;
 use super::codec::{trend_factors, INV_MAX_CODE};
-use super::decode::{constant_block, constant_value, s3_lanes, xyz, Blend, FrameAt, LANE_MASKS};
+use super::decode::{
+    constant_block, constant_value, default_block, s3_lanes, xyz, Blend, FrameAt, LANE_MASKS,
+};
 use super::format::{
     track_param_floats, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS, TRACK_DROP_W, TRACK_MIXED,
     TRACK_S3,
@@ -212,8 +214,8 @@ enum Stored {
 /// The block loop is the portable [`CompressedClip::decode_blend_as`]'s:
 /// values copied for default and unanimated tracks, translations and
 /// scales lerped as soon as they are decoded, each animated rotation
-/// nlerped once the next one is decoded. So are the values, bit for bit: tracks
-/// with a verbatim lane go to the portable track decoder, and the
+/// nlerped once the next one is decoded. So are the values, bit for bit:
+/// tracks with a verbatim lane go to the portable track decoder, and the
 /// interpolation is its [`Blend`] in the same operation order (a fused
 /// multiply-add exactly where the portable decoder's `madd` fuses, that is
 /// in builds with FMA enabled and without the `deterministic` feature).
@@ -230,7 +232,6 @@ fn decode(
     };
     let blend = Blend::new(alpha);
     let (wa, wb): (__m128, __m128) = (bytemuck::cast(blend.wa), bytemuck::cast(blend.wb));
-    let identity = SoaTransform::IDENTITY;
     // The last animated rotation's output and both its frames: it is
     // interpolated once the next one is decoded, so that the CPU overlaps
     // one block's interpolation (square root and division) with the next
@@ -242,7 +243,7 @@ fn decode(
             cur.params = cur.params.get(BLOCK_VECTORS..).unwrap_or_default();
             continue;
         }
-        let base = || rest.and_then(|r| r.get(i)).unwrap_or(&identity);
+        let base = || default_block(rest, i);
         let SoaTransform {
             translation,
             rotation,

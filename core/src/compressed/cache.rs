@@ -24,7 +24,7 @@
 
 use wide::f32x4;
 
-use super::decode::{Blend, FrameAt};
+use super::decode::{default_block, Blend, FrameAt};
 use super::format::{
     track_param_floats, CONST_ROT_PARAM_FLOATS, CONST_VEC_PARAM_FLOATS, KIND_DEFAULT,
     LANE_META_BYTES, ROT_PARAM_FLOATS, VEC_PARAM_FLOATS,
@@ -522,7 +522,6 @@ impl CompressedClip<'_> {
         out: &mut [SoaTransform],
     ) {
         let blend = Blend::new(alpha);
-        let identity = SoaTransform::IDENTITY;
         // Three cursors that shrink as the walk reads them, one length
         // check per read: the clip constants, and the slots' animated
         // tracks, packed in the walk's order.
@@ -530,7 +529,7 @@ impl CompressedClip<'_> {
         // Validated kinds are three per block: the zip checks no index.
         let kinds = self.kinds.chunks_exact(3);
         for (i, (o, k)) in out.iter_mut().zip(kinds).enumerate() {
-            let base = || rest.and_then(|r| r.get(i)).unwrap_or(&identity);
+            let base = || default_block(rest, i);
             let (kt, kr, ks) = (k[0], k[1], k[2]);
             o.translation = if kt == KIND_DEFAULT {
                 base().translation

@@ -258,6 +258,14 @@ pub(super) struct FrameAt {
     pub(super) local: f32,
 }
 
+/// Block `i`'s default transform: the rest pose's when the clip's
+/// defaults are the rest pose (`rest`), identity otherwise.
+#[inline(always)]
+pub(super) fn default_block(rest: Option<&[SoaTransform]>, i: usize) -> &SoaTransform {
+    rest.and_then(|r| r.get(i))
+        .unwrap_or(&SoaTransform::IDENTITY)
+}
+
 /// Writes a block whose three tracks (kind bytes `kinds`) are stored
 /// without an animated lane: its [`BLOCK_VECTORS`] clip constants, at the
 /// start of `params`, are the block in its own order. `false`, and nothing
@@ -625,7 +633,6 @@ impl<'a> CompressedClip<'a> {
         // bit offsets inside frames a and b.
         let (mut p, mut m, mut oa, mut ob) = (0usize, 0usize, 0u32, 0u32);
         let blend = Blend::new(alpha);
-        let identity = SoaTransform::IDENTITY;
         // The last animated rotation's output (holding frame a's value) and
         // frame b's value: it is interpolated once the next one is decoded,
         // so that the CPU overlaps one block's interpolation (square root
@@ -638,7 +645,7 @@ impl<'a> CompressedClip<'a> {
                 p += BLOCK_VECTORS;
                 continue;
             }
-            let base = || rest.and_then(|r| r.get(i)).unwrap_or(&identity);
+            let base = || default_block(rest, i);
             let SoaTransform {
                 translation,
                 rotation,

@@ -53,8 +53,9 @@ fn validity_header() {
     assert_eq!(err(&|b| b[0] = b'X'), Err(Error::BadMagic));
     // v1 and v2 containers (no curvature bytes), v3 (no component drops),
     // v4 (units stored for tracks without an animated lane), v5 (one
-    // rotation format per clip) and a future version.
-    for v in [1u8, 2, 3, 4, 5, 7] {
+    // rotation format per clip), v6 (animated lanes in their joints'
+    // blocks) and a future version.
+    for v in [1u8, 2, 3, 4, 5, 6, 8] {
         assert_eq!(
             err(&|b| b[8] = v),
             Err(Error::UnsupportedVersion {

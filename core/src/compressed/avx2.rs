@@ -43,11 +43,12 @@ use core::arch::x86_64::*;
 
 use wide::f32x4;
 
-use super::cache::{put_frames, BLOCK_VECTORS, ROT_VECTORS, VEC_VECTORS};
+use super::cache::{put_frames, ROT_VECTORS, VEC_VECTORS};
 use super::codec::MAX_QUANTIZED_BITS;
 use super::codec::{trend_factors, INV_MAX_CODE};
 use super::decode::{
-    constant_block, constant_value, default_block, s3_lanes, xyz, Blend, FrameAt, LANE_MASKS,
+    quat_vectors, s3_lanes, scatter, vec_vectors, Blend, FrameAt, LANE_MASKS, ROTATION_AT,
+    SCALE_AT, TRANSLATION_AT,
 };
 use super::format::{
     track_param_floats, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS, TRACK_DROP_W, TRACK_MIXED,
@@ -199,11 +200,12 @@ struct Cursor<'c> {
 /// Frame a's and frame b's `[x, y, z, w]` of a decoded track.
 type TwoFrames = ([__m128; 4], [__m128; 4]);
 
-/// One stored block track of a sample: a value (no animated lane: the
-/// same in both frames) or its two frames, each `[x, y, z, w]` with frame
-/// a in the low half and frame b in the high half (`w` 0 for vectors).
+/// One stored block track of a sample: constant (no animated lane: the
+/// constant pass writes its clip constants) or its two frames, each
+/// `[x, y, z, w]` with frame a in the low half and frame b in the high
+/// half (`w` 0 for vectors).
 enum Stored {
-    Value(SoaQuat),
+    Constant,
     Frames([__m256; 4]),
 }
 
@@ -230,62 +232,53 @@ fn decode(
     let Some((frames, mut cur)) = start(clip, at) else {
         return false;
     };
+    clip.constant_pass(rest, out);
+    cur.params = clip.params.get(clip.packed_at..).unwrap_or_default();
     let blend = Blend::new(alpha);
     let (wa, wb): (__m128, __m128) = (bytemuck::cast(blend.wa), bytemuck::cast(blend.wb));
-    // The last animated rotation's output and both its frames: it is
+    // The last animated rotation track's frames and joints: it is
     // interpolated once the next one is decoded, so that the CPU overlaps
-    // one block's interpolation (square root and division) with the next
-    // block's decode instead of waiting on one long chain per block.
-    let mut waiting: Option<(&mut SoaQuat, [__m256; 4])> = None;
-    for (i, (o, k)) in out.iter_mut().zip(clip.kinds.chunks_exact(3)).enumerate() {
-        let (kt, kr, ks) = (k[0], k[1], k[2]);
-        if constant_block([kt, kr, ks], cur.params, o) {
-            cur.params = cur.params.get(BLOCK_VECTORS..).unwrap_or_default();
-            continue;
-        }
-        let base = || default_block(rest, i);
-        let SoaTransform {
-            translation,
-            rotation,
-            scale,
-        } = o;
-        // For the three `stored` calls: this CPU has AVX2 (asked by the
-        // caller), and every metadata load stays inside `meta_ext` (checked
-        // by `start`; the kinds' animated lanes add up to `clip.animated`,
-        // validated).
-        // A translation or scale track: its default, its constant, or both
-        // frames lerped.
+    // one track's interpolation (square root and division) with the next
+    // track's decode instead of waiting on one long chain per track.
+    let mut waiting: Option<([__m256; 4], &[u16])> = None;
+    let mut d = 0usize;
+    let mut joints = |kind: u8| {
+        let lanes = (kind >> 4).count_ones() as usize;
+        let j = clip.dest.get(d..d + lanes).unwrap_or_default();
+        d += lanes;
+        j
+    };
+    // For the `stored` calls: this CPU has AVX2 (asked by the caller), and
+    // every metadata load stays inside `meta_ext` (checked by `start`; the
+    // kinds' animated lanes add up to `clip.animated`, validated).
+    for k in clip.packed_kinds().chunks_exact(3) {
+        // A translation or scale track, lerped and written to its joints.
         macro_rules! vector {
-            ($kind:expr, $default:expr) => {
-                if $kind == KIND_DEFAULT {
-                    $default
-                } else {
+            ($kind:expr, $at:expr) => {
+                if $kind != KIND_DEFAULT {
                     // SAFETY: AVX2 and the metadata bound, as stated above.
-                    match unsafe { stored::<false, BLEND>(clip, &frames, &mut cur, $kind) } {
-                        Stored::Value(q) => xyz(&q),
-                        Stored::Frames(v) => lerp(v, wa, wb),
+                    let v = unsafe { stored::<false, BLEND>(clip, &frames, &mut cur, $kind) };
+                    if let Stored::Frames(v) = v {
+                        let lanes = vec_vectors(&lerp(v, wa, wb));
+                        scatter::<{ $at }, 3>(out, &lanes, joints($kind));
                     }
                 }
             };
         }
-        *translation = vector!(kt, base().translation);
-        if kr == KIND_DEFAULT {
-            *rotation = base().rotation;
-        } else {
+        vector!(k[0], TRANSLATION_AT);
+        if k[1] != KIND_DEFAULT {
             // SAFETY: AVX2 and the metadata bound, as stated above.
-            match unsafe { stored::<true, BLEND>(clip, &frames, &mut cur, kr) } {
-                Stored::Value(q) => *rotation = q,
-                Stored::Frames(v) => {
-                    if let Some((r, pair)) = waiting.replace((rotation, v)) {
-                        *r = nlerp(halves(pair), wa, wb);
-                    }
+            let v = unsafe { stored::<true, BLEND>(clip, &frames, &mut cur, k[1]) };
+            if let Stored::Frames(v) = v {
+                if let Some((w, j)) = waiting.replace((v, joints(k[1]))) {
+                    scatter::<ROTATION_AT, 4>(out, &quat_vectors(&nlerp(halves(w), wa, wb)), j);
                 }
             }
         }
-        *scale = vector!(ks, base().scale);
+        vector!(k[2], SCALE_AT);
     }
-    if let Some((r, pair)) = waiting {
-        *r = nlerp(halves(pair), wa, wb);
+    if let Some((w, j)) = waiting {
+        scatter::<ROTATION_AT, 4>(out, &quat_vectors(&nlerp(halves(w), wa, wb)), j);
     }
     true
 }
@@ -321,7 +314,7 @@ pub(super) fn decode_slots<const TWO: bool>(
 #[target_feature(enable = "avx2,fma")]
 fn animated_frames(s: Stored) -> Option<(SoaQuat, SoaQuat)> {
     match s {
-        Stored::Value(_) => None,
+        Stored::Constant => None,
         Stored::Frames(v) => {
             let (a, b) = halves(v);
             let q = |h: [__m128; 4]| {
@@ -508,7 +501,7 @@ unsafe fn stored<const ROT: bool, const MODE: u8>(
     let (cv, rest) = cur.params.split_at_checked(n).unwrap_or_default();
     cur.params = rest;
     if mask == 0 {
-        return Stored::Value(constant_value::<ROT>(cv));
+        return Stored::Constant;
     }
     let m = cur.m;
     cur.m += LANE_META_BYTES * mask.count_ones() as usize;

@@ -24,7 +24,9 @@
 
 use wide::f32x4;
 
-use super::decode::{default_block, Blend, FrameAt};
+use super::decode::{
+    quat_vectors, scatter, vec_vectors, Blend, FrameAt, ROTATION_AT, SCALE_AT, TRANSLATION_AT,
+};
 use super::format::{
     track_param_floats, CONST_ROT_PARAM_FLOATS, CONST_VEC_PARAM_FLOATS, KIND_DEFAULT,
     LANE_META_BYTES, ROT_PARAM_FLOATS, VEC_PARAM_FLOATS,
@@ -465,7 +467,7 @@ impl CompressedClip<'_> {
         let frames = [(at[0].first, at[0].local), (at[1].first, at[1].local)];
         let (mut m, mut oa, mut ob) = (0usize, 0u32, 0u32);
         let mut v = 0usize;
-        self.walk_tracks(self.soa_count(), |_, track, mask, cv| {
+        self.walk_tracks(self.kinds.len() / 3, |_, track, mask, cv| {
             if mask == 0 {
                 // Slots hold the animated tracks only.
                 return;
@@ -521,32 +523,35 @@ impl CompressedClip<'_> {
         rest: Option<&[SoaTransform]>,
         out: &mut [SoaTransform],
     ) {
+        self.constant_pass(rest, out);
         let blend = Blend::new(alpha);
-        // Three cursors that shrink as the walk reads them, one length
-        // check per read: the clip constants, and the slots' animated
-        // tracks, packed in the walk's order.
-        let (mut params, mut a, mut b) = (self.params, a, b);
-        // Validated kinds are three per block: the zip checks no index.
-        let kinds = self.kinds.chunks_exact(3);
-        for (i, (o, k)) in out.iter_mut().zip(kinds).enumerate() {
-            let base = || default_block(rest, i);
-            let (kt, kr, ks) = (k[0], k[1], k[2]);
-            o.translation = if kt == KIND_DEFAULT {
-                base().translation
-            } else {
-                let Some(v) = vector_track(kt, &mut params, (&mut a, &mut b), &blend) else {
-                    return;
+        // Cursors that shrink as the walk reads them, one length check per
+        // read: the packed tracks' clip constants, the slots' frames (in
+        // the walk's order) and the lanes' joints.
+        let mut params = self.params.get(self.packed_at..).unwrap_or_default();
+        let (mut a, mut b, mut joints) = (a, b, self.dest);
+        let mut lanes = |kind: u8| {
+            let n = (kind >> 4).count_ones() as usize;
+            let (j, more) = joints.split_at(n.min(joints.len()));
+            joints = more;
+            j
+        };
+        for k in self.packed_kinds().chunks_exact(3) {
+            // A translation or scale track, lerped and written to its
+            // joints.
+            macro_rules! vector {
+                ($kind:expr, $at:expr) => {
+                    if $kind != KIND_DEFAULT {
+                        let Some(v) = vector_track($kind, &mut params, (&mut a, &mut b), &blend)
+                        else {
+                            return;
+                        };
+                        scatter::<{ $at }, 3>(out, &vec_vectors(&v), lanes($kind));
+                    }
                 };
-                v
-            };
-            o.rotation = if kr == KIND_DEFAULT {
-                base().rotation
-            } else if kr >> 4 == 0 {
-                let Some([x, y, z, w]) = take::<ROT_VECTORS>(&mut params) else {
-                    return;
-                };
-                SoaQuat { x, y, z, w }
-            } else {
+            }
+            vector!(k[0], TRANSLATION_AT);
+            if k[1] != KIND_DEFAULT {
                 let (Some(more), Some([ax, ay, az, aw]), Some([bx, by, bz, bw])) = (
                     params.get(ROT_PARAM_FLOATS / LANES..),
                     take::<ROT_VECTORS>(&mut a),
@@ -567,16 +572,10 @@ impl CompressedClip<'_> {
                     z: bz,
                     w: bw,
                 };
-                blend.nlerp(&qa, &qb)
-            };
-            o.scale = if ks == KIND_DEFAULT {
-                base().scale
-            } else {
-                let Some(v) = vector_track(ks, &mut params, (&mut a, &mut b), &blend) else {
-                    return;
-                };
-                v
-            };
+                let q = blend.nlerp(&qa, &qb);
+                scatter::<ROTATION_AT, 4>(out, &quat_vectors(&q), lanes(k[1]));
+            }
+            vector!(k[2], SCALE_AT);
         }
     }
 

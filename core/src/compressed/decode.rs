@@ -178,36 +178,6 @@ fn dequant(q: &Dequant, c: &[[u32; 4]; 4], local: f32) -> [f32x4; 3] {
     v
 }
 
-/// The value of a stored block track none of whose lanes is animated
-/// (stored because its constants are not the defaults), the same in every
-/// frame: its x, y, z (and for rotations w) constants as stored ([`CONST_VEC_PARAM_FLOATS`],
-/// [`CONST_ROT_PARAM_FLOATS`]), without metadata, bit-stream or
-/// dequantization work; such a track has no metadata and no bits, so the
-/// running offsets do not move.
-#[inline(always)]
-pub(super) fn constant_value<const ROT: bool>(cv: &[f32x4]) -> SoaQuat {
-    match cv {
-        [x, y, z, w, ..] if ROT => SoaQuat {
-            x: *x,
-            y: *y,
-            z: *z,
-            w: *w,
-        },
-        [x, y, z, ..] if !ROT => SoaQuat {
-            x: *x,
-            y: *y,
-            z: *z,
-            w: f32x4::ZERO,
-        },
-        _ => SoaQuat {
-            x: f32x4::ZERO,
-            y: f32x4::ZERO,
-            z: f32x4::ZERO,
-            w: f32x4::ZERO,
-        },
-    }
-}
-
 /// The smallest-three lanes among the animated lanes `mask` of a rotation
 /// track with clip constants `cv` (their format slots; see
 /// [`super::format::LANE_DROP_W`]).
@@ -611,12 +581,53 @@ impl<'a> CompressedClip<'a> {
         self.decode_blend_as(&at, alpha, rest, out);
     }
 
+    /// The joint blocks' tracks (`out`'s blocks): their defaults or their
+    /// clip constants, which are the same in every frame. The animated
+    /// lanes among them are left for the packed pass to overwrite.
+    #[inline(always)]
+    pub(super) fn constant_pass(&self, rest: Option<&[SoaTransform]>, out: &mut [SoaTransform]) {
+        let mut p = 0usize;
+        for (i, (o, k)) in out.iter_mut().zip(self.kinds.chunks_exact(3)).enumerate() {
+            let (kt, kr, ks) = (k[0], k[1], k[2]);
+            if constant_block([kt, kr, ks], self.params.get(p..).unwrap_or_default(), o) {
+                p += BLOCK_VECTORS;
+                continue;
+            }
+            let base = default_block(rest, i);
+            let mut take = |kind: u8, n: usize| {
+                if kind == KIND_DEFAULT {
+                    return None;
+                }
+                let cv = self.params.get(p..p + n).unwrap_or(&[]);
+                p += n;
+                Some(cv)
+            };
+            o.translation = match take(kt, 3) {
+                Some(&[x, y, z, ..]) => SoaVec3 { x, y, z },
+                _ => base.translation,
+            };
+            o.rotation = match take(kr, 4) {
+                Some(&[x, y, z, w, ..]) => SoaQuat { x, y, z, w },
+                _ => base.rotation,
+            };
+            o.scale = match take(ks, 3) {
+                Some(&[x, y, z, ..]) => SoaVec3 { x, y, z },
+                _ => base.scale,
+            };
+        }
+    }
+
+    /// The packed blocks' kind bytes.
+    #[inline(always)]
+    pub(super) fn packed_kinds(&self) -> &'a [u8] {
+        self.kinds.get(3 * self.soa_count()..).unwrap_or_default()
+    }
+
     /// [`Self::decode_blend`] with the portable decoder, whatever the CPU.
     ///
-    /// Default tracks and stored tracks without an animated lane are the
-    /// same in both frames: their values are copied, exactly, with no
-    /// interpolation arithmetic. The other tracks are decoded in both
-    /// frames and interpolated.
+    /// The joint blocks' constants are copied ([`Self::constant_pass`]);
+    /// each packed track is decoded in both frames, interpolated and its
+    /// lanes written to their joints.
     #[inline(always)]
     pub(super) fn decode_blend_as(
         &self,
@@ -625,93 +636,107 @@ impl<'a> CompressedClip<'a> {
         rest: Option<&[SoaTransform]>,
         out: &mut [SoaTransform],
     ) {
+        self.constant_pass(rest, out);
         let ma = self.segment_meta(a.segment).unwrap_or(&[]);
         let mb = self.segment_meta(b.segment).unwrap_or(&[]);
         let same = a.segment == b.segment;
         let frames = [(a.first, a.local), (b.first, b.local)];
-        // Running positions: clip constants (vectors), metadata bytes, and
-        // bit offsets inside frames a and b.
-        let (mut p, mut m, mut oa, mut ob) = (0usize, 0usize, 0u32, 0u32);
+        // Running positions: clip constants (vectors), metadata bytes, bit
+        // offsets inside frames a and b, and lanes (their joints).
+        let (mut p, mut m, mut oa, mut ob, mut d) = (self.packed_at, 0usize, 0u32, 0u32, 0usize);
         let blend = Blend::new(alpha);
-        // The last animated rotation's output (holding frame a's value) and
-        // frame b's value: it is interpolated once the next one is decoded,
-        // so that the CPU overlaps one block's interpolation (square root
-        // and division) with the next block's decode instead of waiting on
-        // one long chain per block.
-        let mut waiting: Option<(&mut SoaQuat, SoaQuat)> = None;
-        for (i, (o, k)) in out.iter_mut().zip(self.kinds.chunks_exact(3)).enumerate() {
-            let (kt, kr, ks) = (k[0], k[1], k[2]);
-            if constant_block([kt, kr, ks], self.params.get(p..).unwrap_or_default(), o) {
-                p += BLOCK_VECTORS;
-                continue;
-            }
-            let base = || default_block(rest, i);
-            let SoaTransform {
-                translation,
-                rotation,
-                scale,
-            } = o;
-            // One stored track of this block (kind byte `kind`; the `ROT`
-            // instance for rotations), in stream order: its value when no
-            // lane is animated, else both frames.
+        // The last animated rotation track's frames and joints: it is
+        // interpolated once the next one is decoded, so that the CPU
+        // overlaps one track's interpolation (square root and division)
+        // with the next track's decode instead of waiting on one long chain
+        // per track.
+        let mut waiting: Option<(SoaQuat, SoaQuat, &[u16])> = None;
+        for k in self.packed_kinds().chunks_exact(3) {
             macro_rules! track {
                 ($kind:expr, $rot:literal) => {{
                     let mask = u32::from($kind >> 4);
-                    // The clip constants: without an animated lane no
-                    // units ([`track_param_floats`] of mask 0; any other
-                    // mask gives the full size), and no decoding.
-                    let n = track_param_floats($rot, if mask == 0 { 0 } else { 1 }) / LANES;
+                    let n = track_param_floats($rot, 1) / LANES;
                     let cv = self.params.get(p..p + n).unwrap_or(&[]);
                     p += n;
-                    if mask == 0 {
-                        Err(constant_value::<$rot>(cv))
-                    } else {
-                        let pair = self.track_pair::<$rot>(
-                            (ma, mb),
-                            same,
-                            m,
-                            mask,
-                            (&mut oa, &mut ob),
-                            frames,
-                            cv,
-                        );
-                        m += LANE_META_BYTES * mask.count_ones() as usize;
-                        Ok(pair)
-                    }
+                    let pair = self.track_pair::<$rot>(
+                        (ma, mb),
+                        same,
+                        m,
+                        mask,
+                        (&mut oa, &mut ob),
+                        frames,
+                        cv,
+                    );
+                    let lanes = mask.count_ones() as usize;
+                    m += LANE_META_BYTES * lanes;
+                    let joints = self.dest.get(d..d + lanes).unwrap_or_default();
+                    d += lanes;
+                    (pair, joints)
                 }};
             }
-            // A translation or scale track: its default, its constant,
-            // or both frames lerped.
-            macro_rules! vector {
-                ($kind:expr, $default:expr) => {
-                    if $kind == KIND_DEFAULT {
-                        $default
-                    } else {
-                        match track!($kind, false) {
-                            Ok((qa, qb)) => blend.lerp(&qa, &qb),
-                            Err(q) => xyz(&q),
-                        }
-                    }
-                };
+            if k[0] != KIND_DEFAULT {
+                let ((qa, qb), joints) = track!(k[0], false);
+                scatter::<TRANSLATION_AT, 3>(out, &vec_vectors(&blend.lerp(&qa, &qb)), joints);
             }
-            *translation = vector!(kt, base().translation);
-            if kr == KIND_DEFAULT {
-                *rotation = base().rotation;
-            } else {
-                match track!(kr, true) {
-                    Ok((ra, rb)) => {
-                        *rotation = ra;
-                        if let Some((r, qb)) = waiting.replace((rotation, rb)) {
-                            *r = blend.nlerp(r, &qb);
-                        }
-                    }
-                    Err(q) => *rotation = q,
+            if k[1] != KIND_DEFAULT {
+                let ((ra, rb), joints) = track!(k[1], true);
+                if let Some((qa, qb, joints)) = waiting.replace((ra, rb, joints)) {
+                    scatter::<ROTATION_AT, 4>(out, &quat_vectors(&blend.nlerp(&qa, &qb)), joints);
                 }
             }
-            *scale = vector!(ks, base().scale);
+            if k[2] != KIND_DEFAULT {
+                let ((qa, qb), joints) = track!(k[2], false);
+                scatter::<SCALE_AT, 3>(out, &vec_vectors(&blend.lerp(&qa, &qb)), joints);
+            }
         }
-        if let Some((r, qb)) = waiting {
-            *r = blend.nlerp(r, &qb);
+        if let Some((qa, qb, joints)) = waiting {
+            scatter::<ROTATION_AT, 4>(out, &quat_vectors(&blend.nlerp(&qa, &qb)), joints);
+        }
+    }
+}
+
+/// Float offsets of a block's translation, rotation and scale in a
+/// [`SoaTransform`] (component-major, four lanes per component).
+pub(super) const TRANSLATION_AT: usize = 0;
+/// See [`TRANSLATION_AT`].
+pub(super) const ROTATION_AT: usize = 3 * LANES;
+/// See [`TRANSLATION_AT`].
+pub(super) const SCALE_AT: usize = 7 * LANES;
+
+/// A translation or scale's components, as [`scatter`] takes them.
+#[inline(always)]
+pub(super) fn vec_vectors(v: &SoaVec3) -> [f32x4; 3] {
+    [v.x, v.y, v.z]
+}
+
+/// A rotation's components, as [`scatter`] takes them.
+#[inline(always)]
+pub(super) fn quat_vectors(q: &SoaQuat) -> [f32x4; 4] {
+    [q.x, q.y, q.z, q.w]
+}
+
+/// Writes a packed track's lanes to their joints: lane `s`'s components
+/// (`values[c]`, lane `s`) to joint `joints[s]`'s translation, rotation or
+/// scale (the track's vector `AT / LANES` in a block). Joints past `out`
+/// (a prefix of the pose) are skipped.
+#[inline(always)]
+pub(super) fn scatter<const AT: usize, const N: usize>(
+    out: &mut [SoaTransform],
+    values: &[f32x4; N],
+    joints: &[u16],
+) {
+    let values = values.map(|v| v.to_array());
+    for (s, &j) in joints.iter().enumerate().take(LANES) {
+        let j = usize::from(j);
+        let Some(block) = out.get_mut(j / LANES) else {
+            continue;
+        };
+        let floats: &mut [[f32; LANES]; BLOCK_VECTORS] = bytemuck::cast_mut(block);
+        let l = j % LANES;
+        for (c, v) in values.iter().enumerate() {
+            if let Some(x) = floats.get_mut(AT / LANES + c) {
+                x[l] = v[s];
+            }
         }
     }
 }

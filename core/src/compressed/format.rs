@@ -6,13 +6,13 @@
 
 use crate::container::{check_preamble, le_u32};
 use crate::error::Error;
-use crate::soa::LANES;
+use crate::soa::{soa_count, LANES};
 
 /// Magic bytes that open a compressed clip container.
 pub const COMPRESSED_MAGIC: [u8; 8] = *b"SINEWCMP";
 
 /// Compressed clip container version written and read by this build.
-pub const COMPRESSED_VERSION: u32 = 6;
+pub const COMPRESSED_VERSION: u32 = 7;
 
 /// Size of the container header in bytes.
 pub const HEADER_BYTES: usize = 64;
@@ -209,6 +209,7 @@ pub(crate) fn lane_rates(lane: &[u8]) -> [u8; 3] {
 pub(crate) struct Layout {
     pub(crate) kinds: usize,
     pub(crate) params: usize,
+    pub(crate) dest: usize,
     pub(crate) seg_table: usize,
     pub(crate) meta: usize,
     pub(crate) data: usize,
@@ -221,7 +222,8 @@ fn align16(x: usize) -> Option<usize> {
 }
 
 impl Layout {
-    /// The canonical layout for these counts, or `None` on overflow.
+    /// The canonical layout for these counts (`blocks` counts the joints'
+    /// blocks and the packed ones), or `None` on overflow.
     pub(crate) fn new(
         blocks: usize,
         params: usize,
@@ -232,7 +234,8 @@ impl Layout {
     ) -> Option<Layout> {
         let kinds = HEADER_BYTES;
         let params_at = align16(kinds + 3 * blocks)?;
-        let seg_table = align16(params_at.checked_add(params.checked_mul(4)?)?)?;
+        let dest = align16(params_at.checked_add(params.checked_mul(4)?)?)?;
+        let seg_table = align16(dest.checked_add(animated.checked_mul(2)?)?)?;
         let meta = align16(seg_table.checked_add(segments.checked_mul(8)?)?)?;
         let per_seg = animated.checked_mul(LANE_META_BYTES)?;
         let data = align16(meta.checked_add(segments.checked_mul(per_seg)?)?)?;
@@ -242,6 +245,7 @@ impl Layout {
         Some(Layout {
             kinds,
             params: params_at,
+            dest,
             seg_table,
             meta,
             data,
@@ -270,7 +274,12 @@ pub(crate) fn kind_counts(
             return Err(corrupt("unknown track kind"));
         }
         let mask = u32::from(k >> 4);
-        let lanes = joints.saturating_sub((i / 3) * LANES).min(LANES);
+        // A packed block (past the joints' blocks) has four lanes.
+        let lanes = if i / 3 >= soa_count(joints) {
+            LANES
+        } else {
+            joints.saturating_sub((i / 3) * LANES).min(LANES)
+        };
         if mask >> lanes != 0 {
             return Err(corrupt("animated padding lane"));
         }
@@ -416,6 +425,8 @@ pub(crate) struct Header {
     pub(crate) animated: usize,
     /// Bytes of the bit stream with its [`READ_PADDING`].
     pub(crate) data_bytes: usize,
+    /// Packed blocks after the joints' blocks (see [`super`]'s module docs).
+    pub(crate) packed_blocks: usize,
 }
 
 impl Header {
@@ -436,7 +447,7 @@ impl Header {
             _ => return Err(corrupt("unknown defaults mode")),
         };
         if bytes
-            .get(56..HEADER_BYTES)
+            .get(60..HEADER_BYTES)
             .is_none_or(|r| r.iter().any(|&b| b != 0))
         {
             return Err(corrupt("reserved header bytes are not zero"));
@@ -453,6 +464,7 @@ impl Header {
             params: word(44),
             animated: word(48),
             data_bytes: word(52),
+            packed_blocks: word(56),
         })
     }
 
@@ -477,6 +489,7 @@ impl Header {
         put(44, self.params as u32);
         put(48, self.animated as u32);
         put(52, self.data_bytes as u32);
+        put(56, self.packed_blocks as u32);
         if let Some(m) = out.get_mut(..8) {
             m.copy_from_slice(&COMPRESSED_MAGIC);
         }

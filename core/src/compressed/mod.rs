@@ -76,7 +76,7 @@ use wide::f32x4;
 
 use crate::clip::{locate_frames, TimeMode};
 use crate::error::Error;
-use crate::soa::{check_len, soa_count, SoaTransform};
+use crate::soa::{check_len, soa_count, SoaTransform, LANES};
 
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 mod avx2;
@@ -112,7 +112,13 @@ pub struct CompressedClip<'a> {
     /// scale track with an animated lane, 4 per such rotation track.
     slot_vectors: usize,
     total: usize,
+    /// Kind bytes of the joint blocks, then of the packed blocks.
     kinds: &'a [u8],
+    /// Per animated lane in stream order (the packed blocks' lanes), the
+    /// joint it belongs to.
+    dest: &'a [u16],
+    /// The `f32x4` index in `params` of the packed blocks' first constant.
+    packed_at: usize,
     params: &'a [f32x4],
     seg_table: &'a [u32],
     meta: &'a [u8],
@@ -377,16 +383,35 @@ impl<'a> CompressedClip<'a> {
         self.animated
     }
 
-    /// The kind byte of block `b`'s translation (`track` 0), rotation (1)
-    /// or scale (2) block track: [`KIND_DEFAULT`], or [`KIND_STORED`] with
-    /// the mask of its animated lanes in bits 4..8.
-    #[inline]
+    /// The kind of block `b`'s translation (`track` 0), rotation (1) or
+    /// scale (2) block track: [`KIND_DEFAULT`], or [`KIND_STORED`] with the
+    /// mask of its animated lanes in bits 4..8 (lanes the container stores
+    /// in its packed blocks; see the module docs). `None` past the joints'
+    /// blocks.
     #[must_use]
     pub fn block_track_kind(&self, b: usize, track: usize) -> Option<u8> {
-        if track > 2 {
+        if track > 2 || b >= self.soa_count() {
             return None;
         }
-        self.kinds.get(3 * b + track).copied()
+        let own = self.kinds.get(3 * b + track).copied()?;
+        let mut mask = 0u8;
+        let mut k = 0usize;
+        for (i, &kind) in self.packed_kinds().iter().enumerate() {
+            let lanes = (kind >> 4).count_ones() as usize;
+            if i % 3 == track {
+                for &j in self.dest.get(k..k + lanes).unwrap_or_default() {
+                    if usize::from(j) / LANES == b {
+                        mask |= 1 << (usize::from(j) % LANES);
+                    }
+                }
+            }
+            k += lanes;
+        }
+        Some(if mask == 0 {
+            own
+        } else {
+            KIND_STORED | mask << 4
+        })
     }
 
     /// The metadata of segment `s`: per animated lane, [`LANE_META_BYTES`]

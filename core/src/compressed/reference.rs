@@ -22,11 +22,32 @@ impl CompressedClip<'_> {
         self.params.get(v / 4).map_or(0.0, |x| x.to_array()[v % 4])
     }
 
+    /// Where joint `j`'s track `track` is animated: its packed block and
+    /// slot, found by walking the packed blocks' lanes (each a joint,
+    /// [`CompressedClip::dest`], in stream order); `None` when the joint
+    /// block's own track holds it (a constant or the default).
+    fn packed_slot(&self, j: usize, track: usize) -> Option<(usize, usize)> {
+        let mut k = 0usize;
+        let blocks = self.soa_count();
+        for (i, &kind) in self.kinds.iter().enumerate().skip(3 * blocks) {
+            for slot in 0..LANES {
+                if (kind >> 4) & (1 << slot) == 0 {
+                    continue;
+                }
+                if i % 3 == track && self.dest.get(k).is_some_and(|&d| usize::from(d) == j) {
+                    return Some((i / 3, slot));
+                }
+                k += 1;
+            }
+        }
+        None
+    }
+
     /// Joint `j`'s track `track` (0 translation, 1 rotation, 2 scale) at
     /// frame `f` (validated indices), decoded one value at a time by
     /// walking the container from its start; `None` for a default track.
     fn track_at(&self, f: usize, j: usize, track: usize) -> Option<[f32; 4]> {
-        let (b, l) = (j / LANES, j % LANES);
+        let (b, l) = self.packed_slot(j, track).unwrap_or((j / LANES, j % LANES));
         let me = 3 * b + track;
         // Constants and animated lanes before this block track.
         let (mut p, mut k) = (0usize, 0usize);
@@ -149,10 +170,25 @@ pub fn sample(
         let tr = if j < clip.joint_count() {
             let x = clip.joint_at(i0, j, rest);
             let y = clip.joint_at(i1, j, rest);
+            // Only animated tracks are interpolated: a constant or default
+            // one is the same in both frames, and copied exactly.
+            let animated = |t: usize| clip.packed_slot(j, t).is_some();
             Transform {
-                translation: x.translation.lerp(y.translation, alpha),
-                rotation: x.rotation.nlerp(y.rotation, alpha),
-                scale: x.scale.lerp(y.scale, alpha),
+                translation: if animated(0) {
+                    x.translation.lerp(y.translation, alpha)
+                } else {
+                    x.translation
+                },
+                rotation: if animated(1) {
+                    x.rotation.nlerp(y.rotation, alpha)
+                } else {
+                    x.rotation
+                },
+                scale: if animated(2) {
+                    x.scale.lerp(y.scale, alpha)
+                } else {
+                    x.scale
+                },
             }
         } else {
             Transform::IDENTITY

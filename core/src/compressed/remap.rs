@@ -82,19 +82,28 @@ impl CompressedClip<'_> {
                 }
             }
         }
-        // Per source block track: its first clip constant; per source
-        // joint and track: its animated lane index (NONE when not animated).
-        let mut param_at = [0usize; 3 * MAX_JOINTS / LANES];
+        // Per source block track (the joint blocks', then the packed
+        // blocks'): its first clip constant; per source joint and track:
+        // its animated lane index (NONE when not animated) and where its
+        // clip constants are (the packed track position and slot).
+        let mut param_at = [0usize; 2 * 3 * MAX_JOINTS / LANES];
         let mut anim_of = [NONE; 3 * MAX_JOINTS];
+        let mut packed_at = [(0u16, 0u8); 3 * MAX_JOINTS];
         let (mut p, mut a) = (0usize, 0u16);
         for (i, &kind) in self.kinds.iter().enumerate() {
-            param_at[i] = p;
+            if let Some(at) = param_at.get_mut(i) {
+                *at = p;
+            }
             if kind != KIND_DEFAULT {
                 let mask = kind >> 4;
                 p += track_param_floats(i % 3 == 1, mask) / LANES;
                 for l in 0..LANES {
                     if mask & (1 << l) != 0 {
-                        anim_of[3 * ((i / 3) * LANES + l) + i % 3] = a;
+                        let j = self.dest.get(usize::from(a)).map_or(0, |&j| usize::from(j));
+                        if let Some(x) = anim_of.get_mut(3 * j + i % 3) {
+                            *x = a;
+                            packed_at[3 * j + i % 3] = (i as u16, l as u8);
+                        }
                         a += 1;
                     }
                 }
@@ -112,8 +121,16 @@ impl CompressedClip<'_> {
                 return (identity, None);
             };
             let j = j as usize;
-            let (b, l) = (j / LANES, j % LANES);
-            let kind = self.kinds.get(3 * b + t).copied().unwrap_or(KIND_DEFAULT);
+            let src = anim_of[3 * j + t];
+            // An animated lane's constants are in its packed track, the
+            // others in the joint block's own track.
+            let (i, l) = if src == NONE {
+                (3 * (j / LANES) + t, j % LANES)
+            } else {
+                let (i, l) = packed_at[3 * j + t];
+                (usize::from(i), usize::from(l))
+            };
+            let kind = self.kinds.get(i).copied().unwrap_or(KIND_DEFAULT);
             if kind == KIND_DEFAULT {
                 let v = match (self.defaults, rest.get(k / LANES)) {
                     (Defaults::RestPose, Some(r)) => {
@@ -129,7 +146,7 @@ impl CompressedClip<'_> {
                 return (v, None);
             }
             let mask = kind >> 4;
-            let base = param_at[3 * b + t];
+            let base = param_at.get(i).copied().unwrap_or(0);
             let get = |i: usize| -> f32 {
                 self.params
                     .get(base + i / LANES)
@@ -148,7 +165,6 @@ impl CompressedClip<'_> {
             if t == 1 {
                 v[3] = get(param_index(constant_track, 3, l).0);
             }
-            let src = anim_of[3 * j + t];
             if src == NONE {
                 (v, None)
             } else {
@@ -171,7 +187,8 @@ impl CompressedClip<'_> {
                     let (v, anim) = lane_value(k, t);
                     let kind_default = order.get(k).is_none_or(|&j| {
                         let j = j as usize;
-                        self.kinds.get(3 * (j / LANES) + t) == Some(&KIND_DEFAULT)
+                        anim_of[3 * j + t] == NONE
+                            && self.kinds.get(3 * (j / LANES) + t) == Some(&KIND_DEFAULT)
                     });
                     all_default &= kind_default;
                     for c in 0..3 {

@@ -253,8 +253,11 @@ fn constant_tracks_store_and_decode_their_constants() {
     ));
     let mut words = one_lane(7);
     let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
-    assert_eq!(bytes[HEADER_BYTES + 1], KIND_STORED | 1 << 4);
-    bytes[HEADER_BYTES + 1] = KIND_STORED;
+    // The joint block's rotation keeps its constants; the animated lane is
+    // the packed block's (kind 3 + 1).
+    assert_eq!(bytes[HEADER_BYTES + 1], KIND_STORED);
+    assert_eq!(bytes[HEADER_BYTES + 4], KIND_STORED | 1 << 4);
+    bytes[HEADER_BYTES + 4] = KIND_STORED;
     let e = CompressedClip::from_bytes(bytes).map(|_| ());
     let what = "track kinds do not match the header's counts";
     assert_eq!(e, Err(Error::Corrupt { what }));
@@ -332,9 +335,10 @@ fn unit_covers_the_extent() {
 /// version.
 #[test]
 fn lane_format_slots_are_validated() {
-    // `one_lane`'s rotation track is the first stored one: its format
-    // slot for lane 0 is clip constant 24.
-    let slot = HEADER_BYTES + 16 + 4 * 24;
+    // `one_lane`'s packed rotation track follows the joint block's
+    // rotation constants (16 floats): its format slot for lane 0 is clip
+    // constant 16 + 24.
+    let slot = HEADER_BYTES + 16 + 4 * (16 + 24);
     let open = |rotation: u32, value: f32| {
         let mut w = one_lane(7);
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut w);
@@ -372,10 +376,10 @@ fn lane_format_slots_are_validated() {
     );
     let mut w = one_lane(7);
     let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut w);
-    bytes[8..12].copy_from_slice(&5u32.to_le_bytes());
+    bytes[8..12].copy_from_slice(&6u32.to_le_bytes());
     assert_eq!(
         CompressedClip::from_bytes(bytes).map(|_| ()),
-        Err(Error::UnsupportedVersion { found: 5 })
+        Err(Error::UnsupportedVersion { found: 6 })
     );
 }
 
@@ -423,8 +427,10 @@ fn mixed_rotation_tracks_decode_each_lane_in_its_format() {
     )
     .unwrap();
     let bytes: &[u8] = bytemuck::cast_slice(&words);
+    // The packed rotation track's format slots: clip constants 16 + 24 to
+    // 16 + 28 (after the joint block's rotation constants).
     let slots: &[f32] =
-        bytemuck::cast_slice(&bytes[HEADER_BYTES + 16 + 96..HEADER_BYTES + 16 + 112]);
+        bytemuck::cast_slice(&bytes[HEADER_BYTES + 16 + 160..HEADER_BYTES + 16 + 176]);
     assert_eq!(slots, [1.0, 0.0, 1.0, 1.0]);
     let clip = CompressedClip::from_bytes(bytes).unwrap();
     // Two smallest-three lanes of 15 + 2 bits, one drop-W lane of 15.

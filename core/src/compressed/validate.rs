@@ -33,6 +33,7 @@ impl<'a> CompressedClip<'a> {
             params: n_params,
             animated,
             data_bytes,
+            packed_blocks,
         } = Header::read(bytes)?;
         if joints == 0 {
             return Err(Error::NoJoints);
@@ -47,12 +48,19 @@ impl<'a> CompressedClip<'a> {
             return Err(corrupt("segment frames out of range"));
         }
         let blocks = soa_count(joints);
-        if animated > blocks * 3 * LANES || n_params > blocks * 3 * ROT_PARAM_FLOATS {
+        // Packed blocks hold at most the joints' lanes of each type.
+        if packed_blocks > blocks {
+            return Err(corrupt("more packed blocks than joint blocks"));
+        }
+        let all_blocks = blocks + packed_blocks;
+        if animated > blocks * 3 * LANES || n_params > all_blocks * 3 * ROT_PARAM_FLOATS {
             return Err(corrupt("track counts exceed the joints"));
         }
         let segments = frames.div_ceil(seg_frames);
-        let l = Layout::new(blocks, n_params, animated, segments, data_bytes, name_len)
-            .ok_or(corrupt("compressed clip size overflows"))?;
+        let l = Layout::new(
+            all_blocks, n_params, animated, segments, data_bytes, name_len,
+        )
+        .ok_or(corrupt("compressed clip size overflows"))?;
         if total != l.total {
             return Err(corrupt("total size does not match the counts"));
         }
@@ -62,10 +70,13 @@ impl<'a> CompressedClip<'a> {
                 actual: bytes.len(),
             });
         }
-        let kinds = &bytes[l.kinds..l.kinds + 3 * blocks];
+        let kinds = &bytes[l.kinds..l.kinds + 3 * all_blocks];
         if kind_counts(kinds.iter().copied(), joints)? != (n_params, animated) {
             return Err(corrupt("track kinds do not match the header's counts"));
         }
+        let dest: &[u16] = bytemuck::try_cast_slice(&bytes[l.dest..l.dest + 2 * animated])
+            .map_err(|_| corrupt("section cast"))?;
+        check_packing(kinds, dest, blocks, joints)?;
         let params_f: &[f32] = bytemuck::try_cast_slice(&bytes[l.params..l.params + 4 * n_params])
             .map_err(|_| corrupt("section cast"))?;
         let params: &[f32x4] =
@@ -88,6 +99,13 @@ impl<'a> CompressedClip<'a> {
             slot_vectors: cache::slot_vectors(kinds),
             total,
             kinds,
+            dest,
+            packed_at: kinds[..3 * blocks]
+                .iter()
+                .enumerate()
+                .filter(|&(_, &k)| k != KIND_DEFAULT)
+                .map(|(i, &k)| track_param_floats(i % 3 == 1, k >> 4) / LANES)
+                .sum(),
             params,
             seg_table,
             meta,
@@ -172,6 +190,44 @@ impl<'a> CompressedClip<'a> {
     }
 }
 
+/// Checks where the animated lanes are: only in the packed blocks, each
+/// track type's lanes filling its packed tracks from the first slot on
+/// (every packed track full but the type's last), no packed block without
+/// a lane, and per type the lanes' joints (`dest`, in stream order)
+/// strictly increasing and inside the clip.
+fn check_packing(kinds: &[u8], dest: &[u16], blocks: usize, joints: usize) -> Result<(), Error> {
+    let (joint_kinds, packed) = kinds.split_at((3 * blocks).min(kinds.len()));
+    if joint_kinds.iter().any(|k| k >> 4 != 0) {
+        return Err(corrupt("animated lane in a joint block"));
+    }
+    let mut last = [None::<u16>; 3];
+    let mut ended = [false; 3];
+    let mut d = dest.iter();
+    for block in packed.chunks_exact(3) {
+        if block.iter().all(|&k| k == KIND_DEFAULT) {
+            return Err(corrupt("packed block without an animated lane"));
+        }
+        for (t, &k) in block.iter().enumerate() {
+            let mask = k >> 4;
+            if k != KIND_DEFAULT && mask == 0 {
+                return Err(corrupt("packed track without an animated lane"));
+            }
+            if mask & (mask + 1) != 0 || (ended[t] && mask != 0) {
+                return Err(corrupt("packed lanes not contiguous"));
+            }
+            ended[t] |= mask != 15;
+            for _ in 0..mask.count_ones() {
+                let j = d.next().copied().unwrap_or(u16::MAX);
+                if usize::from(j) >= joints || last[t].is_some_and(|p| j <= p) {
+                    return Err(corrupt("packed lane joints out of order or range"));
+                }
+                last[t] = Some(j);
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Checks the clip constants of every stored block track: finite, units
 /// `≥ 0` with a finite top and bottom however far a trend drifts, animated rotation components inside `[−2, 2]`,
 /// constant rotation lanes near unit length, padding lanes identity,
@@ -206,7 +262,12 @@ fn check_params(
             let (m, u) = param_index(mask == 0, c, l);
             (g(m), u.map_or(0.0, g))
         };
-        let lanes = joints.saturating_sub((i / 3) * LANES).min(LANES);
+        // A packed block's four lanes are all in use or unused slots.
+        let lanes = if i / 3 >= soa_count(joints) {
+            LANES
+        } else {
+            joints.saturating_sub((i / 3) * LANES).min(LANES)
+        };
         for l in 0..LANES {
             let animated = mask & (1 << l) != 0;
             let mut n2 = 0.0f32;

@@ -55,7 +55,7 @@ use super::format::{
 };
 use super::{Defaults, RotationFormat};
 use crate::error::Error;
-use crate::soa::{check_len, soa_count};
+use crate::soa::{check_len, soa_count, LANES};
 
 /// A container's settings: what its header records besides the counts the
 /// writer derives.
@@ -158,6 +158,138 @@ fn lane_kinds_of(
     })
 }
 
+/// Where one animated lane goes in the container: it is the `slot`-th
+/// lane of the packed track of type `t` (0 translation, 1 rotation, 2
+/// scale) in packed block `v`, and comes from lane `lane` of joint block
+/// `block`, the `index`-th animated lane of the caller's order (block by
+/// block, translation, rotation, scale, then lane).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Packed {
+    v: usize,
+    t: usize,
+    slot: usize,
+    block: usize,
+    lane: usize,
+    index: usize,
+}
+
+impl Packed {
+    /// The joint the lane belongs to.
+    fn joint(&self) -> usize {
+        self.block * LANES + self.lane
+    }
+}
+
+/// The animated lanes of one track type in the caller's order, with their
+/// index in that order.
+#[derive(Clone, Copy, Debug)]
+struct TypeCursor {
+    t: usize,
+    block: usize,
+    bits: u8,
+    /// The caller's index of block `block`'s first animated lane.
+    before: usize,
+}
+
+fn animated_mask(tracks: &[BlockTrack], i: usize) -> u8 {
+    tracks.get(i).map_or(0, |t| (t.kind() >> 4) & 15)
+}
+
+impl TypeCursor {
+    fn new(tracks: &[BlockTrack], t: usize) -> Self {
+        TypeCursor {
+            t,
+            block: 0,
+            bits: animated_mask(tracks, t),
+            before: 0,
+        }
+    }
+
+    /// The next lane: its block, lane and index.
+    fn next(&mut self, tracks: &[BlockTrack], blocks: usize) -> Option<(usize, usize, usize)> {
+        while self.bits == 0 {
+            let block_lanes: u32 = (0..3)
+                .map(|t| animated_mask(tracks, 3 * self.block + t).count_ones())
+                .sum();
+            self.before += block_lanes as usize;
+            self.block += 1;
+            if self.block >= blocks {
+                return None;
+            }
+            self.bits = animated_mask(tracks, 3 * self.block + self.t);
+        }
+        let lane = self.bits.trailing_zeros() as usize;
+        self.bits &= self.bits - 1;
+        let b = self.block;
+        let earlier: u32 = (0..self.t)
+            .map(|t| animated_mask(tracks, 3 * b + t).count_ones())
+            .sum();
+        let mask = animated_mask(tracks, 3 * b + self.t);
+        let in_track = (mask & ((1u8 << lane) - 1)).count_ones();
+        Some((b, lane, self.before + (earlier + in_track) as usize))
+    }
+}
+
+/// The animated lanes of `tracks` (`blocks` joint blocks) in packed
+/// order: packed block by packed block, its translation, rotation and
+/// scale track, then slot; each type's lanes fill its packed tracks in the
+/// caller's order.
+fn packed_lanes(
+    tracks: &[BlockTrack],
+    blocks: usize,
+    counts: [usize; 3],
+) -> impl Iterator<Item = Packed> + '_ {
+    let packed_blocks = packed_block_count(counts);
+    let mut cursors = [0, 1, 2].map(|t| TypeCursor::new(tracks, t));
+    (0..packed_blocks).flat_map(move |v| {
+        let mut out = [None; 12];
+        for t in 0..3 {
+            for slot in 0..LANES {
+                if v * LANES + slot < counts[t] {
+                    if let Some((block, lane, index)) = cursors[t].next(tracks, blocks) {
+                        out[t * LANES + slot] = Some(Packed {
+                            v,
+                            t,
+                            slot,
+                            block,
+                            lane,
+                            index,
+                        });
+                    }
+                }
+            }
+        }
+        out.into_iter().flatten()
+    })
+}
+
+/// Packed blocks of a container whose track types have `counts` animated
+/// lanes.
+fn packed_block_count(counts: [usize; 3]) -> usize {
+    counts.iter().map(|n| n.div_ceil(LANES)).max().unwrap_or(0)
+}
+
+/// The kind byte the container stores at track position `i` (joint
+/// blocks first, then packed blocks): a joint block's track keeps only
+/// constants (default when its four lanes are all animated, which the
+/// packed lanes overwrite); a packed track stores its animated slots.
+fn stored_kind(tracks: &[BlockTrack], blocks: usize, counts: [usize; 3], i: usize) -> u8 {
+    let (b, t) = (i / 3, i % 3);
+    if b < blocks {
+        return match tracks.get(i) {
+            Some(BlockTrack::Stored { animated, .. }) if animated & 15 != 15 => KIND_STORED,
+            _ => KIND_DEFAULT,
+        };
+    }
+    let first = (b - blocks) * LANES;
+    let n = counts[t].saturating_sub(first).min(LANES);
+    if n == 0 {
+        KIND_DEFAULT
+    } else {
+        KIND_STORED | (((1u8 << n) - 1) << 4)
+    }
+}
+
 /// One animated lane's encoding in one segment: its segment range inside
 /// the clip range, its bit rate and its trend.
 ///
@@ -219,6 +351,10 @@ struct Pieces<'a> {
     lanes: &'a [LaneSegment],
     animated: usize,
     segments: usize,
+    /// Joint blocks.
+    blocks: usize,
+    /// Animated lanes per track type.
+    counts: [usize; 3],
 }
 
 impl<'a> Writer<'a> {
@@ -245,7 +381,15 @@ impl<'a> Writer<'a> {
             return Err(Error::InvalidSampleRate);
         }
         let kinds = tracks.iter().map(BlockTrack::kind);
-        let (params, animated) = kind_counts(kinds, header.joint_count)?;
+        let (_, animated) = kind_counts(kinds, header.joint_count)?;
+        let counts = [0, 1, 2].map(|t| {
+            (0..blocks)
+                .map(|b| animated_mask(tracks, 3 * b + t).count_ones() as usize)
+                .sum::<usize>()
+        });
+        let packed = packed_block_count(counts);
+        let stored = (0..3 * (blocks + packed)).map(|i| stored_kind(tracks, blocks, counts, i));
+        let (params, _) = kind_counts(stored, header.joint_count)?;
         let segments = header.frame_count.div_ceil(header.segment_frames);
         check_len("lane segments", segments * animated, lanes.len())?;
         let pieces = Pieces {
@@ -254,6 +398,8 @@ impl<'a> Writer<'a> {
             lanes,
             animated,
             segments,
+            blocks,
+            counts,
         };
         let too_large = Error::Corrupt {
             what: "compressed clip exceeds 4 GiB",
@@ -274,8 +420,15 @@ impl<'a> Writer<'a> {
             .and_then(|b| b.checked_add(READ_PADDING))
             .ok_or(too_large)?;
         let name_len = header.name.len();
-        let layout = Layout::new(blocks, params, animated, segments, data_bytes, name_len)
-            .ok_or(too_large)?;
+        let layout = Layout::new(
+            blocks + packed,
+            params,
+            animated,
+            segments,
+            data_bytes,
+            name_len,
+        )
+        .ok_or(too_large)?;
         Ok(Writer {
             pieces,
             layout,
@@ -336,6 +489,7 @@ impl<'a> Writer<'a> {
             params: self.params,
             animated: p.animated,
             data_bytes: self.data_bytes,
+            packed_blocks: packed_block_count(p.counts),
         }
         .write(out);
         let mut put = |at: usize, bytes: &[u8]| {
@@ -343,47 +497,101 @@ impl<'a> Writer<'a> {
                 o.copy_from_slice(bytes);
             }
         };
+        let positions = 3 * (p.blocks + packed_block_count(p.counts));
+        for i in 0..positions {
+            put(l.kinds + i, &[stored_kind(p.tracks, p.blocks, p.counts, i)]);
+        }
         let mut at = l.params;
-        for (i, t) in p.tracks.iter().enumerate() {
-            put(l.kinds + i, &[t.kind()]);
-            let BlockTrack::Stored {
-                animated,
-                min,
-                unit,
-                w,
-                ..
-            } = t
-            else {
-                continue;
-            };
-            // An animated rotation lane's `w` slot holds its format.
-            let s3 = t.s3_lanes(h.rotation);
-            let w: [f32; 4] =
-                core::array::from_fn(|l| match (animated & (1 << l), s3 & (1 << l)) {
-                    (0, _) => w[l],
-                    (_, 0) => LANE_DROP_W,
-                    _ => LANE_SMALLEST_THREE,
-                });
-            // Per component its minimums, then (with an animated lane) its
-            // units; then a rotation's w.
-            let mut floats = |v: &[f32; 4]| {
-                for x in v {
-                    put(at, &x.to_le_bytes());
-                    at += 4;
-                }
-            };
-            for c in 0..3 {
-                floats(&min[c]);
-                if animated & 15 != 0 {
-                    floats(&unit[c]);
-                }
+        let mut floats = |v: &[f32; 4]| {
+            for x in v {
+                put(at, &x.to_le_bytes());
+                at += 4;
             }
-            if i % 3 == 1 {
-                floats(&w);
+        };
+        let mut packed = packed_lanes(p.tracks, p.blocks, p.counts).peekable();
+        for i in 0..positions {
+            let kind = stored_kind(p.tracks, p.blocks, p.counts, i);
+            if kind == KIND_DEFAULT {
+                continue;
+            }
+            let (b, t) = (i / 3, i % 3);
+            // Identity in the lanes a track does not hold: the animated
+            // lanes of a joint block's track (the packed lanes overwrite
+            // them) and a packed track's unused slots.
+            let identity = |c: usize| {
+                if t == 2 || (t == 1 && c == 3) {
+                    1.0
+                } else {
+                    0.0
+                }
+            };
+            if b < p.blocks {
+                let Some(BlockTrack::Stored {
+                    animated, min, w, ..
+                }) = p.tracks.get(i)
+                else {
+                    continue;
+                };
+                let keep = |c: usize, l: usize, v: f32| {
+                    if animated & (1 << l) != 0 {
+                        identity(c)
+                    } else {
+                        v
+                    }
+                };
+                for c in 0..3 {
+                    floats(&core::array::from_fn(|l| keep(c, l, min[c][l])));
+                }
+                if t == 1 {
+                    floats(&core::array::from_fn(|l| keep(3, l, w[l])));
+                }
+                continue;
+            }
+            // A packed track: its lanes' clip constants, units and (for
+            // rotations) format slots, gathered from their joint blocks.
+            let mut mins = [[0.0f32; 4]; 3];
+            let mut units = [[0.0f32; 4]; 3];
+            let mut ws = [1.0f32; 4];
+            for (c, m) in mins.iter_mut().enumerate() {
+                *m = [identity(c); 4];
+            }
+            while let Some(q) = packed.next_if(|q| q.v == b - p.blocks && q.t == t) {
+                let Some(track @ BlockTrack::Stored { min, unit, .. }) =
+                    p.tracks.get(3 * q.block + t)
+                else {
+                    continue;
+                };
+                for c in 0..3 {
+                    mins[c][q.slot] = min[c][q.lane];
+                    units[c][q.slot] = unit[c][q.lane];
+                }
+                ws[q.slot] = if track.s3_lanes(h.rotation) & (1 << q.lane) != 0 {
+                    LANE_SMALLEST_THREE
+                } else {
+                    LANE_DROP_W
+                };
+            }
+            for c in 0..3 {
+                floats(&mins[c]);
+                floats(&units[c]);
+            }
+            if t == 1 {
+                floats(&ws);
             }
         }
-        for (i, lane) in p.lanes.iter().enumerate() {
-            put(l.meta + i * LANE_META_BYTES, &lane.bytes());
+        for (k, q) in packed_lanes(p.tracks, p.blocks, p.counts).enumerate() {
+            put(l.dest + 2 * k, &(q.joint() as u16).to_le_bytes());
+        }
+        for s in 0..p.segments {
+            let lanes = p.lanes_of(s);
+            for (k, q) in packed_lanes(p.tracks, p.blocks, p.counts).enumerate() {
+                if let Some(lane) = lanes.get(q.index) {
+                    put(
+                        l.meta + (s * p.animated + k) * LANE_META_BYTES,
+                        &lane.bytes(),
+                    );
+                }
+            }
         }
         let mut bit = 0u64;
         for s in 0..p.segments {
@@ -419,9 +627,12 @@ impl<'a> Pieces<'a> {
         for s in 0..self.segments {
             let lanes = self.lanes_of(s);
             for f in 0..self.frames(s) {
-                let kinds = lane_kinds_of(self.tracks, self.header.rotation);
-                for (k, (lane, kind)) in lanes.iter().zip(kinds).enumerate() {
-                    let word = codes(s, f, k);
+                for q in packed_lanes(self.tracks, self.blocks, self.counts) {
+                    let Some(lane) = lanes.get(q.index) else {
+                        continue;
+                    };
+                    let kind = self.lane_kind(&q);
+                    let word = codes(s, f, q.index);
                     let rot = kind.rotation();
                     if lane.rate == RAW_BITS {
                         let n = if rot { 4 } else { 3 };
@@ -438,6 +649,17 @@ impl<'a> Pieces<'a> {
                     }
                 }
             }
+        }
+    }
+
+    /// The format of a packed lane.
+    fn lane_kind(&self, q: &Packed) -> LaneKind {
+        let track = self.tracks.get(3 * q.block + q.t);
+        let s3 = track.map_or(0, |t| t.s3_lanes(self.header.rotation));
+        match (q.t == 1, s3 & (1 << q.lane) != 0) {
+            (false, _) => LaneKind::Vector,
+            (true, false) => LaneKind::DropW,
+            (true, true) => LaneKind::SmallestThree,
         }
     }
 

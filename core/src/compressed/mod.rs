@@ -29,10 +29,21 @@
 //! [`RotationFormat::PerLane`] clip (the default), named by its *format
 //! slot*: the `w` constant an animated lane does not need.
 //!
+//! The animated lanes are not stored in their joints' blocks but *packed*:
+//! after the joints' blocks come packed blocks whose translation,
+//! rotation and scale tracks hold every animated lane of that type, in
+//! joint order, four to a track (every packed track full but each type's
+//! last). A decode costs per animated track, whether one lane of it or
+//! four are animated, so packing cuts the tracks a pose decodes (pab's
+//! walk: 12 to 7), and the joints' blocks keep only constants; a joint
+//! block's track whose other lanes hold the defaults is not stored at all.
+//! Each packed lane names its joint (`u16`), and the decoders write the
+//! interpolated lanes there after copying the joints' constants.
+//!
 //! Inside a segment the bits are frame-major: frame after frame, each frame
-//! the animated lanes in block-track order (block, then translation, rotation,
-//! scale, then lane), each lane's three codes next to each other (then the
-//! smallest-three index of a smallest-three lane). A frame starts at `segment_bit + local_frame ×
+//! the animated lanes in stream order (packed block, then translation,
+//! rotation, scale, then lane), each lane's three codes next to each other
+//! (then the smallest-three index of a smallest-three lane). A frame starts at `segment_bit + local_frame ×
 //! frame_bits`, so random access costs exactly what sequential playback
 //! costs, and a lane's codes sit in one 64-bit window when its rate is at most
 //! `ONE_WINDOW_BITS` (18), in two up to 23 bits: the sampler reads one window per lane, splits it into
@@ -41,18 +52,22 @@
 //! x86-64 CPUs with AVX2 a faster decoder (`avx2`) with the same results
 //! bit for bit takes over, unless the `portable` feature is on.
 //!
-//! # Container (version 6, little endian)
+//! # Container (version 7, little endian)
 //! A 64-byte header (magic `SINEWCMP`, version, joint count, frame count,
 //! sample rate, total size, name length, segment frames, rotation format
 //! (0 drop-W, 1 smallest-three, 2 per lane),
 //! defaults, clip constant floats `P`, animated lanes `A`, data bytes,
-//! 8 reserved zero bytes), then these sections, each starting on a 16-byte
-//! boundary: block-track kinds (`3 × blocks` bytes: 0 = default, or
-//! `1 | animated_mask << 4`), clip constants (`P` `f32`: per stored block
-//! track `min` and `unit` vectors of x, y, z, plus for rotations the `w`
-//! vector of the constant lanes holding the animated lanes' format slots,
-//! `+0.0` drop-W or `1.0` smallest-three; a track without an animated lane stores only
-//! its x, y, z and `w` vectors), segment table (per
+//! packed blocks `K` (at most the joint blocks), 4 reserved zero bytes),
+//! then these sections, each starting on a 16-byte boundary: block-track
+//! kinds (`3 × (blocks + K)` bytes, the joints' blocks then the packed
+//! ones: 0 = default, or `1 | animated_mask << 4`; a joint block's mask is
+//! always 0, a packed track's lanes are the first ones), clip constants
+//! (`P` `f32`: per stored block track `min` and `unit` vectors of x, y, z,
+//! plus for rotations the `w` vector of the constant lanes holding the
+//! animated lanes' format slots, `+0.0` drop-W or `1.0` smallest-three; a
+//! track without an animated lane stores only its x, y, z and `w`
+//! vectors), the packed lanes' joints (`A` `u16`, in stream order;
+//! strictly increasing within each type), segment table (per
 //! segment: `u32` first bit, `u32` bits per frame), segment metadata (per segment, per animated lane,
 //! 13 bytes: 8-bit minimum and extent of each
 //! component, the rate byte (the bit rate in its low 5 bits, the three
@@ -109,8 +124,12 @@ pub struct CompressedClip<'a> {
     defaults: Defaults,
     animated: usize,
     /// `f32x4` vectors of one playback-cache slot: 3 per translation or
-    /// scale track with an animated lane, 4 per such rotation track.
+    /// scale joint-block track with an animated lane, 4 per such rotation
+    /// track.
     slot_vectors: usize,
+    /// Per track type, its joint-block tracks with an animated lane: the
+    /// slot holds all the translation ones, then rotation, then scale.
+    slot_tracks: [usize; 3],
     total: usize,
     /// Kind bytes of the joint blocks, then of the packed blocks.
     kinds: &'a [u8],

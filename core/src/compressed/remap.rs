@@ -12,8 +12,8 @@
 //! once its new block has an animated lane.
 
 use super::format::{
-    lane_kinds, param_index, read_bits, track_param_floats, LaneKind, KIND_DEFAULT,
-    LANE_META_BYTES, RATE_BYTE, RATE_DROP_SHIFT, RAW_BITS,
+    lane_kinds, param_index, read_bits, track_param_floats, LaneKind, CONST_ROT_PARAM_FLOATS,
+    KIND_DEFAULT, LANE_META_BYTES, RATE_BYTE, RATE_DROP_SHIFT, RAW_BITS,
 };
 use super::writer::{BlockTrack, Header, LaneSegment, Writer};
 use super::{CompressedClip, Defaults};
@@ -30,6 +30,16 @@ impl CompressedClip<'_> {
     #[must_use]
     pub fn remap_scratch_len(&self) -> (usize, usize) {
         (3 * self.soa_count(), self.segment_count() * self.animated)
+    }
+
+    /// Bytes enough for [`CompressedClip::remap_joints`]'s result in any
+    /// joint order: the reordered container has this one's lanes, bit
+    /// stream and packed blocks, but its joint blocks may store the
+    /// constants of other tracks (a track is left to the defaults only
+    /// when its constant lanes hold them, which the order changes).
+    #[must_use]
+    pub fn remap_size(&self) -> usize {
+        self.size_bytes() + 3 * self.soa_count() * CONST_ROT_PARAM_FLOATS * 4
     }
 
     /// Writes this clip with its joints in another order: joint `k` of the
@@ -256,7 +266,10 @@ impl CompressedClip<'_> {
             defaults: self.defaults,
             name: self.name,
         };
-        let writer = Writer::new(header, &tracks[..nt], &lanes[..nl])?;
+        let writer = match self.defaults {
+            Defaults::RestPose => Writer::with_rest(header, &tracks[..nt], &lanes[..nl], rest)?,
+            Defaults::Identity => Writer::new(header, &tracks[..nt], &lanes[..nl])?,
+        };
         // Bits of each source lane in a frame of the current segment, and
         // its offset in the frame.
         let mut kind = [LaneKind::Vector; 3 * MAX_JOINTS];

@@ -253,9 +253,10 @@ fn constant_tracks_store_and_decode_their_constants() {
     ));
     let mut words = one_lane(7);
     let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut words);
-    // The joint block's rotation keeps its constants; the animated lane is
-    // the packed block's (kind 3 + 1).
-    assert_eq!(bytes[HEADER_BYTES + 1], KIND_STORED);
+    // The joint block's rotation holds the defaults in its constant lanes
+    // (identity), so it is not stored; the animated lane is the packed
+    // block's (kind 3 + 1).
+    assert_eq!(bytes[HEADER_BYTES + 1], KIND_DEFAULT);
     assert_eq!(bytes[HEADER_BYTES + 4], KIND_STORED | 1 << 4);
     bytes[HEADER_BYTES + 4] = KIND_STORED;
     let e = CompressedClip::from_bytes(bytes).map(|_| ());
@@ -335,10 +336,10 @@ fn unit_covers_the_extent() {
 /// version.
 #[test]
 fn lane_format_slots_are_validated() {
-    // `one_lane`'s packed rotation track follows the joint block's
-    // rotation constants (16 floats): its format slot for lane 0 is clip
-    // constant 16 + 24.
-    let slot = HEADER_BYTES + 16 + 4 * (16 + 24);
+    // `one_lane`'s packed rotation track is the first stored one (its
+    // joint block holds only defaults): its format slot for lane 0 is clip
+    // constant 24.
+    let slot = HEADER_BYTES + 16 + 4 * 24;
     let open = |rotation: u32, value: f32| {
         let mut w = one_lane(7);
         let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut w);
@@ -427,10 +428,11 @@ fn mixed_rotation_tracks_decode_each_lane_in_its_format() {
     )
     .unwrap();
     let bytes: &[u8] = bytemuck::cast_slice(&words);
-    // The packed rotation track's format slots: clip constants 16 + 24 to
-    // 16 + 28 (after the joint block's rotation constants).
+    // The packed rotation track's format slots: clip constants 24 to 28
+    // (the joint block's lanes are animated or identity padding, so it
+    // stores nothing).
     let slots: &[f32] =
-        bytemuck::cast_slice(&bytes[HEADER_BYTES + 16 + 160..HEADER_BYTES + 16 + 176]);
+        bytemuck::cast_slice(&bytes[HEADER_BYTES + 16 + 96..HEADER_BYTES + 16 + 112]);
     assert_eq!(slots, [1.0, 0.0, 1.0, 1.0]);
     let clip = CompressedClip::from_bytes(bytes).unwrap();
     // Two smallest-three lanes of 15 + 2 bits, one drop-W lane of 15.
@@ -462,4 +464,79 @@ fn mixed_rotation_tracks_decode_each_lane_in_its_format() {
         // The constant lane keeps its w.
         assert_eq!(out[0].rotation.w.to_array()[3], 1.0);
     }
+}
+
+/// Animated lanes live in the packed blocks, each type's in its joints'
+/// order: the container of two animated rotation lanes (joints 1 and 4 of
+/// five) stores one packed rotation track and the two joints; a packed
+/// lane moved into a joint block, joints out of order or past the clip,
+/// and more packed blocks than joint blocks are corrupt.
+#[test]
+fn packed_lanes_are_validated() {
+    let mut unit = [[0.0f32; 4]; 3];
+    unit[0] = [0.001; 4];
+    let animated = |mask: u8| BlockTrack::Stored {
+        animated: mask,
+        min: [[0.0; 4]; 3],
+        unit,
+        w: [1.0; 4],
+        smallest_three: 0,
+    };
+    let tracks = [
+        BlockTrack::Default,
+        animated(0b0010),
+        BlockTrack::Default,
+        BlockTrack::Default,
+        animated(0b0001),
+        BlockTrack::Default,
+    ];
+    let lane = LaneSegment {
+        range: [0, 10, 0, 0, 0, 0],
+        rate: 4,
+        ..LaneSegment::default()
+    };
+    let words = written(header(5, 3, RotationFormat::DropW), &tracks, &[lane; 2]);
+    let good: &[u8] = bytemuck::cast_slice(&words);
+    let clip = CompressedClip::from_bytes(good).unwrap();
+    // Both joint blocks hold only identity besides their animated lanes:
+    // nothing stored there; one packed block with a two-lane rotation.
+    assert_eq!(
+        clip.kinds,
+        [0, 0, 0, 0, 0, 0, 0, KIND_STORED | 0b11 << 4, 0]
+    );
+    assert_eq!(clip.dest, [1, 4]);
+    assert_eq!(clip.block_track_kind(0, 1), Some(KIND_STORED | 0b0010 << 4));
+    assert_eq!(clip.block_track_kind(1, 1), Some(KIND_STORED | 0b0001 << 4));
+    // Kinds at 64, clip constants at 80 (one 28-float track), joints at 192.
+    let dest = 80 + 4 * ROT_PARAM_FLOATS;
+    assert_eq!(good[dest..dest + 4], [1, 0, 4, 0]);
+    let edited = |f: &dyn Fn(&mut [u8])| {
+        let mut w = words.clone();
+        let bytes: &mut [u8] = bytemuck::cast_slice_mut(&mut w);
+        f(bytes);
+        CompressedClip::from_bytes(bytes).map(|_| ())
+    };
+    let order = Err(Error::Corrupt {
+        what: "packed lane joints out of order or range",
+    });
+    assert_eq!(
+        edited(&|b| b[dest..dest + 4].copy_from_slice(&[4, 0, 1, 0])),
+        order
+    );
+    assert_eq!(edited(&|b| b[dest + 2] = 5), order);
+    assert_eq!(
+        edited(&|b| {
+            b[HEADER_BYTES + 7] = KIND_DEFAULT;
+            b[HEADER_BYTES + 1] = KIND_STORED | 0b11 << 4;
+        }),
+        Err(Error::Corrupt {
+            what: "animated lane in a joint block"
+        })
+    );
+    assert_eq!(
+        edited(&|b| b[56] = 3),
+        Err(Error::Corrupt {
+            what: "more packed blocks than joint blocks"
+        })
+    );
 }

@@ -55,7 +55,8 @@ use super::format::{
 };
 use super::{Defaults, RotationFormat};
 use crate::error::Error;
-use crate::soa::{check_len, soa_count, LANES};
+use crate::math::Transform;
+use crate::soa::{check_len, soa_count, SoaTransform, LANES};
 
 /// A container's settings: what its header records besides the counts the
 /// writer derives.
@@ -269,15 +270,72 @@ fn packed_block_count(counts: [usize; 3]) -> usize {
     counts.iter().map(|n| n.div_ceil(LANES)).max().unwrap_or(0)
 }
 
+/// What decides where each track goes: the caller's tracks, the joint
+/// blocks, the animated lanes per type and what default lanes hold.
+#[derive(Clone, Copy, Debug)]
+struct Packing<'a> {
+    tracks: &'a [BlockTrack],
+    blocks: usize,
+    counts: [usize; 3],
+    defaults: Defaults,
+    rest: Option<&'a [SoaTransform]>,
+}
+
+impl Packing<'_> {
+    /// Whether every lane of joint block `b`'s track `t` that is not
+    /// `animated` holds, bit for bit, what a default track decodes to (the
+    /// rest pose's lane with [`Defaults::RestPose`], identity otherwise):
+    /// then the joint block need not store the track at all, its animated
+    /// lanes being in the packed blocks.
+    fn constant_lanes_default(
+        &self,
+        b: usize,
+        t: usize,
+        animated: u8,
+        min: &[[f32; 4]; 3],
+        w: &[f32; 4],
+    ) -> bool {
+        (0..LANES).filter(|l| animated & (1 << l) == 0).all(|l| {
+            let default = match (self.defaults, self.rest.and_then(|r| r.get(b))) {
+                (Defaults::RestPose, Some(r)) => r.get(l),
+                _ => Transform::IDENTITY,
+            };
+            let want: [f32; 4] = match t {
+                0 => [
+                    default.translation.x,
+                    default.translation.y,
+                    default.translation.z,
+                    0.0,
+                ],
+                1 => default.rotation.to_array(),
+                _ => [default.scale.x, default.scale.y, default.scale.z, 0.0],
+            };
+            let have = [
+                min[0][l],
+                min[1][l],
+                min[2][l],
+                if t == 1 { w[l] } else { 0.0 },
+            ];
+            have.iter()
+                .zip(want)
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+        })
+    }
+}
+
 /// The kind byte the container stores at track position `i` (joint
 /// blocks first, then packed blocks): a joint block's track keeps only
-/// constants (default when its four lanes are all animated, which the
-/// packed lanes overwrite); a packed track stores its animated slots.
-fn stored_kind(tracks: &[BlockTrack], blocks: usize, counts: [usize; 3], i: usize) -> u8 {
+/// constants, and is default when its other lanes hold the defaults (all
+/// four animated, or the rest animated), which the packed lanes overwrite;
+/// a packed track stores its animated slots.
+fn stored_kind(p: &Packing<'_>, i: usize) -> u8 {
+    let (tracks, blocks, counts) = (p.tracks, p.blocks, p.counts);
     let (b, t) = (i / 3, i % 3);
     if b < blocks {
         return match tracks.get(i) {
-            Some(BlockTrack::Stored { animated, .. }) if animated & 15 != 15 => KIND_STORED,
+            Some(BlockTrack::Stored {
+                animated, min, w, ..
+            }) if !p.constant_lanes_default(b, t, *animated, min, w) => KIND_STORED,
             _ => KIND_DEFAULT,
         };
     }
@@ -355,6 +413,20 @@ struct Pieces<'a> {
     blocks: usize,
     /// Animated lanes per track type.
     counts: [usize; 3],
+    /// The rest pose, for clips with [`Defaults::RestPose`].
+    rest: Option<&'a [SoaTransform]>,
+}
+
+impl<'a> Pieces<'a> {
+    fn packing(&self) -> Packing<'a> {
+        Packing {
+            tracks: self.tracks,
+            blocks: self.blocks,
+            counts: self.counts,
+            defaults: self.header.defaults,
+            rest: self.rest,
+        }
+    }
 }
 
 impl<'a> Writer<'a> {
@@ -375,6 +447,33 @@ impl<'a> Writer<'a> {
         tracks: &'a [BlockTrack],
         lanes: &'a [LaneSegment],
     ) -> Result<Self, Error> {
+        Self::build(header, tracks, lanes, None)
+    }
+
+    /// [`Writer::new`] for a clip with [`Defaults::RestPose`] of a skeleton
+    /// whose rest pose is `rest` (its SoA blocks): a block track whose
+    /// lanes are all animated or hold the rest pose's values, bit for bit,
+    /// is left to the defaults, as [`Writer::new`] does with identity.
+    ///
+    /// # Errors
+    /// As [`Writer::new`], and [`Error::BadLength`] when `rest` does not
+    /// have the joints' block count.
+    pub fn with_rest(
+        header: Header<'a>,
+        tracks: &'a [BlockTrack],
+        lanes: &'a [LaneSegment],
+        rest: &'a [SoaTransform],
+    ) -> Result<Self, Error> {
+        check_len("rest pose", soa_count(header.joint_count), rest.len())?;
+        Self::build(header, tracks, lanes, Some(rest))
+    }
+
+    fn build(
+        header: Header<'a>,
+        tracks: &'a [BlockTrack],
+        lanes: &'a [LaneSegment],
+        rest: Option<&'a [SoaTransform]>,
+    ) -> Result<Self, Error> {
         let blocks = soa_count(header.joint_count);
         check_len("block tracks", 3 * blocks, tracks.len())?;
         if header.segment_frames == 0 || header.frame_count == 0 {
@@ -388,7 +487,14 @@ impl<'a> Writer<'a> {
                 .sum::<usize>()
         });
         let packed = packed_block_count(counts);
-        let stored = (0..3 * (blocks + packed)).map(|i| stored_kind(tracks, blocks, counts, i));
+        let packing = Packing {
+            tracks,
+            blocks,
+            counts,
+            defaults: header.defaults,
+            rest,
+        };
+        let stored = (0..3 * (blocks + packed)).map(|i| stored_kind(&packing, i));
         let (params, _) = kind_counts(stored, header.joint_count)?;
         let segments = header.frame_count.div_ceil(header.segment_frames);
         check_len("lane segments", segments * animated, lanes.len())?;
@@ -400,6 +506,7 @@ impl<'a> Writer<'a> {
             segments,
             blocks,
             counts,
+            rest,
         };
         let too_large = Error::Corrupt {
             what: "compressed clip exceeds 4 GiB",
@@ -497,9 +604,10 @@ impl<'a> Writer<'a> {
                 o.copy_from_slice(bytes);
             }
         };
+        let packing = p.packing();
         let positions = 3 * (p.blocks + packed_block_count(p.counts));
         for i in 0..positions {
-            put(l.kinds + i, &[stored_kind(p.tracks, p.blocks, p.counts, i)]);
+            put(l.kinds + i, &[stored_kind(&packing, i)]);
         }
         let mut at = l.params;
         let mut floats = |v: &[f32; 4]| {
@@ -510,7 +618,7 @@ impl<'a> Writer<'a> {
         };
         let mut packed = packed_lanes(p.tracks, p.blocks, p.counts).peekable();
         for i in 0..positions {
-            let kind = stored_kind(p.tracks, p.blocks, p.counts, i);
+            let kind = stored_kind(&packing, i);
             if kind == KIND_DEFAULT {
                 continue;
             }

@@ -188,6 +188,7 @@ fn kind_slot(k: Kind) -> usize {
 // `slot` (translation, rotation, scale) indexes several per-joint tables.
 #[allow(clippy::needless_range_loop)]
 fn build_container(
+    skeleton: &Skeleton<'_>,
     a: &Analysis,
     clip: &RawClip<'_>,
     opts: &CompressOptions,
@@ -291,7 +292,11 @@ fn build_container(
         },
         name: clip.name(),
     };
-    let writer = Writer::new(header, &tracks, &lanes)?;
+    let writer = if opts.rest_pose_stripping {
+        Writer::with_rest(header, &tracks, &lanes, skeleton.rest_pose())?
+    } else {
+        Writer::new(header, &tracks, &lanes)?
+    };
     let mut bytes = AlignedBytes::zeroed(writer.size());
     writer.write(
         |s, f, lane| segs[s][order[lane]].words[f],
@@ -359,7 +364,7 @@ pub fn compress(
                 search.refine(rates, target * scale[s])
             };
         }
-        let out = build_container(&a, clip, opts, &segs)?;
+        let out = build_container(skeleton, &a, clip, opts, &segs)?;
         let errs = container_errors(skeleton, clip, &out.view(), opts.shell)?;
         let mut failing = Vec::new();
         for (i, &e) in errs.iter().enumerate() {

@@ -151,9 +151,7 @@ impl OwnedLod {
         let (nt, nl) = clip.remap_scratch_len();
         let mut tracks = vec![BlockTrack::Default; nt];
         let mut lanes = vec![LaneSegment::default(); nl];
-        // The result has the source's sections, counts and bit stream
-        // length, so its size is the source's.
-        let mut bytes = AlignedBytes::zeroed(clip.size_bytes());
+        let mut bytes = AlignedBytes::zeroed(clip.remap_size());
         let len = clip.remap_joints(
             &self.order,
             &self.rest,

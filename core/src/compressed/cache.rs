@@ -24,7 +24,9 @@
 
 use wide::f32x4;
 
-use super::decode::{lane_mask, quat_vectors, xyz_vectors, Blend, FrameAt};
+use super::decode::{
+    constant_block, default_block, lane_mask, quat_vectors, xyz_vectors, Blend, FrameAt,
+};
 use super::format::{
     track_param_floats, CONST_ROT_PARAM_FLOATS, CONST_VEC_PARAM_FLOATS, KIND_DEFAULT,
     LANE_META_BYTES,
@@ -605,11 +607,10 @@ impl CompressedClip<'_> {
 
     /// [`Self::blend_frames`] as the portable code, whatever the CPU.
     ///
-    /// The joints' constants first ([`Self::constant_pass`]); then each
-    /// joint-block track with animated lanes, in the slots' order: its
-    /// slot vectors interpolated whole and selected into those lanes (the
-    /// others keep the constants bit for bit, as the uncached decode
-    /// copies them).
+    /// Block by block: each track's default or clip constants, and where
+    /// the block has animated lanes of that type, its slots' vectors
+    /// interpolated whole and selected into those lanes (the others keep
+    /// the constants bit for bit, as the uncached decode copies them).
     #[inline(always)]
     pub(super) fn blend_frames_as(
         &self,
@@ -619,25 +620,85 @@ impl CompressedClip<'_> {
         rest: Option<&[SoaTransform]>,
         out: &mut [SoaTransform],
     ) {
-        self.constant_pass(rest, out);
         let blend = Blend::new(alpha);
-        let (mut a, mut b) = (a, b);
-        for t in 0..3 {
-            let masks = self.joint_masks.iter().skip(t).step_by(3);
-            for (o, &m) in out.iter_mut().zip(masks) {
-                if m == 0 {
-                    continue;
+        // Cursors: the joint blocks' constants, each type's animated
+        // lanes (their joints, in order) and its next slot vector.
+        let mut params = self.params;
+        let [nt, nr, _] = self.slot_tracks;
+        let mut at = [0, nt * VEC_VECTORS, nt * VEC_VECTORS + nr * ROT_VECTORS];
+        for (i, (o, k)) in out.iter_mut().zip(self.kinds.chunks_exact(3)).enumerate() {
+            let mask = match self.joint_masks.get(3 * i..3 * i + 3) {
+                Some(&[t, r, s]) => [t, r, s].map(u32::from),
+                _ => [0; 3],
+            };
+            if mask == [0; 3] && constant_block([k[0], k[1], k[2]], params, o) {
+                params = params.get(BLOCK_VECTORS..).unwrap_or_default();
+                continue;
+            }
+            let base = default_block(rest, i);
+            // The slots' next `N` vectors of type `t`, both frames.
+            let mut frames = |t: usize, n: usize| {
+                let (x, y) = (a.get(at[t]..at[t] + n), b.get(at[t]..at[t] + n));
+                at[t] += n;
+                x.zip(y)
+            };
+            let lerp = |t: usize, c: SoaVec3, frames: Option<(&[f32x4], &[f32x4])>| {
+                let Some(([ax, ay, az, ..], [bx, by, bz, ..])) = frames else {
+                    return c;
+                };
+                let v = blend.lerp_vec(
+                    &SoaVec3 {
+                        x: *ax,
+                        y: *ay,
+                        z: *az,
+                    },
+                    &SoaVec3 {
+                        x: *bx,
+                        y: *by,
+                        z: *bz,
+                    },
+                );
+                let m = lane_mask(mask[t]);
+                SoaVec3 {
+                    x: m.bitselect(v.x, c.x),
+                    y: m.bitselect(v.y, c.y),
+                    z: m.bitselect(v.z, c.z),
                 }
-                let keep = lane_mask(u32::from(m));
-                let v: &mut [f32x4; BLOCK_VECTORS] = bytemuck::cast_mut(o);
-                if t == 1 {
-                    let (Some(([ax, ay, az, aw], ra)), Some(([bx, by, bz, bw], rb))) = (
-                        a.split_first_chunk::<ROT_VECTORS>(),
-                        b.split_first_chunk::<ROT_VECTORS>(),
-                    ) else {
-                        return;
-                    };
-                    (a, b) = (ra, rb);
+            };
+            let t = match (k[0], params.split_first_chunk::<3>()) {
+                (KIND_DEFAULT, _) | (_, None) => base.translation,
+                (_, Some(([x, y, z], more))) => {
+                    params = more;
+                    SoaVec3 {
+                        x: *x,
+                        y: *y,
+                        z: *z,
+                    }
+                }
+            };
+            o.translation = if mask[0] == 0 {
+                t
+            } else {
+                lerp(0, t, frames(0, VEC_VECTORS))
+            };
+            let r = match (k[1], params.split_first_chunk::<4>()) {
+                (KIND_DEFAULT, _) | (_, None) => base.rotation,
+                (_, Some(([x, y, z, w], more))) => {
+                    params = more;
+                    SoaQuat {
+                        x: *x,
+                        y: *y,
+                        z: *z,
+                        w: *w,
+                    }
+                }
+            };
+            o.rotation = match (
+                mask[1],
+                frames(1, if mask[1] == 0 { 0 } else { ROT_VECTORS }),
+            ) {
+                (0, _) | (_, None) => r,
+                (m, Some(([ax, ay, az, aw, ..], [bx, by, bz, bw, ..]))) => {
                     let q = blend.nlerp(
                         &SoaQuat {
                             x: *ax,
@@ -652,42 +713,32 @@ impl CompressedClip<'_> {
                             w: *bw,
                         },
                     );
-                    let [x, y, z, w, ..] = &mut v[3..] else {
-                        return;
-                    };
-                    *x = keep.bitselect(q.x, *x);
-                    *y = keep.bitselect(q.y, *y);
-                    *z = keep.bitselect(q.z, *z);
-                    *w = keep.bitselect(q.w, *w);
-                } else {
-                    let (Some(([ax, ay, az], ra)), Some(([bx, by, bz], rb))) = (
-                        a.split_first_chunk::<VEC_VECTORS>(),
-                        b.split_first_chunk::<VEC_VECTORS>(),
-                    ) else {
-                        return;
-                    };
-                    (a, b) = (ra, rb);
-                    let l = blend.lerp_vec(
-                        &SoaVec3 {
-                            x: *ax,
-                            y: *ay,
-                            z: *az,
-                        },
-                        &SoaVec3 {
-                            x: *bx,
-                            y: *by,
-                            z: *bz,
-                        },
-                    );
-                    let at = if t == 0 { 0 } else { 7 };
-                    let [x, y, z, ..] = &mut v[at..] else {
-                        return;
-                    };
-                    *x = keep.bitselect(l.x, *x);
-                    *y = keep.bitselect(l.y, *y);
-                    *z = keep.bitselect(l.z, *z);
+                    let m = lane_mask(m);
+                    SoaQuat {
+                        x: m.bitselect(q.x, r.x),
+                        y: m.bitselect(q.y, r.y),
+                        z: m.bitselect(q.z, r.z),
+                        w: m.bitselect(q.w, r.w),
+                    }
                 }
-            }
+                _ => r,
+            };
+            let sc = match (k[2], params.split_first_chunk::<3>()) {
+                (KIND_DEFAULT, _) | (_, None) => base.scale,
+                (_, Some(([x, y, z], more))) => {
+                    params = more;
+                    SoaVec3 {
+                        x: *x,
+                        y: *y,
+                        z: *z,
+                    }
+                }
+            };
+            o.scale = if mask[2] == 0 {
+                sc
+            } else {
+                lerp(2, sc, frames(2, VEC_VECTORS))
+            };
         }
     }
 

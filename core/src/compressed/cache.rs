@@ -34,6 +34,7 @@ use super::format::{
 use super::{CompressedClip, Defaults};
 use crate::clip::{Bracket, TimeMode};
 use crate::error::Error;
+use crate::skeleton::MAX_JOINTS;
 use crate::soa::{check_len, SoaQuat, SoaTransform, SoaVec3, LANES};
 
 /// No frame in a slot.
@@ -624,13 +625,24 @@ impl CompressedClip<'_> {
         // Cursors: the joint blocks' constants, each type's animated
         // lanes (their joints, in order) and its next slot vector.
         let mut params = self.params;
+        // Per joint block and type, its animated lanes, from the packed
+        // lanes' joints.
+        let mut masks = [[0u8; 3]; MAX_JOINTS / LANES];
+        let mut d = 0usize;
+        for (i, &k) in self.packed_kinds().iter().enumerate() {
+            let n = (k >> 4).count_ones() as usize;
+            for &j in self.dest.get(d..d + n).unwrap_or_default() {
+                let j = usize::from(j);
+                if let Some(m) = masks.get_mut(j / LANES) {
+                    m[i % 3] |= 1 << (j % LANES);
+                }
+            }
+            d += n;
+        }
         let [nt, nr, _] = self.slot_tracks;
         let mut at = [0, nt * VEC_VECTORS, nt * VEC_VECTORS + nr * ROT_VECTORS];
         for (i, (o, k)) in out.iter_mut().zip(self.kinds.chunks_exact(3)).enumerate() {
-            let mask = match self.joint_masks.get(3 * i..3 * i + 3) {
-                Some(&[t, r, s]) => [t, r, s].map(u32::from),
-                _ => [0; 3],
-            };
+            let mask = masks.get(i).map_or([0; 3], |m| m.map(u32::from));
             if mask == [0; 3] && constant_block([k[0], k[1], k[2]], params, o) {
                 params = params.get(BLOCK_VECTORS..).unwrap_or_default();
                 continue;

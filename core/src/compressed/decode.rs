@@ -617,6 +617,25 @@ impl<'a> CompressedClip<'a> {
         }
     }
 
+    /// The joints of the animated lanes of track type `t` (0
+    /// translation, 1 rotation, 2 scale), in order (increasing).
+    #[inline(always)]
+    pub(super) fn type_joints(&self, t: usize) -> impl Iterator<Item = usize> + 'a {
+        let dest = self.dest;
+        let mut d = 0usize;
+        self.packed_kinds()
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, &k)| {
+                let n = (k >> 4).count_ones() as usize;
+                let at = d;
+                d += n;
+                (i % 3 == t).then(|| dest.get(at..at + n).unwrap_or_default())
+            })
+            .flatten()
+            .map(|&j| usize::from(j))
+    }
+
     /// The packed blocks' kind bytes.
     #[inline(always)]
     pub(super) fn packed_kinds(&self) -> &'a [u8] {

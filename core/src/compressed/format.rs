@@ -210,7 +210,6 @@ pub(crate) struct Layout {
     pub(crate) kinds: usize,
     pub(crate) params: usize,
     pub(crate) dest: usize,
-    pub(crate) masks: usize,
     pub(crate) seg_table: usize,
     pub(crate) meta: usize,
     pub(crate) data: usize,
@@ -223,10 +222,10 @@ fn align16(x: usize) -> Option<usize> {
 }
 
 impl Layout {
-    /// The canonical layout for these counts (`blocks` joint blocks and
-    /// `packed` packed ones), or `None` on overflow.
+    /// The canonical layout for these counts (`blocks` counts the joints'
+    /// blocks and the packed ones), or `None` on overflow.
     pub(crate) fn new(
-        [blocks, packed]: [usize; 2],
+        blocks: usize,
         params: usize,
         animated: usize,
         segments: usize,
@@ -234,10 +233,9 @@ impl Layout {
         name_len: usize,
     ) -> Option<Layout> {
         let kinds = HEADER_BYTES;
-        let params_at = align16(kinds + 3 * (blocks + packed))?;
+        let params_at = align16(kinds + 3 * blocks)?;
         let dest = align16(params_at.checked_add(params.checked_mul(4)?)?)?;
-        let masks = align16(dest.checked_add(animated.checked_mul(2)?)?)?;
-        let seg_table = align16(masks.checked_add(3 * blocks)?)?;
+        let seg_table = align16(dest.checked_add(animated.checked_mul(2)?)?)?;
         let meta = align16(seg_table.checked_add(segments.checked_mul(8)?)?)?;
         let per_seg = animated.checked_mul(LANE_META_BYTES)?;
         let data = align16(meta.checked_add(segments.checked_mul(per_seg)?)?)?;
@@ -248,7 +246,6 @@ impl Layout {
             kinds,
             params: params_at,
             dest,
-            masks,
             seg_table,
             meta,
             data,

@@ -136,9 +136,6 @@ pub struct CompressedClip<'a> {
     /// Per animated lane in stream order (the packed blocks' lanes), the
     /// joint it belongs to.
     dest: &'a [u16],
-    /// Per joint block and track (`3 × blocks` bytes), the lanes whose
-    /// joint is animated for that track (stored in the packed blocks).
-    joint_masks: &'a [u8],
     /// The `f32x4` index in `params` of the packed blocks' first constant.
     packed_at: usize,
     params: &'a [f32x4],

@@ -58,12 +58,7 @@ impl<'a> CompressedClip<'a> {
         }
         let segments = frames.div_ceil(seg_frames);
         let l = Layout::new(
-            [blocks, packed_blocks],
-            n_params,
-            animated,
-            segments,
-            data_bytes,
-            name_len,
+            all_blocks, n_params, animated, segments, data_bytes, name_len,
         )
         .ok_or(corrupt("compressed clip size overflows"))?;
         if total != l.total {
@@ -81,8 +76,7 @@ impl<'a> CompressedClip<'a> {
         }
         let dest: &[u16] = bytemuck::try_cast_slice(&bytes[l.dest..l.dest + 2 * animated])
             .map_err(|_| corrupt("section cast"))?;
-        let joint_masks = &bytes[l.masks..l.masks + 3 * blocks];
-        check_packing(kinds, dest, joint_masks, blocks, joints)?;
+        check_packing(kinds, dest, blocks, joints)?;
         let params_f: &[f32] = bytemuck::try_cast_slice(&bytes[l.params..l.params + 4 * n_params])
             .map_err(|_| corrupt("section cast"))?;
         let params: &[f32x4] =
@@ -107,7 +101,6 @@ impl<'a> CompressedClip<'a> {
             total,
             kinds,
             dest,
-            joint_masks,
             packed_at: kinds[..3 * blocks]
                 .iter()
                 .enumerate()
@@ -203,13 +196,7 @@ impl<'a> CompressedClip<'a> {
 /// (every packed track full but the type's last), no packed block without
 /// a lane, and per type the lanes' joints (`dest`, in stream order)
 /// strictly increasing and inside the clip.
-fn check_packing(
-    kinds: &[u8],
-    dest: &[u16],
-    joint_masks: &[u8],
-    blocks: usize,
-    joints: usize,
-) -> Result<(), Error> {
+fn check_packing(kinds: &[u8], dest: &[u16], blocks: usize, joints: usize) -> Result<(), Error> {
     let (joint_kinds, packed) = kinds.split_at((3 * blocks).min(kinds.len()));
     if joint_kinds.iter().any(|k| k >> 4 != 0) {
         return Err(corrupt("animated lane in a joint block"));
@@ -217,8 +204,6 @@ fn check_packing(
     let mut last = [None::<u16>; 3];
     let mut ended = [false; 3];
     let mut d = dest.iter();
-    // The joint blocks' masks, rebuilt from the packed lanes' joints.
-    let mut rebuilt = [0u8; 3 * MAX_JOINTS / LANES];
     for block in packed.chunks_exact(3) {
         if block.iter().all(|&k| k == KIND_DEFAULT) {
             return Err(corrupt("packed block without an animated lane"));
@@ -238,15 +223,8 @@ fn check_packing(
                     return Err(corrupt("packed lane joints out of order or range"));
                 }
                 last[t] = Some(j);
-                let j = usize::from(j);
-                if let Some(m) = rebuilt.get_mut(3 * (j / LANES) + t) {
-                    *m |= 1 << (j % LANES);
-                }
             }
         }
-    }
-    if rebuilt.get(..joint_masks.len()) != Some(joint_masks) {
-        return Err(corrupt("joint masks do not match the packed lanes"));
     }
     Ok(())
 }

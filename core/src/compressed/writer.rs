@@ -528,7 +528,7 @@ impl<'a> Writer<'a> {
             .ok_or(too_large)?;
         let name_len = header.name.len();
         let layout = Layout::new(
-            [blocks, packed],
+            blocks + packed,
             params,
             animated,
             segments,
@@ -689,9 +689,6 @@ impl<'a> Writer<'a> {
         }
         for (k, q) in packed_lanes(p.tracks, p.blocks, p.counts).enumerate() {
             put(l.dest + 2 * k, &(q.joint() as u16).to_le_bytes());
-        }
-        for i in 0..3 * p.blocks {
-            put(l.masks + i, &[animated_mask(p.tracks, i)]);
         }
         for s in 0..p.segments {
             let lanes = p.lanes_of(s);

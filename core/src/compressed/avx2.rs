@@ -43,12 +43,12 @@ use core::arch::x86_64::*;
 
 use wide::f32x4;
 
-use super::cache::{put_lanes, SlotCursor, ROT_VECTORS, VEC_VECTORS};
+use super::cache::{put_frames, ROT_VECTORS, VEC_VECTORS};
 use super::codec::MAX_QUANTIZED_BITS;
 use super::codec::{trend_factors, INV_MAX_CODE};
 use super::decode::{
-    quat_vectors, s3_lanes, scatter, vec_vectors, xyz_vectors, Blend, FrameAt, LANE_MASKS,
-    ROTATION_AT, SCALE_AT, TRANSLATION_AT,
+    quat_vectors, s3_lanes, scatter, vec_vectors, Blend, FrameAt, LANE_MASKS, ROTATION_AT,
+    SCALE_AT, TRANSLATION_AT,
 };
 use super::format::{
     track_param_floats, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS, TRACK_DROP_W, TRACK_MIXED,
@@ -343,33 +343,16 @@ fn slots<const MODE: u8>(
     let Some((frames, mut cur)) = start(clip, &at) else {
         return false;
     };
-    let (mut d, mut ca, mut cb) = (
-        0usize,
-        SlotCursor::new(clip.slot_tracks),
-        SlotCursor::new(clip.slot_tracks),
-    );
+    let mut v = 0usize;
     // Unrolled by hand: a loop over a block's three tracks keeps the
     // walk's state in memory and costs a fifth more instructions.
     macro_rules! track {
-        ($kind:expr, $rot:expr, $t:expr) => {
+        ($kind:expr, $rot:expr, $n:expr) => {
             if $kind != KIND_DEFAULT {
                 // SAFETY: AVX2 and the metadata bound, as stated above.
                 let s = unsafe { stored::<$rot, MODE>(clip, &frames, &mut cur, $kind) };
                 if let Some((qa, qb)) = animated_frames(s) {
-                    let lanes = ($kind >> 4).count_ones() as usize;
-                    let joints = clip.dest.get(d..d + lanes).unwrap_or_default();
-                    d += lanes;
-                    if $rot {
-                        put_lanes(a, &mut ca, $t, &quat_vectors(&qa), joints);
-                        if two {
-                            put_lanes(b, &mut cb, $t, &quat_vectors(&qb), joints);
-                        }
-                    } else {
-                        put_lanes(a, &mut ca, $t, &xyz_vectors(&qa), joints);
-                        if two {
-                            put_lanes(b, &mut cb, $t, &xyz_vectors(&qb), joints);
-                        }
-                    }
+                    put_frames::<$n>((&mut *a, &mut *b), &mut v, (&qa, &qb), two);
                 }
             }
         };
@@ -387,9 +370,9 @@ fn slots<const MODE: u8>(
         // and every metadata load stays inside `meta_ext` (checked by
         // `start`; the kinds' animated lanes add up to `clip.animated`,
         // validated).
-        track!(kinds[0], false, 0);
-        track!(kinds[1], true, 1);
-        track!(kinds[2], false, 2);
+        track!(kinds[0], false, VEC_VECTORS);
+        track!(kinds[1], true, ROT_VECTORS);
+        track!(kinds[2], false, VEC_VECTORS);
     }
     true
 }

@@ -36,7 +36,7 @@ pub(super) const LANE_MASKS: [[u32; 4]; 16] = {
 };
 
 #[inline(always)]
-pub(super) fn lane_mask(mask: u32) -> f32x4 {
+fn lane_mask(mask: u32) -> f32x4 {
     let m = LANE_MASKS
         .get(mask as usize & 15)
         .copied()
@@ -617,25 +617,6 @@ impl<'a> CompressedClip<'a> {
         }
     }
 
-    /// The joints of the animated lanes of track type `t` (0
-    /// translation, 1 rotation, 2 scale), in order (increasing).
-    #[inline(always)]
-    pub(super) fn type_joints(&self, t: usize) -> impl Iterator<Item = usize> + 'a {
-        let dest = self.dest;
-        let mut d = 0usize;
-        self.packed_kinds()
-            .iter()
-            .enumerate()
-            .filter_map(move |(i, &k)| {
-                let n = (k >> 4).count_ones() as usize;
-                let at = d;
-                d += n;
-                (i % 3 == t).then(|| dest.get(at..at + n).unwrap_or_default())
-            })
-            .flatten()
-            .map(|&j| usize::from(j))
-    }
-
     /// The packed blocks' kind bytes.
     #[inline(always)]
     pub(super) fn packed_kinds(&self) -> &'a [u8] {
@@ -726,13 +707,6 @@ pub(super) const SCALE_AT: usize = 7 * LANES;
 #[inline(always)]
 pub(super) fn vec_vectors(v: &SoaVec3) -> [f32x4; 3] {
     [v.x, v.y, v.z]
-}
-
-/// The x, y, z of a decoded translation or scale track (held in a
-/// [`SoaQuat`]), as [`scatter`] takes them.
-#[inline(always)]
-pub(super) fn xyz_vectors(q: &SoaQuat) -> [f32x4; 3] {
-    [q.x, q.y, q.z]
 }
 
 /// A rotation's components, as [`scatter`] takes them.

@@ -123,13 +123,9 @@ pub struct CompressedClip<'a> {
     rotation: RotationFormat,
     defaults: Defaults,
     animated: usize,
-    /// `f32x4` vectors of one playback-cache slot: 3 per translation or
-    /// scale joint-block track with an animated lane, 4 per such rotation
-    /// track.
+    /// `f32x4` vectors of one playback-cache slot: 3 per packed
+    /// translation or scale track, 4 per packed rotation track.
     slot_vectors: usize,
-    /// Per track type, its joint-block tracks with an animated lane: the
-    /// slot holds all the translation ones, then rotation, then scale.
-    slot_tracks: [usize; 3],
     total: usize,
     /// Kind bytes of the joint blocks, then of the packed blocks.
     kinds: &'a [u8],

@@ -725,6 +725,20 @@ pub(super) fn scatter<const AT: usize, const N: usize>(
     values: &[f32x4; N],
     joints: &[u16],
 ) {
+    // Four lanes that are one joint block in order (every track of a clip
+    // whose joints are all animated): whole vectors.
+    if let [j0, .., j3] = *joints {
+        let (j0, j3) = (usize::from(j0), usize::from(j3));
+        if joints.len() == LANES && j0 % LANES == 0 && j3 == j0 + LANES - 1 {
+            if let Some(block) = out.get_mut(j0 / LANES) {
+                let v: &mut [f32x4; BLOCK_VECTORS] = bytemuck::cast_mut(block);
+                for (d, s) in v.iter_mut().skip(AT / LANES).zip(values.iter()) {
+                    *d = *s;
+                }
+            }
+            return;
+        }
+    }
     let values = values.map(|v| v.to_array());
     for (s, &j) in joints.iter().enumerate().take(LANES) {
         let j = usize::from(j);

@@ -249,7 +249,11 @@ pub(super) fn constant_block(kinds: [u8; 3], params: &[f32x4], o: &mut SoaTransf
     let Some((block, _)) = params.split_first_chunk::<BLOCK_VECTORS>() else {
         return false;
     };
-    *o = bytemuck::cast(*block);
+    // Vector by vector: a whole-block assignment copies through the stack.
+    let v: &mut [f32x4; BLOCK_VECTORS] = bytemuck::cast_mut(o);
+    for (d, s) in v.iter_mut().zip(block) {
+        *d = *s;
+    }
     true
 }
 
@@ -593,27 +597,26 @@ impl<'a> CompressedClip<'a> {
                 p += BLOCK_VECTORS;
                 continue;
             }
-            let base = default_block(rest, i);
-            let mut take = |kind: u8, n: usize| {
-                if kind == KIND_DEFAULT {
-                    return None;
+            let base: &[f32x4; BLOCK_VECTORS] = bytemuck::cast_ref(default_block(rest, i));
+            let v: &mut [f32x4; BLOCK_VECTORS] = bytemuck::cast_mut(o);
+            // Vector by vector from the constants or the defaults: building
+            // each track as a value goes through overlapping stack stores
+            // whose reloads wait for them (a stall per track).
+            for (kind, at, n) in [(kt, 0, 3), (kr, 3, 4), (ks, 7, 3)] {
+                let from = if kind == KIND_DEFAULT {
+                    base.get(at..at + n)
+                } else {
+                    let cv = self.params.get(p..p + n);
+                    p += n;
+                    cv
+                };
+                let (Some(from), Some(to)) = (from, v.get_mut(at..at + n)) else {
+                    continue;
+                };
+                for (d, s) in to.iter_mut().zip(from) {
+                    *d = *s;
                 }
-                let cv = self.params.get(p..p + n).unwrap_or(&[]);
-                p += n;
-                Some(cv)
-            };
-            o.translation = match take(kt, 3) {
-                Some(&[x, y, z, ..]) => SoaVec3 { x, y, z },
-                _ => base.translation,
-            };
-            o.rotation = match take(kr, 4) {
-                Some(&[x, y, z, w, ..]) => SoaQuat { x, y, z, w },
-                _ => base.rotation,
-            };
-            o.scale = match take(ks, 3) {
-                Some(&[x, y, z, ..]) => SoaVec3 { x, y, z },
-                _ => base.scale,
-            };
+            }
         }
     }
 

@@ -647,8 +647,8 @@ impl<'a> Writer<'a> {
                         v
                     }
                 };
-                for c in 0..3 {
-                    floats(&core::array::from_fn(|l| keep(c, l, min[c][l])));
+                for (c, m) in min.iter().enumerate() {
+                    floats(&core::array::from_fn(|l| keep(c, l, m[l])));
                 }
                 if t == 1 {
                     floats(&core::array::from_fn(|l| keep(3, l, w[l])));

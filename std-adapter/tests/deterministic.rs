@@ -29,9 +29,9 @@ use sinew_std::crowd::{self, CrowdConfig, SinewBackend};
 use sinew_std::Humanoid;
 
 /// `sinew --characters 64 --seconds 1` with `--features deterministic`.
-const CROWD: u64 = 0x0585_bf7e_fa26_6aa5;
+const CROWD: u64 = 0x5fea_f0d8_e413_224b;
 /// [`scene`]'s checksum with `--features deterministic`.
-const SCENE: u64 = 0x76a0_5939_6403_3f31;
+const SCENE: u64 = 0xf82f_f727_d3b1_49ac;
 
 const DETERMINISTIC: bool = cfg!(feature = "deterministic");
 

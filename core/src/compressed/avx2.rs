@@ -47,8 +47,8 @@ use super::cache::{put_frames, ROT_VECTORS, VEC_VECTORS};
 use super::codec::MAX_QUANTIZED_BITS;
 use super::codec::{trend_factors, INV_MAX_CODE};
 use super::decode::{
-    quat_vectors, s3_lanes, scatter, vec_vectors, Blend, FrameAt, LANE_MASKS, ROTATION_AT,
-    SCALE_AT, TRANSLATION_AT,
+    next_joints, quat_vectors, s3_lanes, scatter, vec_vectors, Blend, FrameAt, LANE_MASKS,
+    ROTATION_AT, SCALE_AT, TRANSLATION_AT,
 };
 use super::format::{
     track_param_floats, KIND_DEFAULT, LANE_META_BYTES, ONE_WINDOW_BITS, TRACK_DROP_W, TRACK_MIXED,
@@ -241,13 +241,8 @@ fn decode(
     // one track's interpolation (square root and division) with the next
     // track's decode instead of waiting on one long chain per track.
     let mut waiting: Option<([__m256; 4], &[u16])> = None;
-    let mut d = 0usize;
-    let mut joints = |kind: u8| {
-        let lanes = (kind >> 4).count_ones() as usize;
-        let j = clip.dest.get(d..d + lanes).unwrap_or_default();
-        d += lanes;
-        j
-    };
+    let mut dest = clip.dest;
+    let mut joints = |kind: u8| next_joints(&mut dest, kind);
     // For the `stored` calls: this CPU has AVX2 (asked by the caller), and
     // every metadata load stays inside `meta_ext` (checked by `start`; the
     // kinds' animated lanes add up to `clip.animated`, validated).
@@ -343,6 +338,9 @@ fn slots<const MODE: u8>(
     let Some((frames, mut cur)) = start(clip, &at) else {
         return false;
     };
+    // Slots hold the packed tracks, whose clip constants follow the
+    // joints' blocks' (every packed track has an animated lane).
+    cur.params = clip.params.get(clip.packed_at..).unwrap_or_default();
     let mut v = 0usize;
     // Unrolled by hand: a loop over a block's three tracks keeps the
     // walk's state in memory and costs a fifth more instructions.
@@ -357,15 +355,7 @@ fn slots<const MODE: u8>(
             }
         };
     }
-    for kinds in clip.kinds.chunks_exact(3) {
-        if (kinds[0] | kinds[1] | kinds[2]) >> 4 == 0 {
-            // No animated lane in the block: only its constants to step over.
-            cur.params = cur
-                .params
-                .get(constant_block_vectors(kinds)..)
-                .unwrap_or_default();
-            continue;
-        }
+    for kinds in clip.packed_kinds().chunks_exact(3) {
         // For the `stored` calls: this CPU has AVX2 (asked by the caller),
         // and every metadata load stays inside `meta_ext` (checked by
         // `start`; the kinds' animated lanes add up to `clip.animated`,
@@ -375,19 +365,6 @@ fn slots<const MODE: u8>(
         track!(kinds[2], false, VEC_VECTORS);
     }
     true
-}
-
-/// The clip-constant vectors of a block none of whose tracks has an
-/// animated lane (`kinds` its three kind bytes): a stored track's value,
-/// nothing for a default track.
-#[inline(always)]
-fn constant_block_vectors(kinds: &[u8]) -> usize {
-    kinds
-        .iter()
-        .zip([VEC_VECTORS, ROT_VECTORS, VEC_VECTORS])
-        .filter(|&(&k, _)| k != KIND_DEFAULT)
-        .map(|(_, n)| n)
-        .sum()
 }
 
 /// The shared state and the cursor of one decode of the frames `at`;

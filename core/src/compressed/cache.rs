@@ -25,7 +25,8 @@
 use wide::f32x4;
 
 use super::decode::{
-    quat_vectors, scatter, vec_vectors, Blend, FrameAt, ROTATION_AT, SCALE_AT, TRANSLATION_AT,
+    next_joints, quat_vectors, scatter, vec_vectors, Blend, FrameAt, ROTATION_AT, SCALE_AT,
+    TRANSLATION_AT,
 };
 use super::format::{
     track_param_floats, CONST_ROT_PARAM_FLOATS, CONST_VEC_PARAM_FLOATS, KIND_DEFAULT,
@@ -467,11 +468,7 @@ impl CompressedClip<'_> {
         let frames = [(at[0].first, at[0].local), (at[1].first, at[1].local)];
         let (mut m, mut oa, mut ob) = (0usize, 0u32, 0u32);
         let mut v = 0usize;
-        self.walk_tracks(self.kinds.len() / 3, |_, track, mask, cv| {
-            if mask == 0 {
-                // Slots hold the animated tracks only.
-                return;
-            }
+        self.walk_packed(|track, mask, cv| {
             let offsets = (&mut oa, &mut ob);
             let slots = (&mut *a, &mut *b);
             if track == 1 {
@@ -529,13 +526,8 @@ impl CompressedClip<'_> {
         // read: the packed tracks' clip constants, the slots' frames (in
         // the walk's order) and the lanes' joints.
         let mut params = self.params.get(self.packed_at..).unwrap_or_default();
-        let (mut a, mut b, mut joints) = (a, b, self.dest);
-        let mut lanes = |kind: u8| {
-            let n = (kind >> 4).count_ones() as usize;
-            let (j, more) = joints.split_at(n.min(joints.len()));
-            joints = more;
-            j
-        };
+        let (mut a, mut b, mut dest) = (a, b, self.dest);
+        let mut lanes = |kind: u8| next_joints(&mut dest, kind);
         for k in self.packed_kinds().chunks_exact(3) {
             // A translation or scale track, lerped and written to its
             // joints.
@@ -579,29 +571,22 @@ impl CompressedClip<'_> {
         }
     }
 
-    /// Calls `f(block, track, lane mask, clip constants)` for every stored
-    /// (non-default) track of the first `blocks` blocks in stream order
+    /// Calls `f(track, lane mask, clip constants)` for every stored
+    /// (non-default) track of the packed blocks in stream order
     /// (translation 0, rotation 1, scale 2), with the constants laid out as
-    /// the decoders read them.
+    /// the decoders read them. Every such track has an animated lane.
     #[inline(always)]
-    fn walk_tracks(&self, blocks: usize, mut f: impl FnMut(usize, usize, u32, &[f32x4])) {
-        let mut p = 0usize;
-        for b in 0..blocks {
-            for track in 0..3 {
-                let kind = self
-                    .kinds
-                    .get(3 * b + track)
-                    .copied()
-                    .unwrap_or(KIND_DEFAULT);
-                if kind == KIND_DEFAULT {
-                    continue;
-                }
-                let mask = u32::from(kind >> 4);
-                let n = track_param_floats(track == 1, if mask == 0 { 0 } else { 1 }) / LANES;
-                let cv = self.params.get(p..p + n).unwrap_or(&[]);
-                p += n;
-                f(b, track, mask, cv);
+    fn walk_packed(&self, mut f: impl FnMut(usize, u32, &[f32x4])) {
+        let mut p = self.packed_at;
+        for (i, &kind) in self.packed_kinds().iter().enumerate() {
+            if kind == KIND_DEFAULT {
+                continue;
             }
+            let track = i % 3;
+            let n = track_param_floats(track == 1, 1) / LANES;
+            let cv = self.params.get(p..p + n).unwrap_or(&[]);
+            p += n;
+            f(track, u32::from(kind >> 4), cv);
         }
     }
 }

@@ -249,12 +249,29 @@ pub(super) fn constant_block(kinds: [u8; 3], params: &[f32x4], o: &mut SoaTransf
     let Some((block, _)) = params.split_first_chunk::<BLOCK_VECTORS>() else {
         return false;
     };
-    // Vector by vector: a whole-block assignment copies through the stack.
-    let v: &mut [f32x4; BLOCK_VECTORS] = bytemuck::cast_mut(o);
-    for (d, s) in v.iter_mut().zip(block) {
+    copy_vectors(bytemuck::cast_mut::<_, [f32x4; BLOCK_VECTORS]>(o), block);
+    true
+}
+
+/// Copies `from` into the start of `to`, vector by vector: a whole-block
+/// or whole-track assignment makes LLVM stage the value in overlapping
+/// stack slots, and each reload across them waits for the stores (a
+/// failed store-to-load forward per block or track).
+#[inline(always)]
+pub(super) fn copy_vectors(to: &mut [f32x4], from: &[f32x4]) {
+    for (d, s) in to.iter_mut().zip(from) {
         *d = *s;
     }
-    true
+}
+
+/// The joints of the next packed track's lanes (kind byte `kind`), taken
+/// from the front of `dest`, which moves past them.
+#[inline(always)]
+pub(super) fn next_joints<'d>(dest: &mut &'d [u16], kind: u8) -> &'d [u16] {
+    let n = (kind >> 4).count_ones() as usize;
+    let (joints, more) = dest.split_at(n.min(dest.len()));
+    *dest = more;
+    joints
 }
 
 /// The x, y, z of a decoded translation or scale track.
@@ -599,9 +616,6 @@ impl<'a> CompressedClip<'a> {
             }
             let base: &[f32x4; BLOCK_VECTORS] = bytemuck::cast_ref(default_block(rest, i));
             let v: &mut [f32x4; BLOCK_VECTORS] = bytemuck::cast_mut(o);
-            // Vector by vector from the constants or the defaults: building
-            // each track as a value goes through overlapping stack stores
-            // whose reloads wait for them (a stall per track).
             for (kind, at, n) in [(kt, 0, 3), (kr, 3, 4), (ks, 7, 3)] {
                 let from = if kind == KIND_DEFAULT {
                     base.get(at..at + n)
@@ -610,11 +624,8 @@ impl<'a> CompressedClip<'a> {
                     p += n;
                     cv
                 };
-                let (Some(from), Some(to)) = (from, v.get_mut(at..at + n)) else {
-                    continue;
-                };
-                for (d, s) in to.iter_mut().zip(from) {
-                    *d = *s;
+                if let (Some(from), Some(to)) = (from, v.get_mut(at..)) {
+                    copy_vectors(to, from);
                 }
             }
         }
@@ -645,8 +656,9 @@ impl<'a> CompressedClip<'a> {
         let same = a.segment == b.segment;
         let frames = [(a.first, a.local), (b.first, b.local)];
         // Running positions: clip constants (vectors), metadata bytes, bit
-        // offsets inside frames a and b, and lanes (their joints).
-        let (mut p, mut m, mut oa, mut ob, mut d) = (self.packed_at, 0usize, 0u32, 0u32, 0usize);
+        // offsets inside frames a and b, and the lanes' joints.
+        let (mut p, mut m, mut oa, mut ob) = (self.packed_at, 0usize, 0u32, 0u32);
+        let mut dest = self.dest;
         let blend = Blend::new(alpha);
         // The last animated rotation track's frames and joints: it is
         // interpolated once the next one is decoded, so that the CPU
@@ -670,11 +682,8 @@ impl<'a> CompressedClip<'a> {
                         frames,
                         cv,
                     );
-                    let lanes = mask.count_ones() as usize;
-                    m += LANE_META_BYTES * lanes;
-                    let joints = self.dest.get(d..d + lanes).unwrap_or_default();
-                    d += lanes;
-                    (pair, joints)
+                    m += LANE_META_BYTES * mask.count_ones() as usize;
+                    (pair, next_joints(&mut dest, $kind))
                 }};
             }
             if k[0] != KIND_DEFAULT {
@@ -735,9 +744,7 @@ pub(super) fn scatter<const AT: usize, const N: usize>(
         if joints.len() == LANES && j0 % LANES == 0 && j3 == j0 + LANES - 1 {
             if let Some(block) = out.get_mut(j0 / LANES) {
                 let v: &mut [f32x4; BLOCK_VECTORS] = bytemuck::cast_mut(block);
-                for (d, s) in v.iter_mut().skip(AT / LANES).zip(values.iter()) {
-                    *d = *s;
-                }
+                copy_vectors(v.get_mut(AT / LANES..).unwrap_or_default(), values);
             }
             return;
         }

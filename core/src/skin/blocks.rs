@@ -191,7 +191,9 @@ impl<'a> SkinBlocks<'a> {
             let shared = out.joints.iter().all(|j| &j[..used] == joints);
             let unit = shared && slots == 1 && out.weights[0].iter().all(|&w| w == 1.0);
             // A shared block after one of the same slots and joints finds
-            // their entries already broadcast.
+            // their entries already broadcast: blocks that do not share
+            // their joints in between leave the broadcast entries as they
+            // are.
             let this = shared.then(|| {
                 let mut joints = out.joints[0];
                 joints[used..].fill(0);
@@ -202,7 +204,9 @@ impl<'a> SkinBlocks<'a> {
                 | if shared { SHARED } else { 0 }
                 | if unit { UNIT } else { 0 }
                 | if reuse { REUSE } else { 0 };
-            previous = this;
+            if this.is_some() {
+                previous = this;
+            }
             *block = out;
         }
         Ok(SkinBlocks {
@@ -432,6 +436,49 @@ mod tests {
             ]
         );
         assert_eq!(n, [[0.0, 0.0, 1.0]; 5]);
+    }
+
+    #[test]
+    fn a_shared_block_reuses_entries_across_an_unshared_one() {
+        // Blocks 0 and 2 name joints 0 and 1; block 1 names others per
+        // vertex. Block 2 keeps the entries block 0 broadcast.
+        let joints: [[u16; 4]; 12] = core::array::from_fn(|v| match v / 4 {
+            1 => [v as u16 % 3, 2, 0, 0],
+            _ => [0, 1, 0, 0],
+        });
+        let weights: [[f32; 4]; 12] = core::array::from_fn(|v| {
+            let w = 0.125 * (v % 4) as f32 + 0.25;
+            [w, 1.0 - w, 0.0, 0.0]
+        });
+        let positions: [[f32; 3]; 12] =
+            core::array::from_fn(|v| [v as f32 * 0.5, 1.0 - v as f32, 2.0 + 0.25 * v as f32]);
+        let infl = CheckedInfluences::new(&joints, &weights, 3).unwrap();
+        let mut buf = [VertexBlock::default(); 3];
+        let mesh = SkinBlocks::new(&infl, SkinVertices::positions(&positions), &mut buf).unwrap();
+        assert_eq!(mesh.blocks()[1].kind & SHARED, 0);
+        assert_eq!(mesh.blocks()[2].kind, 2 | SHARED | REUSE);
+        let mut palette = [Mat3x4::IDENTITY; 3];
+        for (j, m) in palette.iter_mut().enumerate() {
+            for (r, row) in m.rows.iter_mut().enumerate() {
+                for (c, e) in row.iter_mut().enumerate() {
+                    *e += 0.1 * (j + 1) as f32 * (r as f32 - c as f32 + 0.5);
+                }
+            }
+        }
+        let mut skinned = [[f32::NAN; 3]; 12];
+        mesh.lbs(&palette, SkinOutput::positions(&mut skinned))
+            .unwrap();
+        for (v, out) in skinned.iter().enumerate() {
+            let m = super::super::reference::lbs_matrix(&palette, joints[v], weights[v]);
+            let p = positions[v];
+            for (r, row) in m.rows.iter().enumerate() {
+                let want = row[0] * p[0] + row[1] * p[1] + row[2] * p[2] + row[3];
+                assert!(
+                    (out[r] - want).abs() <= 1e-5 * want.abs().max(1.0),
+                    "vertex {v}"
+                );
+            }
+        }
     }
 
     #[test]

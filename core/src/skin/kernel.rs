@@ -76,7 +76,34 @@ impl V3 {
         )
     }
 
+    /// Interleaves the lanes into four `xyz` vectors: two unpacks and six
+    /// shuffles into three 4-float stores (the generic version below
+    /// compiles to five stores, two of them single floats, on SSE2).
+    #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+    #[inline(always)]
+    #[allow(unsafe_code)] // SSE intrinsics
+    fn to_block3(self) -> Block3 {
+        use core::arch::x86_64::{__m128, _mm_shuffle_ps, _mm_unpackhi_ps, _mm_unpacklo_ps};
+        let [x, y, z]: [__m128; 3] = [self.x, self.y, self.z].map(bytemuck::cast);
+        // SAFETY: SSE is enabled for the whole build (the `cfg` above), so
+        // the intrinsics' only requirement, the CPU feature, holds.
+        let out: [__m128; 3] = unsafe {
+            let lo = _mm_unpacklo_ps(x, y); // x0 y0 x1 y1
+            let hi = _mm_unpackhi_ps(x, y); // x2 y2 x3 y3
+            let z0x1 = _mm_shuffle_ps::<0xA0>(z, lo); // z0 z0 x1 x1
+            let y1z1 = _mm_shuffle_ps::<0x5F>(lo, z); // y1 y1 z1 z1
+            let x3z2 = _mm_shuffle_ps::<0xEE>(hi, z); // x3 y3 z2 z3
+            [
+                _mm_shuffle_ps::<0x84>(lo, z0x1),   // x0 y0 z0 x1
+                _mm_shuffle_ps::<0x48>(y1z1, hi),   // y1 z1 x2 y2
+                _mm_shuffle_ps::<0xD2>(x3z2, x3z2), // z2 x3 y3 z3
+            ]
+        };
+        bytemuck::cast(out)
+    }
+
     /// Interleaves the lanes into four `xyz` vectors (three 4-float stores).
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
     #[inline(always)]
     fn to_block3(self) -> Block3 {
         let (x, y, z) = (self.x.to_array(), self.y.to_array(), self.z.to_array());
@@ -222,9 +249,40 @@ type Broadcast = [[[f32x4; 4]; 3]; 4];
 fn broadcast<const K: usize>(e: &mut Broadcast, m: [&Mat3x4; 4]) {
     for (e, m) in e.iter_mut().zip(m).take(K) {
         for (er, mr) in e.iter_mut().zip(&m.rows) {
-            *er = mr.map(f32x4::splat);
+            *er = splat_lanes(f32x4::new(*mr));
         }
     }
+}
+
+/// Each lane of `v` broadcast into a vector of its own. On SSE2 the
+/// integer shuffle (`pshufd`) writes a register other than its input, so
+/// a row costs one load and four shuffles, where splatting its floats one
+/// by one costs four loads and four shuffles. (The float shuffle, whose
+/// output overwrites its input, would need a copy per lane instead.)
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+#[allow(unsafe_code)] // SSE intrinsics
+fn splat_lanes(v: f32x4) -> [f32x4; 4] {
+    use core::arch::x86_64::{__m128i, _mm_shuffle_epi32};
+    let v: __m128i = bytemuck::cast(v);
+    // SAFETY: SSE2 is enabled for the whole build (the `cfg` above), so the
+    // intrinsics' only requirement, the CPU feature, holds.
+    let s = unsafe {
+        [
+            _mm_shuffle_epi32::<0x00>(v),
+            _mm_shuffle_epi32::<0x55>(v),
+            _mm_shuffle_epi32::<0xAA>(v),
+            _mm_shuffle_epi32::<0xFF>(v),
+        ]
+    };
+    s.map(bytemuck::cast)
+}
+
+/// Each lane of `v` broadcast into a vector of its own.
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+#[inline(always)]
+fn splat_lanes(v: f32x4) -> [f32x4; 4] {
+    v.to_array().map(f32x4::splat)
 }
 
 /// Broadcast entries blended in lanes by the four vertices' weights of

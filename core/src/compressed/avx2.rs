@@ -246,7 +246,7 @@ fn decode(
     // For the `stored` calls: this CPU has AVX2 (asked by the caller), and
     // every metadata load stays inside `meta_ext` (checked by `start`; the
     // kinds' animated lanes add up to `clip.animated`, validated).
-    for k in clip.packed_kinds().chunks_exact(3) {
+    for k in clip.packed_kinds_for(out.len()).chunks_exact(3) {
         // A translation or scale track, lerped and written to its joints.
         macro_rules! vector {
             ($kind:expr, $at:expr) => {

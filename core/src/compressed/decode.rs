@@ -637,6 +637,38 @@ impl<'a> CompressedClip<'a> {
         self.kinds.get(3 * self.soa_count()..).unwrap_or_default()
     }
 
+    /// The packed blocks' kind bytes a decode into `blocks` joint blocks
+    /// reads: all of them for a whole pose; for a prefix
+    /// ([`Self::sample_prefix`]), those up to the last packed block with a
+    /// lane inside it. Each type's tracks fill the packed blocks from the
+    /// first on, their lanes in joint order, so a packed block whose
+    /// tracks all start past the prefix is followed by no lane inside it
+    /// either, and the bit stream after it is not read.
+    #[inline(always)]
+    pub(super) fn packed_kinds_for(&self, blocks: usize) -> &'a [u8] {
+        let all = self.packed_kinds();
+        if blocks >= self.soa_count() {
+            return all;
+        }
+        let limit = blocks * LANES;
+        let mut dest = self.dest;
+        let mut needed = 0;
+        for k in all.chunks_exact(3) {
+            let mut inside = false;
+            for &kind in k {
+                if kind != KIND_DEFAULT {
+                    let first = next_joints(&mut dest, kind).first();
+                    inside |= first.is_some_and(|&j| usize::from(j) < limit);
+                }
+            }
+            if !inside {
+                break;
+            }
+            needed += 3;
+        }
+        all.get(..needed).unwrap_or_default()
+    }
+
     /// [`Self::decode_blend`] with the portable decoder, whatever the CPU.
     ///
     /// The joint blocks' constants are copied ([`Self::constant_pass`]);
@@ -666,7 +698,7 @@ impl<'a> CompressedClip<'a> {
         // with the next track's decode instead of waiting on one long chain
         // per track.
         let mut waiting: Option<(SoaQuat, SoaQuat, &[u16])> = None;
-        for k in self.packed_kinds().chunks_exact(3) {
+        for k in self.packed_kinds_for(out.len()).chunks_exact(3) {
             macro_rules! track {
                 ($kind:expr, $rot:literal) => {{
                     let mask = u32::from($kind >> 4);

@@ -540,3 +540,48 @@ fn packed_lanes_are_validated() {
         })
     );
 }
+
+/// A prefix decode reads the packed blocks up to the last one with a lane
+/// inside the prefix, and no further.
+#[test]
+fn prefix_decodes_read_only_the_packed_blocks_they_need() {
+    let mut unit = [[0.0f32; 4]; 3];
+    unit[0] = [0.001; 4];
+    let animated = |mask: u8, w: f32| BlockTrack::Stored {
+        animated: mask,
+        min: [[0.0; 4]; 3],
+        unit,
+        w: [w; 4],
+        smallest_three: 0,
+    };
+    let d = || BlockTrack::Default;
+    // Rotations of joints 0, 1, 2 and 4, 5 (two packed rotation tracks);
+    // the translation of joint 17 (one packed translation track).
+    let tracks = [
+        [d(), animated(0b0111, 1.0), d()],
+        [d(), animated(0b0011, 1.0), d()],
+        [d(), d(), d()],
+        [d(), d(), d()],
+        [animated(0b0010, 0.0), d(), d()],
+    ];
+    let lane = LaneSegment {
+        range: [0, 10, 0, 0, 0, 0],
+        rate: 4,
+        ..LaneSegment::default()
+    };
+    let words = written(
+        header(20, 3, RotationFormat::DropW),
+        tracks.as_flattened(),
+        &[lane; 6],
+    );
+    let clip = CompressedClip::from_bytes(bytemuck::cast_slice(&words)).unwrap();
+    let all = clip.packed_kinds();
+    assert_eq!(all.len(), 6);
+    assert_eq!(clip.dest, [17, 0, 1, 2, 4, 5]);
+    // Packed block 0 holds joints 0-4 and 17, block 1 joint 5.
+    assert!(clip.packed_kinds_for(0).is_empty());
+    assert_eq!(clip.packed_kinds_for(1), &all[..3]);
+    for blocks in 2..=5 {
+        assert_eq!(clip.packed_kinds_for(blocks), all, "{blocks} blocks");
+    }
+}

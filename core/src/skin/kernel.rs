@@ -249,12 +249,12 @@ type Broadcast = [[[f32x4; 4]; 3]; 4];
 fn broadcast<const K: usize>(e: &mut Broadcast, m: [&Mat3x4; 4]) {
     for (e, m) in e.iter_mut().zip(m).take(K) {
         for (er, mr) in e.iter_mut().zip(&m.rows) {
-            *er = splat_lanes(f32x4::new(*mr));
+            *er = splat_row(mr);
         }
     }
 }
 
-/// Each lane of `v` broadcast into a vector of its own. On SSE2 the
+/// Each float of `row` broadcast into a vector of its own. On SSE2 the
 /// integer shuffle (`pshufd`) writes a register other than its input, so
 /// a row costs one load and four shuffles, where splatting its floats one
 /// by one costs four loads and four shuffles. (The float shuffle, whose
@@ -262,9 +262,9 @@ fn broadcast<const K: usize>(e: &mut Broadcast, m: [&Mat3x4; 4]) {
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 #[inline(always)]
 #[allow(unsafe_code)] // SSE intrinsics
-fn splat_lanes(v: f32x4) -> [f32x4; 4] {
+fn splat_row(row: &[f32; 4]) -> [f32x4; 4] {
     use core::arch::x86_64::{__m128i, _mm_shuffle_epi32};
-    let v: __m128i = bytemuck::cast(v);
+    let v: __m128i = bytemuck::cast(*row);
     // SAFETY: SSE2 is enabled for the whole build (the `cfg` above), so the
     // intrinsics' only requirement, the CPU feature, holds.
     let s = unsafe {
@@ -278,11 +278,12 @@ fn splat_lanes(v: f32x4) -> [f32x4; 4] {
     s.map(bytemuck::cast)
 }
 
-/// Each lane of `v` broadcast into a vector of its own.
+/// Each float of `row` broadcast into a vector of its own (on NEON, a
+/// load-and-replicate each).
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 #[inline(always)]
-fn splat_lanes(v: f32x4) -> [f32x4; 4] {
-    v.to_array().map(f32x4::splat)
+fn splat_row(row: &[f32; 4]) -> [f32x4; 4] {
+    row.map(f32x4::splat)
 }
 
 /// Broadcast entries blended in lanes by the four vertices' weights of

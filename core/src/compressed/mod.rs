@@ -410,17 +410,16 @@ impl<'a> CompressedClip<'a> {
         }
         let own = self.kinds.get(3 * b + track).copied()?;
         let mut mask = 0u8;
-        let mut k = 0usize;
+        let mut dest = self.dest;
         for (i, &kind) in self.packed_kinds().iter().enumerate() {
-            let lanes = (kind >> 4).count_ones() as usize;
+            let joints = decode::next_joints(&mut dest, kind);
             if i % 3 == track {
-                for &j in self.dest.get(k..k + lanes).unwrap_or_default() {
+                for &j in joints {
                     if usize::from(j) / LANES == b {
                         mask |= 1 << (usize::from(j) % LANES);
                     }
                 }
             }
-            k += lanes;
         }
         Some(if mask == 0 {
             own

@@ -470,9 +470,9 @@ mod tests {
             .unwrap();
         for (v, out) in skinned.iter().enumerate() {
             let m = super::super::reference::lbs_matrix(&palette, joints[v], weights[v]);
-            let p = positions[v];
-            for (r, row) in m.rows.iter().enumerate() {
-                let want = row[0] * p[0] + row[1] * p[1] + row[2] * p[2] + row[3];
+            let [x, y, z] = positions[v];
+            let want = m.transform_point(crate::math::Vec3::new(x, y, z));
+            for (r, want) in [want.x, want.y, want.z].into_iter().enumerate() {
                 assert!(
                     (out[r] - want).abs() <= 1e-5 * want.abs().max(1.0),
                     "vertex {v}"

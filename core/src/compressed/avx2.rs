@@ -15,8 +15,13 @@
 //! - each component's rate is the lane's less its drop bit, and the lanes'
 //!   bit offsets are a prefix sum of their lengths inside each half;
 //! - the eight 64-bit windows are eight loads (a gather is slower on CPUs
-//!   with the gather data sampling mitigation), split into codes with
-//!   per-lane variable shifts (`vpsrlvq`) and packed with two shuffles;
+//!   with the gather data sampling mitigation) into two registers, each
+//!   holding two lanes of both frames, split into codes with per-lane
+//!   variable shifts (`vpsrlvq`) and packed with one shuffle that stays
+//!   inside the 128-bit halves;
+//! - when both frames lie in one segment, each lane's metadata is one
+//!   broadcast load, and tracks whose rates are all at most 15 (the usual
+//!   case) look up `1 / (2^k − 1)` in two table rows instead of three;
 //! - dequantization, trend and the rotation's `w` are the portable formulas
 //!   in the same operation order, without fused multiply-adds, so the result
 //!   equals the portable decoder's bit for bit (tested below).
@@ -94,20 +99,25 @@ const ANIMATED: [[u32; 8]; 16] = {
     t
 };
 
-// Three rows of eight: `inv_max_code` below covers every rate.
-const _: () = assert!(INV_MAX_CODE.len() == 24);
+// Three rows of eight: `inv_max_code` below covers every rate. Rates up
+// to 15 (two rows) fit one window.
+const _: () = assert!(INV_MAX_CODE.len() == 24 && 15 < ONE_WINDOW_BITS);
 
-/// [`INV_MAX_CODE`] of each lane's `k` (0..24): three in-register table
-/// lookups on its low 3 bits, selected by bits 3 and 4.
+/// [`INV_MAX_CODE`] of each lane's `k` (0..24, or 0..16 without `high`):
+/// in-register table lookups on its low 3 bits, selected by bits 3 and 4
+/// (bit 4 is only looked at with `high`).
 #[inline]
 #[target_feature(enable = "avx2,fma")]
-fn inv_max_code(k: __m256i) -> __m256 {
+fn inv_max_code(k: __m256i, high: bool) -> __m256 {
     let (rows, _) = INV_MAX_CODE.as_chunks::<8>();
     // SAFETY: each of the three rows is 8 readable floats.
     let row = |r: usize| unsafe { _mm256_loadu_ps(rows[r].as_ptr()) };
     let pick = |r: usize| _mm256_permutevar8x32_ps(row(r), k);
     let bit = |v: __m256i| _mm256_castsi256_ps(v);
     let low = _mm256_blendv_ps(pick(0), pick(1), bit(_mm256_slli_epi32::<28>(k)));
+    if !high {
+        return low;
+    }
     _mm256_blendv_ps(low, pick(2), bit(_mm256_slli_epi32::<27>(k)))
 }
 
@@ -587,6 +597,7 @@ unsafe fn track<const T: u8, const ROT: bool, const MODE: u8>(
     let mask = mask as usize & 15;
     let lane_at = META_OFFSETS[mask];
     let [pa, pb] = frames.meta;
+    let same = pa == pb;
     let lane = |l: usize| -> __m256i {
         let at = m + usize::from(lane_at[l]);
         // SAFETY: `at` is lane `l`'s metadata (`m` plus its rank ×
@@ -594,10 +605,12 @@ unsafe fn track<const T: u8, const ROT: bool, const MODE: u8>(
         // readable in both frames' segments.
         unsafe {
             let a = _mm_loadu_si128(pa.add(at).cast());
-            if MODE != ONE {
-                half_pair(a, _mm_loadu_si128(pb.add(at).cast()))
-            } else {
+            // Both frames in one segment (always with MODE ONE): one
+            // broadcast load, without a shuffle.
+            if MODE == ONE || same {
                 _mm256_broadcastsi128_si256(a)
+            } else {
+                half_pair(a, _mm_loadu_si128(pb.add(at).cast()))
             }
         }
     };
@@ -618,12 +631,19 @@ unsafe fn track<const T: u8, const ROT: bool, const MODE: u8>(
     let byte = _mm256_set1_epi32(0xff);
     let rate_byte = _mm256_and_si256(_mm256_srli_epi32::<16>(d1), byte);
     let rate = _mm256_and_si256(rate_byte, _mm256_set1_epi32(31));
-    let raw = _mm256_cmpgt_epi32(rate, _mm256_set1_epi32(i32::from(MAX_QUANTIZED_BITS)));
-    if _mm256_testz_si256(raw, raw) == 0 {
-        return None;
+    // Rates up to 15, the usual case, need neither a second window nor
+    // the table's third row; the others are told apart only then.
+    let high = _mm256_cmpgt_epi32(rate, _mm256_set1_epi32(15));
+    let high = _mm256_testz_si256(high, high) == 0;
+    let mut wide = false;
+    if high {
+        let raw = _mm256_cmpgt_epi32(rate, _mm256_set1_epi32(i32::from(MAX_QUANTIZED_BITS)));
+        if _mm256_testz_si256(raw, raw) == 0 {
+            return None;
+        }
+        let over = _mm256_cmpgt_epi32(rate, _mm256_set1_epi32(i32::from(ONE_WINDOW_BITS)));
+        wide = _mm256_testz_si256(over, over) == 0;
     }
-    let over = _mm256_cmpgt_epi32(rate, _mm256_set1_epi32(i32::from(ONE_WINDOW_BITS)));
-    let wide = _mm256_testz_si256(over, over) == 0;
     // From here on the rates are at most 23. Each component's rate is the
     // lane's less its drop bit (never below 0, as the portable `rates_x4`).
     let one = _mm256_set1_epi32(1);
@@ -660,58 +680,74 @@ unsafe fn track<const T: u8, const ROT: bool, const MODE: u8>(
     // inside the stream) and the shift inside it.
     let data = frames.data;
     let last = frames.last;
-    let windows = |pos: __m256i| -> (__m256i, __m256i) {
-        let at = _mm256_min_epu32(_mm256_srli_epi32::<3>(pos), last);
-        let shift = _mm256_and_si256(pos, _mm256_set1_epi32(7));
-        let win = |h: __m128i, sh: __m128i| -> __m256i {
-            let ld = |i: i32| -> __m128i {
-                // SAFETY: every index is at most `data.len() - 8`: 8 bytes
-                // readable.
-                unsafe { _mm_loadl_epi64(data.add(i as u32 as usize).cast()) }
-            };
-            // Four loads: gathers are slow on CPUs with the gather data
-            // sampling mitigation.
-            let lo = _mm_unpacklo_epi64(ld(_mm_cvtsi128_si32(h)), ld(_mm_extract_epi32::<1>(h)));
-            let hi =
-                _mm_unpacklo_epi64(ld(_mm_extract_epi32::<2>(h)), ld(_mm_extract_epi32::<3>(h)));
-            _mm256_srlv_epi64(half_pair(lo, hi), _mm256_cvtepu32_epi64(sh))
-        };
-        let lo = win(_mm256_castsi256_si128(at), _mm256_castsi256_si128(shift));
-        if MODE == ONE {
-            // One frame in both halves: the high half's windows are the
-            // low half's.
-            return (lo, lo);
-        }
+    // The windows of the four lanes of both frames as two registers of
+    // 64-bit words, P = [a0 a1 | b0 b1] and Q = [a2 a3 | b2 b3] (lane and
+    // frame): their shift counts are the lanes' 32-bit counts widened
+    // inside each 128-bit half, and the low words of P and Q shuffled
+    // together are [a0 a1 a2 a3 | b0 b1 b2 b3] again, without a shuffle
+    // across the halves.
+    let zero = _mm256_setzero_si256();
+    let widened = |sh: __m256i| {
         (
-            lo,
-            win(
-                _mm256_extracti128_si256::<1>(at),
-                _mm256_extracti128_si256::<1>(shift),
-            ),
+            _mm256_unpacklo_epi32(sh, zero),
+            _mm256_unpackhi_epi32(sh, zero),
         )
     };
-    // Low 32 bits of each 64-bit window: [a0 a1 a2 a3 | b0 b1 b2 b3].
-    let low = |a: __m256i, b: __m256i| -> __m256i {
-        let s = _mm256_shuffle_ps::<0b10_00_10_00>(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b));
-        _mm256_permute4x64_epi64::<0b11_01_10_00>(_mm256_castps_si256(s))
+    let windows = |pos: __m256i| -> (__m256i, __m256i) {
+        let at = _mm256_min_epu32(_mm256_srli_epi32::<3>(pos), last);
+        let (sp, sq) = widened(_mm256_and_si256(pos, _mm256_set1_epi32(7)));
+        let ld = |i: i32| -> __m128i {
+            // SAFETY: every index is at most `data.len() - 8`: 8 bytes
+            // readable.
+            unsafe { _mm_loadl_epi64(data.add(i as u32 as usize).cast()) }
+        };
+        // Two lanes' windows of one frame (`h` its byte indices).
+        let pair = |h: __m128i, first: bool| -> __m128i {
+            if first {
+                _mm_unpacklo_epi64(ld(_mm_cvtsi128_si32(h)), ld(_mm_extract_epi32::<1>(h)))
+            } else {
+                _mm_unpacklo_epi64(ld(_mm_extract_epi32::<2>(h)), ld(_mm_extract_epi32::<3>(h)))
+            }
+        };
+        // Eight loads (four when both frames are one): gathers are slow
+        // on CPUs with the gather data sampling mitigation.
+        let a = _mm256_castsi256_si128(at);
+        let (p, q) = if MODE == ONE {
+            // One frame in both halves: the high half's windows are the
+            // low half's.
+            (
+                _mm256_broadcastsi128_si256(pair(a, true)),
+                _mm256_broadcastsi128_si256(pair(a, false)),
+            )
+        } else {
+            let b = _mm256_extracti128_si256::<1>(at);
+            (
+                half_pair(pair(a, true), pair(b, true)),
+                half_pair(pair(a, false), pair(b, false)),
+            )
+        };
+        (_mm256_srlv_epi64(p, sp), _mm256_srlv_epi64(q, sq))
     };
-    // The windows shifted right by per-lane counts (frame a's in the low
-    // half, b's in the high half).
-    let shifted = |(wa, wb): (__m256i, __m256i), sh: __m256i| -> __m256i {
-        let sa = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(sh));
-        let sb = _mm256_cvtepu32_epi64(_mm256_extracti128_si256::<1>(sh));
-        low(_mm256_srlv_epi64(wa, sa), _mm256_srlv_epi64(wb, sb))
+    // Low 32 bits of each 64-bit window: [a0 a1 a2 a3 | b0 b1 b2 b3].
+    let low = |(p, q): (__m256i, __m256i)| -> __m256i {
+        let s = _mm256_shuffle_ps::<0b10_00_10_00>(_mm256_castsi256_ps(p), _mm256_castsi256_ps(q));
+        _mm256_castps_si256(s)
+    };
+    // The windows shifted right by per-lane counts.
+    let shifted = |(p, q): (__m256i, __m256i), sh: __m256i| -> __m256i {
+        let (sp, sq) = widened(sh);
+        low((_mm256_srlv_epi64(p, sp), _mm256_srlv_epi64(q, sq)))
     };
     let w0 = windows(pos);
     // The smallest-three index follows the three codes. A lane above
     // ONE_WINDOW_BITS does not fit one window: a second one starts at z.
     let (code2, idx) = if wide {
         let w1 = windows(_mm256_add_epi32(pos, k01));
-        (low(w1.0, w1.1), has_idx.then(|| shifted(w1, k[2])))
+        (low(w1), has_idx.then(|| shifted(w1, k[2])))
     } else {
         (shifted(w0, k01), has_idx.then(|| shifted(w0, k012)))
     };
-    let codes = [low(w0.0, w0.1), shifted(w0, k[0]), code2];
+    let codes = [low(w0), shifted(w0, k[0]), code2];
     let idx = match idx {
         // A mixed track's drop-W lanes rebuild with index 3 (w).
         Some(i) if T == TRACK_MIXED => {
@@ -761,7 +797,7 @@ unsafe fn track<const T: u8, const ROT: bool, const MODE: u8>(
             _mm256_sllv_epi32(_mm256_set1_epi32(1), k[c]),
             _mm256_set1_epi32(1),
         );
-        let inv = inv_max_code(k[c]);
+        let inv = inv_max_code(k[c], high);
         // As `ComponentDecode::value`, in the same order.
         let step = _mm256_mul_ps(_mm256_cvtepi32_ps(sext[c]), inv);
         let q = _mm256_cvtepi32_ps(_mm256_and_si256(codes[c], code_mask));

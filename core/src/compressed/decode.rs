@@ -9,9 +9,8 @@ use wide::{f32x4, i32x4, u32x4};
 use super::cache::BLOCK_VECTORS;
 use super::codec::{inv_max_code, trend_factors, MAX_QUANTIZED_BITS};
 use super::format::{
-    read_bits, read_u64, track_param_floats, KIND_DEFAULT, KIND_STORED, LANE_FORMAT_VECTOR,
-    LANE_META_BYTES, LANE_SMALLEST_THREE, ONE_WINDOW_BITS, RAW_BITS, TRACK_DROP_W, TRACK_MIXED,
-    TRACK_S3,
+    read_bits, read_u64, track_param_floats, KIND_DEFAULT, LANE_FORMAT_VECTOR, LANE_META_BYTES,
+    LANE_SMALLEST_THREE, ONE_WINDOW_BITS, RAW_BITS, TRACK_DROP_W, TRACK_MIXED, TRACK_S3,
 };
 use super::CompressedClip;
 use crate::fp::Fp;
@@ -236,21 +235,35 @@ pub(super) fn default_block(rest: Option<&[SoaTransform]>, i: usize) -> &SoaTran
         .unwrap_or(&SoaTransform::IDENTITY)
 }
 
-/// Writes a block whose three tracks (kind bytes `kinds`) are stored
-/// without an animated lane: its [`BLOCK_VECTORS`] clip constants, at the
-/// start of `params`, are the block in its own order. `false`, and nothing
-/// written, for any other block (or a `params` too short, which a
-/// validated clip never has).
+/// Writes a joint block's constants into `v`: each track stored in the
+/// clip (bits 0, 1 and 2 of `STORED` for translation, rotation and scale)
+/// takes its vectors from the front of `w` in turn, each other one its
+/// default from `base`. Returns the number of vectors taken from `w`.
 #[inline(always)]
-pub(super) fn constant_block(kinds: [u8; 3], params: &[f32x4], o: &mut SoaTransform) -> bool {
-    if kinds != [KIND_STORED; 3] {
-        return false;
+fn constant_block<const STORED: usize>(
+    w: &[f32x4; BLOCK_VECTORS],
+    base: &[f32x4; BLOCK_VECTORS],
+    v: &mut [f32x4; BLOCK_VECTORS],
+) -> usize {
+    // Runs of tracks with one source, each copied in one piece of fixed
+    // length: `copy_from_slice` of a constant length is a fixed `memcpy`,
+    // which a decoder compiled with AVX does 32 bytes at a time.
+    macro_rules! runs {
+        ($($to:expr => $src:ident[$from:expr]),+) => {{
+            $(v[$to].copy_from_slice(&$src[$from]);)+
+        }};
     }
-    let Some((block, _)) = params.split_first_chunk::<BLOCK_VECTORS>() else {
-        return false;
-    };
-    copy_vectors(bytemuck::cast_mut::<_, [f32x4; BLOCK_VECTORS]>(o), block);
-    true
+    match STORED {
+        0 => runs!(0..10 => base[0..10]),
+        1 => runs!(0..3 => w[0..3], 3..10 => base[3..10]),
+        2 => runs!(0..3 => base[0..3], 3..7 => w[0..4], 7..10 => base[7..10]),
+        3 => runs!(0..7 => w[0..7], 7..10 => base[7..10]),
+        4 => runs!(0..7 => base[0..7], 7..10 => w[0..3]),
+        5 => runs!(0..3 => w[0..3], 3..7 => base[3..7], 7..10 => w[3..6]),
+        6 => runs!(0..3 => base[0..3], 3..10 => w[0..7]),
+        _ => runs!(0..10 => w[0..10]),
+    }
+    3 * (STORED & 1) + 4 * (STORED >> 1 & 1) + 3 * (STORED >> 2 & 1)
 }
 
 /// Copies `from` into the start of `to`, vector by vector: a whole-block
@@ -609,20 +622,37 @@ impl<'a> CompressedClip<'a> {
     pub(super) fn constant_pass(&self, rest: Option<&[SoaTransform]>, out: &mut [SoaTransform]) {
         let mut p = 0usize;
         for (i, (o, k)) in out.iter_mut().zip(self.kinds.chunks_exact(3)).enumerate() {
-            let (kt, kr, ks) = (k[0], k[1], k[2]);
-            if constant_block([kt, kr, ks], self.params.get(p..).unwrap_or_default(), o) {
-                p += BLOCK_VECTORS;
-                continue;
-            }
             let base: &[f32x4; BLOCK_VECTORS] = bytemuck::cast_ref(default_block(rest, i));
             let v: &mut [f32x4; BLOCK_VECTORS] = bytemuck::cast_mut(o);
-            for (kind, at, n) in [(kt, 0, 3), (kr, 3, 4), (ks, 7, 3)] {
-                let from = if kind == KIND_DEFAULT {
-                    base.get(at..at + n)
-                } else {
+            let stored = [k[0], k[1], k[2]].map(|kind| kind != KIND_DEFAULT);
+            // The block's constants take at most BLOCK_VECTORS vectors
+            // from `p` on. Inside such a window, one instance per set of
+            // stored tracks copies runs of fixed length from fixed
+            // offsets, which a decoder compiled with AVX does 32 bytes at
+            // a time; a clip's blocks repeat a few sets in the same order
+            // every call, which the branch predictor learns.
+            if let Some(w) = self.params.get(p..).and_then(|r| r.first_chunk()) {
+                p += match stored {
+                    [false, false, false] => constant_block::<0>(w, base, v),
+                    [true, false, false] => constant_block::<1>(w, base, v),
+                    [false, true, false] => constant_block::<2>(w, base, v),
+                    [true, true, false] => constant_block::<3>(w, base, v),
+                    [false, false, true] => constant_block::<4>(w, base, v),
+                    [true, false, true] => constant_block::<5>(w, base, v),
+                    [false, true, true] => constant_block::<6>(w, base, v),
+                    [true, true, true] => constant_block::<7>(w, base, v),
+                };
+                continue;
+            }
+            // The clip's last vectors (a validated clip still has every
+            // stored track's): each track on its own.
+            for (stored, at, n) in [(stored[0], 0, 3), (stored[1], 3, 4), (stored[2], 7, 3)] {
+                let from = if stored {
                     let cv = self.params.get(p..p + n);
                     p += n;
                     cv
+                } else {
+                    base.get(at..at + n)
                 };
                 if let (Some(from), Some(to)) = (from, v.get_mut(at..)) {
                     copy_vectors(to, from);

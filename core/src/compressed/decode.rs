@@ -246,11 +246,10 @@ fn constant_block<const STORED: usize>(
     v: &mut [f32x4; BLOCK_VECTORS],
 ) -> usize {
     // Runs of tracks with one source, each copied in one piece of fixed
-    // length: `copy_from_slice` of a constant length is a fixed `memcpy`,
-    // which a decoder compiled with AVX does 32 bytes at a time.
+    // length (see `copy_run`).
     macro_rules! runs {
         ($($to:expr => $src:ident[$from:expr]),+) => {{
-            $(v[$to].copy_from_slice(&$src[$from]);)+
+            $(copy_run(&mut v[$to], &$src[$from]);)+
         }};
     }
     match STORED {
@@ -264,6 +263,19 @@ fn constant_block<const STORED: usize>(
         _ => runs!(0..10 => w[0..10]),
     }
     3 * (STORED & 1) + 4 * (STORED >> 1 & 1) + 3 * (STORED >> 2 & 1)
+}
+
+/// Copies a run of vectors of the same, constant length: on x86-64 as one
+/// fixed-length `memcpy`, which code compiled with AVX moves 32 bytes at
+/// a time; elsewhere vector by vector, since a Cortex-M build calls
+/// `memcpy` for runs of more than a few words.
+#[inline(always)]
+fn copy_run(to: &mut [f32x4], from: &[f32x4]) {
+    if cfg!(target_arch = "x86_64") {
+        to.copy_from_slice(from);
+    } else {
+        copy_vectors(to, from);
+    }
 }
 
 /// Copies `from` into the start of `to`, vector by vector: a whole-block

@@ -11,7 +11,8 @@
 //! - `sample-compressed-seq-cached` / `-random-cached`: the same through a
 //!   `PlaybackCache` of the clip's `cache_blocks` (three decoded frames of
 //!   its animated tracks: sequential playback decodes each key frame once,
-//!   two per pass of the decoder; a random time decodes two);
+//!   two per pass of the decoder; a random time decodes its two key
+//!   frames in one pass, as an uncached sample does);
 //!   `sample-compressed-seq-cached-min` through one of `min_cache_blocks`
 //!   (two frames), the least, which decodes one frame per pass;
 //! - `sample-raw-seq`: the same on the uncompressed clip;
